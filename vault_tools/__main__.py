@@ -1,0 +1,3 @@
+from vault_tools.cli import main
+
+main()

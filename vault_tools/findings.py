@@ -1,0 +1,79 @@
+"""Findings: what vt reports about a note, each with a stable code and a note line.
+
+`CODES` is the registry of every code vt can emit; the README's table is checked
+against it by the tests, so a new code cannot ship undocumented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+ERROR = "error"
+WARNING = "warning"
+
+# code -> one-line meaning (documented in the README's table of finding codes)
+CODES: dict[str, str] = {
+    # reading the file
+    "encoding": "the file is not valid UTF-8",
+    "not-review-note": "a path given on the command line is not a review note (no `claim_id`)",
+    "path-outside-vault": "a path given on the command line lies outside the vault",
+    "read-error": "the file could not be read (permissions, vanished)",
+    # frontmatter
+    "frontmatter-unclosed": "the frontmatter opens with `---` but never closes",
+    "yaml-syntax": "the frontmatter is not valid YAML",
+    "yaml-not-mapping": "the frontmatter is YAML but not a mapping of properties",
+    "yaml-duplicate-key": "a property appears twice in the frontmatter",
+    "yaml-alias": "the frontmatter uses YAML anchors or aliases (never used by Obsidian)",
+    "properties-schema": "a property is missing or has a value the schema does not allow",
+    # body structure
+    "section-missing": "a required section (Source, Atomic Claim, Semantic Frame, Mapping) is missing",
+    "section-duplicate": "a section appears twice",
+    "source-field": "a Source field (Source, Section, Line hint, Evidence) is missing or malformed",
+    "claim-empty": "the atomic claim (or its V2 draft) has no text",
+    "claim-field": "the claim's Epistemic Mode or Mapping Status is missing or not allowed",
+    "json-missing": "a section that needs a ```json block has none",
+    "json-multiple": "a section holds two JSON blocks where one belongs",
+    "json-syntax": "a JSON block does not parse",
+    "frame-schema": "the semantic frame (or its V2 draft) does not match the schema",
+    "metadata-schema": "the V2 revision metadata does not match the schema",
+    "draft-incomplete": "the V2 Draft section lacks one of its three blocks",
+    "mapping-table": "a row of the mapping table is malformed",
+    "mapping-mismatch": "the mapping table and the frame's entities disagree",
+    # knowledge base and vault-wide checks
+    "kb-target-missing": "an entity target does not resolve to a note in the vault",
+    "kb-target-escape": "an entity target leads outside the vault (`..`, absolute, symlink)",
+    "kb-target-outside-kb": "an entity target resolves to a note outside the knowledge base",
+    "mapping-complete-unresolved": "`Mapping Status: COMPLETE` while an entity does not resolve",
+    "claim-id-duplicate": "two notes use the same `claim_id`",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    path: str  # vault-relative, '/'-separated
+    line: int | None  # 1-based line in the note file
+    severity: str  # ERROR | WARNING
+    code: str
+    message: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def plain(self) -> str:
+        """The piped form: `path:line: code: message`."""
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.code}: {self.message}"
+
+
+def error(path: str, line: int | None, code: str, message: str) -> Finding:
+    assert code in CODES, code
+    return Finding(path, line, ERROR, code, message)
+
+
+def warning(path: str, line: int | None, code: str, message: str) -> Finding:
+    assert code in CODES, code
+    return Finding(path, line, WARNING, code, message)
+
+
+def sort_key(finding: Finding) -> tuple:
+    return (finding.path, finding.line or 0, finding.code, finding.message)
