@@ -1,0 +1,1060 @@
+"""The Decision Ledger (DESIGN §6): an append-only, hash-chained JSONL file.
+
+Every line is one canonical JSON event. `id` names the decision (stable across merges),
+`hash`/`prev`/`seq` chain the lines. Appends happen inside a `Transaction` that holds a
+kernel lock on `<ledger>.lock`, writes all its lines in one `os.write` and fsyncs once.
+
+Derived state lives in `<state_dir>/ledger-index.sqlite` (the state dir is `<vault>/.vt/`):
+- an index (every id, each claim's latest event) keyed by the ledger size and head hash,
+  caught up incrementally, so an apply does not re-parse a large ledger;
+- the memory of every event ever verified or appended (id and ts), so a ledger that lost
+  or rewrote one is caught by `verify_ledger`, while a merge that only re-chained events
+  (same id, new seq/prev/hash) is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from vault_tools.errors import ExitCode, IntegrityError, RefusedError, UsageError, VtError
+from vault_tools.lock import FileLock
+
+ACTIONS = ("ACCEPT", "REJECT", "REPAIR", "REVERT")
+CHECK_KEYS = (
+    "check_source_claim",
+    "check_claim_frame",
+    "check_entity_mapping",
+    "check_epistemic_mode",
+)
+CLAIM_KEYS = ("atomic_claim", "epistemic_mode", "mapping_status", "semantic_frame")
+STATUS_BY_ACTION = {
+    "ACCEPT": "ACCEPTED",
+    "REPAIR": "REPAIRED",
+    "REJECT": "REJECTED",
+    "REVERT": "REVERTED",
+}
+CONFLICT = "CONFLICT"
+GENESIS = "0" * 64  # `prev` of the first line
+VERSION = 1
+CHAIN_FIELDS = ("seq", "prev", "hash")
+NOT_IN_ID = ("id", "seq", "prev", "hash", "ts")
+DECISION_FIELDS = (
+    "action", "actor", "base", "checks", "claim", "claim_id", "comment", "note",
+    "preview", "supersedes", "ts", "v",
+)  # fmt: skip
+EVENT_FIELDS = frozenset(DECISION_FIELDS) | {"id", "seq", "prev", "hash"}
+ALLOWED_FIELDS = EVENT_FIELDS | {"reverts"}  # `reverts`: REVERT only
+STATE_DB = "ledger-index.sqlite"
+MAX_PROBLEMS = 1000  # keep verify's memory bounded on a thoroughly broken file
+_BLOCK = 1 << 16
+
+_SHA = re.compile(r"sha256:[0-9a-f]{64}")
+_TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+
+
+# ---------------------------------------------------------------- errors
+
+
+class LedgerWriteError(VtError):
+    """The ledger could not be written or fsynced. Nothing was appended; never retried."""
+
+    exit_code = ExitCode.INTEGRITY
+
+
+class InvalidEventError(UsageError):
+    """A decision handed to `Transaction.append` lacks a field or has a wrong value."""
+
+
+class DuplicateEventError(RefusedError):
+    """The ledger already holds a decision with this id."""
+
+
+# ---------------------------------------------------------------- pure helpers
+
+
+def canonical(obj: object) -> str:
+    """The one serialisation of ledger JSON: sorted keys, no spaces, raw UTF-8."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sha(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def decision_id(event: dict) -> str:
+    """sha256 of the decision: every field but id, seq, prev, hash and ts."""
+    return _sha(canonical({k: v for k, v in event.items() if k not in NOT_IN_ID}).encode())
+
+
+def line_hash(event: dict) -> str:
+    """sha256 of the canonical line without its `hash` field."""
+    return _sha(canonical({k: v for k, v in event.items() if k != "hash"}).encode())
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _is_sha(value: object) -> bool:
+    return isinstance(value, str) and _SHA.fullmatch(value) is not None
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _claim_problems(action: str, claim: object) -> list[str]:
+    if action in ("REJECT", "REVERT"):
+        return [] if claim is None else [f"claim must be null for {action}"]
+    if not isinstance(claim, dict):
+        return [f"claim must be an object for {action}"]
+    problems = [f"claim.{k} missing" for k in CLAIM_KEYS if k not in claim]
+    problems += [f"claim.{k} is not allowed" for k in claim if k not in CLAIM_KEYS]
+    for key in ("atomic_claim", "epistemic_mode", "mapping_status"):
+        if key in claim and not _is_str(claim[key]):
+            problems.append(f"claim.{key} must be a string")
+    if "semantic_frame" in claim and not isinstance(claim["semantic_frame"], dict):
+        problems.append("claim.semantic_frame must be an object")
+    return problems
+
+
+def _decision_problems(ev: dict) -> list[str]:
+    """Structural checks of the decision fields (mirrors schemas/ledger-event.schema.json)."""
+    problems = [f"field '{k}' missing" for k in DECISION_FIELDS if k not in ev]
+    if problems:
+        return problems
+    action = ev["action"]
+    if action not in ACTIONS:
+        return [f"action {action!r} is not one of {', '.join(ACTIONS)}"]
+    if not (_is_str(ev["actor"]) and ev["actor"]):
+        problems.append("actor must be a non-empty string")
+    if not (_is_str(ev["claim_id"]) and ev["claim_id"]):
+        problems.append("claim_id must be a non-empty string")
+    if not _is_sha(ev["base"]):
+        problems.append("base must be 'sha256:<64 hex>'")
+    if ev["preview"] is not None and not _is_sha(ev["preview"]):
+        problems.append("preview must be 'sha256:<64 hex>' or null")
+    if ev["supersedes"] is not None and not _is_sha(ev["supersedes"]):
+        problems.append("supersedes must be an event id or null")
+    if not (_is_str(ev["note"]) and ev["note"]):
+        problems.append("note must be a non-empty vault-relative path")
+    if not _is_str(ev["comment"]):
+        problems.append("comment must be a string")
+    checks = ev["checks"]
+    if not isinstance(checks, dict) or any(
+        k not in CHECK_KEYS or type(v) is not bool for k, v in checks.items()
+    ):
+        problems.append(f"checks must map {', '.join(CHECK_KEYS)} to true/false")
+    if not (_is_str(ev["ts"]) and _TS.fullmatch(ev["ts"])):
+        problems.append("ts must be 'YYYY-MM-DDTHH:MM:SSZ'")
+    if ev["v"] != VERSION or type(ev["v"]) is not int:
+        problems.append(f"v must be {VERSION}")
+    if action == "REVERT":
+        if not _is_sha(ev.get("reverts")):
+            problems.append("REVERT needs 'reverts': the id of the reverted event")
+    elif "reverts" in ev:
+        problems.append("'reverts' is only allowed on REVERT")
+    problems += _claim_problems(action, ev["claim"])
+    return problems
+
+
+def event_problems(ev: object) -> list[str]:
+    """Every structural problem of one complete ledger event (empty list: well formed)."""
+    if not isinstance(ev, dict):
+        return ["not a JSON object"]
+    problems = _decision_problems(ev)
+    problems += [f"field '{k}' is not allowed" for k in ev if k not in ALLOWED_FIELDS]
+    for key in ("id", "hash"):
+        if key not in ev:
+            problems.append(f"field '{key}' missing")
+        elif not _is_sha(ev[key]):
+            problems.append(f"{key} must be 'sha256:<64 hex>'")
+    if "prev" not in ev:
+        problems.append("field 'prev' missing")
+    elif not (ev["prev"] == GENESIS or _is_sha(ev["prev"])):
+        problems.append("prev must be 'sha256:<64 hex>' or 64 zeros")
+    seq = ev.get("seq")
+    if type(seq) is not int or seq < 1:
+        problems.append("seq must be an integer ≥ 1")
+    return problems
+
+
+# ---------------------------------------------------------------- file helpers
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The last complete line of the ledger: its seq and hash, and the file size it ends at."""
+
+    seq: int = 0
+    hash: str = GENESIS
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TornInfo:
+    """A torn last line that was moved aside."""
+
+    offset: int  # where the torn bytes started in the ledger
+    length: int
+    backup: str  # the `.torn` file they were appended to
+
+    def message(self) -> str:
+        return (
+            f"torn last line ({self.length} bytes at offset {self.offset}, an interrupted "
+            f"write) moved to {self.backup}"
+        )
+
+
+def _line_start(fd: int, end: int) -> int:
+    """Offset of the first byte of the line whose last byte is at `end - 1`."""
+    pos = end - 1  # skip the line's own final byte
+    while pos > 0:
+        start = max(0, pos - _BLOCK)
+        chunk = os.pread(fd, pos - start, start)
+        i = chunk.rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        pos = start
+    return 0
+
+
+def _parse_line(raw: bytes, line: int, path: str) -> dict:
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"line {line}: not valid JSON ({exc}); run `vt ledger verify`",
+                             path, line) from None  # fmt: skip
+    if not isinstance(obj, dict):
+        raise IntegrityError(f"line {line}: not a JSON object", path, line)
+    return obj
+
+
+def _head_of(fd: int, size: int, path: str) -> Head:
+    """Head from the last complete line, read backwards (the file must end in '\\n')."""
+    if size == 0:
+        return Head()
+    start = _line_start(fd, size)
+    event = _parse_line(os.pread(fd, size - start, start), 0, path)
+    seq, hash_ = event.get("seq"), event.get("hash")
+    if type(seq) is not int or not _is_sha(hash_):
+        raise IntegrityError("last line: seq or hash missing; run `vt ledger verify`", path)
+    return Head(seq, hash_, size)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _recover_torn(fd: int, path: Path) -> TornInfo | None:
+    """Move a last line without final '\\n' (a crash mid-write) to `<ledger>.torn`.
+
+    The bytes are appended to the backup (one fragment per line) and fsynced before the
+    ledger is truncated, so they are never lost.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return None
+    start = _line_start(fd, size + 1) if size else 0  # +1: the last byte is not a '\n'
+    torn = os.pread(fd, size - start, start)
+    backup = Path(str(path) + ".torn")
+    with open(backup, "ab") as out:
+        out.write(torn + b"\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    return TornInfo(start, len(torn), str(backup))
+
+
+def iter_lines(path: Path | str, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(end offset, raw line with its '\\n') for every complete line from byte `start`."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
+    except FileNotFoundError:
+        return
+    with handle:
+        handle.seek(start)
+        offset = start
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                return  # a torn tail is not an event
+            offset += len(raw)
+            yield offset, raw
+
+
+def iter_events(path: Path | str, start: int = 0) -> Iterator[dict]:
+    """Every event, oldest first, streamed. A line that is not JSON raises IntegrityError."""
+    for n, (_, raw) in enumerate(iter_lines(path, start), 1):
+        yield _parse_line(raw, n, str(path))
+
+
+def _iter_lines_reversed(path: Path | str) -> Iterator[bytes]:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        end = os.fstat(fd).st_size
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            end = _line_start(fd, end + 1)  # skip a torn tail
+        while end > 0:
+            start = _line_start(fd, end)
+            yield os.pread(fd, end - start, start)
+            end = start
+    finally:
+        os.close(fd)
+
+
+def ledger_head(path: Path | str) -> Head:
+    """The head as the file stands (no lock; a torn tail is ignored)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return Head()
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            size = _line_start(fd, size + 1)
+        return _head_of(fd, size, str(path))
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------- log
+
+
+def _day_bound(value: str | date | datetime | None, end: bool) -> str | None:
+    """A ts-comparable string; a bare date means the whole day (until is inclusive)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        value = value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, date):
+        value = value.isoformat()
+    if len(value) == 10:  # YYYY-MM-DD
+        day = date.fromisoformat(value)
+        if end:
+            day += timedelta(days=1)
+        return day.isoformat() + "T00:00:00Z"
+    if end:
+        return value + "\x7f"  # inclusive of that exact second
+    return value
+
+
+def iter_log(
+    path: Path | str,
+    claim_id: str | None = None,
+    actor: str | None = None,
+    action: str | None = None,
+    since: str | date | datetime | None = None,
+    until: str | date | datetime | None = None,
+) -> Iterator[dict]:
+    """Events newest first (by position in the file), filtered; `until` is inclusive."""
+    lo, hi = _day_bound(since, end=False), _day_bound(until, end=True)
+    for raw in _iter_lines_reversed(path):
+        ev = _parse_line(raw, 0, str(path))
+        ts = ev.get("ts", "")
+        if (
+            (claim_id is None or ev.get("claim_id") == claim_id)
+            and (actor is None or ev.get("actor") == actor)
+            and (action is None or ev.get("action") == action)
+            and (lo is None or ts >= lo)
+            and (hi is None or ts < hi)
+        ):
+            yield ev
+
+
+# ---------------------------------------------------------------- derived state
+
+
+_SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS idx_event (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,
+                                      claim_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS idx_latest (claim_id TEXT PRIMARY KEY, seq INTEGER NOT NULL,
+                                       line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verified (id TEXT PRIMARY KEY, ts TEXT NOT NULL);
+"""
+
+
+class _StateDB:
+    """`.vt/ledger-index.sqlite`. Only written while the ledger lock is held."""
+
+    def __init__(self, state_dir: Path) -> None:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(state_dir / STATE_DB, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")  # derived state: rebuildable
+        self.conn.executescript(_SCHEMA_SQL)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def get(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, **values: object) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            [(k, str(v)) for k, v in values.items()],
+        )
+
+    def index_head(self) -> Head | None:
+        size, seq, hash_ = self.get("idx_size"), self.get("idx_seq"), self.get("idx_hash")
+        if size is None or seq is None or hash_ is None:
+            return None
+        return Head(int(seq), hash_, int(size))
+
+    def remember(self, events: Iterable[dict]) -> None:
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO verified(id, ts) VALUES (?, ?)",
+            ((ev["id"], ev["ts"]) for ev in events),
+        )
+
+    def index_add(self, rows: list[tuple[dict, str]]) -> None:
+        """Add (event, line) pairs to the index, in ledger order."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO idx_event(id, seq, claim_id) VALUES (?, ?, ?)",
+            [(ev["id"], ev["seq"], ev["claim_id"]) for ev, _ in rows],
+        )
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO idx_latest(claim_id, seq, line) VALUES (?, ?, ?)",
+            [(ev["claim_id"], ev["seq"], line) for ev, line in rows],
+        )
+
+
+def _index_valid_from(db: _StateDB, fd: int, size: int, path: str) -> Head:
+    """Where the remembered index still matches the file (Head() = rebuild from scratch)."""
+    known = db.index_head()
+    if known is None or known.size > size:
+        return Head()
+    if known.size == 0:
+        return known
+    try:
+        if os.pread(fd, 1, known.size - 1) != b"\n":
+            return Head()
+        at = _head_of(fd, known.size, path)
+    except IntegrityError:
+        return Head()
+    # the line ending there still has the remembered hash: the whole prefix is unchanged
+    return known if (at.seq, at.hash) == (known.seq, known.hash) else Head()
+
+
+def _catch_up(db: _StateDB, fd: int, path: str, size: int) -> None:
+    """Bring the index up to `size` bytes, parsing only lines it has not seen."""
+    known = db.index_head()
+    start = _index_valid_from(db, fd, size, path)
+    if known is not None and start == known and known.size == size:
+        return
+    db.conn.execute("BEGIN")
+    try:
+        if start.size == 0:
+            db.conn.execute("DELETE FROM idx_event")
+            db.conn.execute("DELETE FROM idx_latest")
+        head, batch = start, []
+        for end, raw in iter_lines(path, start.size):
+            if end > size:
+                break
+            line = raw[:-1].decode("utf-8", "replace")
+            ev = _parse_line(raw, head.seq + 1, path)
+            if ev.get("seq") != head.seq + 1 or ev.get("prev") != head.hash:
+                raise IntegrityError(
+                    f"line {head.seq + 1}: the chain is broken here; run `vt ledger verify`",
+                    path, head.seq + 1,
+                )  # fmt: skip
+            for key in ("id", "claim_id", "hash"):
+                if not _is_str(ev.get(key)):
+                    raise IntegrityError(f"line {head.seq + 1}: {key} missing", path, head.seq + 1)
+            batch.append((ev, line))
+            head = Head(ev["seq"], ev["hash"], end)
+            if len(batch) >= 5000:
+                db.index_add(batch)
+                batch = []
+        db.index_add(batch)
+        db.put(idx_size=head.size, idx_seq=head.seq, idx_hash=head.hash)
+        db.conn.execute("COMMIT")
+    except BaseException:
+        db.conn.execute("ROLLBACK")
+        raise
+
+
+# ---------------------------------------------------------------- transactions
+
+
+class Transaction:
+    """Decisions appended under the ledger lock; see `Ledger.transaction`."""
+
+    def __init__(self, ledger: Ledger, fd: int, head: Head, torn: TornInfo | None) -> None:
+        self.ledger = ledger
+        self.torn = torn  # a torn tail recovered when the lock was taken
+        self.start = head  # the ledger as it stood when the lock was taken
+        self.head = head  # including this transaction's pending events
+        self.appended: list[dict] = []
+        self._fd = fd
+        self._lines: list[bytes] = []
+        self._pending_latest: dict[str, dict] = {}
+        self._pending_ids: set[str] = set()
+        self._db: _StateDB | None = None
+
+    # -- reading, under the lock
+
+    def _index(self) -> _StateDB:
+        if self._db is None:
+            db = _StateDB(self.ledger.state_dir)
+            try:
+                _catch_up(db, self._fd, str(self.ledger.path), self.start.size)
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
+        return self._db
+
+    def latest(self, claim_id: str) -> dict | None:
+        """The claim's latest event (by seq), including events appended in this transaction."""
+        if claim_id in self._pending_latest:
+            return self._pending_latest[claim_id]
+        row = (
+            self._index()
+            .conn.execute("SELECT line FROM idx_latest WHERE claim_id=?", (claim_id,))
+            .fetchone()
+        )
+        return json.loads(row[0]) if row else None
+
+    def has_id(self, event_id: str) -> bool:
+        if event_id in self._pending_ids:
+            return True
+        row = (
+            self._index().conn.execute("SELECT 1 FROM idx_event WHERE id=?", (event_id,)).fetchone()
+        )
+        return row is not None
+
+    # -- writing
+
+    def prepare(self, decision: dict) -> dict:
+        """The decision with `v`, `ts`, `supersedes` (if absent) and `id` filled in."""
+        ev = {k: v for k, v in decision.items() if k not in NOT_IN_ID or k == "ts"}
+        ev.setdefault("v", VERSION)
+        ev.setdefault("ts", utc_now())
+        if "supersedes" not in ev and _is_str(ev.get("claim_id")):
+            latest = self.latest(ev["claim_id"])
+            ev["supersedes"] = latest["id"] if latest else None
+        problems = _decision_problems(ev)
+        problems += [f"field '{k}' is not allowed" for k in ev if k not in ALLOWED_FIELDS]
+        if problems:
+            raise InvalidEventError("invalid decision: " + "; ".join(problems),
+                                    str(self.ledger.path))  # fmt: skip
+        ev["id"] = decision_id(ev)
+        return ev
+
+    def append(self, decision: dict) -> dict:
+        """Queue one decision; returns the full event (durable only after the `with` exits)."""
+        ev = self.prepare(decision)
+        if self.has_id(ev["id"]):
+            raise DuplicateEventError(
+                f"the ledger already holds decision {ev['id']}", str(self.ledger.path)
+            )
+        ev["seq"], ev["prev"] = self.head.seq + 1, self.head.hash
+        ev["hash"] = line_hash(ev)
+        data = (canonical(ev) + "\n").encode()
+        self._lines.append(data)
+        self.head = Head(ev["seq"], ev["hash"], self.head.size + len(data))
+        self._pending_latest[ev["claim_id"]] = ev
+        self._pending_ids.add(ev["id"])
+        self.appended.append(ev)
+        return ev
+
+    def _commit(self) -> None:
+        if not self._lines:
+            return
+        data = b"".join(self._lines)
+        _write_durably(self._fd, data, self.start.size, str(self.ledger.path))
+        self._record_after_commit()
+
+    def _record_after_commit(self) -> None:
+        """Update the derived state; the ledger is already durable, so failures here only
+        leave the index stale (it catches up by itself next time)."""
+        try:
+            db = self._db or _StateDB(self.ledger.state_dir)
+            self._db = db
+            db.conn.execute("BEGIN")
+            db.remember(self.appended)
+            if db.index_head() == self.start:
+                db.index_add([(ev, canonical(ev)) for ev in self.appended])
+                db.put(idx_size=self.head.size, idx_seq=self.head.seq, idx_hash=self.head.hash)
+            verified = (db.get("ver_seq"), db.get("ver_hash"))
+            if verified == (str(self.start.seq), self.start.hash):
+                db.put(ver_seq=self.head.seq, ver_hash=self.head.hash)
+            db.conn.execute("COMMIT")
+        except sqlite3.Error:
+            if self._db is not None and self._db.conn.in_transaction:
+                self._db.conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _write_durably(fd: int, data: bytes, pre_size: int, path: str) -> None:
+    """Write `data` at the end and fsync once. Any OSError is fatal and leaves the file
+    exactly `pre_size` bytes long, so no partial line survives the failure."""
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError("write returned 0 bytes")
+            view = view[written:]
+    except OSError as exc:
+        _truncate_back(fd, pre_size)
+        raise LedgerWriteError(
+            f"cannot write the ledger ({exc.strerror or exc}); nothing was appended", path
+        ) from exc
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        # never retried: after a failed fsync the page cache may already be lying
+        _truncate_back(fd, pre_size)
+        raise LedgerWriteError(
+            f"fsync of the ledger failed ({exc.strerror or exc}); the events are not "
+            "durable and were not appended",
+            path,
+        ) from exc
+
+
+def _truncate_back(fd: int, size: int) -> None:
+    # if even this fails, the next lock holder moves the partial line aside as a torn tail
+    with suppress(OSError):
+        os.ftruncate(fd, size)
+
+
+class Ledger:
+    """One ledger file and its state dir (usually `<vault>/.vt`)."""
+
+    def __init__(self, path: Path | str, state_dir: Path | str) -> None:
+        self.path = Path(path)
+        self.state_dir = Path(state_dir)
+
+    @property
+    def lock_path(self) -> Path:
+        return Path(str(self.path) + ".lock")
+
+    @property
+    def torn_path(self) -> Path:
+        return Path(str(self.path) + ".torn")
+
+    @contextmanager
+    def locked(self) -> Iterator[tuple[int, TornInfo | None]]:
+        """Hold the lock; yields the open ledger fd (O_APPEND) and any recovered torn tail."""
+        with FileLock(self.lock_path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            created = not self.path.exists()
+            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            fd = os.open(self.path, flags, 0o644)
+            try:
+                if created:
+                    _fsync_dir(self.path.parent)
+                yield fd, _recover_torn(fd, self.path)
+            finally:
+                os.close(fd)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """`with ledger.transaction() as txn:` — read and append under one lock.
+
+        On a clean exit every appended line is written in one os.write and fsynced once;
+        an exception inside the block appends nothing.
+        """
+        with self.locked() as (fd, torn):
+            txn = Transaction(self, fd, _head_of(fd, os.fstat(fd).st_size, str(self.path)), torn)
+            try:
+                yield txn
+                txn._commit()
+            finally:
+                txn.close()
+
+    def append(self, decisions: Iterable[dict]) -> list[dict]:
+        with self.transaction() as txn:
+            for decision in decisions:
+                txn.append(decision)
+        return txn.appended
+
+    def head(self) -> Head:
+        return ledger_head(self.path)
+
+    def verify(self) -> VerifyResult:
+        return verify_ledger(self.path, self.state_dir)
+
+
+# ---------------------------------------------------------------- verify
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    seq: int | None
+    line: int | None
+    message: str
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, "line": self.line, "message": self.message}
+
+
+@dataclass(slots=True)
+class VerifyResult:
+    ok: bool
+    events: int
+    head: str
+    problems: list[Problem] = field(default_factory=list)
+    torn: TornInfo | None = None
+
+    def to_json(self) -> dict:
+        """The `vt ledger verify --json` object (DESIGN §8), plus `torn`."""
+        torn = None
+        if self.torn:
+            torn = {"offset": self.torn.offset, "length": self.torn.length,
+                    "backup": self.torn.backup, "message": self.torn.message()}  # fmt: skip
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "head": self.head,
+            "problems": [p.to_json() for p in self.problems],
+            "torn": torn,
+        }
+
+
+def _cut(data: bytes, segment: bytes) -> bytes | None:
+    """`data` without the last occurrence of `segment`."""
+    i = data.rfind(segment)
+    return None if i < 0 else data[:i] + data[i + len(segment) :]
+
+
+def _fast_digests(body: bytes, ev: dict) -> tuple[str, str] | None:
+    """(hash, id) of a canonical line by cutting fields out of its bytes, no re-encoding.
+
+    Valid because the line is canonical and every cut field sorts after the only nested
+    objects (`checks`, `claim`) and has a value with no quote to escape, so the last
+    occurrence of `,"key":value` is the top-level field and removing it leaves the
+    canonical form of the smaller object.
+    """
+    without_hash = _cut(body, b',"hash":"' + ev["hash"].encode() + b'"')
+    if without_hash is None:
+        return None
+    rest: bytes | None = without_hash
+    for seg in (
+        b',"id":"' + ev["id"].encode() + b'"',
+        b',"prev":"' + ev["prev"].encode() + b'"',
+        b',"seq":' + str(ev["seq"]).encode(),
+        b',"ts":"' + ev["ts"].encode() + b'"',
+    ):
+        rest = _cut(rest, seg) if rest is not None else None
+    if rest is None:
+        return None
+    return _sha(without_hash), _sha(rest)
+
+
+class _Verifier:
+    """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
+
+    def __init__(self, db: _StateDB) -> None:
+        self.db = db
+        self.problems: list[Problem] = []
+        self.dropped = 0
+        self.events = 0
+        self.prev_seq = 0
+        self.prev_hash: str | None = GENESIS
+        self.rows: list[tuple] = []
+        db.conn.execute("DROP TABLE IF EXISTS temp.seen")
+        db.conn.execute(
+            "CREATE TEMP TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, "
+            "ts TEXT, claim_id TEXT, supersedes TEXT, reverts TEXT)"
+        )
+
+    def problem(self, seq: int | None, line: int | None, message: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(seq, line, message))
+        else:
+            self.dropped += 1
+
+    def line(self, n: int, raw: bytes) -> None:
+        self.events = n
+        body = raw[:-1]
+        try:
+            text = body.decode("utf-8")
+            ev = json.loads(text)
+        except (UnicodeDecodeError, ValueError) as exc:
+            self.problem(None, n, f"line {n}: not valid JSON ({exc})")
+            self.prev_seq, self.prev_hash = self.prev_seq + 1, None
+            return
+        structural = event_problems(ev)
+        if structural:
+            seq = ev.get("seq") if isinstance(ev, dict) else None
+            seq = seq if type(seq) is int else None
+            for msg in structural:
+                self.problem(seq, n, f"line {n}: {msg}")
+            self.prev_seq = seq if seq is not None else self.prev_seq + 1
+            self.prev_hash = ev.get("hash") if isinstance(ev, dict) else None
+            return
+        self._check_event(n, body, text, ev)
+
+    def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
+        seq = ev["seq"]
+        digests = None
+        if canonical(ev) != text:
+            self.problem(seq, n, f"line {n}: not canonical JSON (re-serialised or hand-edited?)")
+        else:
+            digests = _fast_digests(body, ev)
+        hash_, id_ = digests or (line_hash(ev), decision_id(ev))
+        if seq != self.prev_seq + 1:
+            self.problem(seq, n, f"line {n}: seq {self.prev_seq + 1} expected, found {seq} "
+                                 "(deleted or reordered line?)")  # fmt: skip
+        if n == 1 and ev["prev"] != GENESIS:
+            self.problem(seq, n, "line 1: prev must be 64 zeros on the first line")
+        elif n > 1 and self.prev_hash is not None and ev["prev"] != self.prev_hash:
+            self.problem(seq, n, f"line {n}: prev does not match the hash of line {n - 1}")
+        if hash_ != ev["hash"]:
+            self.problem(seq, n, f"line {n}: hash mismatch (edited line?)")
+        if id_ != ev["id"]:
+            self.problem(seq, n, f"line {n}: id mismatch: the decision fields were edited "
+                                 "after it was made")  # fmt: skip
+        self.prev_seq, self.prev_hash = seq, ev["hash"]
+        self.rows.append((n, seq, ev["id"], ev["ts"], ev["claim_id"], ev["supersedes"],
+                          ev.get("reverts")))  # fmt: skip
+        if len(self.rows) >= 5000:
+            self.flush()
+
+    def flush(self) -> None:
+        self.db.conn.executemany("INSERT INTO temp.seen VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
+        self.rows = []
+
+    def finish(self) -> None:
+        """The set-wide checks, done by sqlite on disk so memory stays flat."""
+        self.flush()
+        conn = self.db.conn
+        conn.execute("CREATE INDEX temp.seen_id ON seen(id)")
+        for line, seq, id_, first in conn.execute(
+            "SELECT a.line, a.seq, a.id, (SELECT MIN(b.line) FROM seen b WHERE b.id = a.id) AS f "
+            "FROM seen a WHERE a.line > (SELECT MIN(b.line) FROM seen b WHERE b.id = a.id)"
+        ):
+            self.problem(seq, line, f"line {line}: duplicate id {id_} (first on line {first})")
+        for col in ("supersedes", "reverts"):
+            for line, seq, target in conn.execute(
+                f"SELECT a.line, a.seq, a.{col} FROM seen a WHERE a.{col} IS NOT NULL AND NOT "
+                f"EXISTS (SELECT 1 FROM seen b WHERE b.id = a.{col} AND b.line < a.line "
+                "AND b.claim_id = a.claim_id)"
+            ):
+                self.problem(seq, line, f"line {line}: {col} {target}, which is not an earlier "
+                                        "event of the same claim")  # fmt: skip
+        for id_, ts, now_ts in conn.execute(
+            "SELECT v.id, v.ts, s.ts FROM verified v LEFT JOIN seen s ON s.id = v.id "
+            "WHERE s.id IS NULL OR s.ts != v.ts ORDER BY v.id"
+        ):
+            if now_ts is None:
+                msg = f"event {id_} verified before is missing: ledger shortened or rewritten"
+            else:
+                msg = f"event {id_} verified before has changed its ts ({ts} → {now_ts})"
+            self.problem(None, None, msg)
+        if self.dropped:
+            self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+
+    def remember(self, head: Head) -> None:
+        conn = self.db.conn
+        conn.execute("BEGIN")
+        conn.execute("INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen")
+        self.db.put(ver_seq=head.seq, ver_hash=head.hash)
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.conn.execute("DROP TABLE IF EXISTS temp.seen")
+
+
+def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
+    """Check every line and the chain; compare with every event verified before.
+
+    Holds the ledger lock (so a concurrent append is never mistaken for a torn tail);
+    moves a torn tail aside (reported in `torn`, not a failure); never repairs anything
+    else. On success, remembers the ids it verified.
+    """
+    ledger = Ledger(path, state_dir)
+    db = _StateDB(ledger.state_dir)
+    if not ledger.path.exists():
+        return _verify_missing(db, ledger.path)
+    try:
+        with ledger.locked() as (fd, torn):
+            size = os.fstat(fd).st_size
+            verifier = _Verifier(db)
+            try:
+                for n, (end, raw) in enumerate(iter_lines(ledger.path), 1):
+                    if end > size:
+                        break
+                    verifier.line(n, raw)
+                verifier.finish()
+                problems = sorted(verifier.problems,
+                                  key=lambda p: (p.line is None, p.line or 0))  # fmt: skip
+                head = verifier.prev_hash or "?"
+                ok = not problems
+                if ok:
+                    verifier.remember(Head(verifier.prev_seq, head, size))
+            finally:
+                verifier.close()
+    finally:
+        db.close()
+    return VerifyResult(ok, verifier.events, head, problems, torn)
+
+
+def _verify_missing(db: _StateDB, path: Path) -> VerifyResult:
+    """No ledger file: fine for a new vault, an integrity failure if events were verified."""
+    try:
+        verifier = _Verifier(db)
+        verifier.finish()
+        verifier.close()
+    finally:
+        db.close()
+    problems = verifier.problems
+    if problems:
+        problems.insert(0, Problem(None, None, f"{path.name} is missing"))
+    return VerifyResult(not problems, 0, GENESIS, problems, None)
+
+
+# ---------------------------------------------------------------- merge
+
+
+_MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
+
+
+def _checked_event(raw: bytes, n: int, where: str) -> dict:
+    """Parse a line to merge. Its own hash and id must hold: re-chaining recomputes the
+    hash, so an edited line must be refused here or it would be laundered."""
+    ev = _parse_line(raw, n, where)
+    problems = event_problems(ev)
+    if problems:
+        raise IntegrityError(f"{where} line {n}: {problems[0]}", where, n)
+    if line_hash(ev) != ev["hash"]:
+        raise IntegrityError(f"{where} line {n}: hash mismatch (edited line?)", where, n)
+    if decision_id(ev) != ev["id"]:
+        raise IntegrityError(f"{where} line {n}: id mismatch (edited decision?)", where, n)
+    return ev
+
+
+def _events_of(data: bytes, where: str) -> list[dict]:
+    lines = [ln for ln in data.split(b"\n") if ln.strip()]
+    return [_checked_event(raw, n, where) for n, raw in enumerate(lines, 1)]
+
+
+def _rechain(events: Iterable[dict]) -> bytes:
+    """Drop repeated ids, then recompute seq/prev/hash from line 1 (ids are kept)."""
+    out: list[bytes] = []
+    seen: set[str] = set()
+    prev = GENESIS
+    for ev in events:
+        if ev["id"] in seen:
+            continue
+        seen.add(ev["id"])
+        ev = dict(ev, seq=len(out) + 1, prev=prev)
+        ev.pop("hash", None)
+        ev["hash"] = prev = line_hash(ev)
+        out.append((canonical(ev) + "\n").encode())
+    return b"".join(out)
+
+
+def merge_ledgers(base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """The git merge driver's result: ours (which starts with the common prefix), then
+    theirs' events not already present, re-chained. Refuses a side that dropped an event
+    of the merge base: the ledger is append-only, so that side rewrote history."""
+    base_ev = _events_of(base, "base")
+    ours_ev, theirs_ev = _events_of(ours, "ours"), _events_of(theirs, "theirs")
+    for name, side in (("ours", ours_ev), ("theirs", theirs_ev)):
+        ids = {ev["id"] for ev in side}
+        for ev in base_ev:
+            if ev["id"] not in ids:
+                raise IntegrityError(
+                    f"{name} no longer holds event {ev['id']} of the merge base: "
+                    "ledger shortened or rewritten", name, None,
+                )  # fmt: skip
+    return _rechain(ours_ev + theirs_ev)
+
+
+def resolve_ledger(text: bytes) -> bytes:
+    """A ledger left with git conflict markers, or a `merge=union` result, turned into the
+    merged ledger: events in file order (ours before theirs), the base section of a diff3
+    conflict dropped, duplicates by id dropped, re-chained."""
+    kept: list[bytes] = []
+    in_base = False
+    for raw in text.split(b"\n"):
+        marker = raw[:7]
+        if marker in _MARKERS and raw[7:8] in (b"", b" ", b"\r"):
+            in_base = marker == b"|||||||"
+            continue
+        if in_base or not raw.strip():
+            continue
+        kept.append(raw)
+    events = [_checked_event(raw, n, "ledger") for n, raw in enumerate(kept, 1)]
+    return _rechain(events)
+
+
+# ---------------------------------------------------------------- claim status
+
+
+@dataclass(slots=True)
+class ClaimState:
+    """A claim's current status computed from its events in ledger order."""
+
+    claim_id: str
+    status: str  # ACCEPTED | REPAIRED | REJECTED | REVERTED | CONFLICT
+    latest: dict  # its latest event (by seq)
+    current: dict | None  # the ACCEPT/REPAIR event whose claim is in force, if any
+    contenders: list[str]  # ids of the competing latest decisions (2+ only in CONFLICT)
+    events: int = 0
+
+
+def _apply_event(state: ClaimState | None, ev: dict) -> ClaimState:
+    if state is None:
+        state = ClaimState(ev["claim_id"], "", ev, None, [])
+        contenders: list[str] = []
+    else:
+        contenders = state.contenders
+    # a decision that supersedes one of the contenders settles the claim; one that
+    # supersedes anything else was made on another branch: a fork, so a conflict
+    contenders = [ev["id"]] if ev["supersedes"] in contenders else [*contenders, ev["id"]]
+    previous_status = state.status
+    state.latest, state.contenders, state.events = ev, contenders, state.events + 1
+    action = ev["action"]
+    if action in ("ACCEPT", "REPAIR"):
+        state.current, state.status = ev, STATUS_BY_ACTION[action]
+    elif action == "REJECT":
+        state.current, state.status = None, "REJECTED"
+    elif ev.get("reverts") == ev["supersedes"] or (
+        state.current is not None and ev.get("reverts") == state.current["id"]
+    ):
+        state.current, state.status = None, "REVERTED"
+    else:
+        state.status = previous_status or "REVERTED"  # reverting a superseded event
+    if len(contenders) > 1:
+        state.status = CONFLICT
+    return state
+
+
+def claim_states(events: Iterable[dict]) -> dict[str, ClaimState]:
+    """Per-claim state from events in ledger (seq) order. Pure; streams its input."""
+    states: dict[str, ClaimState] = {}
+    for ev in events:
+        states[ev["claim_id"]] = _apply_event(states.get(ev["claim_id"]), ev)
+    return states
+
+
+def claim_statuses(events: Iterable[dict]) -> dict[str, str]:
+    return {cid: st.status for cid, st in claim_states(events).items()}
