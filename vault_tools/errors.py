@@ -1,7 +1,7 @@
 """The one error hierarchy of vt, and the exit codes it maps to.
 
-Core modules raise these; only the CLI turns them into exit codes, in one place
-(`exit_code_for`).
+Core modules raise these; each class carries its exit code, and only the CLI's
+`run_app` turns an error into a process exit.
 """
 
 from __future__ import annotations
@@ -50,9 +50,3 @@ class IntegrityError(VtError):
     """The ledger (or derived state) does not verify."""
 
     exit_code = ExitCode.INTEGRITY
-
-
-def exit_code_for(error: BaseException) -> ExitCode:
-    if isinstance(error, VtError):
-        return error.exit_code
-    return ExitCode.USAGE

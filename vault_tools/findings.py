@@ -26,7 +26,8 @@ CODES: dict[str, str] = {
     "yaml-alias": "the frontmatter uses YAML anchors or aliases (never used by Obsidian)",
     "properties-schema": "a property is missing or has a value the schema does not allow",
     # body structure
-    "section-missing": "a required section (Source, Atomic Claim, Semantic Frame, Mapping) is missing",
+    "section-missing": "a required section (Source, Atomic Claim, Semantic Frame, Mapping) "
+                       "is missing",
     "section-duplicate": "a section appears twice",
     "source-field": "a Source field (Source, Section, Line hint, Evidence) is missing or malformed",
     "claim-empty": "the atomic claim (or its V2 draft) has no text",

@@ -1,0 +1,36 @@
+"""The `vt` command line: thin Typer commands over the core modules.
+
+Each command turns its options into `Settings`, calls one core function and hands
+the result to a `Reporter`. Core modules are imported inside the commands so that
+`vt --help` and the pre-commit hook start fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="vt",
+    help="Validate, preview and apply claim review decisions in an Obsidian vault.\n\n"
+         "Example:\n\n    vt validate --vault examples/vault",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+
+@app.callback()
+def _root() -> None:
+    """Keep `vt` a group of commands even while only one is registered."""
+
+
+# command modules register themselves on `app`
+from vault_tools.cli import validate as _validate  # noqa: E402,F401
+
+
+def main() -> None:
+    from vault_tools.cli.common import run_app
+
+    run_app(app)

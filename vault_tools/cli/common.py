@@ -1,0 +1,49 @@
+"""What every command shares: the --vault and --json options, settings, exit codes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from vault_tools.errors import ExitCode, VtError
+
+VaultOption = Annotated[
+    Path | None,
+    typer.Option("--vault", help="Vault folder (default: $VT_VAULT, else the nearest ancestor "
+                                 "holding .obsidian/ or vt.toml).", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show what would happen; "
+                                                              "write nothing.")]
+
+
+def settings_for(vault: Path | None):  # -> Settings (imported lazily)
+    from vault_tools.config import load_settings
+
+    return load_settings(vault)
+
+
+def finish(code: int | ExitCode) -> NoReturn:
+    raise typer.Exit(int(code))
+
+
+def run_app(app: typer.Typer) -> None:
+    """Run the CLI; VtErrors become one `path:line: message` line and their exit code.
+
+    Usage errors are Typer's own (exit 2); SystemExit passes through untouched.
+    """
+    try:
+        app()
+    except VtError as exc:
+        sys.stderr.write(f"vt: {exc}\n")
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        sys.stderr.write("vt: interrupted\n")
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
+        sys.stderr.write(f"vt: internal error: {type(exc).__name__}: {exc}\n"
+                         "Please report this with the command you ran.\n")
+        sys.exit(int(ExitCode.USAGE))

@@ -1,0 +1,112 @@
+"""Find the vault and read its optional `vt.toml` into one `Settings` object."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vault_tools.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+CONFIG_FILE = "vt.toml"
+STATE_DIR = ".vt"
+# folders that are never notes (DESIGN §2); other dot-folders are skipped too, as Obsidian does
+IGNORED_DIRS = frozenset({".obsidian", ".git", ".trash", ".vt"})
+CHECKS = ("check_source_claim", "check_claim_frame", "check_entity_mapping",
+          "check_epistemic_mode")
+
+
+@dataclass(slots=True)
+class Settings:
+    vault: Path
+    claims_dir: str = "03_claims"
+    kb_dir: str = "04_knowledge_base"
+    ledger: str = "05_ledger/decision_ledger.jsonl"
+    schemas_dir: Path | None = None
+    required_checks: tuple[str, ...] = CHECKS
+    actor: str | None = None
+    workers: int = 0  # 0: decide from the CPU count and the vault size
+    disabled_findings: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.vault / STATE_DIR
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.vault / self.ledger
+
+    def relative(self, path: Path) -> str:
+        """The vault-relative, '/'-separated form of `path` (which must be inside the vault)."""
+        return path.resolve().relative_to(self.vault).as_posix()
+
+
+def find_vault(explicit: Path | None = None, cwd: Path | None = None) -> Path:
+    """--vault, else $VT_VAULT, else the nearest ancestor holding .obsidian/ or vt.toml."""
+    chosen = explicit or (Path(os.environ["VT_VAULT"]) if os.environ.get("VT_VAULT") else None)
+    if chosen is not None:
+        if not chosen.is_dir():
+            raise UsageError("vault folder does not exist", str(chosen))
+        return chosen.resolve()
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".obsidian").is_dir() or (folder / CONFIG_FILE).is_file():
+            return folder
+    raise UsageError("no vault found: pass --vault PATH, set VT_VAULT, or run inside a folder "
+                     "holding .obsidian/ or vt.toml")
+
+
+def load_settings(explicit: Path | None = None, cwd: Path | None = None) -> Settings:
+    vault = find_vault(explicit, cwd)
+    settings = Settings(vault=vault)
+    config_path = vault / CONFIG_FILE
+    if config_path.is_file():
+        _apply_config(settings, _read_toml(config_path))
+    return settings
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise UsageError(f"invalid TOML: {exc}", CONFIG_FILE, line) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read: {exc}", CONFIG_FILE) from exc
+
+
+def _apply_config(settings: Settings, data: dict) -> None:
+    paths = data.get("paths", {})
+    for key in ("claims_dir", "kb_dir", "ledger"):
+        if key in paths:
+            settings.__setattr__(key, _string(paths[key], f"paths.{key}"))
+    if "schemas_dir" in paths:
+        settings.schemas_dir = settings.vault / _string(paths["schemas_dir"], "paths.schemas_dir")
+    policy = data.get("policy", {})
+    if "required_checks" in policy:
+        checks = policy["required_checks"]
+        unknown = [c for c in checks if c not in CHECKS] if isinstance(checks, list) else [checks]
+        if unknown:
+            raise UsageError(f"policy.required_checks: unknown checks {unknown}; known: "
+                             f"{', '.join(CHECKS)}", CONFIG_FILE)
+        settings.required_checks = tuple(checks)
+    review = data.get("review", {})
+    if "actor" in review:
+        settings.actor = _string(review["actor"], "review.actor")
+    disabled = data.get("findings", {}).get("disable", [])
+    settings.disabled_findings = frozenset(disabled)
+    performance = data.get("performance", {})
+    if "workers" in performance:
+        settings.workers = int(performance["workers"])
+
+
+def _string(value: object, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{key} must be a non-empty string", CONFIG_FILE)
+    return value

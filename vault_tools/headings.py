@@ -1,0 +1,34 @@
+"""Section headings are found by title, not by number (DESIGN §3)."""
+
+from __future__ import annotations
+
+import re
+
+# a leading circled number ①–⑳, or "N." / "N)"
+_LEADING_NUMBER = re.compile(r"^(?:[\u2460-\u2473]|\d+[.)])\s*")
+# a trailing parenthetical in ASCII or full-width brackets
+_TRAILING_PAREN = re.compile(r"\s*(?:\([^()]*\)|（[^（）]*）)\s*$")
+
+_KNOWN = {
+    "sa source": "source",
+    "source": "source",
+    "atomic claim": "claim",
+    "semantic frame": "frame",
+    "canonical entity mapping": "mapping",
+    "v2 draft": "drafts",
+    "human review": "review",
+    "repair preview": "preview",
+}
+
+
+def normalise_heading_title(title: str) -> str:
+    """'⑤ V2 Draft（需要修正時直接編輯）' -> 'v2 draft'."""
+    title = _LEADING_NUMBER.sub("", title.strip())
+    title = _TRAILING_PAREN.sub("", title)
+    return " ".join(title.split()).casefold()
+
+
+def section_key(title: str) -> str:
+    """The key of a known section ('source', 'claim', …), else the normalised title."""
+    normal = normalise_heading_title(title)
+    return _KNOWN.get(normal, normal)

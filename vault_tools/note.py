@@ -1,0 +1,444 @@
+"""Parse a review note into typed data, in one pass, keeping the line of every value.
+
+`parse_note` never raises for bad input: whatever is wrong with a note becomes a
+`Finding` on the returned `Note`, so one broken note never stops a vault run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_tools import frontmatter
+from vault_tools.findings import Finding, error
+from vault_tools.headings import section_key
+
+_FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z][A-Za-z ]*?)\s*[:：]\s*(.*?)\s*$")
+_LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+
+
+@dataclass(slots=True)
+class Text:
+    """A piece of note text and the 1-based line it starts on."""
+
+    value: str
+    line: int
+
+
+@dataclass(slots=True)
+class JsonBlock:
+    text: str  # the block's content, without the fences
+    line: int  # note line of the block's first content line
+    data: Any = None
+    ok: bool = False  # parsed without error
+
+
+@dataclass(slots=True)
+class Source:
+    link: Text | None = None  # the URL (or the raw value when not a Markdown link)
+    link_text: str = ""
+    section: Text | None = None
+    line_hint: Text | None = None
+    context_before: Text | None = None
+    evidence: Text | None = None
+    context_after: Text | None = None
+
+
+@dataclass(slots=True)
+class Claim:
+    text: Text
+    epistemic_mode: Text | None = None
+    mapping_status: Text | None = None
+
+
+@dataclass(slots=True)
+class MappingRow:
+    role: str
+    label: str
+    target: str
+    line: int
+
+
+@dataclass(slots=True)
+class Drafts:
+    line: int  # the V2 Draft heading
+    claim: Text | None = None
+    frame: JsonBlock | None = None
+    metadata: JsonBlock | None = None
+
+
+@dataclass(slots=True)
+class Section:
+    key: str  # normalised title: "source", "claim", "frame", … or the raw normalised title
+    title: str
+    line: int  # heading line (1-based)
+    start: int  # index of the first body line in `lines`
+    end: int  # index one past the last body line
+
+
+@dataclass(slots=True)
+class Note:
+    path: str
+    properties: dict[str, Any] = field(default_factory=dict)
+    property_lines: dict[str, int] = field(default_factory=dict)
+    has_frontmatter: bool = False
+    body_line: int = 1  # first line after the frontmatter
+    sections: list[Section] = field(default_factory=list)
+    source: Source | None = None
+    claim: Claim | None = None
+    frame: JsonBlock | None = None
+    mapping: list[MappingRow] = field(default_factory=list)
+    mapping_line: int | None = None
+    drafts: Drafts | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def claim_id(self) -> str | None:
+        value = self.properties.get("claim_id")
+        return str(value) if value is not None else None
+
+    @property
+    def is_review_note(self) -> bool:
+        return "claim_id" in self.properties
+
+    def section(self, key: str) -> Section | None:
+        return next((s for s in self.sections if s.key == key), None)
+
+    def line_of_property(self, key: str) -> int | None:
+        return self.property_lines.get(key)
+
+
+REQUIRED_SECTIONS = {
+    "source": "SA Source",
+    "claim": "Atomic Claim",
+    "frame": "Semantic Frame",
+    "mapping": "Canonical Entity Mapping",
+}
+
+
+def decode(raw: bytes, path: str) -> tuple[str | None, Finding | None]:
+    """UTF-8 (with or without BOM) to NFC text; a finding instead when the bytes are not UTF-8."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return None, error(path, line, "encoding", f"not UTF-8: byte 0x{raw[exc.start]:02x} "
+                           f"at offset {exc.start}")
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text, None
+
+
+def parse_note(raw: bytes, path: str) -> Note:
+    """Parse the bytes of one note. Never raises on bad content."""
+    note = Note(path=path)
+    text, problem = decode(raw, path)
+    if problem:
+        note.findings.append(problem)
+        return note
+    return parse_text(text, path, note)
+
+
+def parse_text(text: str, path: str, note: Note | None = None) -> Note:
+    note = note or Note(path=path)
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    fm = frontmatter.read(lines, path)
+    note.findings.extend(fm.findings)
+    note.properties, note.property_lines = fm.properties, fm.lines
+    note.has_frontmatter, note.body_line = fm.present, fm.body_index + 1
+    if not note.is_review_note:
+        return note
+    _parse_body(note, lines, fm.body_index)
+    return note
+
+
+def _parse_body(note: Note, lines: list[str], start: int) -> None:
+    note.sections = _sections(lines, start)
+    seen: dict[str, Section] = {}
+    for section in note.sections:
+        if section.key in seen and section.key in _PARSERS:
+            note.findings.append(error(note.path, section.line, "section-duplicate",
+                                       f"second '{section.title}' section (first at line "
+                                       f"{seen[section.key].line}); the first one is used"))
+            continue
+        seen.setdefault(section.key, section)
+    for key, title in REQUIRED_SECTIONS.items():
+        if key not in seen:
+            note.findings.append(error(note.path, note.body_line, "section-missing",
+                                       f"no '## {title}' section"))
+    for key, section in seen.items():
+        parser = _PARSERS.get(key)
+        if parser:
+            parser(note, lines, section)
+
+
+def _sections(lines: list[str], start: int) -> list[Section]:
+    sections: list[Section] = []
+    fence: str | None = None
+    for index in range(start, len(lines)):
+        line = lines[index]
+        if fence:
+            if line.lstrip(" ").startswith(fence) and _closes(line, fence):
+                fence = None
+            continue
+        if line.startswith("## "):
+            if sections:
+                sections[-1].end = index
+            title = line[3:].strip().rstrip("#").strip()
+            sections.append(Section(section_key(title), title, index + 1, index + 1, len(lines)))
+        elif ("```" in line or "~~~" in line) and (match := _FENCE.match(line)):
+            fence = match.group(1)
+    return sections
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether `line` closes a block opened by `fence` (same character, at least as long)."""
+    match = _FENCE.match(line)
+    return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
+                and not match.group(2))
+
+
+@dataclass(slots=True)
+class _Part:
+    """A stretch of lines inside a section: plain text lines, or a fenced block."""
+
+    kind: str  # "text" | "code" | "heading"
+    line: int  # 1-based line of the first line
+    lines: list[str]
+    info: str = ""  # a code block's info string; a heading's title
+
+
+def _parts(lines: list[str], section: Section) -> list[_Part]:
+    parts: list[_Part] = []
+    index = section.start
+    while index < section.end:
+        line = lines[index]
+        if ("```" in line or "~~~" in line) and (match := _FENCE.match(line)):
+            end = _fence_end(lines, index, section.end, match.group(1))
+            parts.append(_Part("code", index + 1, lines[index + 1:end], match.group(2).lower()))
+            index = end + 1
+            continue
+        if line.startswith("#") and (heading := _HEADING.match(line)):
+            parts.append(_Part("heading", index + 1, [], heading.group(2)))
+        elif parts and parts[-1].kind == "text":
+            parts[-1].lines.append(line)
+        else:
+            parts.append(_Part("text", index + 1, [line]))
+        index += 1
+    return parts
+
+
+def _fence_end(lines: list[str], open_index: int, limit: int, marker: str) -> int:
+    for index in range(open_index + 1, limit):
+        if lines[index].lstrip(" ").startswith(marker) and _closes(lines[index], marker):
+            return index
+    return limit  # unclosed: the block runs to the end of the section
+
+
+def _text_of(parts: list[_Part]) -> Text | None:
+    """Join text parts, trimming blank lines at both ends; None when there is no text."""
+    chunks: list[tuple[int, str]] = []
+    for part in parts:
+        if part.kind != "text":
+            continue
+        chunks.extend((part.line + offset, line) for offset, line in enumerate(part.lines))
+    while chunks and not chunks[0][1].strip():
+        chunks.pop(0)
+    while chunks and not chunks[-1][1].strip():
+        chunks.pop()
+    if not chunks:
+        return None
+    return Text("\n".join(line for _, line in chunks).strip(), chunks[0][0])
+
+
+def _subsections(parts: list[_Part]) -> dict[str, tuple[int, list[_Part]]]:
+    """Group parts under their level-3 (or deeper) headings, keyed by normalised title."""
+    groups: dict[str, tuple[int, list[_Part]]] = {"": (0, [])}
+    current = ""
+    for part in parts:
+        if part.kind == "heading":
+            current = section_key(part.info)
+            groups.setdefault(current, (part.line, []))
+            continue
+        groups[current][1].append(part)
+    return groups
+
+
+def _parse_source(note: Note, lines: list[str], section: Section) -> None:
+    groups = _subsections(_parts(lines, section))
+    source = Source()
+    for part in groups[""][1]:
+        if part.kind != "text":
+            continue
+        for offset, line in enumerate(part.lines):
+            _source_field(note, source, line, part.line + offset)
+    source.context_before = _text_of(groups.get("context before", (0, []))[1])
+    source.evidence = _text_of(groups.get("evidence", (0, []))[1])
+    source.context_after = _text_of(groups.get("context after", (0, []))[1])
+    if source.evidence is None:
+        where = groups["evidence"][0] if "evidence" in groups else section.line
+        note.findings.append(error(note.path, where, "source-field",
+                                   "the source has no '### Evidence' text"))
+    note.source = source
+
+
+def _source_field(note: Note, source: Source, line: str, number: int) -> None:
+    match = _FIELD.match(line)
+    if not match:
+        return
+    name, value = match.group(1).lower(), match.group(2)
+    if name == "source":
+        link = _LINK.match(value)
+        source.link_text = link.group(1) if link else ""
+        source.link = Text(link.group(2) if link else value, number)
+    elif name == "section":
+        source.section = Text(value, number)
+    elif name == "line hint":
+        source.line_hint = Text(value, number)
+        if value and not value.isdigit():
+            note.findings.append(error(note.path, number, "source-field",
+                                       f"Line hint must be a line number, not {value!r}"))
+
+
+def _parse_claim(note: Note, lines: list[str], section: Section) -> None:
+    parts = _parts(lines, section)
+    text_parts: list[_Part] = []
+    mode = status = None
+    for part in parts:
+        if part.kind != "text":
+            continue
+        kept = []
+        for offset, line in enumerate(part.lines):
+            match = _FIELD.match(line)
+            name = match.group(1).lower() if match else ""
+            if name == "epistemic mode":
+                mode = Text(match.group(2), part.line + offset)
+            elif name == "mapping status":
+                status = Text(match.group(2), part.line + offset)
+            elif mode is None and status is None:
+                kept.append(line)
+        text_parts.append(_Part("text", part.line, kept))
+    text = _text_of(text_parts)
+    if text is None:
+        note.findings.append(error(note.path, section.line, "claim-empty",
+                                   "the Atomic Claim section has no claim text"))
+        text = Text("", section.line)
+    for label, value in (("Epistemic Mode", mode), ("Mapping Status", status)):
+        if value is None or not value.value:
+            where = value.line if value else section.line
+            note.findings.append(error(note.path, where, "claim-field",
+                                       f"the claim has no '- {label}:' value"))
+    note.claim = Claim(text, mode, status)
+
+
+def _parse_frame(note: Note, lines: list[str], section: Section) -> None:
+    note.frame = _one_json_block(note, _parts(lines, section), section.line, "Semantic Frame")
+
+
+def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
+                    what: str) -> JsonBlock | None:
+    blocks = [p for p in parts if p.kind == "code" and p.info in ("json", "", "jsonc")]
+    if not blocks:
+        note.findings.append(error(note.path, heading_line, "json-missing",
+                                   f"{what} has no ```json block"))
+        return None
+    if len(blocks) > 1:
+        note.findings.append(error(note.path, blocks[1].line, "json-multiple",
+                                   f"{what} has {len(blocks)} JSON blocks where one belongs "
+                                   f"(first at line {blocks[0].line})"))
+    block = JsonBlock("\n".join(blocks[0].lines), blocks[0].line + 1)
+    try:
+        block.data = json.loads(block.text)
+        block.ok = True
+    except json.JSONDecodeError as exc:
+        note.findings.append(error(note.path, block.line + exc.lineno - 1, "json-syntax",
+                                   f"{what}: {exc.msg} (column {exc.colno})"))
+    except RecursionError:
+        note.findings.append(error(note.path, block.line, "json-syntax",
+                                   f"{what}: nested too deeply"))
+    return block
+
+
+def _parse_mapping(note: Note, lines: list[str], section: Section) -> None:
+    note.mapping_line = section.line
+    rows: list[MappingRow] = []
+    header_seen = False
+    for index in range(section.start, section.end):
+        line = lines[index].strip()
+        if not line.startswith("|"):
+            continue
+        cells = split_table_row(line)
+        if not header_seen:
+            header_seen = True  # the header row
+            continue
+        if all(set(cell) <= set(":- ") for cell in cells):
+            continue  # the separator row
+        if len(cells) != 3 or not cells[2]:
+            note.findings.append(error(note.path, index + 1, "mapping-table",
+                                       f"a mapping row needs 3 cells (Role | Surface Label | "
+                                       f"Canonical Target), found {len(cells)}"))
+            continue
+        rows.append(MappingRow(cells[0], cells[1], cells[2], index + 1))
+    note.mapping = rows
+
+
+_WIKILINK = re.compile(r"\[\[[^\]]*\]\]")
+
+
+def split_table_row(line: str) -> list[str]:
+    """Split a Markdown table row on `|`, except inside `[[…]]` or when escaped as `\\|`."""
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    if "[[" not in body and "\\" not in body:
+        return [cell.strip() for cell in body.split("|")]
+    # protect the pipes that are not cell separators, split, then restore them
+    body = body.replace("\\|", "\x00")
+    body = _WIKILINK.sub(lambda match: match.group().replace("|", "\x00"), body)
+    return [cell.replace("\x00", "|").strip() for cell in body.split("|")]
+
+
+def _parse_drafts(note: Note, lines: list[str], section: Section) -> None:
+    groups = _subsections(_parts(lines, section))
+    drafts = Drafts(section.line)
+    for key, (line, parts) in groups.items():
+        if not key:
+            continue
+        if "atomic claim" in key:
+            drafts.claim = _text_of(parts) or Text("", line)
+            if not drafts.claim.value:
+                note.findings.append(error(note.path, line, "claim-empty",
+                                           "the V2 Atomic Claim Draft has no text"))
+        elif "semantic frame" in key:
+            drafts.frame = _one_json_block(note, parts, line, "V2 Semantic Frame Draft")
+        elif "revision metadata" in key or "metadata" in key:
+            drafts.metadata = _one_json_block(note, parts, line, "V2 Revision Metadata Draft")
+    for value, title in ((drafts.claim, "V2 Atomic Claim Draft"),
+                         (drafts.frame, "V2 Semantic Frame Draft"),
+                         (drafts.metadata, "V2 Revision Metadata Draft")):
+        if value is None and not _reported_missing_json(note, title):
+            note.findings.append(error(note.path, section.line, "draft-incomplete",
+                                       f"the V2 Draft section has no '### {title}'"))
+    note.drafts = drafts
+
+
+def _reported_missing_json(note: Note, title: str) -> bool:
+    return any(f.code == "json-missing" and title in f.message for f in note.findings)
+
+
+_PARSERS = {
+    "source": _parse_source,
+    "claim": _parse_claim,
+    "frame": _parse_frame,
+    "mapping": _parse_mapping,
+    "drafts": _parse_drafts,
+}
