@@ -8,6 +8,7 @@ never writes), and dates stay strings so properties round-trip as JSON.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,10 @@ def read(lines: list[str], path: str) -> FrontMatter:
 
 
 def _load(source: str, path: str, fm: FrontMatter) -> None:
+    simple = simple_properties(source)
+    if simple is not None:
+        fm.properties, fm.lines = simple
+        return
     if ("&" in source or "*" in source) and _reject_aliases(source, path, fm):
         return
     loader = _PropertyLoader(source)
@@ -89,6 +94,60 @@ def _load(source: str, path: str, fm: FrontMatter) -> None:
         loader.dispose()
     fm.properties = {str(key): value for key, value in data.items()}
     fm.lines = {str(key.value): key.start_mark.line + 2 for key, _ in node.value}
+
+
+# Obsidian writes most properties as `key: value` lines. Those are read without
+# PyYAML when every line is unambiguous; anything else takes the full YAML path.
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+# plain words YAML 1.1 reads as something other than a string
+_NOT_STRINGS = frozenset(
+    "y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF "
+    "null Null NULL .inf .Inf .INF .nan .NaN .NAN".split()
+)
+_NO_VALUE = object()
+
+
+def simple_properties(source: str) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """Properties and their lines when every line is a simple `key: value`, else None."""
+    properties: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for number, line in enumerate(source.split("\n"), start=2):
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None or match.group(1) in properties or match.group(1) in _NOT_STRINGS:
+            return None
+        value = _simple_value(match.group(2))
+        if value is _NO_VALUE:
+            return None
+        properties[match.group(1)] = value
+        lines[match.group(1)] = number
+    return properties, lines
+
+
+def _simple_value(text: str | None) -> Any:
+    if not text:
+        return None if text is None else _NO_VALUE
+    first = text[0]
+    if first == '"' or first == "'":
+        inner = text[1:-1]
+        if len(text) >= 2 and text[-1] == first and first not in inner and "\\" not in inner:
+            return inner
+        return _NO_VALUE
+    if first == "[" and text[-1] == "]":
+        items = [item.strip() for item in text[1:-1].split(",")]
+        if items == [""]:
+            return []
+        if all(_WORD.fullmatch(item) and item not in _NOT_STRINGS for item in items):
+            return items
+        return _NO_VALUE
+    if text == "true" or text == "false":
+        return text == "true"
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if _WORD.fullmatch(text) and text not in _NOT_STRINGS:
+        return text
+    return _NO_VALUE
 
 
 def _reject_aliases(source: str, path: str, fm: FrontMatter) -> bool:

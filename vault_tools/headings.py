@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # a leading circled number ①–⑳, or "N." / "N)"
 _LEADING_NUMBER = re.compile(r"^(?:[\u2460-\u2473]|\d+[.)])\s*")
@@ -28,6 +29,7 @@ def normalise_heading_title(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
+@lru_cache(maxsize=1024)
 def section_key(title: str) -> str:
     """The key of a known section ('source', 'claim', …), else the normalised title."""
     normal = normalise_heading_title(title)

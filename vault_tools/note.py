@@ -155,12 +155,12 @@ def parse_text(text: str, path: str, note: Note | None = None) -> Note:
     note.has_frontmatter, note.body_line = fm.present, fm.body_index + 1
     if not note.is_review_note:
         return note
-    _parse_body(note, lines, fm.body_index)
+    _parse_body(note, text, lines, fm.body_index)
     return note
 
 
-def _parse_body(note: Note, lines: list[str], start: int) -> None:
-    note.sections = _sections(lines, start)
+def _parse_body(note: Note, text: str, lines: list[str], start: int) -> None:
+    note.sections = _sections(text, lines, start)
     seen: dict[str, Section] = {}
     for section in note.sections:
         if section.key in seen and section.key in _PARSERS:
@@ -179,22 +179,31 @@ def _parse_body(note: Note, lines: list[str], start: int) -> None:
             parser(note, lines, section)
 
 
-def _sections(lines: list[str], start: int) -> list[Section]:
+# the only lines that can start a section or open/close a fence
+_SECTION_OR_FENCE = re.compile(r"^(?:## | {0,3}(?:```|~~~))", re.MULTILINE)
+
+
+def _sections(text: str, lines: list[str], start: int) -> list[Section]:
+    """Level-2 headings outside fenced code; a regex jumps between candidate lines."""
     sections: list[Section] = []
     fence: str | None = None
-    for index in range(start, len(lines)):
+    index, position = 0, 0
+    for match in _SECTION_OR_FENCE.finditer(text):
+        index += text.count("\n", position, match.start())
+        position = match.start()
+        if index < start:
+            continue
         line = lines[index]
         if fence:
-            if line.lstrip(" ").startswith(fence) and _closes(line, fence):
+            if _closes(line, fence):
                 fence = None
-            continue
-        if line.startswith("## "):
+        elif line.startswith("## "):
             if sections:
                 sections[-1].end = index
             title = line[3:].strip().rstrip("#").strip()
             sections.append(Section(section_key(title), title, index + 1, index + 1, len(lines)))
-        elif ("```" in line or "~~~" in line) and (match := _FENCE.match(line)):
-            fence = match.group(1)
+        elif fenced := _FENCE.match(line):
+            fence = fenced.group(1)
     return sections
 
 

@@ -1,0 +1,49 @@
+"""The frontmatter fast path must read exactly what PyYAML reads, or step aside."""
+
+from __future__ import annotations
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vault_tools.frontmatter import _PropertyLoader, simple_properties
+
+KEYS = st.one_of(
+    st.sampled_from(["claim_id", "review_action", "y", "on", "null", "tags", "my-key", "_k"]),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True),
+)
+TOKENS = st.sampled_from(["true", "false", "yes", "No", "ON", "null", "~", "1", "012", "-3",
+                          "1.5", ".5", "e5", "0x1F", "2026-11-29", "12:30", "x.y", "a_b",
+                          "SA260324R-0125", "PENDING", "[]", "[a, b]", "[1, x]", "[yes]", '""',
+                          "''", '"a#b"', '"a\\"b"', "'it''s'", "x # c", "a: b", "[[X]]",
+                          '"[[X]]"', "!!str 1", "&a x", "*a", "|", ">-"])
+VALUES = st.one_of(TOKENS, st.text(alphabet="abcXYZ019_.-:#'\"[], ", max_size=12))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(KEYS, st.one_of(st.none(), VALUES)), min_size=1, max_size=6))
+def test_fast_path_agrees_with_pyyaml(pairs: list[tuple[str, str | None]]) -> None:
+    source = "\n".join(f"{key}:" if value is None else f"{key}: {value}" for key, value in pairs)
+    fast = simple_properties(source)
+    if fast is None:
+        return  # stepped aside: the full YAML path decides
+    expected = yaml.load(source, Loader=_PropertyLoader)
+    assert fast[0] == expected
+    assert [type(v) for v in fast[0].values()] == [type(v) for v in expected.values()]
+    assert list(fast[1]) == list(expected)
+
+
+def test_fast_path_reads_a_typical_note() -> None:
+    source = ('claim_id: SA260324R-0125\nreview_action: REQUEST_REPAIR\ncheck_source_claim: true\n'
+              'reviewer: ""\ntags: [claim-review]')
+    properties, lines = simple_properties(source)
+    assert properties == {"claim_id": "SA260324R-0125", "review_action": "REQUEST_REPAIR",
+                          "check_source_claim": True, "reviewer": "", "tags": ["claim-review"]}
+    assert lines == {"claim_id": 2, "review_action": 3, "check_source_claim": 4, "reviewer": 5,
+                     "tags": 6}
+
+
+def test_fast_path_steps_aside_for_duplicates_and_comments() -> None:
+    assert simple_properties("a: 1\na: 2") is None
+    assert simple_properties("a: 1 # note") is None
+    assert simple_properties("a: >-\n  folded") is None
