@@ -533,11 +533,15 @@ def _drop_block(lines: list[str], start: int, end: int) -> list[str]:
     before, after = lines[:start], lines[end + 1 :]
     if after and _is_blank(after[0]) and (not before or _is_blank(before[-1])):
         after = after[1:]
-    if not after and before and _is_blank(before[-1]):
+    if not after and not lines[end].endswith("\n"):
+        # the block ended a note without a final newline: so does the result, which
+        # means dropping the blank lines that separated the block from the text
+        while before and _is_blank(before[-1]):
+            before.pop()
+        if before:
+            before[-1] = _content(before[-1])
+    elif not after and before and _is_blank(before[-1]):
         before.pop()  # the separator before a block at the end of the note
-    if not after and before and not lines[end].endswith("\n"):
-        # the block ended the note without a final newline: so does the result
-        before[-1] = _content(before[-1])
     return [*before, *after]
 
 
