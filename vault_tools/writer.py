@@ -234,17 +234,7 @@ def is_owned_key(key: str) -> bool:
 _PLAIN_VALUE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _OWNED_KEY_SYNTAX = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 # Words YAML 1.1 (PyYAML) or 1.2 (Obsidian) would read as booleans or null.
-_YAML_WORDS = {
-    "y",
-    "n",
-    "yes",
-    "no",
-    "true",
-    "false",
-    "on",
-    "off",
-    "null",
-}
+_YAML_WORDS = frozenset("y n yes no true false on off null".split())
 
 
 def _yaml_printable(ch: str) -> bool:
