@@ -1,0 +1,265 @@
+"""Shared fixtures: copies of the example vault, small vaults built from strings, and a
+renderer of valid review notes (modelled on examples/vault/03_claims/DV1-0001.md).
+
+Test modules import the plain helpers (`render_note`, `validate_vault`, …) from here;
+the fixtures wrap them for tests that want a fresh vault in tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_VAULT = REPO / "examples" / "vault"
+EXAMPLE_KB = EXAMPLE_VAULT / "04_knowledge_base"
+TEMPLATE_NOTE = EXAMPLE_VAULT / "03_claims" / "DV1-0001.md"
+SEED_NOTE = EXAMPLE_VAULT / "03_claims" / "SA260324R-0125.md"
+IX2_NOTE = EXAMPLE_VAULT / "03_claims" / "IX2-0328.md"
+
+
+def shared_dir() -> Path | None:
+    """The project's shared folder (seeds, bench generator): ../shared in CI, /work/shared here."""
+    for candidate in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")):
+        if (candidate / "seeds").is_dir():
+            return candidate
+    return None
+
+
+# --- the parts of DV1-0001, the template every rendered note starts from -------------
+
+DEFAULT_FRAME: dict[str, Any] = {
+    "comparison_expression": "DFlash、DSpark 等 parallel drafter 一次 pass 生成整個 block，"
+                             "表現優於 sequential autoregressive drafter。",
+    "entities": [
+        {"id": "04_knowledge_base/DFlash", "label": "DFlash"},
+        {"id": "04_knowledge_base/DSpark", "label": "DSpark"},
+        {"id": "04_knowledge_base/Autoregressive Drafter",
+         "label": "sequential autoregressive drafters"},
+    ],
+    "frame_type": "COMPARISON",
+    "metric": "COMPUTE_PERFORMANCE",
+    "operator": "GREATER_THAN",
+    "qualifiers": {
+        "condition_text": "每次 pass 生成整個 block",
+        "numeric_mentions": ["1"],
+        "temporal_mentions": [],
+    },
+}
+DEFAULT_CLAIM = ("現代 parallel drafter（DFlash、DSpark）在一次 pass 中生成整個 token block，"
+                 "表現優於 sequential autoregressive drafter。")
+DEFAULT_CONTEXT_BEFORE = ("Draft and verify: A small drafter model suggests tokens, which the "
+                          "larger target model verifies in a single parallel pass.")
+DEFAULT_EVIDENCE = ("Modern drafters (DFlash, DSpark) generate whole blocks in one pass, "
+                    "outperforming sequential autoregressive drafters.")
+DEFAULT_CONTEXT_AFTER = ("Verification: Block verification (joint probability comparison) is "
+                         "statistically more efficient than token-wise greedy matching.")
+HUMAN_REVIEW = """請在 Properties 逐項確認：
+- 原文 → Atomic Claim 是否忠實
+- Atomic Claim → Semantic Frame 是否忠實
+- Canonical Entity mapping 是否正確
+- Epistemic mode 是否保留原文語氣
+- 最後選擇 `review_action`
+
+> [!info] Review state
+> Markdown 內文不是正式 approval。只有 Apply bridge 寫入的 Decision Ledger event 才是正式決策。
+"""
+
+
+def frame_json(frame: Any) -> str:
+    """A frame as the pipeline writes it (indent 2, non-ASCII kept)."""
+    return json.dumps(frame, ensure_ascii=False, indent=2)
+
+
+def rows_for(frame: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """Mapping rows that agree with `frame`: one wikilink row per entity."""
+    return [(f"comparison_entity_{index}", entity["label"], f"[[{entity['id']}]]")
+            for index, entity in enumerate(frame["entities"])]
+
+
+def render_frontmatter(claim_id: str = "DV1-0001", review_action: str = "APPROVE",
+                       review_state: str = "NEW", checks: bool = True,
+                       reviewer: str = "alice", extra: str = "") -> str:
+    flag = "true" if checks else "false"
+    return ("---\n"
+            f"claim_id: {claim_id}\n"
+            f"review_action: {review_action}\n"
+            f"review_state: {review_state}\n"
+            f"check_source_claim: {flag}\n"
+            f"check_claim_frame: {flag}\n"
+            f"check_entity_mapping: {flag}\n"
+            f"check_epistemic_mode: {flag}\n"
+            f'reviewer: "{reviewer}"\n'
+            'review_comment: ""\n'
+            "tags: [claim-review]\n"
+            f"{extra}"
+            "---\n")
+
+
+def render_drafts(claim: str = DEFAULT_CLAIM, frame: Any = None,
+                  metadata: Any = None) -> str:
+    """A complete `## ⑤ V2 Draft` section (default: a copy of V1)."""
+    frame = DEFAULT_FRAME if frame is None else frame
+    metadata = ({"epistemic_mode": "ASSERTED", "mapping_status": "COMPLETE"}
+                if metadata is None else metadata)
+    frame_text = frame if isinstance(frame, str) else frame_json(frame)
+    meta_text = metadata if isinstance(metadata, str) else frame_json(metadata)
+    return ("## ⑤ V2 Draft（需要修正時直接編輯）\n"
+            "### V2 Atomic Claim Draft\n"
+            f"{claim}\n\n"
+            "### V2 Semantic Frame Draft\n"
+            f"```json\n{frame_text}\n```\n\n"
+            "### V2 Revision Metadata Draft\n"
+            f"```json\n{meta_text}\n```\n\n")
+
+
+def render_note(*, claim_id: str = "DV1-0001", review_action: str = "APPROVE",
+                review_state: str = "NEW", checks: bool = True, reviewer: str = "alice",
+                extra_properties: str = "", frontmatter: str | None = None,
+                source_line: str = "- Source: [Devoured digest](https://devoured.fyi/)",
+                section: str = "Deep dive", line_hint: str = "9",
+                context_before: str = DEFAULT_CONTEXT_BEFORE,
+                evidence: str = DEFAULT_EVIDENCE,
+                context_after: str = DEFAULT_CONTEXT_AFTER,
+                claim: str = DEFAULT_CLAIM, mode: str = "ASSERTED", status: str = "COMPLETE",
+                frame: Any = None, rows: Iterable[tuple[str, str, str]] | None = None,
+                drafts: str | None = None, extra_sections: str = "",
+                review: str = HUMAN_REVIEW) -> str:
+    """A review note in the DESIGN §3 source format; every default gives DV1-0001 exactly.
+
+    `frame` may be a dict (rendered as the pipeline does) or raw block text; `rows`
+    default to rows agreeing with the frame; `drafts` is a whole V2 Draft section
+    (see `render_drafts`), placed before Human Review like `extra_sections`.
+    """
+    frame = DEFAULT_FRAME if frame is None else frame
+    frame_text = frame if isinstance(frame, str) else frame_json(frame)
+    if rows is None:
+        rows = rows_for(frame) if isinstance(frame, dict) else []
+    table = "".join(f"| {role} | {label} | {target} |\n" for role, label, target in rows)
+    head = frontmatter if frontmatter is not None else render_frontmatter(
+        claim_id, review_action, review_state, checks, reviewer, extra_properties)
+    human_number = "⑥" if drafts else "⑤"
+    return (f"{head}# {claim_id}\n\n"
+            "## ① SA Source\n"
+            f"{source_line}\n"
+            f"- Section: {section}\n"
+            f"- Line hint: {line_hint}\n\n"
+            f"### Context Before\n{context_before}\n\n"
+            f"### Evidence\n{evidence}\n\n"
+            f"### Context After\n{context_after}\n\n"
+            f"## ② Atomic Claim\n{claim}\n\n"
+            f"- Epistemic Mode: {mode}\n"
+            f"- Mapping Status: {status}\n\n"
+            f"## ③ Semantic Frame\n```json\n{frame_text}\n```\n\n"
+            "## ④ Canonical Entity Mapping\n"
+            "| Role | Surface Label | Canonical Target |\n"
+            "|---|---|---|\n"
+            f"{table}\n"
+            f"{drafts or ''}"
+            f"{extra_sections}"
+            f"## {human_number} Human Review\n{review}")
+
+
+def line_of_text(text: str, needle: str, occurrence: int = 1) -> int:
+    """1-based line of the `occurrence`-th line of `text` containing `needle`."""
+    seen = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            seen += 1
+            if seen == occurrence:
+                return number
+    raise AssertionError(f"{needle!r} not found {occurrence} time(s)")
+
+
+# --- vaults ------------------------------------------------------------------------
+
+def build_vault(root: Path, notes: Mapping[str, str | bytes] | None = None,
+                kb: Iterable[str] | Mapping[str, str] | None = None,
+                example_kb: bool = True) -> Path:
+    """Write a vault under `root`: `.obsidian/`, the example knowledge base, and `notes`.
+
+    `notes` maps a vault-relative path (a bare file name goes to 03_claims/) to its text
+    or bytes; `kb` adds knowledge-base notes (names, or name -> text).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".obsidian").mkdir(exist_ok=True)
+    kb_dir = root / "04_knowledge_base"
+    if example_kb:
+        shutil.copytree(EXAMPLE_KB, kb_dir, dirs_exist_ok=True)
+    kb_dir.mkdir(exist_ok=True)
+    entries = kb.items() if isinstance(kb, Mapping) else ((n, f"# {n}\n") for n in kb or ())
+    for name, text in entries:
+        path = kb_dir / (name if name.endswith(".md") else f"{name}.md")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for relative, content in (notes or {}).items():
+        path = root / (relative if "/" in relative else f"03_claims/{relative}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_bytes(content.encode("utf-8"))
+    return root
+
+
+def copy_example_vault(dest: Path) -> Path:
+    shutil.copytree(EXAMPLE_VAULT, dest, ignore=shutil.ignore_patterns(".vt"))
+    return dest
+
+
+def settings_for(vault: Path, workers: int = 1):  # -> Settings
+    from vault_tools.config import load_settings
+
+    settings = load_settings(vault)
+    settings.workers = workers
+    return settings
+
+
+def validate_vault(vault: Path, paths: list[Path] | None = None, workers: int = 1):
+    """Run the core `validate` on a vault; returns the ValidateReport."""
+    from vault_tools.validate import validate
+
+    return validate(settings_for(vault, workers), paths)
+
+
+def codes_and_lines(findings: Iterable[Any]) -> set[tuple[str, int | None]]:
+    return {(f.code, f.line) for f in findings}
+
+
+def example_context():  # -> CheckContext over the example knowledge base
+    from vault_tools.checks import CheckContext
+    from vault_tools.kb import KnowledgeBase
+    from vault_tools.schemas import Schemas
+    from vault_tools.vault import markdown_files
+
+    return CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT),
+                                                 "04_knowledge_base"))
+
+
+@pytest.fixture
+def example_vault(tmp_path: Path) -> Path:
+    """A private copy of examples/vault (without any cached .vt state)."""
+    return copy_example_vault(tmp_path / "vault")
+
+
+@pytest.fixture
+def make_vault(tmp_path: Path) -> Callable[..., Path]:
+    """Factory: make_vault({"X.md": text}, kb=[...], example_kb=True, name="vault")."""
+
+    def make(notes: Mapping[str, str | bytes] | None = None,
+             kb: Iterable[str] | Mapping[str, str] | None = None,
+             example_kb: bool = True, name: str = "vault") -> Path:
+        return build_vault(tmp_path / name, notes, kb, example_kb)
+
+    return make
+
+
+@pytest.fixture
+def note_text() -> Callable[..., str]:
+    """The `render_note` helper as a fixture."""
+    return render_note
