@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_tools import __version__
-from vault_tools.cache import ResultCache
+from vault_tools.cache import ResultCache, content_digest, read_with_stat
 from vault_tools.checks import CheckContext, check_note
 from vault_tools.config import Settings
 from vault_tools.findings import ERROR, WARNING, Finding, error, sort_key
@@ -36,7 +36,8 @@ class NoteResult:
     """What one note contributes to a vault run (small, cacheable)."""
 
     path: str
-    digest: str
+    digest: str  # of the note's bytes: what the cache entry stands for
+    stat: tuple[int, ...]  # (mtime_ns, ctime_ns, size, inode) when the bytes were read
     claim_id: str | None
     claim_id_line: int | None
     findings: tuple[Finding, ...]
@@ -117,7 +118,7 @@ def _results(settings: Settings, ctx: CheckContext, targets: list[str], cache: R
         root = str(settings.vault)
         for relative in targets:
             try:
-                hit = cache.lookup(relative, _read(os.path.join(root, relative)))
+                hit = cache.lookup(os.path.join(root, relative), relative)
             except OSError:
                 hit = None
             if hit is None:
@@ -178,36 +179,20 @@ def _check_chunk(chunk: list[str], settings: Settings, ctx: CheckContext) -> lis
 def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResult:
     """Read, parse and check one vault file."""
     try:
-        raw = _read(os.path.join(settings.vault, relative))
+        raw, stat = read_with_stat(os.path.join(settings.vault, relative))
     except OSError as exc:
         finding = error(relative, None, "read-error", f"cannot read: {exc.strerror or exc}")
-        return NoteResult(relative, "", None, None, (finding,))
+        return NoteResult(relative, "", (), None, None, (finding,))
     digest = content_digest(raw)
     in_claims = relative.startswith(settings.claims_dir.rstrip("/") + "/")
     if b"claim_id" not in raw and not in_claims:
-        return NoteResult(relative, digest, None, None, ())  # not a review note: skip cheaply
+        return NoteResult(relative, digest, stat, None, None, ())  # not a review note
     note = parse_note(raw, relative)
     findings = check_note(note, ctx)
     if not note.is_review_note and not in_claims and b"claim_id" not in raw:
         findings = []
-    return NoteResult(relative, digest, note.claim_id, note.line_of_property("claim_id"),
+    return NoteResult(relative, digest, stat, note.claim_id, note.line_of_property("claim_id"),
                       tuple(findings))
-
-
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        chunks = [os.read(fd, max(size, 1) + 1)]
-        while chunks[-1]:  # the file may have grown since fstat
-            chunks.append(os.read(fd, 1 << 16))
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def content_digest(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 def _duplicate_claim_ids(results: list[NoteResult], cache: ResultCache,
