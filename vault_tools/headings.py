@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 # a leading circled number ①–⑳, or "N." / "N)"
@@ -24,7 +25,8 @@ _KNOWN = {
 
 def normalise_heading_title(title: str) -> str:
     """'⑤ V2 Draft（需要修正時直接編輯）' -> 'v2 draft'."""
-    title = _LEADING_NUMBER.sub("", title.strip())
+    title = unicodedata.normalize("NFC", title).strip()
+    title = _LEADING_NUMBER.sub("", title)
     title = _TRAILING_PAREN.sub("", title)
     return " ".join(title.split()).casefold()
 

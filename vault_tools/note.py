@@ -180,7 +180,7 @@ def _parse_body(note: Note, text: str, lines: list[str], start: int) -> None:
 
 
 # the only lines that can start a section or open/close a fence
-_SECTION_OR_FENCE = re.compile(r"^(?:## | {0,3}(?:```|~~~))", re.MULTILINE)
+_SECTION_OR_FENCE = re.compile(r"^ {0,3}(?:## |```|~~~)", re.MULTILINE)
 
 
 def _sections(text: str, lines: list[str], start: int) -> list[Section]:
@@ -197,10 +197,10 @@ def _sections(text: str, lines: list[str], start: int) -> list[Section]:
         if fence:
             if _closes(line, fence):
                 fence = None
-        elif line.startswith("## "):
+        elif line.lstrip(" ").startswith("## "):
             if sections:
                 sections[-1].end = index
-            title = line[3:].strip().rstrip("#").strip()
+            title = line.lstrip(" ")[3:].strip().rstrip("#").strip()
             sections.append(Section(section_key(title), title, index + 1, index + 1, len(lines)))
         elif fenced := _FENCE.match(line):
             fence = fenced.group(1)

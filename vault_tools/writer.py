@@ -18,12 +18,12 @@ import os
 import re
 import stat
 import tempfile
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from vault_tools.errors import RefusedError, VtError
+from vault_tools.headings import normalise_heading_title
 
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
@@ -345,19 +345,8 @@ def _replace_entry(
 
 
 # a leading circled number ①–⑳, or "N." / "N)"
-_LEADING_NUMBER = re.compile(r"^(?:[\u2460-\u2473]|\d+[.)])\s*")
-# a trailing parenthetical in ASCII or full-width brackets
-_TRAILING_PAREN = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-
-
-def normalise_heading_title(title: str) -> str:
-    """'⑤ V2 Draft（需要修正時直接編輯）' -> 'v2 draft' (DESIGN §3)."""
-    title = unicodedata.normalize("NFC", title).strip()
-    title = _LEADING_NUMBER.sub("", title)
-    title = _TRAILING_PAREN.sub("", title)
-    return " ".join(title.split()).casefold()
 
 
 def atx_heading(line: str) -> tuple[int, str] | None:
