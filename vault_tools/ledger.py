@@ -14,6 +14,7 @@ Derived state lives in `<state_dir>/ledger-index.sqlite` (the state dir is `<vau
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -81,9 +82,16 @@ class DuplicateEventError(RefusedError):
 # ---------------------------------------------------------------- pure helpers
 
 
+# one encoder, built once: json.dumps with non-default options builds a new one per call
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical(obj: object) -> str:
-    """The one serialisation of ledger JSON: sorted keys, no spaces, raw UTF-8."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """The one serialisation of ledger JSON: sorted keys, no spaces, raw UTF-8.
+
+    Identical to json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).
+    """
+    return _ENCODER.encode(obj)
 
 
 def _sha(data: bytes) -> str:
@@ -598,7 +606,10 @@ class Transaction:
                 db.put(idx_size=self.head.size, idx_seq=self.head.seq, idx_hash=self.head.hash)
             verified = (db.get("ver_seq"), db.get("ver_hash"))
             if verified == (str(self.start.seq), self.start.hash):
-                db.put(ver_seq=self.head.seq, ver_hash=self.head.hash)
+                # the verified prefix plus our own lines: still "every remembered id lies
+                # within lines 1..head" as long as the count agrees
+                (count,) = db.conn.execute("SELECT COUNT(*) FROM verified").fetchone()
+                db.put(ver_seq=self.head.seq, ver_hash=self.head.hash, ver_count=count)
             db.conn.execute("COMMIT")
         except sqlite3.Error:
             if self._db is not None and self._db.conn.in_transaction:
@@ -737,34 +748,88 @@ class VerifyResult:
         }
 
 
-def _cut(data: bytes, segment: bytes) -> bytes | None:
-    """`data` without the last occurrence of `segment`."""
-    i = data.rfind(segment)
-    return None if i < 0 else data[:i] + data[i + len(segment) :]
+_KEYS = EVENT_FIELDS
+_REVERT_KEYS = ALLOWED_FIELDS
+_CLAIM_KEYS = frozenset(CLAIM_KEYS)
+_CLAIM_STR = ("atomic_claim", "epistemic_mode", "mapping_status")
+_CHECK_SET = frozenset(CHECK_KEYS)
+_encode_str = json.encoder.encode_basestring  # what the ensure_ascii=False encoder uses
 
 
-def _fast_digests(body: bytes, ev: dict) -> tuple[str, str] | None:
-    """(hash, id) of a canonical line by cutting fields out of its bytes, no re-encoding.
+def _scalar(value: str | None) -> str:
+    return "null" if value is None else f'"{value}"'
 
-    Valid because the line is canonical and every cut field sorts after the only nested
-    objects (`checks`, `claim`) and has a value with no quote to escape, so the last
-    occurrence of `,"key":value` is the top-level field and removing it leaves the
-    canonical form of the smaller object.
+
+def _sha_or_none(value: object) -> bool:
+    return value is None or (type(value) is str and _SHA.fullmatch(value) is not None)
+
+
+def _quick_ok(ev: object) -> bool:
+    """True when the event is well formed, checked as cheaply as possible; `hash` and `id`
+    are left to the digest comparison and `prev` to the chain check. False only means:
+    run `event_problems` for the exact messages."""
+    if type(ev) is not dict:
+        return False
+    action = ev.get("action")
+    if ev.keys() != (_REVERT_KEYS if action == "REVERT" else _KEYS):
+        return False
+    checks, claim, actor, claim_id = ev["checks"], ev["claim"], ev["actor"], ev["claim_id"]
+    if action in ("ACCEPT", "REPAIR"):
+        if type(claim) is not dict or claim.keys() != _CLAIM_KEYS:
+            return False
+        if type(claim["semantic_frame"]) is not dict:
+            return False
+        if not all(type(claim[k]) is str for k in _CLAIM_STR):
+            return False
+    elif action not in ACTIONS or claim is not None:
+        return False
+    return (
+        type(actor) is str
+        and actor != ""
+        and type(claim_id) is str
+        and claim_id != ""
+        and type(ev["comment"]) is str
+        and type(ev["note"]) is str
+        and ev["note"] != ""
+        and type(ev["seq"]) is int
+        and ev["seq"] > 0
+        and type(ev["v"]) is int
+        and ev["v"] == VERSION
+        and type(ev["hash"]) is str
+        and type(ev["id"]) is str
+        and type(ev["prev"]) is str
+        and type(ev["ts"]) is str
+        and _TS.fullmatch(ev["ts"]) is not None
+        and type(ev["base"]) is str
+        and _SHA.fullmatch(ev["base"]) is not None
+        and _sha_or_none(ev["preview"])
+        and _sha_or_none(ev["supersedes"])
+        and (action != "REVERT" or _sha_or_none(ev["reverts"]) and ev["reverts"] is not None)
+        and type(checks) is dict
+        and checks.keys() <= _CHECK_SET
+        and all(type(v) is bool for v in checks.values())
+    )
+
+
+def _digests(body: bytes, ev: dict) -> tuple[str, str]:
+    """(hash, id) of a canonical line without re-serialising the nested claim.
+
+    In a canonical line the last `,"hash":"` is the top-level field (a quote inside a
+    string value is always escaped, and every key after `hash` holds a scalar). Everything
+    before it is the same in the hash input, the id input and the line, so only the short
+    scalar tail is rebuilt for the id input. A wrong value here can only produce a
+    mismatch, which is reported.
     """
-    without_hash = _cut(body, b',"hash":"' + ev["hash"].encode() + b'"')
-    if without_hash is None:
-        return None
-    rest: bytes | None = without_hash
-    for seg in (
-        b',"id":"' + ev["id"].encode() + b'"',
-        b',"prev":"' + ev["prev"].encode() + b'"',
-        b',"seq":' + str(ev["seq"]).encode(),
-        b',"ts":"' + ev["ts"].encode() + b'"',
-    ):
-        rest = _cut(rest, seg) if rest is not None else None
-    if rest is None:
-        return None
-    return _sha(without_hash), _sha(rest)
+    i = body.rfind(b',"hash":"')
+    hash_input = body[:i] + body[i + 10 + len(ev["hash"]) :]
+    # the tail values are checked scalars (sha or null, int), so only `note` needs encoding
+    reverts = f',"reverts":"{ev["reverts"]}"' if "reverts" in ev else ""
+    tail = (
+        f',"note":{_encode_str(ev["note"])},"preview":{_scalar(ev["preview"])}{reverts}'
+        f',"supersedes":{_scalar(ev["supersedes"])},"v":{ev["v"]}}}'
+    )
+    id_input = body[:i] + tail.encode()
+    return _sha(hash_input), _sha(id_input)
 
 
 class _Verifier:
@@ -778,6 +843,11 @@ class _Verifier:
         self.prev_seq = 0
         self.prev_hash: str | None = GENESIS
         self.rows: list[tuple] = []
+        seq, hash_, count = db.get("ver_seq"), db.get("ver_hash"), db.get("ver_count")
+        # the last line verified before, and how many ids were remembered then
+        self.remembered = (int(seq), hash_, int(count)) if seq and hash_ and count else None
+        self.remembered_head_intact = False
+        self.memory_proven = False
         db.conn.execute("DROP TABLE IF EXISTS temp.seen")
         db.conn.execute(
             "CREATE TEMP TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, "
@@ -800,25 +870,30 @@ class _Verifier:
             self.problem(None, n, f"line {n}: not valid JSON ({exc})")
             self.prev_seq, self.prev_hash = self.prev_seq + 1, None
             return
-        structural = event_problems(ev)
-        if structural:
-            seq = ev.get("seq") if isinstance(ev, dict) else None
-            seq = seq if type(seq) is int else None
-            for msg in structural:
-                self.problem(seq, n, f"line {n}: {msg}")
-            self.prev_seq = seq if seq is not None else self.prev_seq + 1
-            self.prev_hash = ev.get("hash") if isinstance(ev, dict) else None
-            return
+        if not _quick_ok(ev):
+            structural = event_problems(ev)
+            if structural:
+                self._malformed(n, ev, structural)
+                return
         self._check_event(n, body, text, ev)
+
+    def _malformed(self, n: int, ev: object, messages: list[str]) -> None:
+        seq = ev.get("seq") if isinstance(ev, dict) else None
+        seq = seq if type(seq) is int else None
+        for msg in messages:
+            self.problem(seq, n, f"line {n}: {msg}")
+        self.prev_seq = seq if seq is not None else self.prev_seq + 1
+        self.prev_hash = ev.get("hash") if isinstance(ev, dict) else None
 
     def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
         seq = ev["seq"]
-        digests = None
-        if canonical(ev) != text:
+        canonical_ok = canonical(ev) == text
+        if not canonical_ok:
             self.problem(seq, n, f"line {n}: not canonical JSON (re-serialised or hand-edited?)")
+        if canonical_ok:
+            hash_, id_ = _digests(body, ev)
         else:
-            digests = _fast_digests(body, ev)
-        hash_, id_ = digests or (line_hash(ev), decision_id(ev))
+            hash_, id_ = line_hash(ev), decision_id(ev)
         if seq != self.prev_seq + 1:
             self.problem(seq, n, f"line {n}: seq {self.prev_seq + 1} expected, found {seq} "
                                  "(deleted or reordered line?)")  # fmt: skip
@@ -831,6 +906,8 @@ class _Verifier:
         if id_ != ev["id"]:
             self.problem(seq, n, f"line {n}: id mismatch: the decision fields were edited "
                                  "after it was made")  # fmt: skip
+        if self.remembered and n == self.remembered[0] and ev["hash"] == self.remembered[1]:
+            self.remembered_head_intact = True
         self.prev_seq, self.prev_hash = seq, ev["hash"]
         self.rows.append((n, seq, ev["id"], ev["ts"], ev["claim_id"], ev["supersedes"],
                           ev.get("reverts")))  # fmt: skip
@@ -846,11 +923,7 @@ class _Verifier:
         self.flush()
         conn = self.db.conn
         conn.execute("CREATE INDEX temp.seen_id ON seen(id)")
-        for line, seq, id_, first in conn.execute(
-            "SELECT a.line, a.seq, a.id, (SELECT MIN(b.line) FROM seen b WHERE b.id = a.id) AS f "
-            "FROM seen a WHERE a.line > (SELECT MIN(b.line) FROM seen b WHERE b.id = a.id)"
-        ):
-            self.problem(seq, line, f"line {line}: duplicate id {id_} (first on line {first})")
+        self._duplicates()
         for col in ("supersedes", "reverts"):
             for line, seq, target in conn.execute(
                 f"SELECT a.line, a.seq, a.{col} FROM seen a WHERE a.{col} IS NOT NULL AND NOT "
@@ -859,7 +932,34 @@ class _Verifier:
             ):
                 self.problem(seq, line, f"line {line}: {col} {target}, which is not an earlier "
                                         "event of the same claim")  # fmt: skip
-        for id_, ts, now_ts in conn.execute(
+        self.memory_proven = self._prefix_proves_memory()
+        if not self.memory_proven:
+            self._check_memory()
+        if self.dropped:
+            self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+
+    def _duplicates(self) -> None:
+        conn = self.db.conn
+        dup_ids = [r[0] for r in conn.execute(
+            "SELECT id FROM seen GROUP BY id HAVING COUNT(*) > 1"
+        )]  # fmt: skip
+        for id_ in dup_ids:
+            lines = conn.execute("SELECT line, seq FROM seen WHERE id=? ORDER BY line", (id_,))
+            (first, _), *rest = lines.fetchall()
+            for line, seq in rest:
+                self.problem(seq, line, f"line {line}: duplicate id {id_} (first on line {first})")
+
+    def _prefix_proves_memory(self) -> bool:
+        """Fast path: when every remembered id lay within lines 1..N, and line N still has
+        the remembered hash while the whole chain verified, lines 1..N are unchanged, so
+        every remembered id is still there."""
+        if self.problems or not self.remembered or not self.remembered_head_intact:
+            return False
+        (count,) = self.db.conn.execute("SELECT COUNT(*) FROM verified").fetchone()
+        return count == self.remembered[2]
+
+    def _check_memory(self) -> None:
+        for id_, ts, now_ts in self.db.conn.execute(
             "SELECT v.id, v.ts, s.ts FROM verified v LEFT JOIN seen s ON s.id = v.id "
             "WHERE s.id IS NULL OR s.ts != v.ts ORDER BY v.id"
         ):
@@ -868,18 +968,37 @@ class _Verifier:
             else:
                 msg = f"event {id_} verified before has changed its ts ({ts} → {now_ts})"
             self.problem(None, None, msg)
-        if self.dropped:
-            self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
 
     def remember(self, head: Head) -> None:
         conn = self.db.conn
+        after = self.remembered[0] if self.memory_proven and self.remembered else 0
         conn.execute("BEGIN")
-        conn.execute("INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen")
-        self.db.put(ver_seq=head.seq, ver_hash=head.hash)
+        conn.execute(
+            "INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen WHERE line > ?",
+            (after,),
+        )
+        (count,) = conn.execute("SELECT COUNT(*) FROM verified").fetchone()
+        # every remembered id now lies within lines 1..head.seq only if the count says so
+        self.db.put(ver_seq=head.seq, ver_hash=head.hash, ver_count=count)
         conn.execute("COMMIT")
 
     def close(self) -> None:
         self.db.conn.execute("DROP TABLE IF EXISTS temp.seen")
+
+
+def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
+    # parsed events never form cycles and are dropped line by line: pausing the cyclic
+    # GC saves its repeated scans of the young objects json.loads creates
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for n, (end, raw) in enumerate(iter_lines(path), 1):
+            if end > size:
+                break
+            verifier.line(n, raw)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
@@ -898,10 +1017,7 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
             size = os.fstat(fd).st_size
             verifier = _Verifier(db)
             try:
-                for n, (end, raw) in enumerate(iter_lines(ledger.path), 1):
-                    if end > size:
-                        break
-                    verifier.line(n, raw)
+                _verify_lines(verifier, ledger.path, size)
                 verifier.finish()
                 problems = sorted(verifier.problems,
                                   key=lambda p: (p.line is None, p.line or 0))  # fmt: skip
