@@ -46,6 +46,11 @@ CODES: dict[str, str] = {
     "kb-target-outside-kb": "an entity target resolves to a note outside the knowledge base",
     "mapping-complete-unresolved": "`Mapping Status: COMPLETE` while an entity does not resolve",
     "claim-id-duplicate": "two notes use the same `claim_id`",
+    # vt draft / vt preview
+    "drafts-missing": "`vt preview`: the note has no V2 Draft section (run `vt draft` first)",
+    "drafts-exist": "`vt draft`: the note already has a V2 Draft section; nothing written",
+    "write-refused": "the note changed on disk since vt read it, or its vt markers are "
+                     "broken; not written",
 }
 
 
