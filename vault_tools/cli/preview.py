@@ -1,0 +1,198 @@
+"""`vt draft` and `vt preview`: thin commands over vault_tools.draft and vault_tools.preview."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vault_tools.cli import app
+from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.errors import ExitCode
+
+
+@app.command()
+def draft(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Review notes to give a V2 Draft section.", show_default=False)],
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+    dry_run: DryRunOption = False,
+) -> None:
+    """Add the ⑤ V2 Draft section to notes, with V1 copied into the three draft blocks.
+
+    The section goes before Human Review; a note that already has drafts is refused.
+    Edit the drafts, set review_action to REQUEST_REPAIR, then run vt preview.
+
+    Example:
+
+        vt draft 03_claims/IX2-0328.md --vault examples/vault
+
+        vt draft 03_claims/*.md --dry-run
+    """
+    from vault_tools.draft import draft_notes
+    from vault_tools.report import Reporter
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    report = draft_notes(settings, paths, dry_run)
+    if reporter.mode == "json":
+        reporter.json(report.to_json())
+        finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
+    for result in report.notes:
+        if result.failed:
+            reporter.findings(result.findings)
+        elif dry_run:
+            reporter.text(f"{result.path}: would add the V2 Draft section (dry run):")
+            reporter.text(result.section)
+        else:
+            reporter.text(f"{result.path}: V2 Draft section added", "green")
+    drafted = sum(not n.failed for n in report.notes)
+    verb = "would be drafted" if dry_run else "drafted"
+    summary = f"{drafted} of {len(report.notes)} notes {verb}"
+    if reporter.mode == "rich":
+        reporter.text(summary, "bold red" if report.failed else "bold green")
+    else:
+        reporter.error(summary)
+    finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
+
+
+@app.command()
+def preview(
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Notes to preview (default: every note marked review_action: REQUEST_REPAIR). "
+             "Only notes marked REQUEST_REPAIR are written; others are shown.",
+        show_default=False)] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+    dry_run: DryRunOption = False,
+) -> None:
+    """Repair Preview: validate the V2 drafts and show the V1 → V2 changes.
+
+    For notes marked review_action: REQUEST_REPAIR the preview is also written into the
+    note (a Repair Preview section, review_state PREVIEW_READY or PREVIEW_FAILED, and
+    vt_preview_hash). Nothing else is written: no ledger, no claim store, no other note.
+
+    Example:
+
+        vt preview --vault examples/vault
+
+        vt preview 03_claims/DV1-0003.md --dry-run
+
+        vt preview --json
+    """
+    from vault_tools.preview import preview_vault
+    from vault_tools.report import Reporter
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    with reporter.progress("Previewing notes") as progress:
+        report = preview_vault(settings, paths or None, dry_run, progress)
+    if reporter.mode == "json":
+        reporter.json(report.to_json())
+    elif not report.previews:
+        reporter.text("nothing to preview: no note is marked review_action: REQUEST_REPAIR")
+    else:
+        for result in report.previews:
+            _show(reporter, result)
+        _summary(reporter, report.previews, dry_run)
+    finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
+
+
+def _show(reporter: Any, result: Any) -> None:
+    if reporter.mode == "rich":
+        _show_rich(reporter, result)
+    else:
+        _show_plain(reporter, result)
+
+
+def _status(result: Any) -> str:
+    if result.state is None:
+        return "no preview"
+    if result.written:
+        return f"{result.state}, written"
+    return f"{result.state}, {result.remark}" if result.remark else result.state
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _show_plain(reporter: Any, result: Any) -> None:
+    claim = f" ({result.claim_id})" if result.claim_id else ""
+    reporter.text(f"{result.path}{claim}: {_status(result)}")
+    reporter.findings(result.findings)
+    if result.state is None:
+        return
+    if result.unchanged:
+        reporter.text("  no changes: the drafts equal V1")
+        return
+    if result.claim_segments:
+        marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
+        text = "".join(marks[kind].format(part) for kind, part in result.claim_segments)
+        reporter.text(f"  claim: {text}")
+    for change in result.changes:
+        if change.field == "claim":
+            continue
+        pointer = change.pointer or "/"
+        if change.op == "add":
+            reporter.text(f"  {change.field} + {pointer}: {_value(change.new)}")
+        elif change.op == "remove":
+            reporter.text(f"  {change.field} - {pointer}: {_value(change.old)}")
+        else:
+            reporter.text(f"  {change.field} {pointer}: {_value(change.old)} → "
+                          f"{_value(change.new)}")
+
+
+def _show_rich(reporter: Any, result: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    console = reporter.console
+    colour = {"PREVIEW_READY": "green", "PREVIEW_FAILED": "red"}.get(result.state, "red")
+    claim = f" [dim]({escape(result.claim_id)})[/dim]" if result.claim_id else ""
+    console.print(f"\n[bold]{escape(result.path)}[/bold]{claim}  "
+                  f"[{colour}]{escape(_status(result))}[/{colour}]")
+    for finding in result.findings:
+        line = f"{finding.line:>5}" if finding.line else "    -"
+        console.print(f"  [dim]{line}[/dim]  [red]{finding.severity:<7}[/red] "
+                      f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}")
+    if result.state is None:
+        return
+    if result.unchanged:
+        console.print("  [dim]no changes: the drafts equal V1[/dim]")
+        return
+    if result.claim_segments:
+        styles = {"equal": "", "delete": "red strike", "insert": "bold green"}
+        text = Text("  claim: ")
+        for kind, part in result.claim_segments:
+            text.append(part, style=styles[kind] or None)
+        console.print(text)
+    rows = [c for c in result.changes if c.field != "claim"]
+    if rows:
+        table = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
+        for column in ("", "field", "pointer", "V1", "V2"):
+            table.add_column(column, overflow="fold")
+        signs = {"add": "[green]+[/green]", "remove": "[red]-[/red]",
+                 "replace": "[yellow]~[/yellow]"}
+        for change in rows:
+            old = "" if change.op == "add" else f"[red]{escape(_value(change.old))}[/red]"
+            new = "" if change.op == "remove" else f"[green]{escape(_value(change.new))}[/green]"
+            table.add_row(signs.get(change.op, change.op), change.field,
+                          escape(change.pointer or "/"), old, new)
+        console.print(table)
+
+
+def _summary(reporter: Any, previews: list[Any], dry_run: bool) -> None:
+    ready = sum(p.state == "PREVIEW_READY" and not p.failed for p in previews)
+    failed = sum(p.failed for p in previews)
+    written = sum(p.written for p in previews)
+    tail = "dry run: nothing written" if dry_run else f"{written} written"
+    summary = f"{len(previews)} previewed: {ready} ready, {failed} failed; {tail}"
+    if reporter.mode == "rich":
+        reporter.text("\n" + summary, "bold red" if failed else "bold green")
+    else:
+        reporter.error(summary)
