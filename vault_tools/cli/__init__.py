@@ -27,6 +27,7 @@ def _root() -> None:
 
 
 # command modules register themselves on `app`
+from vault_tools.cli import preview as _preview  # noqa: E402,F401
 from vault_tools.cli import validate as _validate  # noqa: E402,F401
 
 
