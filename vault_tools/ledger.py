@@ -551,6 +551,21 @@ class Transaction:
         )
         return row is not None
 
+    def recorded(self, decision: dict) -> dict | None:
+        """The claim's latest event if it records this same decision (every decision field
+        equal, whatever it superseded and whenever it was made), else None.
+
+        This is apply's idempotence test: with 4 processes applying the same note, the
+        first appends and the others find their decision already recorded.
+        """
+        latest = self.latest(decision["claim_id"])
+        if latest is None:
+            return None
+        probe = {k: v for k, v in decision.items() if k not in NOT_IN_ID}
+        probe["supersedes"] = latest["supersedes"]
+        probe.setdefault("v", VERSION)
+        return latest if decision_id(probe) == latest["id"] else None
+
     # -- writing
 
     def prepare(self, decision: dict) -> dict:
@@ -1071,13 +1086,13 @@ def _events_of(data: bytes, where: str) -> list[dict]:
     return [_checked_event(raw, n, where) for n, raw in enumerate(lines, 1)]
 
 
-def _rechain(events: Iterable[dict]) -> bytes:
+def _rechain(events: Iterable[dict], dedupe: bool = True) -> bytes:
     """Drop repeated ids, then recompute seq/prev/hash from line 1 (ids are kept)."""
     out: list[bytes] = []
     seen: set[str] = set()
     prev = GENESIS
     for ev in events:
-        if ev["id"] in seen:
+        if dedupe and ev["id"] in seen:
             continue
         seen.add(ev["id"])
         ev = dict(ev, seq=len(out) + 1, prev=prev)
