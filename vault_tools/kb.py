@@ -15,7 +15,9 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
+from vault_tools import frontmatter
 from vault_tools.vault import MarkdownFile
 
 OK = "ok"
@@ -52,7 +54,10 @@ def normalise(path: str) -> str:
 class KnowledgeBase:
     """An index of the vault's Markdown files for link resolution."""
 
-    def __init__(self, files: Iterable[MarkdownFile], kb_dir: str):
+    def __init__(self, files: Iterable[MarkdownFile], kb_dir: str, root: Path | None = None):
+        # root: the vault folder, needed only to read the notes' aliases (None: no aliases)
+        self.root = root
+        self._aliases: dict[str, tuple[str, ...]] | None = None
         self.kb_prefix = normalise(kb_dir.strip("/")) + "/"
         self.by_key: dict[str, MarkdownFile] = {}
         self.by_name: dict[str, list[MarkdownFile]] = {}
@@ -91,6 +96,44 @@ class KnowledgeBase:
 
     def notes_in_kb(self) -> list[str]:
         return sorted(f.relative for k, f in self.by_key.items() if k.startswith(self.kb_prefix))
+
+    def alias_index(self) -> dict[str, tuple[str, ...]]:
+        """Every knowledge-base note (vault-relative path) -> its `aliases` property.
+
+        Read once, on first use; empty when the vault root is unknown.
+        """
+        if self._aliases is None:
+            self._aliases = {}
+            if self.root is not None:
+                for relative in self.notes_in_kb():
+                    self._aliases[relative] = _read_aliases(self.root / relative, relative)
+        return self._aliases
+
+    def aliases(self, path: str) -> list[str]:
+        """The `aliases` of the knowledge-base note at vault-relative `path`."""
+        return list(self.alias_index().get(path, ()))
+
+    def aliases_digest(self) -> str:
+        """Changes whenever any knowledge-base note's aliases change (for result caches)."""
+        listing = sorted(self.alias_index().items())
+        return hashlib.sha256(repr(listing).encode()).hexdigest()
+
+
+def _read_aliases(path: Path, relative: str) -> tuple[str, ...]:
+    """A note's `aliases` (or `alias`) property as strings; () when unreadable or absent."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    properties = frontmatter.read(lines, relative).properties
+    value = properties.get("aliases", properties.get("alias"))
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(unicodedata.normalize("NFC", str(item)) for item in value
+                 if isinstance(item, (str, int, float)) and str(item).strip())
 
 
 def _escapes(link: str) -> bool:
