@@ -287,6 +287,8 @@ def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[
     moved = [_moved(f, first) for f in result.findings]
     draft = writer.set_block(with_properties, BLOCK, render_block(result, moved),
                              before_heading=BEFORE_HEADING)
+    if all(f.line is None for f in moved):
+        return draft, moved  # no line quoted: nothing to map (the common case)
     second = _line_map(with_properties, draft)
     final = [_moved(f, second) for f in moved]
     # the block's line count does not depend on the line numbers it quotes

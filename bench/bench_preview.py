@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Time `vt preview` against `vt validate` on the same make_vault.py vault.
+
+    python bench/bench_preview.py [--notes 3000] [--runs 3]
+
+The vault (about a third of its notes are REQUEST_REPAIR with V2 drafts) is generated
+once, then copied afresh for every run so each `vt preview` is a cold, writing run:
+every marked note gets its preview block, `review_state` and `vt_preview_hash`.
+`vt validate` runs on a fresh copy too, with no `.vt/` cache (cold). Both are timed as
+whole processes (median of --runs); the goal is preview/validate <= 3.
+A warm `vt preview` (second run, drafts unchanged: writes nothing) is shown as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAKE_VAULT = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_vault.py"
+
+
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-500:]!r}")
+    return elapsed
+
+
+def fresh_copy(source: Path, work: Path, name: str) -> Path:
+    target = work / name
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".vt"))
+    return target
+
+
+def count_marked(vault: Path) -> int:
+    return sum(b"review_action: REQUEST_REPAIR" in p.read_bytes()
+               for p in (vault / "03_claims").glob("*.md"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=int, default=3000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not MAKE_VAULT.is_file():
+        raise SystemExit(f"make_vault.py not found at {MAKE_VAULT}")
+    vt = shutil.which("vt", path=str(Path(sys.executable).parent)) or "vt"
+    with tempfile.TemporaryDirectory(prefix="bench-preview-") as tmp:
+        work = Path(tmp)
+        source = work / "source"
+        subprocess.run([sys.executable, str(MAKE_VAULT), str(source), "--notes",
+                        str(args.notes)], check=True, stdout=subprocess.DEVNULL)
+        marked = count_marked(source)
+        validate_times, preview_times, warm_times = [], [], []
+        for run in range(args.runs):
+            vault = fresh_copy(source, work, f"validate-{run}")
+            validate_times.append(timed([vt, "validate", "--vault", str(vault)]))
+            vault = fresh_copy(source, work, f"preview-{run}")
+            preview_times.append(timed([vt, "preview", "--vault", str(vault)]))
+            warm_times.append(timed([vt, "preview", "--vault", str(vault)]))
+        validate = statistics.median(validate_times)
+        preview = statistics.median(preview_times)
+        warm = statistics.median(warm_times)
+    print(f"vault: {args.notes} notes, {marked} REQUEST_REPAIR; median of {args.runs} runs")
+    print(f"vt validate (cold, no .vt/):        {validate:6.2f} s")
+    print(f"vt preview  (cold, writes {marked}):  {preview:6.2f} s")
+    print(f"vt preview  (second run, no writes): {warm:6.2f} s")
+    print(f"preview / validate = {preview / validate:.2f}  (goal <= 3)")
+
+
+if __name__ == "__main__":
+    main()
