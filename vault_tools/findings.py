@@ -51,6 +51,18 @@ CODES: dict[str, str] = {
     "drafts-exist": "`vt draft`: the note already has a V2 Draft section; nothing written",
     "write-refused": "the note changed on disk since vt read it, or its vt markers are "
                      "broken; not written",
+    # review assist (warnings; vault_tools/assist.py)
+    "assist-mapping-label": "a surface label matches neither its target's title nor its aliases",
+    "assist-mapping-unrelated": "the target's title has words found nowhere in the claim, "
+                                "evidence or context (a different concept)",
+    "assist-mapping-complete": "`Mapping Status: COMPLETE` while the condition text says an "
+                               "entity has no canonical entry",
+    "assist-frame-label": "a frame entity's label does not occur in the claim text",
+    "assist-frame-expression": "the comparison_expression says what the claim text does not",
+    "assist-frame-number": "a numeric_mentions value occurs in neither the claim nor the evidence",
+    "assist-claim-number": "a number in the claim is not in the evidence",
+    "assist-mode-hedged": "the evidence hedges (may, might, 可能 …) but the claim is ASSERTED",
+    "assist-mode-unhedged": "the claim is HYPOTHETICAL but neither it nor the evidence hedges",
 }
 
 
