@@ -1,0 +1,486 @@
+"""Review assist: the mistakes a careful reviewer would catch, as `warning` findings.
+
+A reviewer confirms four things per note (source → claim, claim → frame, the entity
+mapping, the epistemic mode). Each check here looks for one kind of slip in one of
+them. They are heuristics, tuned for precision: when in doubt a check stays silent,
+because a warning on every note teaches reviewers to ignore warnings.
+
+Text is compared after NFKC normalisation and case folding, with punctuation and
+whitespace removed and English plurals reduced ("drafters" ~ "drafter"). Chinese has
+no spaces, so nothing is split into words for matching: a label "occurs" in a claim
+when its folded form is a substring of the claim's folded form.
+
+`review_findings(note, ctx)` is the entry point; `check_note` calls it for review notes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+from vault_tools import kb as kbmod
+from vault_tools.findings import Finding, warning
+from vault_tools.jsonlines import line_of
+from vault_tools.note import JsonBlock, Note, Text
+
+if TYPE_CHECKING:  # checks imports this module; avoid the cycle at runtime
+    from vault_tools.checks import CheckContext
+
+# --- text folding --------------------------------------------------------------------
+
+_LATIN_WORD = re.compile(r"[a-z]+")
+_SKIPPED_CATEGORIES = ("P", "Z", "C")  # punctuation, separators, controls
+
+
+def _stem(word: str) -> str:
+    """English plural → singular, crudely but identically on both sides of a comparison."""
+    if len(word) <= 3:
+        return word
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def fold(text: str) -> str:
+    """The comparison form of `text`: NFKC, casefolded, plurals reduced, no punctuation or
+    whitespace (so "KL-divergence" ~ "KL Divergence" and "（TV）loss" contains "TV loss")."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _LATIN_WORD.sub(lambda m: _stem(m.group()), text)
+    return "".join(ch for ch in text
+                   if not unicodedata.category(ch).startswith(_SKIPPED_CATEGORIES))
+
+
+def occurs(needle: str, haystack: str) -> bool:
+    """Whether `needle` is said in `haystack`: as a folded substring, or (for a label of
+    several Latin words, e.g. "TV loss" in "TV or Likelihood loss") word by word in order."""
+    key = fold(needle)
+    if not key:
+        return False
+    if key in fold(haystack):
+        return True
+    words = _words(needle)
+    if len(words) < 2 or any(_is_cjk(ch) for ch in needle):
+        return False
+    position, found = 0, _words(haystack)
+    for word in words:
+        try:
+            position = found.index(word, position) + 1
+        except ValueError:
+            return False
+    return True
+
+
+def _is_cjk(ch: str) -> bool:
+    return ("\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
+            or "\uf900" <= ch <= "\ufaff" or "\u3040" <= ch <= "\u30ff")
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+
+
+def _words(text: str) -> list[str]:
+    """Latin words and numbers of `text` (folded, stemmed); CJK is not split."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return [_stem(word) for word in _WORD.findall(text)]
+
+
+# --- numbers -------------------------------------------------------------------------
+
+# a number: digits, optional thousands groups and decimals; not the digits of a name
+# such as FP4, H100, R1-0528 or EAGLE-3 (a letter or digit, maybe a hyphen, right before it)
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:,\d{3})*(?:\.\d+)?")
+_ANY_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+_NUMBER_WORDS = {
+    1: ("one", "single", "once", "一", "單", "单"),
+    2: ("two", "twice", "double", "二", "兩", "两", "雙", "双"),
+    3: ("three", "triple", "三"), 4: ("four", "四"), 5: ("five", "五"), 6: ("six", "六"),
+    7: ("seven", "七"), 8: ("eight", "八"), 9: ("nine", "九"), 10: ("ten", "十"),
+}
+
+
+def _value(token: str) -> Decimal | None:
+    try:
+        return Decimal(token.replace(",", "")).normalize()
+    except InvalidOperation:
+        return None
+
+
+def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
+    """The numbers written with digits in `text` (full-width digits included)."""
+    text = unicodedata.normalize("NFKC", text)
+    pattern = _ANY_NUMBER if names_too else _NUMBER
+    found = []
+    for match in pattern.finditer(text):
+        value = _value(match.group())
+        if value is not None:
+            found.append((match.group(), value))
+    return found
+
+
+def _mentions_number(text: str, value: Decimal) -> bool:
+    """Whether `text` states `value`, in digits or (for 1–10) in words."""
+    if any(v == value for _, v in numbers_in(text, names_too=True)):
+        return True
+    if value != value.to_integral_value() or int(value) not in _NUMBER_WORDS:
+        return False
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    for word in _NUMBER_WORDS[int(value)]:
+        if word.isascii():
+            if re.search(rf"\b{word}\b", folded):
+                return True
+        elif word in folded:
+            return True
+    return False
+
+
+# --- hedges --------------------------------------------------------------------------
+
+_HEDGE_EN = re.compile(r"\b(may|might|could|likely|unlikely|possibly|possible|perhaps|probably|"
+                       r"potentially|presumably|suggests?|suggested|seems?|arguably|"
+                       r"uncertain)\b", re.IGNORECASE)
+_HEDGE_ZH = ("可能", "未必", "或許", "或许", "也許", "也许", "恐怕", "大概", "似乎", "不一定",
+             "推測", "推测", "或可", "有望", "可望", "疑似")
+# conditional or predictive wording: a HYPOTHETICAL claim may rest on these instead of a hedge
+_CONDITIONAL_EN = re.compile(r"\b(if|unless|assuming|would|whether|expected|expects?|"
+                             r"predicts?|hypothes[ie]s|hypothetical)\b", re.IGNORECASE)
+_CONDITIONAL_ZH = ("如果", "若", "假如", "假設", "假设", "倘若", "一旦", "預計", "预计", "預期",
+                   "预期", "或將", "或将", "將可", "假定")
+
+
+def hedge_in(text: str) -> str | None:
+    """The first hedging word of `text`, or None. "May" the month is not a hedge."""
+    for match in _HEDGE_EN.finditer(text):
+        word = match.group()
+        if word == "May" and re.match(r"\s+\d", text[match.end():]):
+            continue
+        return word
+    return next((word for word in _HEDGE_ZH if word in text), None)
+
+
+def _conditional_in(text: str) -> str | None:
+    match = _CONDITIONAL_EN.search(text)
+    if match:
+        return match.group()
+    return next((word for word in _CONDITIONAL_ZH if word in text), None)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
+
+
+def _relevant_evidence(evidence: str, claim: str) -> str:
+    """The evidence sentences the claim draws on (by shared words); all when unclear.
+
+    A long evidence paragraph may hedge in one sentence while the claim restates
+    another; only the sentences the claim shares words with say how sure the source is.
+    """
+    sentences = [s for s in _SENTENCE_END.split(evidence) if s.strip()]
+    claim_words = {w for w in _words(claim) if len(w) > 1}
+    scores = [len(claim_words & set(_words(s))) for s in sentences]
+    best = max(scores, default=0)
+    if best < 2:
+        return evidence
+    kept = [s for s, score in zip(sentences, scores, strict=True)
+            if score >= 2 and 2 * score >= best]
+    return " ".join(kept)
+
+
+_NO_CANONICAL = re.compile(r"(沒有|没有|無|无|缺少|缺乏|尚無|尚无|不存在|\bno\b|\bwithout\b|"
+                           r"\blacks?\b|\bmissing\b)\s*(an?\s+)?canonical", re.IGNORECASE)
+
+
+# --- the part of a note one round of checks looks at ---------------------------------
+
+@dataclass(slots=True)
+class _Version:
+    """V1, or the V2 drafts: a claim, its frame, its modes, and where they sit in the note."""
+
+    label: str  # "" for V1, "V2 draft: " for the drafts (message prefix)
+    claim: Text
+    frame: JsonBlock
+    mode: str | None
+    mode_line: int
+    status: str | None
+    status_line: int
+
+
+def review_findings(note: Note, ctx: CheckContext) -> list[Finding]:
+    """Every review-assist warning for one parsed review note (V1 and V2 drafts)."""
+    if not note.is_review_note:
+        return []
+    findings: list[Finding] = []
+    for version in _versions(note):
+        findings += _check_version(note, version, ctx)
+    return findings
+
+
+def _versions(note: Note) -> Iterable[_Version]:
+    claim = note.claim
+    if claim is not None and claim.text.value and _frame_ok(note.frame):
+        assert note.frame is not None
+        mode, status = claim.epistemic_mode, claim.mapping_status
+        yield _Version("", claim.text, note.frame,
+                       mode.value if mode else None, mode.line if mode else claim.text.line,
+                       status.value if status else None,
+                       status.line if status else claim.text.line)
+    drafts = note.drafts
+    if drafts is None or drafts.claim is None or not drafts.claim.value \
+            or not _frame_ok(drafts.frame):
+        return
+    assert drafts.frame is not None
+    meta = drafts.metadata
+    data = meta.data if meta is not None and meta.ok and isinstance(meta.data, dict) else {}
+
+    def where(key: str) -> int:
+        return line_of(meta.text, (key,), meta.line) if meta is not None else drafts.line
+
+    yield _Version("V2 draft: ", drafts.claim, drafts.frame,
+                   _str(data.get("epistemic_mode")), where("epistemic_mode"),
+                   _str(data.get("mapping_status")), where("mapping_status"))
+
+
+def _frame_ok(block: JsonBlock | None) -> bool:
+    return block is not None and block.ok and isinstance(block.data, dict)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _check_version(note: Note, version: _Version, ctx: CheckContext) -> list[Finding]:
+    source = note.source
+    evidence = source.evidence.value if source and source.evidence else ""
+    context = " ".join(t.value for t in (source.context_before, source.context_after)
+                       if t is not None) if source else ""
+    return [*_mapping_checks(note, version, ctx, evidence, context),
+            *_frame_checks(note, version, evidence),
+            *_claim_number_checks(note, version, evidence),
+            *_mode_checks(note, version, evidence)]
+
+
+# --- mapping: label vs the target's title and aliases --------------------------------
+
+def _entities(frame: Any) -> list[tuple[int, dict]]:
+    entities = frame.get("entities") if isinstance(frame, dict) else None
+    if not isinstance(entities, list):
+        return []
+    return [(i, e) for i, e in enumerate(entities) if isinstance(e, dict)
+            and isinstance(e.get("id"), str) and isinstance(e.get("label"), str)
+            and e["label"].strip()]
+
+
+def _names(ctx: CheckContext, path: str) -> list[str]:
+    """A knowledge-base note's title (its file name, as Obsidian shows it) and aliases."""
+    title = path.rsplit("/", 1)[-1]
+    title = title[:-3] if title.lower().endswith(".md") else title
+    return [title, *ctx.kb.aliases(path)]
+
+
+def _candidates(ctx: CheckContext, label: str, exclude: str) -> list[str]:
+    """Knowledge-base notes whose title or an alias is the label."""
+    key = fold(label)
+    found = []
+    for path in ctx.kb.alias_index():
+        if path != exclude and any(fold(name) == key for name in _names(ctx, path)):
+            found.append(path[:-3] if path.lower().endswith(".md") else path)
+    return found
+
+
+_TITLE_STOPWORDS = frozenset("a an and the of for in on to with by or vs".split())
+
+
+def _foreign_title_words(title: str, text: str) -> list[str]:
+    """Words of a knowledge-base title found nowhere in `text`: Latin words as whole words
+    ("IC" is not inside "speculative"), a CJK run as a substring."""
+    folded, latin = fold(text), set(_words(text))
+    foreign = []
+    for word in re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", title)):
+        if word.casefold() in _TITLE_STOPWORDS:
+            continue
+        cjk = any(_is_cjk(ch) for ch in word)
+        if (cjk and fold(word) not in folded) or (not cjk and _stem(word.casefold()) not in latin):
+            foreign.append(word)
+    return foreign
+
+
+def _mapping_checks(note: Note, version: _Version, ctx: CheckContext, evidence: str,
+                    context: str) -> list[Finding]:
+    if ctx.kb.root is None:
+        return []  # no aliases known: a label-vs-title check would only raise false alarms
+    findings = []
+    frame = version.frame
+    everything = " ".join((version.claim.value, evidence, context))
+    for index, entity in _entities(frame.data):
+        resolution = ctx.kb.resolve(entity["id"])
+        if resolution.status != kbmod.OK or resolution.path is None:
+            continue  # an error already (kb-target-*)
+        label, path = entity["label"], resolution.path
+        names = _names(ctx, path)
+        if any(fold(name) == fold(label) for name in names):
+            continue
+        line = _entity_line(note, version, index, entity)
+        others = _candidates(ctx, label, path)
+        hint = (f"; did you mean {' or '.join(f'[[{c}]]' for c in others)}?" if others else
+                f"; add {label!r} to the aliases of {names[0]!r} if it is right")
+        foreign = _foreign_title_words(names[0], everything)
+        if foreign:
+            findings.append(warning(
+                note.path, line, "assist-mapping-unrelated",
+                f"{version.label}{label!r} is mapped to {names[0]!r}, but "
+                f"{', '.join(repr(w) for w in foreign)} "
+                f"{'appear' if len(foreign) > 1 else 'appears'} nowhere in the claim, "
+                f"evidence or context{hint}"))
+        else:
+            findings.append(warning(
+                note.path, line, "assist-mapping-label",
+                f"{version.label}surface label {label!r} matches neither the title nor an "
+                f"alias of {names[0]!r}{hint}"))
+    return findings
+
+
+def _entity_line(note: Note, version: _Version, index: int, entity: dict) -> int:
+    """V1: the mapping-table row of the entity (where the reviewer checks the mapping);
+    the drafts (and a V1 entity with no row): the entity's label in the frame."""
+    if not version.label:
+        for row in note.mapping:
+            if fold(row.label) == fold(entity["label"]) and \
+                    kbmod.link_target(row.target) == kbmod.link_target(entity["id"]):
+                return row.line
+    return line_of(version.frame.text, ("entities", index, "label"), version.frame.line)
+
+
+# --- claim → frame ---------------------------------------------------------------------
+
+def _frame_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
+    findings = []
+    frame, claim = version.frame, version.claim.value
+    for index, entity in _entities(frame.data):
+        if not occurs(entity["label"], claim):
+            line = line_of(frame.text, ("entities", index, "label"), frame.line)
+            findings.append(warning(note.path, line, "assist-frame-label",
+                                    f"{version.label}entity label {entity['label']!r} does not "
+                                    f"occur in the claim text"))
+    expression = frame.data.get("comparison_expression")
+    if isinstance(expression, str) and expression.strip():
+        missing = _missing_from(expression, claim)
+        if missing:
+            line = line_of(frame.text, ("comparison_expression",), frame.line)
+            findings.append(warning(note.path, line, "assist-frame-expression",
+                                    f"{version.label}comparison_expression says "
+                                    f"{', '.join(repr(m) for m in missing)}, which the claim "
+                                    f"text does not"))
+    findings += _numeric_mention_checks(note, version, evidence)
+    return findings
+
+
+# common Chinese function characters: a paraphrase adds and drops these freely
+_FUNCTION_HAN = frozenset("的之與与和及以於于在是了或而其對对上中等也為为將将被由從从把則则就都個个"
+                          "一這这那此並并且但比更")
+
+
+def _missing_from(expression: str, claim: str) -> list[str]:
+    """What the comparison expression says that the claim does not.
+
+    Latin words and numbers (entities, quantities) must all be in the claim. Chinese is
+    paraphrased freely (高於 for 比…更), so its characters count only when most of them,
+    and at least six, are absent: then the expression states something else.
+    """
+    if occurs(expression, claim):
+        return []
+    latin = set(_words(claim))
+    missing = [w for w in dict.fromkeys(_words(expression))
+               if w not in latin and not _number_word_match(w, claim)]
+    han = [ch for ch in unicodedata.normalize("NFKC", expression)
+           if _is_cjk(ch) and ch not in _FUNCTION_HAN]
+    absent = [ch for ch in han if ch not in claim]
+    if len(absent) >= 6 and 2 * len(absent) > len(han):
+        missing.append("".join(dict.fromkeys(absent)))
+    return missing
+
+
+def _number_word_match(word: str, text: str) -> bool:
+    value = _value(word) if word[:1].isdigit() else None
+    return value is not None and _mentions_number(text, value)
+
+
+def _numeric_mention_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
+    qualifiers = version.frame.data.get("qualifiers")
+    mentions = qualifiers.get("numeric_mentions") if isinstance(qualifiers, dict) else None
+    if not isinstance(mentions, list):
+        return []
+    findings = []
+    text = f"{version.claim.value}\n{evidence}"
+    for index, mention in enumerate(mentions):
+        if not isinstance(mention, str) or not mention.strip() or _mention_found(mention, text):
+            continue
+        line = line_of(version.frame.text, ("qualifiers", "numeric_mentions", index),
+                       version.frame.line)
+        findings.append(warning(note.path, line, "assist-frame-number",
+                                f"{version.label}numeric mention {mention!r} occurs in neither "
+                                f"the claim nor the evidence"))
+    return findings
+
+
+def _mention_found(mention: str, text: str) -> bool:
+    numbers = numbers_in(mention, names_too=True)
+    if numbers:
+        return all(_mentions_number(text, value) for _, value in numbers)
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    key = unicodedata.normalize("NFKC", mention).casefold().strip()
+    if any(_is_cjk(ch) for ch in key):
+        return fold(key) in fold(folded)
+    # a symbol such as k or N: a whole token, not a letter inside a word
+    return re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", folded) is not None
+
+
+# --- source → claim --------------------------------------------------------------------
+
+def _claim_number_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
+    if not evidence:
+        return []
+    findings = []
+    reported: set[Decimal] = set()
+    for offset, line_text in enumerate(version.claim.value.split("\n")):
+        for token, value in numbers_in(line_text):
+            if value in reported or _mentions_number(evidence, value):
+                continue
+            reported.add(value)
+            findings.append(warning(note.path, version.claim.line + offset, "assist-claim-number",
+                                    f"{version.label}the claim's number {token} is not in the "
+                                    f"evidence"))
+    return findings
+
+
+# --- epistemic mode --------------------------------------------------------------------
+
+def _mode_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
+    findings = []
+    claim = version.claim.value
+    if version.mode == "ASSERTED" and evidence:
+        hedge = hedge_in(_relevant_evidence(evidence, claim))
+        if hedge:
+            findings.append(warning(note.path, version.mode_line, "assist-mode-hedged",
+                                    f"{version.label}the evidence hedges ({hedge!r}) but the "
+                                    f"claim is ASSERTED; HYPOTHETICAL keeps the source's tone"))
+    elif version.mode == "HYPOTHETICAL":
+        both = f"{claim}\n{evidence}"
+        if not hedge_in(both) and not _conditional_in(both):
+            findings.append(warning(note.path, version.mode_line, "assist-mode-unhedged",
+                                    f"{version.label}the claim is HYPOTHETICAL, but neither it "
+                                    f"nor the evidence hedges; ASSERTED may be meant"))
+    condition = None
+    qualifiers = version.frame.data.get("qualifiers")
+    if isinstance(qualifiers, dict):
+        condition = _str(qualifiers.get("condition_text"))
+    if version.status == "COMPLETE" and condition and _NO_CANONICAL.search(condition):
+        findings.append(warning(note.path, version.status_line, "assist-mapping-complete",
+                                f"{version.label}Mapping Status is COMPLETE, but the condition "
+                                f"text says an entity has no canonical entry; PARTIAL is meant"))
+    return findings
