@@ -10,6 +10,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from vault_tools import assist
 from vault_tools import kb as kbmod
 from vault_tools.findings import Finding, error
 from vault_tools.jsonlines import line_of
@@ -35,6 +36,7 @@ def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
             findings += _check_mapping(note, ctx)
         if note.drafts is not None:
             findings += check_drafts(note, ctx)
+        findings += assist.review_findings(note, ctx)  # review-assist warnings
     if ctx.disabled:
         findings = [f for f in findings if f.code not in ctx.disabled]
     return findings
