@@ -63,7 +63,8 @@ class ValidateReport:
 
 def make_context(settings: Settings, files: Iterable | None = None) -> CheckContext:
     files = markdown_files(settings.vault) if files is None else files
-    return CheckContext(Schemas(settings.schemas_dir), KnowledgeBase(files, settings.kb_dir),
+    return CheckContext(Schemas(settings.schemas_dir),
+                        KnowledgeBase(files, settings.kb_dir, settings.vault),
                         settings.disabled_findings)
 
 
@@ -106,7 +107,8 @@ def _explicit_targets(settings: Settings, paths: list[Path], report: ValidateRep
 
 
 def _cache_key(ctx: CheckContext) -> str:
-    parts = [__version__, ctx.schemas.digest, ctx.kb.digest, ",".join(sorted(ctx.disabled))]
+    parts = [__version__, ctx.schemas.digest, ctx.kb.digest, ctx.kb.aliases_digest(),
+             ",".join(sorted(ctx.disabled))]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
