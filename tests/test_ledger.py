@@ -565,3 +565,37 @@ def test_generated_appends_verify(tmp_path: Path, items: list, batch: int) -> No
     assert result.ok, result.problems
     for ev in iter_events(ledger.path):
         jsonschema.validate(ev, SCHEMA)
+
+
+def test_memory_fast_path_never_hides_a_lost_appended_event(vault: Path) -> None:
+    ledger = filled(3, vault)
+    assert verify_ledger(ledger.path, ledger.state_dir).ok  # remembered head: line 3
+    Ledger(ledger.path, vault / ".vt-other").append([decision("X1"), decision("X2")])
+    ledger.append([decision("X3")])  # remembered, but beyond the remembered head
+    lost = json.loads(lines_of(ledger)[-1])["id"]
+    write_lines(ledger, lines_of(ledger)[:-1])
+    result = verify_ledger(ledger.path, ledger.state_dir)
+    assert messages(result) == [
+        f"event {lost} verified before is missing: ledger shortened or rewritten"
+    ]
+
+
+def test_memory_fast_path_after_verified_appends(vault: Path) -> None:
+    ledger = filled(3, vault)
+    assert verify_ledger(ledger.path, ledger.state_dir).ok
+    ledger.append([decision("X1")])  # extends the remembered head
+    assert verify_ledger(ledger.path, ledger.state_dir).ok
+    write_lines(ledger, lines_of(ledger)[:-1])
+    assert "verified before is missing" in messages(verify_ledger(ledger.path, ledger.state_dir))[0]
+
+
+def test_apply_refuses_a_ledger_whose_chain_is_broken(vault: Path) -> None:
+    ledger = filled(4, vault)
+    raw = lines_of(ledger)
+    del raw[1]
+    write_lines(ledger, raw)
+    with (
+        pytest.raises(L.IntegrityError, match="line 2: the chain is broken"),
+        ledger.transaction() as txn,
+    ):
+        txn.latest("C1")

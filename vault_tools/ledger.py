@@ -592,8 +592,7 @@ class Transaction:
                 f"the ledger already holds decision {ev['id']}", str(self.ledger.path)
             )
         ev["seq"], ev["prev"] = self.head.seq + 1, self.head.hash
-        ev["hash"] = line_hash(ev)
-        data = (canonical(ev) + "\n").encode()
+        data = _with_hash(ev)
         self._lines.append(data)
         self.head = Head(ev["seq"], ev["hash"], self.head.size + len(data))
         self._pending_latest[ev["claim_id"]] = ev
@@ -617,7 +616,8 @@ class Transaction:
             db.conn.execute("BEGIN")
             db.remember(self.appended)
             if db.index_head() == self.start:
-                db.index_add([(ev, canonical(ev)) for ev in self.appended])
+                lines = [raw[:-1].decode() for raw in self._lines]
+                db.index_add(list(zip(self.appended, lines, strict=True)))
                 db.put(idx_size=self.head.size, idx_seq=self.head.seq, idx_hash=self.head.hash)
             verified = (db.get("ver_seq"), db.get("ver_hash"))
             if verified == (str(self.start.seq), self.start.hash):
@@ -634,6 +634,16 @@ class Transaction:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _with_hash(ev: dict) -> bytes:
+    """Set `ev["hash"]` and return the event's line, serialising it only once: the hash
+    field is spliced into the canonical text of the event without it, just before the
+    top-level `id` (the last `,"id":"` in the text: nested objects all come earlier)."""
+    text = canonical(ev)
+    ev["hash"] = _sha(text.encode())
+    i = text.rfind(',"id":"')
+    return (text[:i] + f',"hash":"{ev["hash"]}"' + text[i:] + "\n").encode()
 
 
 def _write_durably(fd: int, data: bytes, pre_size: int, path: str) -> None:
