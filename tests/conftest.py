@@ -23,6 +23,29 @@ SEED_NOTE = EXAMPLE_VAULT / "03_claims" / "SA260324R-0125.md"
 IX2_NOTE = EXAMPLE_VAULT / "03_claims" / "IX2-0328.md"
 
 
+# codes `vt validate` emits but a single note file cannot (each has a dedicated test)
+NOT_FROM_ONE_FILE = frozenset({"claim-id-duplicate", "not-review-note", "path-outside-vault",
+                               "read-error"})
+# codes of other commands (vt draft, vt preview, …), never emitted by `vt validate`
+OTHER_COMMAND_CODES = frozenset({"drafts-missing", "drafts-exist", "write-refused"})
+
+
+
+
+def assist_codes() -> frozenset[str]:
+    """The review-assist warnings (heuristics with their own tests): off in these tests."""
+    from vault_tools.findings import CODES
+
+    return frozenset(code for code in CODES if code.startswith("assist-"))
+
+
+def single_file_codes() -> set[str]:
+    """Every code one note can make `vt validate` emit (review-assist heuristics aside)."""
+    from vault_tools.findings import CODES
+
+    return set(CODES) - NOT_FROM_ONE_FILE - OTHER_COMMAND_CODES - assist_codes()
+
+
 def shared_dir() -> Path | None:
     """The project's shared folder (seeds, bench generator): ../shared in CI, /work/shared here."""
     for candidate in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")):
@@ -212,19 +235,23 @@ def copy_example_vault(dest: Path) -> Path:
     return dest
 
 
-def settings_for(vault: Path, workers: int = 1):  # -> Settings
+def settings_for(vault: Path, workers: int = 1, assist: bool = False):  # -> Settings
+    """The vault's settings, with the review-assist warnings off unless `assist`."""
     from vault_tools.config import load_settings
 
     settings = load_settings(vault)
     settings.workers = workers
+    if not assist:
+        settings.disabled_findings = settings.disabled_findings | assist_codes()
     return settings
 
 
-def validate_vault(vault: Path, paths: list[Path] | None = None, workers: int = 1):
+def validate_vault(vault: Path, paths: list[Path] | None = None, workers: int = 1,
+                   assist: bool = False):
     """Run the core `validate` on a vault; returns the ValidateReport."""
     from vault_tools.validate import validate
 
-    return validate(settings_for(vault, workers), paths)
+    return validate(settings_for(vault, workers, assist), paths)
 
 
 def codes_and_lines(findings: Iterable[Any]) -> set[tuple[str, int | None]]:
@@ -238,7 +265,7 @@ def example_context():  # -> CheckContext over the example knowledge base
     from vault_tools.vault import markdown_files
 
     return CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT),
-                                                 "04_knowledge_base"))
+                                                 "04_knowledge_base"), assist_codes())
 
 
 @pytest.fixture

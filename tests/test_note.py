@@ -19,6 +19,7 @@ from conftest import (
     render_drafts,
     render_note,
     shared_dir,
+    single_file_codes,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -240,9 +241,7 @@ def test_malformed_note_gives_code_at_line(code: str, raw: bytes, line: int) -> 
 
 
 def test_malformed_table_covers_every_single_file_code() -> None:
-    single_file = set(CODES) - {"claim-id-duplicate", "not-review-note",
-                                "path-outside-vault", "read-error"}
-    assert {code for code, _, _ in MALFORMED} == single_file
+    assert {code for code, _, _ in MALFORMED} == single_file_codes()
 
 
 def test_parse_stops_at_frontmatter_without_claim_id() -> None:
@@ -282,33 +281,47 @@ CTX = example_context()
 
 
 EOF_FENCE = b"---\nclaim_id: X\n---\n## Semantic Frame\n```"
+NO_BODY = b"---\nclaim_id: X\n---"
 
 
-def _json_line_past_eof(raw: bytes) -> int | None:
+def _max_line(raw: bytes, code: str) -> int:
     note = parse_note(raw, "n.md")
-    return next((f.line for f in note.findings if f.code == "json-syntax"), None)
+    return max((f.line or 0 for f in note.findings if f.code == code), default=0)
 
 
-# While the bug of test_unclosed_fence_on_the_last_line_points_inside_the_file is present,
-# the properties below tolerate exactly that one case (a note ending in an opening fence);
-# once it is fixed they check it too, with no edit needed here.
-_EOF_FENCE_BUG = (_json_line_past_eof(EOF_FENCE) or 0) > EOF_FENCE.count(b"\n") + 1
+# While the two bugs below are present, the properties further down tolerate exactly those
+# cases (a line one past the end for these codes); once fixed they check them too, unedited.
+_EOF_FENCE_BUG = _max_line(EOF_FENCE, "json-syntax") > EOF_FENCE.count(b"\n") + 1
+_NO_BODY_BUG = _max_line(NO_BODY, "section-missing") > NO_BODY.count(b"\n") + 1
 
 
 @pytest.mark.xfail(strict=True, reason="bug: note._one_json_block puts a block that is an "
                    "opening fence on the file's last line at line N+1 of an N-line file")
 def test_unclosed_fence_on_the_last_line_points_inside_the_file() -> None:
-    assert _json_line_past_eof(EOF_FENCE) == 5
+    assert _max_line(EOF_FENCE, "json-syntax") == 5
+
+
+@pytest.mark.xfail(strict=True, reason="bug: note._parse_body reports section-missing at "
+                   "note.body_line, which is N+1 when the file ends at the closing '---'")
+def test_section_missing_in_a_note_without_body_points_inside_the_file() -> None:
+    assert 1 <= _max_line(NO_BODY, "section-missing") <= 3
+
+
+def _tolerated(finding, count: int) -> bool:
+    """A known out-of-range line (see the two xfail tests above) while the bug is present."""
+    if finding.line != count + 1:
+        return False
+    return ((_EOF_FENCE_BUG and finding.code == "json-syntax")
+            or (_NO_BODY_BUG and finding.code == "section-missing"))
 
 
 def _assert_sane(raw: bytes, note: Note, with_checks: bool = False) -> None:
     assert isinstance(note, Note)
     count = raw.count(b"\n") + 1
     findings = check_note(note, CTX) if with_checks else note.findings
-    ends_in_fence = raw.rstrip().rsplit(b"\n", 1)[-1].lstrip().startswith((b"```", b"~~~"))
     for finding in findings:
         assert finding.code in CODES
-        if _EOF_FENCE_BUG and ends_in_fence and finding.line == count + 1:
+        if _tolerated(finding, count):
             continue
         assert finding.line is None or 1 <= finding.line <= count, (finding, count)
 

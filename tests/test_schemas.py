@@ -54,9 +54,6 @@ def test_shipped_schemas_are_2020_12(name: str) -> None:
     jsonschema.Draft202012Validator.check_schema(document)
 
 
-@pytest.mark.xfail(strict=True, reason="missing: schemas/ledger-event.schema.json (the ledger "
-                   "event of DESIGN §6, required by the Foundation issue) is not shipped; "
-                   "ledger.py's docstring already refers to it")
 def test_ledger_event_schema_is_shipped() -> None:
     assert (schema_dir() / SCHEMA_FILES["event"]).is_file()
     assert "event" in SCHEMAS.documents
