@@ -1,0 +1,189 @@
+"""Review assist: planted mistakes give exactly their warning, clean notes stay silent.
+
+tests/assist_cases/ holds review notes, each ending in `<!-- assist: CODE LINE -->`
+markers (the warnings it must give, no more) or `<!-- assist: none -->` (a clean note
+that must give no review-assist warning at all). Each is checked against the example
+knowledge base, aliases included.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE_VAULT, render_note, validate_vault
+
+from vault_tools import assist
+from vault_tools.checks import CheckContext, check_note
+from vault_tools.findings import CODES, WARNING
+from vault_tools.kb import KnowledgeBase
+from vault_tools.note import parse_note
+from vault_tools.schemas import Schemas
+from vault_tools.vault import markdown_files
+
+CASES = sorted((Path(__file__).resolve().parent / "assist_cases").glob("*.md"))
+MARKER = re.compile(r"<!-- assist: ([a-z-]+)(?: (\d+))? -->")
+ASSIST = {code for code in CODES if code.startswith("assist-")}
+CTX = CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT), "04_knowledge_base",
+                                            EXAMPLE_VAULT))
+
+
+def expected(text: str) -> set[tuple[str, int]]:
+    marks = MARKER.findall(text)
+    assert marks, "every case ends in an assist marker"
+    return {(code, int(line)) for code, line in marks if code != "none"}
+
+
+def assist_pairs(raw: bytes, path: str = "03_claims/case.md") -> set[tuple[str, int | None]]:
+    findings = check_note(parse_note(raw, path), CTX)
+    return {(f.code, f.line) for f in findings if f.code in ASSIST}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_case_gives_exactly_its_warnings(case: Path) -> None:
+    raw = case.read_bytes()
+    findings = check_note(parse_note(raw, "03_claims/case.md"), CTX)
+    assert [f for f in findings if f.severity != WARNING] == [], "cases must be valid notes"
+    assert assist_pairs(raw) == expected(raw.decode())
+
+
+def test_cases_cover_every_code_several_times_and_clean_notes() -> None:
+    planted = Counter(code for case in CASES for code, _ in expected(case.read_text()))
+    assert set(planted) == ASSIST
+    assert min(planted.values()) >= 2
+    clean = [c for c in CASES if not expected(c.read_text())]
+    assert len(clean) >= 10
+
+
+def test_every_assist_code_is_a_warning() -> None:
+    for case in CASES:
+        findings = check_note(parse_note(case.read_bytes(), "03_claims/case.md"), CTX)
+        assert all(f.severity == WARNING for f in findings if f.code in ASSIST)
+
+
+# --- the example vault -----------------------------------------------------------------
+
+def example_findings() -> dict[str, list]:
+    found: dict[str, list] = {}
+    for path in sorted((EXAMPLE_VAULT / "03_claims").glob("*.md")):
+        note = parse_note(path.read_bytes(), f"03_claims/{path.name}")
+        found[path.stem] = assist.review_findings(note, CTX)
+    return found
+
+
+def test_ix2_0328_maps_verification_to_ic_design_and_suggests_draft_verification() -> None:
+    [finding] = example_findings()["IX2-0328"]
+    text = (EXAMPLE_VAULT / "03_claims" / "IX2-0328.md").read_text(encoding="utf-8")
+    row = next(i for i, line in enumerate(text.splitlines(), 1) if "| verification |" in line)
+    assert (finding.code, finding.line) == ("assist-mapping-unrelated", row)
+    assert "'IC', 'design'" in finding.message
+    assert "[[04_knowledge_base/Draft Verification]]" in finding.message
+
+
+def test_example_vault_warnings_are_exactly_the_known_ones() -> None:
+    """SA260324R-0125, DV1-0001 and DV1-0002 are silent. DV1-0003's V1 frame compares
+    'drafter's that differ (不同) where the claim says TV loss is better (its V2 draft
+    repairs that and is silent); DV1-0004's frame adds 'the larger the batch, the more
+    likely a bottleneck' (值隨…變, 越大越容易遇到), which the claim does not say."""
+    codes = {stem: [f.code for f in found] for stem, found in example_findings().items()}
+    assert codes == {
+        "SA260324R-0125": [], "DV1-0001": [], "DV1-0002": [],
+        "DV1-0003": ["assist-frame-expression"], "DV1-0004": ["assist-frame-expression"],
+        "IX2-0328": ["assist-mapping-unrelated"],
+    }
+
+
+# --- through vt validate: warnings, switchable, cached with the aliases ---------------
+
+def test_validate_reports_assist_warnings_and_config_disables_them(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    report = validate_vault(vault, assist=True)
+    assert report.errors == 0
+    assert {f.code for f in report.findings} == {"assist-mapping-unrelated",
+                                                 "assist-frame-expression"}
+    (vault / "vt.toml").write_text('[findings]\ndisable = ["assist-mapping-unrelated"]\n',
+                                   encoding="utf-8")
+    report = validate_vault(vault, assist=True)
+    assert {f.code for f in report.findings} == {"assist-frame-expression"}
+
+
+def test_alias_change_invalidates_the_validate_cache(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    note = vault / "03_claims" / "IX2-0328.md"
+    note.write_text(note.read_text(encoding="utf-8").replace(
+        "| verification | 04_knowledge_base/IC design verification",
+        "| verification | 04_knowledge_base/Draft Verification").replace(
+        '"id": "04_knowledge_base/IC design verification"',
+        '"id": "04_knowledge_base/Draft Verification"'), encoding="utf-8")
+    assert validate_vault(vault, [note], assist=True).findings == []
+    kb_note = vault / "04_knowledge_base" / "Draft Verification.md"
+    kb_note.write_text(kb_note.read_text(encoding="utf-8").replace(
+        "[verification, ", "["), encoding="utf-8")
+    # without the alias the label no longer names the note (and "Draft" is not in IX2's text)
+    codes = [f.code for f in validate_vault(vault, [note], assist=True).findings]
+    assert codes == ["assist-mapping-unrelated"]
+
+
+# --- the pieces ------------------------------------------------------------------------
+
+def test_fold_ignores_case_width_punctuation_space_and_plurals() -> None:
+    assert assist.fold("KL-Divergence") == assist.fold("kl divergence")
+    assert assist.fold("ＤＦｌａｓｈ") == assist.fold("dflash")
+    assert assist.occurs("TV loss", "Total Variation（TV）loss 更好")
+    assert assist.occurs("TV loss", "TV 或 Likelihood loss")
+    assert assist.occurs("drafters", "parallel drafter")
+    assert not assist.occurs("target model", "parallel drafter")
+    assert assist.occurs("草稿", "一個草稿模型")
+
+
+def test_numbers_skip_names_and_read_full_width_digits() -> None:
+    text = "EAGLE-3 on FP4/H100: 1.5 to 2, ３ 倍, 1,000"
+    found = [token for token, _ in assist.numbers_in(text)]
+    assert found == ["1.5", "2", "3", "1,000"]
+
+
+@pytest.mark.parametrize("text,hedge", [
+    ("this may help", "may"), ("In May 2025 it shipped", None), ("It MIGHT", "MIGHT"),
+    ("likelihood loss", None), ("效益未必較小", "未必"), ("或許更好", "或許"),
+    ("it is faster", None),
+])
+def test_hedges(text: str, hedge: str | None) -> None:
+    assert assist.hedge_in(text) == hedge
+
+
+def test_without_a_vault_root_mapping_checks_stay_silent() -> None:
+    ctx = CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT),
+                                                "04_knowledge_base"))
+    raw = (EXAMPLE_VAULT / "03_claims" / "IX2-0328.md").read_bytes()
+    note = parse_note(raw, "03_claims/IX2-0328.md")
+    assert assist.review_findings(note, ctx) == []
+
+
+def test_broken_frames_give_no_assist_crash() -> None:
+    for frame in ('{"entities": 3}', '{"entities": [{"id": 1}], "qualifiers": []}', "[]",
+                  '{"qualifiers": {"numeric_mentions": [1, null, ""], "condition_text": 5}}'):
+        raw = render_note(frame=frame, rows=[]).encode()
+        assert assist_pairs(raw) == set()
+
+
+def test_generated_vault_runs_without_a_crash(tmp_path: Path) -> None:
+    """make_vault.py's claims are random substrings: warnings are expected, crashes not."""
+    from conftest import shared_dir
+
+    shared = shared_dir()
+    if shared is None:
+        pytest.skip("no shared bench folder")
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, str(shared / "bench" / "make_vault.py"),
+                    str(tmp_path / "v"), "--notes", "60", "--defects", "0.2"],
+                   check=True, capture_output=True)
+    report = validate_vault(tmp_path / "v", assist=True)
+    assert report.notes >= 40 and any(f.code in ASSIST for f in report.findings)
+    assert all(f.severity == WARNING for f in report.findings if f.code in ASSIST)
