@@ -82,6 +82,14 @@ def test_generated_vault_is_flagged_on_exactly_the_defective_notes(generated) ->
     assert report.errors == len(report.findings)
 
 
+def test_with_review_assist_on_errors_still_flag_exactly_the_defective_notes(generated) -> None:
+    vault, defects = generated
+    shutil.rmtree(vault / ".vt", ignore_errors=True)
+    report = validate_vault(vault, assist=True)
+    assert {f.path for f in report.findings if f.severity == "error"} == set(defects)
+    assert all(f.severity == "warning" for f in report.findings if f.code.startswith("assist-"))
+
+
 def test_workers_give_identical_findings(generated, monkeypatch: pytest.MonkeyPatch) -> None:
     vault, _ = generated
     one = _cold(vault, workers=1)
