@@ -15,6 +15,8 @@ from conftest import (
     render_note,
     rows_for,
 )
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from vault_tools.checks import CheckContext, check_drafts, check_note
 from vault_tools.findings import Finding
@@ -245,3 +247,46 @@ def test_duplicate_key_does_not_hide_body_findings() -> None:
     text = render_note().replace("review_state: NEW", "review_state: NEW\nreview_state: NEW")
     text = text.replace('"metric"', '"metric" x')
     assert {f.code for f in run(text)} == {"yaml-duplicate-key", "json-syntax"}
+
+
+# --- JSON values map back to their lines (what schema findings rely on) -----------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+def _replaced(value: object, path: tuple, marker: str) -> object:
+    if not path:
+        return marker
+    copy_ = copy.copy(value)
+    copy_[path[0]] = _replaced(value[path[0]], path[1:], marker)  # type: ignore[index]
+    return copy_
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON, st.sampled_from([2, 4, "\t", None]))
+def test_value_lines_match_where_json_dumps_put_each_value(value: object, indent) -> None:
+    from vault_tools.jsonlines import line_of
+
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    marker = "\u2063MARK\u2063"
+    assume("\u2063" not in text)
+    for path in _paths(value):
+        marked = json.dumps(_replaced(value, path, marker), indent=indent, ensure_ascii=False)
+        expected = next(n for n, line in enumerate(marked.split("\n"), 10) if marker in line)
+        assert line_of(text, path, 10) == expected, (path, text)
