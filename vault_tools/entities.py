@@ -244,7 +244,8 @@ def new_entity(settings: Settings, name: str, aliases: list[str] | None = None,
     kb = kbmod.KnowledgeBase(files, settings.kb_dir, settings.vault)
     existing = kb.resolve(relative)
     if existing.status != kbmod.MISSING or (settings.vault / relative).exists():
-        raise RefusedError(f"{existing.path or relative} exists; not overwritten", relative)
+        raise RefusedError("a note of this name exists; not overwritten",
+                           existing.path or relative)
     keys = {kbmod.normalise(n) for n in [name, *cleaned]}
     similar = [path for path in kb.notes_in_kb()
                if keys & {kbmod.normalise(n) for n in [_title(path), *kb.aliases(path)]}]
@@ -256,7 +257,7 @@ def new_entity(settings: Settings, name: str, aliases: list[str] | None = None,
             raise UsageError("the knowledge-base folder lies outside the vault", relative)
         written = create_file(target, text.encode("utf-8"))
         if not written:
-            raise RefusedError(f"{relative} exists; not overwritten", relative)
+            raise RefusedError("a note of this name exists; not overwritten", relative)
     return NewEntity(relative, text, written, similar)
 
 

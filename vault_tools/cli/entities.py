@@ -11,7 +11,6 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.errors import ExitCode
 
 entities_app = typer.Typer(
-    help="The knowledge base: entity notes, their use, missing targets, label conflicts.",
     no_args_is_help=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
