@@ -174,8 +174,10 @@ def _show_rich(reporter: Any, result: Any) -> None:
     rows = [c for c in result.changes if c.field != "claim"]
     if rows:
         table = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
-        for column in ("", "field", "pointer", "V1", "V2"):
-            table.add_column(column, overflow="fold")
+        for column in ("", "field", "pointer"):
+            table.add_column(column, no_wrap=True)
+        for column in ("V1", "V2"):
+            table.add_column(column, overflow="fold", ratio=1)
         signs = {"add": "[green]+[/green]", "remove": "[red]-[/red]",
                  "replace": "[yellow]~[/yellow]"}
         for change in rows:
