@@ -86,10 +86,17 @@ def messages(result: L.VerifyResult) -> list[str]:
     return [p.message for p in result.problems]
 
 
-def filled(n: int, vault: Path) -> Ledger:
+def filled(n: int, vault: Path, verified: bool = False) -> Ledger:
     ledger = ledger_of(vault)
     ledger.append(decision(f"C{i}", ("ACCEPT", "REJECT", "REPAIR")[i % 3]) for i in range(n))
+    if verified:  # the .vt memory now holds every line: later verifies trust the prefix
+        assert verify_ledger(ledger.path, ledger.state_dir).ok
     return ledger
+
+
+# every tampering test runs twice: on a ledger never verified, and on one verified before
+# (then the tampered line lies in the prefix verify re-proves by its hash chain alone)
+VERIFIED = pytest.mark.parametrize("verified", [False, True], ids=["fresh", "verified"])
 
 
 # ---------------------------------------------------------------- round trip, chain
@@ -227,8 +234,9 @@ def test_log_newest_first_with_filters(vault: Path) -> None:
 # ---------------------------------------------------------------- tampering
 
 
-def test_flipped_byte_is_a_hash_mismatch(vault: Path) -> None:
-    ledger = filled(5, vault)
+@VERIFIED
+def test_flipped_byte_is_a_hash_mismatch(vault: Path, verified: bool) -> None:
+    ledger = filled(5, vault, verified)
     raw = lines_of(ledger)
     raw[2] = raw[2].replace(b'"actor":"ann"', b'"actor":"anm"')
     write_lines(ledger, raw)
@@ -238,8 +246,9 @@ def test_flipped_byte_is_a_hash_mismatch(vault: Path) -> None:
     assert any(m.startswith("line 3: id mismatch") for m in messages(result))
 
 
-def test_flipped_byte_that_breaks_json(vault: Path) -> None:
-    ledger = filled(4, vault)
+@VERIFIED
+def test_flipped_byte_that_breaks_json(vault: Path, verified: bool) -> None:
+    ledger = filled(4, vault, verified)
     raw = lines_of(ledger)
     raw[1] = b"[" + raw[1][1:]
     write_lines(ledger, raw)
@@ -248,8 +257,9 @@ def test_flipped_byte_that_breaks_json(vault: Path) -> None:
     assert result.problems[0].line == 2
 
 
-def test_edited_field_with_recomputed_hash(vault: Path) -> None:
-    ledger = filled(5, vault)
+@VERIFIED
+def test_edited_field_with_recomputed_hash(vault: Path, verified: bool) -> None:
+    ledger = filled(5, vault, verified)
     raw = lines_of(ledger)
     ev = json.loads(raw[1])
     ev["actor"] = "mallory"
@@ -278,8 +288,9 @@ def test_edited_ts_of_the_last_line_is_caught_by_memory(vault: Path) -> None:
     assert any("verified before has changed its ts" in m for m in messages(result))
 
 
-def test_deleted_line(vault: Path) -> None:
-    ledger = filled(6, vault)
+@VERIFIED
+def test_deleted_line(vault: Path, verified: bool) -> None:
+    ledger = filled(6, vault, verified)
     raw = lines_of(ledger)
     del raw[3]
     write_lines(ledger, raw)
@@ -289,8 +300,9 @@ def test_deleted_line(vault: Path) -> None:
     assert len([m for m in got if "seq" in m]) == 1  # one gap, one message
 
 
-def test_reordered_lines(vault: Path) -> None:
-    ledger = filled(5, vault)
+@VERIFIED
+def test_reordered_lines(vault: Path, verified: bool) -> None:
+    ledger = filled(5, vault, verified)
     raw = lines_of(ledger)
     raw[1], raw[2] = raw[2], raw[1]
     write_lines(ledger, raw)
@@ -300,8 +312,9 @@ def test_reordered_lines(vault: Path) -> None:
     assert "line 3: seq 4 expected, found 2 (deleted or reordered line?)" in got
 
 
-def test_non_canonical_line(vault: Path) -> None:
-    ledger = filled(2, vault)
+@VERIFIED
+def test_non_canonical_line(vault: Path, verified: bool) -> None:
+    ledger = filled(2, vault, verified)
     raw = lines_of(ledger)
     raw[0] = (json.dumps(json.loads(raw[0]), ensure_ascii=False) + "\n").encode()  # spaces
     write_lines(ledger, raw)
@@ -309,14 +322,15 @@ def test_non_canonical_line(vault: Path) -> None:
     assert got == ["line 1: not canonical JSON (re-serialised or hand-edited?)"]
 
 
-def test_missing_field(vault: Path) -> None:
-    ledger = filled(2, vault)
+@VERIFIED
+def test_missing_field(vault: Path, verified: bool) -> None:
+    ledger = filled(2, vault, verified)
     raw = lines_of(ledger)
     ev = json.loads(raw[1])
     del ev["actor"]
     raw[1] = (canonical(ev) + "\n").encode()
     write_lines(ledger, raw)
-    assert "line 2: field 'actor' missing" in messages(verify_ledger(ledger.path, vault / "x"))
+    assert "line 2: field 'actor' missing" in messages(verify_ledger(ledger.path, ledger.state_dir))
 
 
 def test_duplicate_event_rechained(vault: Path) -> None:
@@ -599,3 +613,28 @@ def test_apply_refuses_a_ledger_whose_chain_is_broken(vault: Path) -> None:
         ledger.transaction() as txn,
     ):
         txn.latest("C1")
+
+
+def test_a_second_verify_reproves_the_prefix_without_reparsing(vault: Path, monkeypatch) -> None:
+    ledger = filled(6, vault, verified=True)
+    ledger.append([decision("N1"), decision("N2")])
+    Ledger(ledger.path, vault / ".vt-other").append([decision("N3")])
+    calls = []
+    real = L.canonical
+    monkeypatch.setattr(L, "canonical", lambda obj: (calls.append(1), real(obj))[1])
+    result = verify_ledger(ledger.path, ledger.state_dir)
+    assert result.ok and result.events == 9
+    assert len(calls) == 1  # only N3, appended through another state dir, was parsed
+
+
+def test_a_moved_hash_field_in_the_prefix_is_caught(vault: Path) -> None:
+    ledger = filled(3, vault, verified=True)
+    raw = lines_of(ledger)
+    body = raw[1][:-1]
+    i = body.rfind(b',"hash":"')
+    seg, cut = body[i : i + 81], body[:i] + body[i + 81 :]
+    k = cut.rfind(b',"comment":')
+    raw[1] = cut[:k] + seg + cut[k:] + b"\n"  # same bytes without the hash, same hash
+    write_lines(ledger, raw)
+    got = messages(verify_ledger(ledger.path, ledger.state_dir))
+    assert got == ["line 2: not canonical JSON (re-serialised or hand-edited?)"]

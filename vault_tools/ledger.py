@@ -857,10 +857,41 @@ def _digests(body: bytes, ev: dict) -> tuple[str, str]:
     return _sha(hash_input), _sha(id_input)
 
 
+class _PrefixChanged(Exception):
+    """The prefix verified before has changed: verify everything in full."""
+
+
+def _scalar_at(body: bytes, key: bytes, start: int) -> str | None:
+    """The value of a top-level scalar field after `start` (null, or a quoteless string)."""
+    k = body.find(key, start)
+    if k < 0:
+        return None
+    v = k + len(key)
+    if body[v : v + 4] == b"null":
+        return None
+    return body[v + 1 : body.find(b'"', v + 1)].decode()
+
+
+def _known_row(n: int, body: bytes, i: int) -> tuple:
+    """The `seen` row of a canonical line, read by position (see `_Verifier._known`)."""
+    c = body.rfind(b',"claim_id":', 0, i)
+    d = body.find(b',"comment":', c)
+    claim_id = json.loads(body[c + 12 : d])
+    return (
+        n,
+        n,
+        body[i + 88 : i + 159].decode(),
+        _scalar_at(body, b',"ts":', i),
+        claim_id,
+        _scalar_at(body, b',"supersedes":', i),
+        _scalar_at(body, b',"reverts":', i),
+    )
+
+
 class _Verifier:
     """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
 
-    def __init__(self, db: _StateDB) -> None:
+    def __init__(self, db: _StateDB, trust_prefix: bool = True) -> None:
         self.db = db
         self.problems: list[Problem] = []
         self.dropped = 0
@@ -873,6 +904,8 @@ class _Verifier:
         self.remembered = (int(seq), hash_, int(count)) if seq and hash_ and count else None
         self.remembered_head_intact = False
         self.memory_proven = False
+        # lines 1..prefix were verified before: re-proved by their hash chain (see _known)
+        self.prefix = self.remembered[0] if self.remembered and trust_prefix else 0
         db.conn.execute("DROP TABLE IF EXISTS temp.seen")
         db.conn.execute(
             "CREATE TEMP TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, "
@@ -888,6 +921,10 @@ class _Verifier:
     def line(self, n: int, raw: bytes) -> None:
         self.events = n
         body = raw[:-1]
+        if n <= self.prefix:
+            if not self._known(n, body):
+                raise _PrefixChanged
+            return
         try:
             text = body.decode("utf-8")
             ev = json.loads(text)
@@ -938,6 +975,34 @@ class _Verifier:
                           ev.get("reverts")))  # fmt: skip
         if len(self.rows) >= 5000:
             self.flush()
+
+    def _known(self, n: int, body: bytes) -> bool:
+        """Cheap check of a line within the prefix verified before: recompute its hash and
+        follow the chain, without parsing. If every line checks out and line `prefix`
+        still has the remembered hash, then (sha256 being collision resistant, and the
+        place of the hash field being fixed by the text around it) lines 1..prefix are
+        byte for byte the lines verified before, so all the other per-line checks still
+        hold. False: something changed, and the caller re-verifies everything in full.
+        """
+        i = body.rfind(b',"hash":"')
+        if i < 0 or body.rfind(b',"id":"') != i + 81 or body[i + 80 : i + 81] != b'"':
+            return False
+        stated = body[i + 9 : i + 80].decode("ascii", "replace")
+        if _sha(body[:i] + body[i + 81 :]) != stated:
+            return False
+        p = body.find(b',"prev":"', i)
+        prev = body[p + 9 : body.find(b'"', p + 9)].decode("ascii", "replace")
+        if p < 0 or prev != self.prev_hash:
+            return False
+        if n == self.prefix:
+            if stated != self.remembered[1]:  # type: ignore[index]
+                return False
+            self.remembered_head_intact = True
+        self.prev_seq, self.prev_hash = n, stated
+        self.rows.append(_known_row(n, body, i))
+        if len(self.rows) >= 5000:
+            self.flush()
+        return True
 
     def flush(self) -> None:
         self.db.conn.executemany("INSERT INTO temp.seen VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
@@ -1042,7 +1107,12 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
             size = os.fstat(fd).st_size
             verifier = _Verifier(db)
             try:
-                _verify_lines(verifier, ledger.path, size)
+                try:
+                    _verify_lines(verifier, ledger.path, size)
+                except _PrefixChanged:
+                    verifier.close()
+                    verifier = _Verifier(db, trust_prefix=False)
+                    _verify_lines(verifier, ledger.path, size)
                 verifier.finish()
                 problems = sorted(verifier.problems,
                                   key=lambda p: (p.line is None, p.line or 0))  # fmt: skip
