@@ -46,7 +46,6 @@ STATUS_BY_ACTION = {
 CONFLICT = "CONFLICT"
 GENESIS = "0" * 64  # `prev` of the first line
 VERSION = 1
-CHAIN_FIELDS = ("seq", "prev", "hash")
 NOT_IN_ID = ("id", "seq", "prev", "hash", "ts")
 DECISION_FIELDS = (
     "action", "actor", "base", "checks", "claim", "claim_id", "comment", "note",
