@@ -15,6 +15,7 @@ when its folded form is a substring of the claim's folded form.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_tools import kb as kbmod
 from vault_tools.findings import Finding, warning
-from vault_tools.jsonlines import line_of
+from vault_tools.jsonlines import value_lines
 from vault_tools.note import JsonBlock, Note, Text
 
 if TYPE_CHECKING:  # checks imports this module; avoid the cycle at runtime
@@ -49,6 +50,7 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=4096)  # a note's claim is folded once per label, not per label
 def fold(text: str) -> str:
     """The comparison form of `text`: NFKC, casefolded, plurals reduced, no punctuation or
     whitespace (so "KL-divergence" ~ "KL Divergence" and "（TV）loss" contains "TV loss")."""
@@ -86,10 +88,22 @@ def _is_cjk(ch: str) -> bool:
 _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 
 
-def _words(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, ...]:
     """Latin words and numbers of `text` (folded, stemmed); CJK is not split."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    return [_stem(word) for word in _WORD.findall(text)]
+    return tuple(_stem(word) for word in _WORD.findall(text))
+
+
+_value_lines = functools.lru_cache(maxsize=64)(value_lines)
+
+
+def line_of(text: str, path: tuple, first_line: int) -> int:
+    """jsonlines.line_of, with the block scanned once for all the warnings it gets."""
+    mapped = _value_lines(text)
+    while path not in mapped and path:
+        path = path[:-1]
+    return first_line + mapped.get(path, 1) - 1
 
 
 # --- numbers -------------------------------------------------------------------------
