@@ -231,18 +231,12 @@ def test_frame_json_helper_matches_the_example() -> None:
     assert frame_json(DEFAULT_FRAME) in render_note()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a missing '## Canonical Entity Mapping' section "
-                   "gives section-missing AND one mapping-mismatch per frame entity "
-                   "(checks._check_mapping runs against the absent table)")
 def test_missing_mapping_section_is_reported_once() -> None:
     text = render_note()
     text = text[:text.index("## ④")] + text[text.index("## ⑤"):]
     assert pairs(run(text)) == {("section-missing", 13)}
 
 
-@pytest.mark.xfail(strict=True, reason="bug: frontmatter._load drops every property when a key "
-                   "repeats, so the note stops being a review note and its body is never "
-                   "checked (a broken frame is reported only after the key is fixed)")
 def test_duplicate_key_does_not_hide_body_findings() -> None:
     text = render_note().replace("review_state: NEW", "review_state: NEW\nreview_state: NEW")
     text = text.replace('"metric"', '"metric" x')

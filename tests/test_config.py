@@ -136,9 +136,6 @@ def test_bad_toml_is_a_usage_error_naming_the_file(tmp_path: Path) -> None:
     assert "line 3" in error.message or error.line == 3
 
 
-@pytest.mark.xfail(strict=True, reason="bug: config._read_toml reads exc.lineno, which "
-                   "tomllib.TOMLDecodeError lacks before Python 3.14, so UsageError.line is "
-                   "None and the error prints as 'vt.toml: …' instead of 'vt.toml:3: …'")
 def test_bad_toml_usage_error_carries_the_line(tmp_path: Path) -> None:
     error = _bad_config(tmp_path, '[paths]\nkb_dir = "kb"\nclaims_dir = \n')
     assert error.line == 3
@@ -155,9 +152,6 @@ def test_bad_values_are_usage_errors(tmp_path: Path, text: str) -> None:
     _bad_config(tmp_path, text)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: config._apply_config does not type-check these: "
-                   "workers='many' raises ValueError, `paths = 1` raises TypeError (both "
-                   "end as 'internal error'), disable='x' becomes the set of its characters")
 @pytest.mark.parametrize("text", [
     '[performance]\nworkers = "many"\n',
     'paths = 1\n',

@@ -52,9 +52,6 @@ def test_all_forms_of_one_note_share_a_key(vault: Path) -> None:
     assert keys == {"04_knowledge_base/kv cache"}
 
 
-@pytest.mark.xfail(strict=True, reason="bug: kb.link_target keeps the backslash of a "
-                   "table-escaped alias: '[[X\\|alias]]' -> 'X\\' (then 'x/'), so the target "
-                   "is missing when resolved outside split_table_row")
 def test_table_escaped_alias_resolves(vault: Path) -> None:
     assert link_target("[[04_knowledge_base/Prefill\\|alias]]") == "04_knowledge_base/Prefill"
     assert knowledge_base(vault).resolve("[[04_knowledge_base/Prefill\\|alias]]").status == "ok"
@@ -110,9 +107,6 @@ def test_symlinked_folder_leading_out_is_not_followed(tmp_path: Path, vault: Pat
     assert knowledge_base(vault).resolve("04_knowledge_base/linked/Deep").status != kbmod.OK
 
 
-@pytest.mark.xfail(strict=True, reason="bug: vault._inside catches ValueError/OSError but "
-                   "Path.resolve() raises RuntimeError on a symlink loop (Python 3.11), so "
-                   "markdown_files and `vt validate` crash with an internal error")
 def test_symlink_loop_does_not_crash(vault: Path) -> None:
     os.symlink("Loop.md", vault / KB / "Loop.md")
     files = markdown_files(vault)

@@ -295,14 +295,10 @@ _EOF_FENCE_BUG = _max_line(EOF_FENCE, "json-syntax") > EOF_FENCE.count(b"\n") + 
 _NO_BODY_BUG = _max_line(NO_BODY, "section-missing") > NO_BODY.count(b"\n") + 1
 
 
-@pytest.mark.xfail(strict=True, reason="bug: note._one_json_block puts a block that is an "
-                   "opening fence on the file's last line at line N+1 of an N-line file")
 def test_unclosed_fence_on_the_last_line_points_inside_the_file() -> None:
     assert _max_line(EOF_FENCE, "json-syntax") == 5
 
 
-@pytest.mark.xfail(strict=True, reason="bug: note._parse_body reports section-missing at "
-                   "note.body_line, which is N+1 when the file ends at the closing '---'")
 def test_section_missing_in_a_note_without_body_points_inside_the_file() -> None:
     assert 1 <= _max_line(NO_BODY, "section-missing") <= 3
 

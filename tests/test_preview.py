@@ -419,9 +419,6 @@ def test_missing_vt_key_is_added_before_the_closing_line(make_vault) -> None:
     assert text.startswith(head[:-4] + f'vt_preview_hash: "{result.preview_hash}"\n---\n')
 
 
-@pytest.mark.xfail(strict=True, reason="bug in note.py (not preview's): _text_of keeps vt marker "
-                   "lines, so when the V2 Atomic Claim Draft is the last draft block, the "
-                   "preview's start marker becomes part of the draft claim text")
 def test_claim_draft_as_the_last_draft_block_is_stable(make_vault) -> None:
     frame = json.dumps(DEFAULT_FRAME, ensure_ascii=False)
     drafts = ("## ⑤ V2 Draft\n"

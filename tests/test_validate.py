@@ -133,9 +133,6 @@ def test_duplicate_claim_id_is_found_when_one_note_is_given(make_vault) -> None:
     assert "03_claims/B.md" in report.findings[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="bug: validate._duplicate_claim_ids trusts cached "
-                   "claim_ids of notes not given on the command line without checking that "
-                   "their bytes are unchanged, so a since-edited note still counts")
 def test_explicit_run_does_not_use_a_stale_claim_id_of_another_note(make_vault) -> None:
     text = render_note(claim_id="DUP-1")
     vault = make_vault({"A.md": text, "B.md": text})

@@ -33,7 +33,8 @@ def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
         findings += _check_claim_fields(note, ctx)
         if note.frame is not None and note.frame.ok:
             findings += _check_frame(note, note.frame, ctx, "Semantic Frame")
-            findings += _check_mapping(note, ctx)
+            if note.mapping_line is not None:  # a missing table is one section-missing
+                findings += _check_mapping(note, ctx)
         if note.drafts is not None:
             findings += check_drafts(note, ctx)
         findings += assist.review_findings(note, ctx)  # review-assist warnings

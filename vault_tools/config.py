@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_tools.errors import UsageError
+from vault_tools.findings import CODES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,38 +77,63 @@ def _read_toml(path: Path) -> dict:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        # TOMLDecodeError has .lineno only from Python 3.14; the message always says it
+        found = re.search(r"line (\d+)", str(exc))
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         raise UsageError(f"invalid TOML: {exc}", CONFIG_FILE, line) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read: {exc}", CONFIG_FILE) from exc
 
 
 def _apply_config(settings: Settings, data: dict) -> None:
-    paths = data.get("paths", {})
+    paths = _table(data, "paths")
     for key in ("claims_dir", "kb_dir", "ledger"):
         if key in paths:
-            settings.__setattr__(key, _string(paths[key], f"paths.{key}"))
+            setattr(settings, key, _string(paths[key], f"paths.{key}"))
     if "schemas_dir" in paths:
         settings.schemas_dir = settings.vault / _string(paths["schemas_dir"], "paths.schemas_dir")
-    policy = data.get("policy", {})
+    policy = _table(data, "policy")
     if "required_checks" in policy:
-        checks = policy["required_checks"]
-        unknown = [c for c in checks if c not in CHECKS] if isinstance(checks, list) else [checks]
+        checks = _strings(policy["required_checks"], "policy.required_checks")
+        unknown = [c for c in checks if c not in CHECKS]
         if unknown:
             raise UsageError(f"policy.required_checks: unknown checks {unknown}; known: "
                              f"{', '.join(CHECKS)}", CONFIG_FILE)
         settings.required_checks = tuple(checks)
-    review = data.get("review", {})
+    review = _table(data, "review")
     if "actor" in review:
         settings.actor = _string(review["actor"], "review.actor")
-    disabled = data.get("findings", {}).get("disable", [])
-    settings.disabled_findings = frozenset(disabled)
-    performance = data.get("performance", {})
+    findings = _table(data, "findings")
+    if "disable" in findings:
+        disabled = _strings(findings["disable"], "findings.disable")
+        unknown = sorted(set(disabled) - set(CODES))
+        if unknown:
+            raise UsageError(f"findings.disable: unknown finding codes {unknown} (see the "
+                             "README's table of codes)", CONFIG_FILE)
+        settings.disabled_findings = frozenset(disabled)
+    performance = _table(data, "performance")
     if "workers" in performance:
-        settings.workers = int(performance["workers"])
+        workers = performance["workers"]
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
+            raise UsageError("performance.workers must be a whole number (0: automatic)",
+                             CONFIG_FILE)
+        settings.workers = workers
+
+
+def _table(data: dict, key: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise UsageError(f"[{key}] must be a table", CONFIG_FILE)
+    return value
 
 
 def _string(value: object, key: str) -> str:
     if not isinstance(value, str) or not value:
         raise UsageError(f"{key} must be a non-empty string", CONFIG_FILE)
+    return value
+
+
+def _strings(value: object, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{key} must be a list of strings", CONFIG_FILE)
     return value

@@ -75,9 +75,8 @@ def _load(source: str, path: str, fm: FrontMatter) -> None:
                                      f"the frontmatter must be a mapping of properties, "
                                      f"not a {_node_kind(node)}"))
             return
-        if _duplicate_keys(node, path, fm):
-            return
-        data = loader.construct_document(node)
+        _duplicate_keys(node, path, fm)  # reported; the first occurrence of a key is used
+        _construct_properties(loader, node, path, fm)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark else 2
@@ -92,8 +91,42 @@ def _load(source: str, path: str, fm: FrontMatter) -> None:
         return
     finally:
         loader.dispose()
-    fm.properties = {str(key): value for key, value in data.items()}
-    fm.lines = {str(key.value): key.start_mark.line + 2 for key, _ in node.value}
+
+
+def _construct_properties(loader: Any, node: yaml.MappingNode, path: str,
+                          fm: FrontMatter) -> None:
+    """Properties keyed exactly as written (`true:` stays 'true'), values JSON-safe."""
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line + 2
+        if not isinstance(key_node, yaml.ScalarNode):
+            fm.findings.append(error(path, line, "yaml-syntax",
+                                     "invalid YAML: a property name must be plain text"))
+            continue
+        name = key_node.value
+        if name in fm.properties:
+            continue
+        value = loader.construct_object(value_node, deep=True)
+        problem = _not_json(value)
+        if problem:
+            fm.findings.append(error(path, line, "yaml-syntax",
+                                     f"property '{name}' holds {problem}; properties hold text, "
+                                     "numbers, booleans, lists and mappings"))
+            continue
+        fm.properties[name] = value
+        fm.lines[name] = line
+
+
+def _not_json(value: Any) -> str | None:
+    """What makes a constructed value unlike JSON (a set, bytes, a date …), else None."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return None
+    if isinstance(value, list):
+        return next((p for p in map(_not_json, value) if p), None)
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            return "a mapping whose keys are not all text"
+        return next((p for p in map(_not_json, value.values()) if p), None)
+    return f"a {type(value).__name__} value"
 
 
 # Obsidian writes most properties as `key: value` lines. Those are read without
@@ -177,7 +210,7 @@ def _duplicate_keys(node: yaml.Node, path: str, fm: FrontMatter) -> bool:
                 if name in seen:
                     fm.findings.append(error(path, line, "yaml-duplicate-key",
                                              f"property '{name}' appears twice (first on line "
-                                             f"{seen[name]})"))
+                                             f"{seen[name]}, which is the one used)"))
                     found = True
                 else:
                     seen[name] = line

@@ -7,7 +7,10 @@ the error path, so it favours being small over being fast.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
+from functools import lru_cache
 
 _TOKEN = re.compile(
     r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<punct>[{}\[\],:])|(?P<lit>[^\s{}\[\],:"]+))',
@@ -15,43 +18,48 @@ _TOKEN = re.compile(
 )
 
 
-def value_lines(text: str) -> dict[tuple, int]:
-    """Return {path: 1-based line} for every value in a JSON document.
+def _scan(text: str) -> Iterator[tuple[tuple, int]]:
+    """Yield (path, 1-based line) for every value of a JSON document, in text order.
 
     A path is a tuple of object keys and array indexes, `()` for the root.
     Malformed input yields whatever was mapped before the first surprise.
     """
-    lines: dict[tuple, int] = {}
-    # stack entries: [container_kind, path, next_index_or_key, expecting_key]
-    stack: list[list] = []
+    stack: list[list] = []  # [kind, path, next index]
     pending_key: str | None = None
     pos = 0
     line = 1
     for match in _TOKEN.finditer(text):
         if match.start() != pos:
-            break
-        line += text.count("\n", pos, match.start(match.lastgroup))
-        pos = match.end()
-        token = match.group(match.lastgroup)
+            return
         kind = match.lastgroup
-        if kind == "punct" and token in "}]":
-            if stack:
-                stack.pop()
-            line += token.count("\n")
-            continue
-        if kind == "punct" and token in ",:":
-            continue
-        if stack and stack[-1][0] == "obj" and pending_key is None and kind == "str":
+        token = match.group(kind)
+        line += text.count("\n", pos, match.start(kind))
+        pos = match.end()
+        if kind == "punct":
+            if token in "}]":
+                if stack:
+                    stack.pop()
+                continue
+            if token in ",:":
+                continue
+        elif kind == "str" and pending_key is None and stack and stack[-1][0] == "obj":
             pending_key = _unquote(token)
             continue
         path = _child_path(stack, pending_key)
         pending_key = None
-        lines.setdefault(path, line)
+        yield path, line
         if token == "{":
             stack.append(["obj", path, 0])
         elif token == "[":
             stack.append(["arr", path, 0])
-        line += token.count("\n")
+
+
+@lru_cache(maxsize=64)  # callers never mutate the map
+def value_lines(text: str) -> dict[tuple, int]:
+    """{path: 1-based line} for every value of a JSON document (the first one of a path)."""
+    lines: dict[tuple, int] = {}
+    for path, line in _scan(text):
+        lines.setdefault(path, line)
     return lines
 
 
@@ -67,8 +75,8 @@ def _child_path(stack: list[list], key: str | None) -> tuple:
 
 
 def _unquote(token: str) -> str:
-    import json
-
+    if "\\" not in token:
+        return token[1:-1]
     try:
         return json.loads(token)
     except ValueError:
@@ -78,10 +86,14 @@ def _unquote(token: str) -> str:
 def line_of(text: str, path: tuple | list, first_line: int) -> int:
     """The note line of the value at `path` in a JSON block whose text starts at `first_line`.
 
-    Falls back to the nearest ancestor that was found, then to the block's first line.
+    Stops scanning at the value; falls back to the nearest ancestor found, then to the
+    block's first line.
     """
-    mapped = value_lines(text)
     path = tuple(path)
-    while path not in mapped and path:
-        path = path[:-1]
-    return first_line + mapped.get(path, 1) - 1
+    best = 1
+    for found, line in _scan(text):
+        if found == path:
+            return first_line + line - 1
+        if path[:len(found)] == found:
+            best = line
+    return first_line + best - 1

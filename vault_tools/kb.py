@@ -40,7 +40,7 @@ def link_target(target: str) -> str:
     text = target.strip()
     if text.startswith("[[") and text.endswith("]]"):
         text = text[2:-2]
-    text = text.split("|", 1)[0].split("#", 1)[0].strip()
+    text = text.replace("\\|", "|").split("|", 1)[0].split("#", 1)[0].strip()
     return text
 
 

@@ -20,6 +20,8 @@ _FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z][A-Za-z ]*?)\s*[:：]\s*(.*?)\s*$")
 _LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_VT_START = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:start -->\s*$")
+_VT_END = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:end -->\s*$")
 
 
 @dataclass(slots=True)
@@ -171,7 +173,8 @@ def _parse_body(note: Note, text: str, lines: list[str], start: int) -> None:
         seen.setdefault(section.key, section)
     for key, title in REQUIRED_SECTIONS.items():
         if key not in seen:
-            note.findings.append(error(note.path, note.body_line, "section-missing",
+            note.findings.append(error(note.path, min(note.body_line, len(lines)),
+                                       "section-missing",
                                        f"no '## {title}' section"))
     for key, section in seen.items():
         parser = _PARSERS.get(key)
@@ -234,6 +237,9 @@ def _parts(lines: list[str], section: Section) -> list[_Part]:
             parts.append(_Part("code", index + 1, lines[index + 1:end], match.group(2).lower()))
             index = end + 1
             continue
+        if line.startswith("<!-- vt:") and _VT_START.match(line):
+            index = _vt_block_end(lines, index, section.end) + 1
+            continue  # vt's own block is not part of what the reviewer wrote
         if line.startswith("#") and (heading := _HEADING.match(line)):
             parts.append(_Part("heading", index + 1, [], heading.group(2)))
         elif parts and parts[-1].kind == "text":
@@ -242,6 +248,13 @@ def _parts(lines: list[str], section: Section) -> list[_Part]:
             parts.append(_Part("text", index + 1, [line]))
         index += 1
     return parts
+
+
+def _vt_block_end(lines: list[str], start_index: int, limit: int) -> int:
+    for index in range(start_index + 1, limit):
+        if _VT_END.match(lines[index]):
+            return index
+    return limit - 1  # the block runs on into the next section
 
 
 def _fence_end(lines: list[str], open_index: int, limit: int, marker: str) -> int:
@@ -367,7 +380,10 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
         block.data = json.loads(block.text)
         block.ok = True
     except json.JSONDecodeError as exc:
-        note.findings.append(error(note.path, block.line + exc.lineno - 1, "json-syntax",
+        # an empty block (e.g. a fence on the file's last line) points at its fence
+        last = blocks[0].line + len(blocks[0].lines)
+        line = min(block.line + exc.lineno - 1, last)
+        note.findings.append(error(note.path, line, "json-syntax",
                                    f"{what}: {exc.msg} (column {exc.colno})"))
     except RecursionError:
         note.findings.append(error(note.path, block.line, "json-syntax",

@@ -76,7 +76,8 @@ def validate(settings: Settings, paths: list[Path] | None = None,
     if paths:
         targets = _explicit_targets(settings, paths, report)
     else:
-        targets = [f.relative for f in files]
+        targets = [f.relative for f in files if not f.escapes]  # never read outside
+        report.findings.extend(_escaping_notes(settings, files))
     cache = ResultCache.load(settings.state_dir, _cache_key(ctx))
     results = _results(settings, ctx, targets, cache, progress)
     explicit = bool(paths)
@@ -86,10 +87,19 @@ def validate(settings: Settings, paths: list[Path] | None = None,
                                          "not a review note (its frontmatter has no claim_id)"))
         report.notes += result.claim_id is not None
         report.findings.extend(result.findings)
-    report.findings.extend(_duplicate_claim_ids(results, cache, explicit))
+    others = _current_claim_ids(settings, ctx, cache, results) if explicit else []
+    report.findings.extend(_duplicate_claim_ids(results, others))
     report.findings.sort(key=sort_key)
     cache.save()
     return report
+
+
+def _escaping_notes(settings: Settings, files: list) -> list[Finding]:
+    """Symlinks among the review notes that lead out of the vault: reported, never read."""
+    prefix = settings.claims_dir.rstrip("/") + "/"
+    return [error(f.relative, None, "read-error",
+                  "a symlink that leads outside the vault (or loops); not read")
+            for f in files if f.escapes and f.relative.startswith(prefix)]
 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ValidateReport) -> list[str]:
@@ -197,18 +207,39 @@ def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResu
                       tuple(findings))
 
 
-def _duplicate_claim_ids(results: list[NoteResult], cache: ResultCache,
-                         explicit: bool) -> list[Finding]:
-    """A claim_id used by two notes is an error for both (others known from the cache too)."""
+def _current_claim_ids(settings: Settings, ctx: CheckContext, cache: ResultCache,
+                       results: list[NoteResult]) -> list[NoteResult]:
+    """Other notes (known from the cache) sharing a claim_id with the checked ones.
+
+    Only those few are looked at, and each is re-checked if it changed since it was
+    cached, so an explicit run never reports a duplicate that no longer exists.
+    """
+    checked = {r.path for r in results}
+    wanted = {r.claim_id for r in results if r.claim_id is not None}
+    current = []
+    for entry in list(cache.claim_ids()):
+        if entry.path in checked or entry.claim_id not in wanted:
+            continue
+        absolute = os.path.join(settings.vault, entry.path)
+        try:
+            fresh = cache.lookup(absolute, entry.path)
+        except OSError:
+            continue  # gone
+        if fresh is None:
+            fresh = check_file(settings, ctx, entry.path)
+            cache.store(fresh)
+        if fresh.claim_id in wanted:
+            current.append(fresh)
+    return current
+
+
+def _duplicate_claim_ids(results: list[NoteResult], others: list[NoteResult]) -> list[Finding]:
+    """A claim_id used by two notes is an error for each checked one."""
     owners: dict[str, list[tuple[str, int | None]]] = {}
     checked = {r.path for r in results}
-    for result in results:
+    for result in [*results, *others]:
         if result.claim_id is not None:
             owners.setdefault(result.claim_id, []).append((result.path, result.claim_id_line))
-    if explicit:
-        for other in cache.claim_ids():
-            if other.path not in checked and other.claim_id in owners:
-                owners[other.claim_id].append((other.path, other.claim_id_line))
     findings = []
     for claim_id, notes in owners.items():
         if len(notes) < 2:

@@ -45,7 +45,7 @@ def markdown_files(vault: Path) -> list[MarkdownFile]:
 def _inside(path: Path, vault: Path) -> bool:
     try:
         path.resolve().relative_to(vault.resolve())
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return False
     return True
 
