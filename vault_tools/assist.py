@@ -69,7 +69,7 @@ def occurs(needle: str, haystack: str) -> bool:
     if key in fold(haystack):
         return True
     words = _words(needle)
-    if len(words) < 2 or any(_is_cjk(ch) for ch in needle):
+    if len(words) < 2 or _has_cjk(needle):
         return False
     position, found = 0, _words(haystack)
     for word in words:
@@ -78,6 +78,13 @@ def occurs(needle: str, haystack: str) -> bool:
         except ValueError:
             return False
     return True
+
+
+_CJK = re.compile("[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff]")
+
+
+def _has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
 
 
 def _is_cjk(ch: str) -> bool:
@@ -127,6 +134,7 @@ def _value(token: str) -> Decimal | None:
         return None
 
 
+@functools.lru_cache(maxsize=256)  # the same claim + evidence is searched once per mention
 def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
     """The numbers written with digits in `text` (full-width digits included)."""
     text = unicodedata.normalize("NFKC", text)
@@ -160,6 +168,7 @@ def _mentions_number(text: str, value: Decimal) -> bool:
 _HEDGE_EN = re.compile(r"\b(may|might|could|likely|unlikely|possibly|possible|perhaps|probably|"
                        r"potentially|presumably|suggests?|suggested|seems?|arguably|"
                        r"uncertain)\b", re.IGNORECASE)
+_HEDGE_EN_LOWER = re.compile(_HEDGE_EN.pattern)
 _HEDGE_ZH = ("可能", "未必", "或許", "或许", "也許", "也许", "恐怕", "大概", "似乎", "不一定",
              "推測", "推测", "或可", "有望", "可望", "疑似")
 # conditional or predictive wording: a HYPOTHETICAL claim may rest on these instead of a hedge
@@ -171,9 +180,16 @@ _CONDITIONAL_ZH = ("如果", "若", "假如", "假設", "假设", "倘若", "一
 
 def hedge_in(text: str) -> str | None:
     """The first hedging word of `text`, or None. "May" the month is not a hedge."""
-    for match in _HEDGE_EN.finditer(text):
-        word = match.group()
-        if word == "May" and re.match(r"\s+\d", text[match.end():]):
+    # a case-sensitive scan of the lowered text is several times faster than IGNORECASE
+    lowered = text.lower()
+    if len(lowered) != len(text):  # rare letters that lower to two characters
+        lowered, pattern = text, _HEDGE_EN
+    else:
+        pattern = _HEDGE_EN_LOWER
+    for match in pattern.finditer(lowered):
+        start, end = match.span()
+        word = text[start:end]
+        if word == "May" and re.match(r"\s+\d", text[end:]):
             continue
         return word
     return next((word for word in _HEDGE_ZH if word in text), None)
@@ -318,7 +334,7 @@ def _foreign_title_words(title: str, text: str) -> list[str]:
     for word in re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", title)):
         if word.casefold() in _TITLE_STOPWORDS:
             continue
-        cjk = any(_is_cjk(ch) for ch in word)
+        cjk = _has_cjk(word)
         if (cjk and fold(word) not in folded) or (not cjk and _stem(word.casefold()) not in latin):
             foreign.append(word)
     return foreign
@@ -448,7 +464,7 @@ def _mention_found(mention: str, text: str) -> bool:
         return all(_mentions_number(text, value) for _, value in numbers)
     folded = unicodedata.normalize("NFKC", text).casefold()
     key = unicodedata.normalize("NFKC", mention).casefold().strip()
-    if any(_is_cjk(ch) for ch in key):
+    if _has_cjk(key):
         return fold(key) in fold(folded)
     # a symbol such as k or N: a whole token, not a letter inside a word
     return re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", folded) is not None

@@ -57,10 +57,56 @@ def _scan(text: str) -> Iterator[tuple[tuple, int]]:
 @lru_cache(maxsize=64)  # callers never mutate the map
 def value_lines(text: str) -> dict[tuple, int]:
     """{path: 1-based line} for every value of a JSON document (the first one of a path)."""
+    pretty = _pretty_lines(text)
+    if pretty is not None:
+        return pretty
     lines: dict[tuple, int] = {}
     for path, line in _scan(text):
         lines.setdefault(path, line)
     return lines
+
+
+# One value per line, as json.dumps(indent=…) and the pipeline write it: read line by
+# line, several times faster than token by token; anything else takes the token scan.
+_PRETTY = re.compile(
+    r'\s*(?:"((?:[^"\\]|\\.)*)"\s*:\s*)?'
+    r'(?:(?P<open>[{\[])|\{\s*\}|\[\s*\]|"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)'
+    r'\s*,?\s*'
+)
+_CLOSE = re.compile(r"\s*[}\]]\s*,?\s*")
+
+
+def _pretty_lines(text: str) -> dict[tuple, int] | None:
+    lines: dict[tuple, int] = {}
+    stack: list[list] = []  # [is_object, path, next index]
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if _CLOSE.fullmatch(line):
+            if not stack:
+                return None
+            stack.pop()
+            continue
+        match = _PRETTY.fullmatch(line)
+        if match is None:
+            return None
+        key = match.group(1)
+        if stack and stack[-1][0]:
+            if key is None:
+                return None
+            path = (*stack[-1][1], _unquote(f'"{key}"'))
+        elif key is not None:
+            return None
+        elif stack:
+            path = (*stack[-1][1], stack[-1][2])
+            stack[-1][2] += 1
+        else:
+            path = ()
+        lines.setdefault(path, number)
+        opener = match.group("open")
+        if opener:
+            stack.append([opener == "{", path, 0])
+    return lines if not stack else None
 
 
 def _child_path(stack: list[list], key: str | None) -> tuple:
