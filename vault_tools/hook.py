@@ -1,0 +1,496 @@
+"""vt inside git: the pre-commit hook (install, uninstall, run) and the ledger merge driver.
+
+`run` checks what is being committed — the index, never the working tree — and writes
+nothing anywhere: no note, no ledger line, no `.vt/` cache, nothing staged. It runs on
+every commit, so this module imports only the standard library and light vt modules at
+the top; the note checks and the ledger code are imported when there is something to
+check. `main()` is the lean entry point `python -m vault_tools hook run` lands in,
+without Typer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vault_tools.config import Settings
+from vault_tools.errors import RefusedError, UsageError, VtError
+from vault_tools.findings import ERROR, Finding
+from vault_tools.gitrepo import GitRepo
+
+HOOK_NAME = "pre-commit"
+CHAINED_NAME = "pre-commit.vt-chained"
+SIGNATURE = "# vt-hook: written by `vt hook install` (vault_tools); `vt hook uninstall` removes it"
+DRIVER = "vt-ledger"
+DRIVER_NAME = "vt decision ledger"
+GITATTRIBUTES = ".gitattributes"
+
+# codes of the hook's ledger findings (the note findings use the CODES of findings.py)
+LEDGER_REWRITTEN = "ledger-rewritten"
+LEDGER_CONFLICT = "ledger-conflict-markers"
+LEDGER_INVALID = "ledger-invalid"
+_MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
+
+
+# ---------------------------------------------------------------- atomic small files
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` atomically: temp file in the same folder, fsync, os.replace.
+
+    `mode` None keeps the mode of the file being replaced (0o644 for a new one).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vt-tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def append_lines(text: str, lines: list[str]) -> str:
+    """`text` with `lines` appended, each on its own line; nothing else changes."""
+    if not lines:
+        return text
+    eol = "\r\n" if "\r\n" in text else "\n"
+    if text and not text.endswith("\n"):
+        text += eol
+    return text + "".join(line + eol for line in lines)
+
+
+# ---------------------------------------------------------------- install / uninstall
+
+
+def _require_repo(settings: Settings) -> GitRepo:
+    repo = GitRepo.find(settings.vault)
+    if repo is None:
+        raise UsageError("not inside a git repository (run `git init` first)",
+                         str(settings.vault))
+    return repo
+
+
+def hook_script(repo: GitRepo, settings: Settings, python: str | None = None) -> str:
+    # git runs hooks from the top of the working tree, so a vault path relative to it keeps
+    # the hook right in every linked worktree (hooks are shared) and after a move
+    vault = repo.relative(settings.vault) or "."
+    python = python or sys.executable
+    return (
+        "#!/bin/sh\n"
+        f"{SIGNATURE}\n"
+        "# Checks the staged review notes and decision ledger before each commit.\n"
+        f'chained="$(dirname "$0")/{CHAINED_NAME}"\n'
+        'if [ -x "$chained" ]; then\n'
+        '    "$chained" "$@" || exit $?\n'
+        "fi\n"
+        f"exec {shlex.quote(python)} -m vault_tools hook run --vault {shlex.quote(vault)}\n"
+    )
+
+
+def driver_command(python: str | None = None) -> str:
+    return f"{shlex.quote(python or sys.executable)} -m vault_tools ledger merge %O %A %B"
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        return SIGNATURE in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def attributes_line(repo: GitRepo, settings: Settings) -> str:
+    pattern = repo.relative(settings.ledger_path)
+    if "/" not in pattern:
+        pattern = "/" + pattern  # anchor a top-level ledger to the root
+    if any(c in pattern for c in ' \t"\\'):
+        pattern = '"' + pattern.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{pattern} merge={DRIVER}"
+
+
+def install(settings: Settings, dry_run: bool = False) -> list[str]:
+    """Install the pre-commit hook and the ledger merge driver; the changes made, in words.
+
+    Idempotent (a second run changes nothing and returns []). A pre-commit hook vt did
+    not write is moved to `pre-commit.vt-chained` and run first by vt's hook.
+    """
+    repo = _require_repo(settings)
+    changes = _install_hook(repo, settings, dry_run)
+    changes += _install_driver(repo, dry_run)
+    changes += _install_attributes(repo, settings, dry_run)
+    return changes
+
+
+def _install_hook(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    hooks = repo.hooks_dir()
+    hook, chained = hooks / HOOK_NAME, hooks / CHAINED_NAME
+    script = hook_script(repo, settings).encode()
+    changes: list[str] = []
+    if hook.exists() or hook.is_symlink():
+        if _is_ours(hook):
+            if hook.read_bytes() == script and os.access(hook, os.X_OK):
+                return []
+            changes.append(f"updated the pre-commit hook {hook}")
+        elif chained.exists() or chained.is_symlink():
+            raise RefusedError(f"a pre-commit hook vt did not write is in place and "
+                               f"{CHAINED_NAME} is taken; move one of them away, then "
+                               "run `vt hook install` again", str(hook))
+        else:
+            changes.append(f"moved the existing pre-commit hook to {chained}; vt's hook "
+                           "runs it first")
+            if not dry_run:
+                os.replace(hook, chained)
+    if not changes:
+        changes.append(f"installed the pre-commit hook {hook}")
+    if not dry_run:
+        write_atomic(hook, script, 0o755)
+    return changes
+
+
+def _install_driver(repo: GitRepo, dry_run: bool) -> list[str]:
+    wanted = {f"merge.{DRIVER}.name": DRIVER_NAME, f"merge.{DRIVER}.driver": driver_command()}
+    changes = []
+    for key, value in wanted.items():
+        if repo.config_get(key) != value:
+            changes.append(f"git config {key} {shlex.quote(value)}")
+            if not dry_run:
+                repo.config_set(key, value)
+    return changes
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"not UTF-8 ({exc}); nothing written", str(path)) from None
+
+
+def _install_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    path = repo.root / GITATTRIBUTES
+    line = attributes_line(repo, settings)
+    text = _read_text(path)
+    if line in (existing.strip() for existing in text.splitlines()):
+        return []
+    if not dry_run:
+        write_atomic(path, append_lines(text, [line]).encode())
+    return [f"added `{line}` to {path}"]
+
+
+def uninstall(settings: Settings, dry_run: bool = False) -> list[str]:
+    """Remove vt's hook (restoring a chained one), the merge driver and its attribute."""
+    repo = _require_repo(settings)
+    hooks = repo.hooks_dir()
+    hook, chained = hooks / HOOK_NAME, hooks / CHAINED_NAME
+    changes: list[str] = []
+    ours = _is_ours(hook)
+    if ours:
+        changes.append(f"removed the pre-commit hook {hook}")
+        if not dry_run:
+            hook.unlink()
+    elif hook.exists():
+        changes.append(f"left {hook} alone: vt did not write it")
+    if (chained.exists() or chained.is_symlink()) and (ours or not hook.exists()):
+        changes.append(f"restored the original pre-commit hook from {chained}")
+        if not dry_run:
+            os.replace(chained, hook)
+    if repo.config_get(f"merge.{DRIVER}.driver") is not None or repo.config_get(
+            f"merge.{DRIVER}.name") is not None:
+        changes.append(f"removed git config section merge.{DRIVER}")
+        if not dry_run:
+            repo.config_remove_section(f"merge.{DRIVER}")
+    changes += _uninstall_attributes(repo, settings, dry_run)
+    return changes
+
+
+def _uninstall_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    path = repo.root / GITATTRIBUTES
+    line = attributes_line(repo, settings)
+    text = _read_text(path)
+    lines = text.splitlines(keepends=True)
+    kept = [existing for existing in lines if existing.strip() != line]
+    if len(kept) == len(lines):
+        return []
+    if not dry_run:
+        if any(existing.strip() for existing in kept):
+            write_atomic(path, "".join(kept).encode())
+        else:
+            path.unlink()  # it held only vt's line
+    return [f"removed `{line}` from {path}"]
+
+
+# ---------------------------------------------------------------- run
+
+
+@dataclass(slots=True)
+class HookReport:
+    """What `vt hook run` found in the index."""
+
+    notes: int = 0  # staged review notes checked
+    ledger: bool = False  # whether a staged ledger change was checked
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == ERROR)
+
+    def to_json(self) -> dict:
+        return {"ok": self.errors == 0, "notes": self.notes, "ledger": self.ledger,
+                "errors": self.errors,
+                "warnings": len(self.findings) - self.errors,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def _is_note_path(relative: str) -> bool:
+    # the folders vault.markdown_files skips: dot-folders (.obsidian, .git, .trash, .vt)
+    return relative.endswith(".md") and not any(
+        part.startswith(".") for part in relative.split("/")[:-1])
+
+
+def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
+    """Check the staged review notes and the staged ledger. Check-only: writes nothing."""
+    repo = repo or _require_repo(settings)
+    vault_rel = repo.relative(settings.vault)
+    prefix = f"{vault_rel}/" if vault_rel else ""
+    staged = repo.staged_paths(vault_rel)
+    notes = [p for p in staged if _is_note_path(p[len(prefix):])]
+    ledger = prefix + settings.ledger
+    specs = [f":{p}" for p in notes]
+    merge_heads: list[str] = []
+    if ledger in staged:
+        merge_heads = repo.merge_heads()
+        specs += [f":{ledger}", f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
+    blobs = repo.read_blobs(specs)
+    report = HookReport()
+    _check_notes(settings, report, {p[len(prefix):]: blobs[f":{p}"] for p in notes})
+    if ledger in staged:
+        report.ledger = True
+        parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
+        report.findings += check_staged_ledger(settings.ledger, blobs[f":{ledger}"], parents,
+                                               merge=bool(merge_heads))
+    return report
+
+
+def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes | None]) -> None:
+    claims_prefix = settings.claims_dir.rstrip("/") + "/"
+    candidates = {rel: raw for rel, raw in staged.items()
+                  if raw is not None and (b"claim_id" in raw or rel.startswith(claims_prefix))}
+    if not candidates:
+        return
+    # imported here: only a commit that stages notes pays for the checks
+    from vault_tools.checks import check_note
+    from vault_tools.note import parse_note
+    from vault_tools.validate import make_context
+
+    ctx = make_context(settings)  # the working tree's file list, for link resolution
+    for relative, raw in sorted(candidates.items()):
+        note = parse_note(raw, relative)
+        if not note.is_review_note and not relative.startswith(claims_prefix):
+            continue
+        report.notes += note.is_review_note
+        report.findings += check_note(note, ctx)
+
+
+def _finding(path: str, line: int | None, code: str, message: str) -> Finding:
+    return Finding(path, line, ERROR, code, message)
+
+
+def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | None],
+                        merge: bool = False) -> list[Finding]:
+    """The staged ledger against the committed one(s) (`parents[0]` is HEAD's).
+
+    A plain commit may only append lines to HEAD's ledger; a merge commit must keep every
+    event of every parent. Either way: no conflict markers, a torn last line or a broken
+    chain.
+    """
+    if staged is None:
+        if any(p for p in parents):
+            return [_finding(path, None, LEDGER_REWRITTEN,
+                             "the decision ledger is deleted in this commit; it is append-only")]
+        return []
+    markers = [n for n, raw in enumerate(staged.split(b"\n"), 1)
+               if raw[:7] in _MARKERS and raw[7:8] in (b"", b" ", b"\r")]
+    if markers:
+        return [_finding(path, n, LEDGER_CONFLICT, "git conflict marker in the decision ledger; "
+                         "run `vt ledger resolve`, then stage the ledger again")
+                for n in markers]
+    if staged and not staged.endswith(b"\n"):
+        return [_finding(path, staged.count(b"\n") + 1, LEDGER_INVALID,
+                         "the last line of the decision ledger has no final newline (torn)")]
+    findings = _merged_events_kept(path, staged, parents) if merge else \
+        _appended_only(path, staged, parents[0])
+    return findings or _verify_bytes(path, staged)
+
+
+def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Finding]:
+    if not committed or staged.startswith(committed):
+        return []
+    old, new = committed.split(b"\n"), staged.split(b"\n")
+    pairs = enumerate(zip(old, new, strict=False))
+    n = next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
+    what = "deleted" if len(new) < len(old) and old[n + 1:] == new[n:] else "changed"
+    return [_finding(path, n + 1, LEDGER_REWRITTEN,
+                     f"line {n + 1} of the committed decision ledger is {what} in this commit; "
+                     "the ledger is append-only (only new lines at the end may be committed)")]
+
+
+def _event_ids(data: bytes) -> set[str]:
+    import json
+
+    ids = set()
+    for raw in data.split(b"\n"):
+        if raw.strip():
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue  # reported by the verification of that side's own commit
+            if isinstance(event, dict) and isinstance(event.get("id"), str):
+                ids.add(event["id"])
+    return ids
+
+
+def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -> list[Finding]:
+    present = _event_ids(staged)
+    findings = []
+    for number, parent in enumerate(parents, 1):
+        lost = sorted(_event_ids(parent or b"") - present)
+        if lost:
+            findings.append(_finding(
+                path, None, LEDGER_REWRITTEN,
+                f"this merge drops {len(lost)} event(s) of parent {number} (first: {lost[0]}); "
+                "a merged ledger keeps every event of both sides"))
+    return findings
+
+
+def _verify_bytes(path: str, data: bytes) -> list[Finding]:
+    """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched."""
+    from vault_tools.ledger import verify_ledger
+
+    with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
+        copy = Path(tmp) / "ledger.jsonl"
+        copy.write_bytes(data)
+        result = verify_ledger(copy, Path(tmp) / "state")
+    return [_finding(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
+
+
+def print_report(report: HookReport, as_json: bool) -> int:
+    """Errors as `path:line: code: message` on stderr (or the JSON object); the exit code."""
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+    for finding in report.findings:
+        if finding.severity == ERROR and not as_json:
+            sys.stderr.write(finding.plain() + "\n")
+    if report.errors and not as_json:
+        sys.stderr.write(f"vt hook: commit refused: {report.errors} error(s) in the staged "
+                         "notes or ledger (fix them and stage again; see `vt validate`)\n")
+    return 1 if report.errors else 0
+
+
+def main(argv: list[str]) -> int:
+    """`python -m vault_tools hook run [--vault PATH] [--json]`, without Typer."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="vt hook run", description=(
+        "Check the staged review notes and ledger (the pre-commit hook).\n\n"
+        "Example:\n\n    vt hook run --vault ."), formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--vault", type=Path, default=None, help="vault folder")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    args = parser.parse_args(argv)
+    try:
+        from vault_tools.config import load_settings
+
+        return print_report(run(load_settings(args.vault)), args.json)
+    except VtError as exc:
+        sys.stderr.write(f"vt: {exc}\n")
+        return int(exc.exit_code)
+
+
+# ---------------------------------------------------------------- the merge driver
+
+
+def merge_driver(base: Path, ours: Path, theirs: Path) -> int:
+    """git's `%O %A %B`: write the merged ledger to `ours`; the number of events in it.
+
+    Raises IntegrityError (nothing written) when a side holds a tampered line or dropped
+    an event of the merge base.
+    """
+    from vault_tools.ledger import merge_ledgers
+
+    merged = merge_ledgers(_read_bytes(base), _read_bytes(ours), _read_bytes(theirs))
+    write_atomic(ours, merged)
+    return merged.count(b"\n")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""  # git passes an empty file for a side without the ledger, but be lenient
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveResult:
+    path: str
+    events_in: int  # event lines found (markers and a diff3 base section left out)
+    kept: int  # events in the resolved ledger
+    changed: bool  # whether the file was (or, on a dry run, would be) rewritten
+
+    @property
+    def duplicates(self) -> int:
+        return self.events_in - self.kept
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "events_in": self.events_in, "kept": self.kept,
+                "duplicates": self.duplicates, "changed": self.changed}
+
+
+def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
+    """The working-tree ledger, left with conflict markers or merged by `merge=union`,
+    rewritten (atomically) as the merged ledger."""
+    from vault_tools.ledger import resolve_ledger
+
+    path = settings.ledger_path
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError("no decision ledger to resolve", settings.ledger) from None
+    resolved = resolve_ledger(text)
+    changed = resolved != text
+    if changed and not dry_run:
+        write_atomic(path, resolved)
+    return ResolveResult(settings.ledger, _event_lines(text), resolved.count(b"\n"), changed)
+
+
+def _event_lines(text: bytes) -> int:
+    count, in_base = 0, False
+    for raw in text.split(b"\n"):
+        if raw[:7] in _MARKERS and raw[7:8] in (b"", b" ", b"\r"):
+            in_base = raw[:7] == b"|||||||"
+        elif raw.strip() and not in_base:
+            count += 1
+    return count
