@@ -1,0 +1,85 @@
+"""`vt hook install | uninstall | run`: the git pre-commit hook and the ledger merge driver."""
+
+from __future__ import annotations
+
+import typer
+
+from vault_tools.cli import app
+from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.errors import ExitCode
+
+hook_app = typer.Typer(
+    help="The git pre-commit hook that checks staged review notes and the staged ledger.\n\n"
+         "Example:\n\n    vt hook install --vault .",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(hook_app, name="hook")
+
+
+def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str) -> None:
+    from vault_tools.report import Reporter
+
+    reporter = Reporter(as_json)
+    if reporter.mode == "json":
+        reporter.json({"changes": changes, "dry_run": dry_run})
+        return
+    prefix = "would: " if dry_run else ""
+    for change in changes:
+        reporter.text(prefix + change)
+    if not changes:
+        reporter.text(none)
+
+
+@hook_app.command()
+def install(vault: VaultOption = None, dry_run: DryRunOption = False,
+            as_json: JsonOption = False) -> None:
+    """Install the pre-commit hook (in `git rev-parse --git-path hooks`, so core.hooksPath
+    is honoured) and the ledger merge driver (git config + .gitattributes).
+
+    A pre-commit hook vt did not write is kept: moved to pre-commit.vt-chained and run
+    first. Installing twice changes nothing.
+
+    Example:
+
+        vt hook install --vault .
+    """
+    from vault_tools.hook import install as run_install
+
+    changes = run_install(settings_for(vault), dry_run)
+    _report_changes(changes, as_json, dry_run, "the hook and the merge driver are already "
+                                               "installed")
+    finish(ExitCode.OK)
+
+
+@hook_app.command()
+def uninstall(vault: VaultOption = None, dry_run: DryRunOption = False,
+              as_json: JsonOption = False) -> None:
+    """Remove vt's pre-commit hook (restoring a chained one), the merge driver's git config
+    and its .gitattributes line.
+
+    Example:
+
+        vt hook uninstall --vault .
+    """
+    from vault_tools.hook import uninstall as run_uninstall
+
+    changes = run_uninstall(settings_for(vault), dry_run)
+    _report_changes(changes, as_json, dry_run, "nothing of vt's hook is installed")
+    finish(ExitCode.OK)
+
+
+@hook_app.command()
+def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
+    """Check what is being committed, read from the index: every staged review note
+    validates, and the staged ledger only appends to HEAD's (or, in a merge, keeps every
+    event of both parents) with a valid chain. Writes nothing. Exit 1 refuses the commit.
+
+    Example:
+
+        vt hook run --vault .
+    """
+    from vault_tools.hook import print_report
+    from vault_tools.hook import run as run_hook
+
+    finish(print_report(run_hook(settings_for(vault)), as_json))

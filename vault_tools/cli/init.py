@@ -1,0 +1,50 @@
+"""`vt init`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vault_tools.cli import app
+from vault_tools.cli.common import DryRunOption, JsonOption, finish, settings_for
+from vault_tools.errors import ExitCode
+
+
+@app.command()
+def init(
+    vault: Annotated[Path | None, typer.Argument(
+        help="Vault folder (default: $VT_VAULT, else the nearest ancestor holding .obsidian/ "
+             "or vt.toml).", show_default=False)] = None,
+    dry_run: DryRunOption = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Make a vault ready for vt: vt.toml with the defaults commented out, .vt/ and the
+    ledger's lock files in .gitignore, vt's property types in .obsidian/types.json, and,
+    in a git repository, the pre-commit hook and the ledger merge driver.
+
+    Idempotent: prints each change it makes, and "already set up" when there is none.
+
+    Example:
+
+        vt init ~/vaults/claims
+
+        vt init --dry-run
+    """
+    from vault_tools.init import init_vault
+    from vault_tools.report import Reporter
+
+    reporter = Reporter(as_json)
+    result = init_vault(settings_for(vault), dry_run)
+    if reporter.mode == "json":
+        reporter.json(result.to_json())
+        finish(ExitCode.OK)
+    prefix = "would: " if dry_run else ""
+    for change in result.changes:
+        reporter.text(prefix + change)
+    for note in result.notes:
+        reporter.text(note, "yellow")
+    if not result.changes:
+        reporter.text(f"{result.vault}: already set up")
+    finish(ExitCode.OK)
