@@ -1,0 +1,638 @@
+"""The Apply bridge (DESIGN §5–6): turn reviewers' decisions into Decision Ledger events.
+
+A run has four phases, and the order is what makes it safe to kill at any moment:
+
+1. examine: read, parse and check every candidate note (a process pool for many notes),
+   before the ledger lock is taken, so the lock is held only for the decisions;
+2. decide and append, in ONE ledger transaction: a note's decision becomes an event only
+   if its claim's history does not already record it; the transaction fsyncs once on exit;
+3. only then mark the notes `review_state: APPLIED` (one atomic rewrite each, refused if
+   the note changed since phase 1): a note never says APPLIED for an event that is not
+   durable, and a crash between 2 and 3 is finished by the next run (the ledger is the
+   truth: the note's decision is found recorded, and the note is completed);
+4. bring the Claim Store and the knowledge-base blocks up to date (`store.refresh`).
+
+Plain data in, plain data out: the CLI renders `ApplyReport`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import multiprocessing
+import os
+import subprocess
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+from vault_tools import writer
+from vault_tools.checks import CheckContext, check_note
+from vault_tools.config import Settings
+from vault_tools.errors import VtError
+from vault_tools.findings import ERROR
+from vault_tools.ledger import CHECK_KEYS, CLAIM_KEYS, Ledger, Transaction, canonical, iter_lines
+from vault_tools.note import Note, parse_note
+from vault_tools.preview import PREVIEW_FAILED, PREVIEW_READY, preview_hash
+from vault_tools.validate import make_context
+from vault_tools.vault import markdown_files, relative_in_vault
+
+Progress = Callable[[int, int], None]
+
+APPLIED = "APPLIED"
+PENDING = "PENDING"
+REQUEST_REPAIR = "REQUEST_REPAIR"
+# review_action -> the ledger action it becomes
+ACTION_OF = {"APPROVE": "ACCEPT", "REJECT": "REJECT", "APPROVE_REPAIR": "REPAIR"}
+REVIEW_ACTIONS = (PENDING, REQUEST_REPAIR, "APPROVE_REPAIR", "APPROVE", "REJECT")
+SKIP_REQUEST_REPAIR = "preview, then set APPROVE_REPAIR"
+DRAFTS_CHANGED = ("drafts changed since the preview; set review_action to REQUEST_REPAIR and "
+                  "run vt preview")
+
+# below this many notes a process pool costs more than it saves
+PARALLEL_THRESHOLD = 200
+CHUNK = 64
+
+
+# ---------------------------------------------------------------------------
+# results
+
+
+@dataclass(slots=True)
+class Applied:
+    """A note whose decision is now (or, in a dry run, would be) in the ledger."""
+
+    path: str
+    claim_id: str
+    action: str
+    id: str
+    seq: int
+    ts: str
+    new: bool = True  # False: the event was already there (a crashed run), the note completed
+    marked: bool = False  # the note now says APPLIED
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "claim_id": self.claim_id, "action": self.action,
+                "id": self.id, "seq": self.seq, "new": self.new}
+
+
+@dataclass(slots=True)
+class Entry:
+    """A note skipped or refused, and why."""
+
+    path: str
+    claim_id: str | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "claim_id": self.claim_id, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class ApplyReport:
+    applied: list[Applied] = field(default_factory=list)
+    skipped: list[Entry] = field(default_factory=list)
+    refused: list[Entry] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)  # appended (or, dry run, would be)
+    dry_run: bool = False
+    refresh: Any = None  # store.RefreshResult
+    refresh_error: VtError | None = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.refused)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"applied": [a.to_json() for a in self.applied],
+                "skipped": [s.to_json() for s in self.skipped],
+                "refused": [r.to_json() for r in self.refused],
+                "dry_run": self.dry_run}
+
+
+# ---------------------------------------------------------------------------
+# the claim a decision carries
+
+
+def claim_base(claim: dict) -> str:
+    """"sha256:" + sha256 of the canonical JSON of a claim dict (the V1 claim: `base`)."""
+    return "sha256:" + hashlib.sha256(canonical(claim).encode("utf-8")).hexdigest()
+
+
+def v1_claim(note: Note) -> dict[str, Any]:
+    """The note's V1 claim; a part that is missing or does not parse is None."""
+    claim, frame = note.claim, note.frame
+    return {
+        "atomic_claim": claim.text.value if claim is not None else None,
+        "epistemic_mode": claim.epistemic_mode.value
+        if claim is not None and claim.epistemic_mode is not None else None,
+        "mapping_status": claim.mapping_status.value
+        if claim is not None and claim.mapping_status is not None else None,
+        "semantic_frame": frame.data if frame is not None and frame.ok else None,
+    }
+
+
+def v2_claim(note: Note) -> dict[str, Any] | None:
+    """The claim of the V2 drafts (None without a V2 Draft section)."""
+    drafts = note.drafts
+    if drafts is None:
+        return None
+    meta = drafts.metadata.data if drafts.metadata is not None and drafts.metadata.ok else None
+    meta = meta if isinstance(meta, dict) else {}
+    return {
+        "atomic_claim": drafts.claim.value if drafts.claim is not None else None,
+        "epistemic_mode": meta.get("epistemic_mode"),
+        "mapping_status": meta.get("mapping_status"),
+        "semantic_frame": drafts.frame.data if drafts.frame is not None and drafts.frame.ok
+        else None,
+    }
+
+
+def _claim_ok(claim: dict[str, Any] | None) -> bool:
+    return (claim is not None and isinstance(claim.get("semantic_frame"), dict)
+            and all(isinstance(claim.get(k), str) for k in CLAIM_KEYS if k != "semantic_frame"))
+
+
+# ---------------------------------------------------------------------------
+# who decided
+
+
+def default_actor(settings: Settings) -> str:
+    """The actor when a note names no reviewer: vt.toml, else git user.name, else the OS user."""
+    if settings.actor:
+        return settings.actor
+    return _git_user(str(settings.vault)) or _os_user()
+
+
+@lru_cache(maxsize=8)
+def _git_user(folder: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "config", "user.name"], cwd=folder, capture_output=True,
+                              text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = done.stdout.strip()
+    return name if done.returncode == 0 and name else None
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser() or "unknown"
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+
+
+# ---------------------------------------------------------------------------
+# phase 1: examine one note (in a worker for big runs)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """What one note asks for, read before the lock. Small and picklable."""
+
+    path: str
+    claim_id: str | None = None
+    review_action: str | None = None
+    decision: dict[str, Any] | None = None  # decision fields but ts/supersedes; actor may be ""
+    problems: list[str] = field(default_factory=list)  # why a NEW decision would be refused
+    skip: str | None = None  # nothing to decide, and why
+    refuse: str | None = None  # cannot be decided at all, and why
+    review_state: str | None = None
+    event_id: str | None = None  # vt_event_id
+    digest: str = ""  # of the bytes read: the note is marked only if it still has them
+    signature: tuple[int, int, int] = (0, 0, 0)
+
+
+def examine(settings: Settings, ctx: CheckContext, relative: str,
+            explicit: bool = True) -> Candidate | None:
+    """What `relative` asks apply to do; None for a note with nothing to say in a vault run."""
+    try:
+        snapshot = writer.read_snapshot(settings.vault / relative)
+    except VtError as exc:
+        if not explicit and not _mentions_claim(settings.vault / relative):
+            return None
+        return Candidate(relative, refuse=f"cannot read: {exc.message}")
+    raw = snapshot.raw
+    if not explicit and b"claim_id" not in raw:
+        return None
+    note = parse_note(raw, relative)
+    if not note.is_review_note:
+        return Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)") \
+            if explicit else None
+    props = note.properties
+    action = props.get("review_action")
+    action = PENDING if action is None else str(action)
+    cand = Candidate(relative, note.claim_id, action,
+                     review_state=_str_or_none(props.get("review_state")),
+                     event_id=_str_or_none(props.get("vt_event_id")),
+                     digest=hashlib.sha256(raw).hexdigest(), signature=snapshot.signature)
+    if action == PENDING:
+        if not explicit:
+            return None
+        cand.skip = "review_action is PENDING: nothing to apply"
+    elif action == REQUEST_REPAIR:
+        cand.skip = SKIP_REQUEST_REPAIR
+    elif action not in ACTION_OF:
+        cand.refuse = f"review_action {action!r} is not one of {', '.join(REVIEW_ACTIONS)}"
+    else:
+        _fill_decision(settings, ctx, note, cand)
+    return cand
+
+
+def _mentions_claim(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b"claim_id" in f.read()
+    except OSError:
+        return False
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Candidate) -> None:
+    props = note.properties
+    action = ACTION_OF[str(cand.review_action)]
+    checks = {key: props.get(key) is True for key in CHECK_KEYS}
+    v1 = v1_claim(note)
+    reviewer = props.get("reviewer")
+    comment = props.get("review_comment")
+    cand.decision = {
+        "action": action,
+        "actor": str(reviewer).strip() if reviewer is not None else "",
+        "base": claim_base(v1),
+        "checks": checks,
+        "claim": None,
+        "claim_id": note.claim_id,
+        "comment": "" if comment is None else str(comment),
+        "note": cand.path,
+        "preview": None,
+        "v": 1,
+    }
+    if action == "REJECT":
+        return
+    unchecked = [key for key in settings.required_checks if props.get(key) is not True]
+    if unchecked:
+        cand.problems.append(f"unchecked: {', '.join(unchecked)} (every required check must "
+                             "be true to approve)")
+    if action == "ACCEPT":
+        cand.decision["claim"] = v1
+        errors = [f for f in check_note(note, ctx) if f.severity == ERROR]
+        if errors:
+            cand.problems.append(_errors_reason(errors))
+    else:
+        _fill_repair(note, cand)
+
+
+def _errors_reason(errors: list) -> str:
+    shown = "; ".join(f"line {f.line or '-'}: {f.code} {f.message}" for f in errors[:2])
+    more = f" (and {len(errors) - 2} more)" if len(errors) > 2 else ""
+    return f"the note has errors: {shown}{more}; run vt validate"
+
+
+def _fill_repair(note: Note, cand: Candidate) -> None:
+    assert cand.decision is not None
+    v2 = v2_claim(note)
+    if v2 is None:
+        cand.problems.append("the note has no V2 Draft section: run vt draft, edit the drafts, "
+                             "set REQUEST_REPAIR and run vt preview")
+        return
+    cand.decision["claim"] = v2
+    stated = note.properties.get("vt_preview_hash")
+    cand.decision["preview"] = str(stated) if stated is not None else None
+    if cand.review_state == PREVIEW_FAILED:
+        cand.problems.append("the preview failed: fix the drafts, set review_action to "
+                             "REQUEST_REPAIR and run vt preview")
+    elif cand.review_state not in (PREVIEW_READY, APPLIED) or stated is None:
+        cand.problems.append("no valid preview: set review_action to REQUEST_REPAIR and run "
+                             "vt preview, then APPROVE_REPAIR")
+    elif stated != preview_hash(note):
+        cand.problems.append(DRAFTS_CHANGED)
+    elif cand.review_state == APPLIED:
+        # a preview is approved once: after an apply the reviewer previews again
+        cand.problems.append("no valid preview since the last apply: set review_action to "
+                             "REQUEST_REPAIR and run vt preview, then APPROVE_REPAIR")
+    elif not _claim_ok(v2):
+        cand.problems.append("the V2 drafts do not parse; set review_action to REQUEST_REPAIR "
+                             "and run vt preview")
+
+
+# ---------------------------------------------------------------------------
+# phase 2: decide under the lock
+
+
+@dataclass(slots=True)
+class _Mark:
+    """A note to mark APPLIED after the commit."""
+
+    applied: Applied
+    digest: str
+    signature: tuple[int, int, int]
+
+
+def _same_decision(decision: dict[str, Any], event: dict[str, Any]) -> bool:
+    """Does `event` record this decision? Action, claim and approved preview decide it:
+    who clicked, the comment or a moved note do not make a new decision."""
+    return all(decision.get(k) == event.get(k) for k in ("action", "claim", "preview"))
+
+
+def _probe(decision: dict[str, Any], latest: dict[str, Any]) -> dict[str, Any]:
+    """The decision with the latest event's incidental fields, for `txn.recorded`: it then
+    matches exactly when action, claim and preview are those the latest event records."""
+    incidental = ("actor", "base", "checks", "comment", "note")
+    return {**decision, **{k: latest[k] for k in incidental if k in latest}}
+
+
+class _Decider:
+    """Turns candidates into events inside one transaction."""
+
+    def __init__(self, settings: Settings, txn: Transaction, report: ApplyReport) -> None:
+        self.settings = settings
+        self.txn = txn
+        self.report = report
+        self.marks: list[_Mark] = []
+        self._actor: str | None = None
+
+    def actor(self) -> str:
+        if self._actor is None:
+            self._actor = default_actor(self.settings)
+        return self._actor
+
+    def run(self, candidates: list[Candidate]) -> None:
+        earlier: list[Candidate] = []
+        for cand in candidates:
+            if self._decide(cand, allow_earlier=True) is False:
+                earlier.append(cand)
+        if earlier:
+            found = _events_by_id(self.txn, {c.event_id for c in earlier if c.event_id})
+            for cand in earlier:
+                self._decide(cand, allow_earlier=False, found=found)
+
+    def _decide(self, cand: Candidate, allow_earlier: bool,
+                found: dict[str, dict] | None = None) -> bool | None:
+        """Decide one note. False: it needs the event its vt_event_id names (looked up in
+        one pass for all such notes, then decided again)."""
+        decision = cand.decision
+        assert decision is not None and cand.claim_id is not None
+        latest = self.txn.latest(cand.claim_id)
+        if latest is not None and self.txn.recorded(_probe(decision, latest)) is not None:
+            if cand.review_state == APPLIED and cand.event_id == latest["id"]:
+                self._skip(cand, f"already applied: {latest['id']}")
+            else:
+                self._mark(cand, latest, new=False)  # a run crashed before marking it
+            return None
+        if cand.review_state == APPLIED and cand.event_id and (
+                latest is None or cand.event_id != latest["id"]):
+            if allow_earlier:
+                return False
+            event = (found or {}).get(cand.event_id)
+            if event is not None and _same_decision(decision, event):
+                self._skip(cand, _superseded_reason(event, latest))
+                return None
+        if cand.problems:
+            self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
+            return None
+        event = self.txn.append({**decision, "actor": decision["actor"] or self.actor()})
+        self.report.events.append(event)
+        self._mark(cand, event, new=True)
+        return None
+
+    def _skip(self, cand: Candidate, reason: str) -> None:
+        self.report.skipped.append(Entry(cand.path, cand.claim_id, reason))
+
+    def _mark(self, cand: Candidate, event: dict, new: bool) -> None:
+        applied = Applied(cand.path, str(cand.claim_id), event["action"], event["id"],
+                          event["seq"], event["ts"], new=new)
+        self.report.applied.append(applied)
+        self.marks.append(_Mark(applied, cand.digest, cand.signature))
+
+
+def _superseded_reason(event: dict, latest: dict | None) -> str:
+    if latest is not None and latest["action"] == "REVERT" and latest.get("reverts") == event["id"]:
+        return (f"already applied as {event['id']}, which was reverted by {latest['id']}; "
+                "to decide again, change review_action")
+    later = f" (the claim's latest event is {latest['id']}, {latest['action']})" if latest else ""
+    return f"already applied as {event['id']}{later}"
+
+
+def _events_by_id(txn: Transaction, ids: set[str]) -> dict[str, dict]:
+    """The ledger events with these ids, in one pass over the file (a rare path: notes
+    applied before whose claim has moved on since)."""
+    found: dict[str, dict] = {}
+    needles = {f'"id":"{i}"'.encode(): i for i in ids}
+    for end, raw in iter_lines(txn.ledger.path):
+        if end > txn.start.size:
+            break
+        for needle, event_id in needles.items():
+            if needle in raw:
+                event = json.loads(raw)
+                if event.get("id") == event_id:
+                    found[event_id] = event
+    return found
+
+
+# ---------------------------------------------------------------------------
+# phase 3: mark the notes
+
+
+def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, int, int],
+              event_id: str, ts: str) -> str | None:
+    """Set review_state APPLIED, vt_event_id and vt_applied_at on a note that still has
+    the bytes apply decided on. None when done; otherwise why the note was not marked."""
+    try:
+        snapshot = writer.read_snapshot(settings.vault / path)
+    except VtError as exc:
+        return f"cannot read: {exc.message}"
+    if snapshot.signature != signature or hashlib.sha256(snapshot.raw).hexdigest() != digest:
+        note = parse_note(snapshot.raw, path)
+        props = note.properties
+        if props.get("review_state") == APPLIED and props.get("vt_event_id") == event_id:
+            return None  # another vt run marked it meanwhile
+        return "changed on disk since vt read it; not marked APPLIED"
+    text = writer.set_properties(snapshot.text, {"review_state": APPLIED,
+                                                 "vt_event_id": event_id, "vt_applied_at": ts})
+    try:
+        writer.write_if_changed(snapshot, text)
+    except VtError as exc:
+        return exc.message
+    return None
+
+
+def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
+              progress: Progress | None) -> None:
+    jobs = [(m.applied.path, m.digest, m.signature, m.applied.id, m.applied.ts) for m in marks]
+    outcomes = _pooled(settings, _mark_chunk, jobs, progress, io_bound=True)
+    for mark, problem in zip(marks, outcomes, strict=True):
+        if problem is None:
+            mark.applied.marked = True
+        else:
+            report.refused.append(Entry(
+                mark.applied.path, mark.applied.claim_id,
+                f"{problem}; the decision is in the ledger ({mark.applied.id}): run vt apply "
+                "again to mark the note"))
+
+
+def _mark_chunk(settings: Settings, ctx: CheckContext | None,
+                jobs: list[tuple]) -> list[str | None]:
+    return [mark_note(settings, *job) for job in jobs]
+
+
+# ---------------------------------------------------------------------------
+# the run
+
+
+def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bool = False,
+                progress: Progress | None = None) -> ApplyReport:
+    """`vt apply [NOTE…]`: every decided note of the vault, or the notes given."""
+    report = ApplyReport(dry_run=dry_run)
+    files = markdown_files(settings.vault)
+    ctx = make_context(settings, files)
+    if paths:
+        targets = _explicit_targets(settings, paths, report)
+    else:
+        targets = [f.relative for f in files if not f.escapes]
+    examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx,
+                       explicit=bool(paths))
+    candidates = _sorted_out(report, [c for c in examined if c is not None])
+    if not candidates:
+        return report
+    with _transaction(settings, dry_run) as txn:
+        decider = _Decider(settings, txn, report)
+        decider.run(candidates)
+    for entries in (report.applied, report.skipped, report.refused):
+        entries.sort(key=lambda e: e.path)
+    if dry_run:
+        return report
+    _mark_all(settings, decider.marks, report, progress)
+    report.refused.sort(key=lambda e: e.path)
+    _refresh(settings, report)
+    return report
+
+
+def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
+    targets: list[str] = []
+    for path in paths:
+        relative = relative_in_vault(settings.vault, path)
+        if relative is None:
+            report.refused.append(Entry(str(path), None, f"not inside the vault {settings.vault}"))
+        elif not (settings.vault / relative).is_file():
+            report.refused.append(Entry(relative, None, "no such file"))
+        elif relative not in targets:
+            targets.append(relative)
+    return targets
+
+
+def _sorted_out(report: ApplyReport, candidates: list[Candidate]) -> list[Candidate]:
+    """Report skipped and refused notes; the rest, in path order, go to the decider."""
+    owners: dict[str, list[str]] = {}
+    for cand in candidates:
+        if cand.claim_id is not None:
+            owners.setdefault(cand.claim_id, []).append(cand.path)
+    deciding = []
+    for cand in sorted(candidates, key=lambda c: c.path):
+        others = [p for p in owners.get(cand.claim_id or "", []) if p != cand.path]
+        if cand.refuse:
+            report.refused.append(Entry(cand.path, cand.claim_id, cand.refuse))
+        elif cand.skip:
+            report.skipped.append(Entry(cand.path, cand.claim_id, cand.skip))
+        elif others:
+            report.refused.append(Entry(cand.path, cand.claim_id,
+                                        f"claim_id {cand.claim_id} is also used by "
+                                        f"{', '.join(others)}; one note per claim"))
+        else:
+            deciding.append(cand)
+    return deciding
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction of a dry run so that it appends nothing."""
+
+
+@contextmanager
+def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
+    """The run's one ledger transaction. A dry run decides the same way and writes
+    nothing: the transaction is abandoned (or, without a ledger yet, a scratch one)."""
+    if not dry_run:
+        with Ledger(settings.ledger_path, settings.state_dir).transaction() as txn:
+            yield txn
+        return
+    with TemporaryDirectory(prefix="vt-dry-run-") as scratch:
+        if settings.ledger_path.exists():
+            ledger = Ledger(settings.ledger_path, settings.state_dir)
+        else:
+            ledger = Ledger(Path(scratch) / "ledger.jsonl", Path(scratch) / "state")
+        try:
+            with ledger.transaction() as txn:
+                yield txn
+                raise _DryRun
+        except _DryRun:
+            pass
+
+
+def _refresh(settings: Settings, report: ApplyReport) -> None:
+    """Bring the Claim Store and the knowledge-base blocks up to date. The events are
+    durable and the notes marked: a failure here is reported, and the next command that
+    reads the store catches up."""
+    from vault_tools.store import refresh
+
+    try:
+        report.refresh = refresh(settings)
+    except VtError as exc:
+        report.refresh_error = exc
+
+
+# ---------------------------------------------------------------------------
+# the process pool (validate.py's pattern)
+
+
+def _examine_chunk(settings: Settings, ctx: CheckContext | None, chunk: list[str],
+                   explicit: bool = False) -> list[Candidate | None]:
+    assert ctx is not None
+    return [examine(settings, ctx, relative, explicit) for relative in chunk]
+
+
+_WORKER_STATE: tuple[Callable, Settings, CheckContext | None, dict] | None = None
+
+
+def _in_worker(chunk: list) -> list:
+    assert _WORKER_STATE is not None
+    function, settings, ctx, kwargs = _WORKER_STATE
+    return function(settings, ctx, chunk, **kwargs)
+
+
+def _pooled(settings: Settings, function: Callable, items: list, progress: Progress | None,
+            ctx: CheckContext | None = None, io_bound: bool = False, **kwargs: Any) -> list:
+    """`function(settings, ctx, chunk, **kwargs)` over chunks of `items`, in order; in
+    forked workers when there are enough items. fsync-bound work gets more workers than
+    cores: the disk, not the CPU, is what they wait for."""
+    cpus = settings.workers or os.cpu_count() or 1
+    workers = cpus * 2 if io_bound and not settings.workers else cpus
+    chunks = [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)]
+    out: list = []
+    if workers < 2 or len(items) < PARALLEL_THRESHOLD or not _can_fork():
+        batches: Iterable[list] = (function(settings, ctx, chunk, **kwargs) for chunk in chunks)
+        return _collect(batches, out, len(items), progress)
+    global _WORKER_STATE
+    _WORKER_STATE = (function, settings, ctx, kwargs)  # inherited by the forked workers
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks))) as pool:
+            return _collect(pool.imap(_in_worker, chunks), out, len(items), progress)
+    finally:
+        _WORKER_STATE = None
+
+
+def _collect(batches: Iterable[list], out: list, total: int, progress: Progress | None) -> list:
+    for batch in batches:
+        out.extend(batch)
+        if progress:
+            progress(len(out), total)
+    return out
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
