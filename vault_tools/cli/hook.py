@@ -34,8 +34,10 @@ def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str)
 @hook_app.command()
 def install(vault: VaultOption = None, dry_run: DryRunOption = False,
             as_json: JsonOption = False) -> None:
-    """Install the pre-commit hook (in `git rev-parse --git-path hooks`, so core.hooksPath
-    is honoured) and the ledger merge driver (git config + .gitattributes).
+    """Install the pre-commit hook and the ledger merge driver.
+
+    The hook goes to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
+    the merge driver is registered in the repository's git config and .gitattributes.
 
     A pre-commit hook vt did not write is kept: moved to pre-commit.vt-chained and run
     first. Installing twice changes nothing.
@@ -55,8 +57,9 @@ def install(vault: VaultOption = None, dry_run: DryRunOption = False,
 @hook_app.command()
 def uninstall(vault: VaultOption = None, dry_run: DryRunOption = False,
               as_json: JsonOption = False) -> None:
-    """Remove vt's pre-commit hook (restoring a chained one), the merge driver's git config
-    and its .gitattributes line.
+    """Remove vt's pre-commit hook and merge driver.
+
+    A chained hook is restored; the merge driver's git config and .gitattributes line go.
 
     Example:
 
@@ -71,9 +74,11 @@ def uninstall(vault: VaultOption = None, dry_run: DryRunOption = False,
 
 @hook_app.command()
 def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
-    """Check what is being committed, read from the index: every staged review note
-    validates, and the staged ledger only appends to HEAD's (or, in a merge, keeps every
-    event of both parents) with a valid chain. Writes nothing. Exit 1 refuses the commit.
+    """Check the staged notes and ledger (what the hook runs).
+
+    Reads the index, not the working tree: every staged review note must validate, and
+    the staged ledger may only append to HEAD's (in a merge: keep every event of both
+    parents) with a valid chain. Writes nothing. Exit 1 refuses the commit.
 
     Example:
 

@@ -20,11 +20,12 @@ def init(
     dry_run: DryRunOption = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Make a vault ready for vt: vt.toml with the defaults commented out, .vt/ and the
-    ledger's lock files in .gitignore, vt's property types in .obsidian/types.json, and,
-    in a git repository, the pre-commit hook and the ledger merge driver.
+    """Make a vault ready for vt (idempotent).
 
-    Idempotent: prints each change it makes, and "already set up" when there is none.
+    Writes vt.toml with the defaults commented out; adds .vt/ and the ledger's lock files
+    to .gitignore; registers vt's property types in .obsidian/types.json; in a git
+    repository, installs the pre-commit hook and the ledger merge driver. Prints each
+    change it makes, and "already set up" when there is none.
 
     Example:
 
