@@ -33,6 +33,7 @@ from vault_tools.cli import importer as _importer  # noqa: E402,F401
 from vault_tools.cli import init as _init  # noqa: E402,F401
 from vault_tools.cli import preview as _preview  # noqa: E402,F401
 from vault_tools.cli import validate as _validate  # noqa: E402,F401
+from vault_tools.cli import watch as _watch  # noqa: E402,F401
 
 
 def main() -> None:
