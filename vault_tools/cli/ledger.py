@@ -1,0 +1,154 @@
+"""`vt ledger …`: the Decision Ledger's own commands.
+
+Each subcommand is one function decorated with `@ledger_app.command()`; adding one (e.g.
+`merge`, `resolve`) means adding one such function here or in a module that imports
+`ledger_app`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from itertools import islice
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from vault_tools.cli import app
+from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
+from vault_tools.errors import ExitCode, VtError
+
+ledger_app = typer.Typer(
+    help="The Decision Ledger: verify it, read its log.\n\n"
+         "Example:\n\n    vt ledger verify --vault examples/vault",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(ledger_app, name="ledger")
+
+_LINE_PREFIX = re.compile(r"^line \d+: ")
+_TS = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$")
+
+
+def fail(exc: VtError) -> NoReturn:
+    """Report a VtError as `vt: path:line: message` and exit with its code (as run_app does)."""
+    import sys
+
+    sys.stderr.write(f"vt: {exc}\n")
+    finish(exc.exit_code)
+
+
+def _where(ledger: str, line: int | None) -> str:
+    return f"{ledger}:{line}" if line else ledger
+
+
+@ledger_app.command()
+def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
+    """Check every line of the ledger: JSON, fields, id, hash, chain, duplicates, and every
+    event verified before still there. A torn last line (an interrupted write) is moved
+    to `<ledger>.torn` and reported. Exit 3 when the ledger does not verify.
+
+    Example:
+
+        vt ledger verify --vault examples/vault
+
+        vt ledger verify --json
+    """
+    from vault_tools.ledger import verify_ledger
+    from vault_tools.report import Reporter
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    try:
+        result = verify_ledger(settings.ledger_path, settings.state_dir)
+    except VtError as exc:
+        fail(exc)
+    code = ExitCode.OK if result.ok else ExitCode.INTEGRITY
+    if reporter.mode == "json":
+        reporter.json(result.to_json())
+        finish(code)
+    if result.torn is not None:
+        message = result.torn.message().replace(f"{settings.vault}/", "")
+        reporter.error(f"{settings.ledger}: {message}")
+    for problem in result.problems:
+        reporter.error(f"{_where(settings.ledger, problem.line)}: "
+                       f"{_LINE_PREFIX.sub('', problem.message)}")
+    if not result.ok:
+        reporter.error(f"ledger does not verify: {len(result.problems)} problem(s) in "
+                       f"{result.events} events")
+    elif result.events == 0 and not settings.ledger_path.exists():
+        reporter.text("no ledger yet (0 events)", "green")
+    else:
+        reporter.text(f"ledger ok: {result.events} events, head {result.head}", "green")
+    finish(code)
+
+
+def _bound(value: str | None, option: str) -> str | None:
+    if value is None:
+        return None
+    if not _TS.match(value):
+        raise typer.BadParameter("use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ", param_hint=option)
+    try:
+        date.fromisoformat(value[:10])
+    except ValueError:
+        raise typer.BadParameter(f"{value} is not a date", param_hint=option) from None
+    return value
+
+
+def _log_line(ev: dict[str, Any]) -> str:
+    comment = f"  {ev.get('comment')}" if ev.get("comment") else ""
+    target = f" reverts {ev['reverts']}" if ev.get("reverts") else ""
+    return (f"{ev.get('seq'):>6}  {ev.get('ts')}  {ev.get('action', '?'):<7} "
+            f"{ev.get('claim_id')}  by {ev.get('actor')}  {ev.get('id')}{target}{comment}")
+
+
+@ledger_app.command()
+def log(
+    claim: Annotated[str | None, typer.Option("--claim", help="Only this claim's events.",
+                                              show_default=False)] = None,
+    actor: Annotated[str | None, typer.Option("--actor", help="Only this actor's events.",
+                                              show_default=False)] = None,
+    action: Annotated[str | None, typer.Option(
+        "--action", help="Only ACCEPT, REJECT, REPAIR or REVERT events.",
+        show_default=False)] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", help="From this day (YYYY-MM-DD) or second (…THH:MM:SSZ) on.",
+        show_default=False)] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", help="Up to this day or second, inclusive.", show_default=False)] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N events.",
+                                              show_default=False)] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The ledger's events, newest first, optionally filtered.
+
+    Example:
+
+        vt ledger log --claim SA260324R-0125
+
+        vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
+    """
+    from vault_tools.ledger import ACTIONS, iter_log
+    from vault_tools.report import Reporter
+
+    if action is not None and action.upper() not in ACTIONS:
+        raise typer.BadParameter(f"must be one of {', '.join(ACTIONS)}", param_hint="--action")
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    try:
+        events = list(islice(iter_log(settings.ledger_path, claim, actor,
+                                      action.upper() if action else None,
+                                      _bound(since, "--since"), _bound(until, "--until")),
+                             limit))
+    except VtError as exc:
+        fail(exc)
+    if reporter.mode == "json":
+        reporter.json({"events": events})
+        finish(ExitCode.OK)
+    for ev in events:
+        reporter.text(_log_line(ev))
+    if not events:
+        reporter.error("no events" + (" match" if any((claim, actor, action, since, until))
+                                      else ": the ledger is empty"))
+    finish(ExitCode.OK)

@@ -1,0 +1,195 @@
+"""`vt rebuild`, `vt status`, `vt history`: the Claim Store and what it tells."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from vault_tools.cli import app
+from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.ledger import fail
+from vault_tools.errors import ExitCode, VtError
+
+
+@app.command()
+def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
+    """Replay the Decision Ledger from scratch into the Claim Store (.vt/claims.sqlite),
+    then bring the knowledge-base claims blocks up to date. Never needed in normal use:
+    every command catches up by itself; rebuild when in doubt.
+
+    Example:
+
+        vt rebuild --vault examples/vault
+
+        vt rebuild --json
+    """
+    from vault_tools.graph import sync_kb_blocks
+    from vault_tools.report import Reporter
+    from vault_tools.store import ClaimStore
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    problems: list[str] = []
+    try:
+        with ClaimStore.open(settings) as store:
+            events = store.rebuild()
+            claims = store.claim_count()
+            seq, head = store.head()
+            written = sync_kb_blocks(settings, store, problems)
+    except VtError as exc:
+        fail(exc)
+    if reporter.mode == "json":
+        reporter.json({"events": events, "claims": claims,
+                       "ledger_head": {"seq": seq, "hash": head},
+                       "kb_notes_written": written, "kb_problems": problems})
+        finish(ExitCode.OK)
+    for problem in problems:
+        reporter.error(f"{problem} (knowledge-base block not updated)")
+    reporter.text(f"claim store rebuilt from the ledger: {events} events, {claims} claims")
+    reporter.text(f"{len(written)} knowledge-base notes updated")
+    finish(ExitCode.OK)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+
+
+@app.command()
+def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
+    """The review queue at a glance: notes by review_action and review_state, previews
+    gone stale, notes applied but edited since, claims in CONFLICT, the ledger head.
+
+    Example:
+
+        vt status --vault examples/vault
+
+        vt status --json
+    """
+    from vault_tools.report import Reporter
+    from vault_tools.status import status as run_status
+    from vault_tools.store import ClaimStore
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    try:
+        with ClaimStore.open(settings) as store, reporter.progress("Reading notes") as progress:
+            store.catch_up()
+            report = run_status(settings, store, progress)
+    except VtError as exc:
+        fail(exc)
+    if reporter.mode == "json":
+        reporter.json(report.to_json())
+        finish(ExitCode.OK)
+    reporter.text(f"{report.notes} review notes")
+    reporter.text(f"  by review_action: {_counts(report.by_action)}")
+    reporter.text(f"  by review_state:  {_counts(report.by_state)}")
+    reporter.text(f"claims in the ledger: {_counts(report.claims)}")
+    if report.stale_previews:
+        reporter.text("previews gone stale (drafts changed since vt preview; set "
+                      "REQUEST_REPAIR and run vt preview):", "yellow")
+        for item in report.stale_previews:
+            reporter.text(f"  {item['path']} ({item['claim_id']}, {item['review_action']})")
+    if report.edited_since_apply:
+        reporter.text("applied, but edited since (run vt apply to record the new decision):",
+                      "yellow")
+        for item in report.edited_since_apply:
+            reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
+    if report.conflicts:
+        reporter.text("claims in CONFLICT (decided on two branches; decide again to settle): "
+                      + ", ".join(report.conflicts), "red")
+    head = report.ledger_head
+    reporter.text(f"ledger head: seq {head['seq']}, {head['hash']}")
+    finish(ExitCode.OK)
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _entry_lines(entry: Any) -> list[str]:
+    ev = entry.event
+    lines = [f"#{ev['seq']}  {ev['ts']}  {ev['action']}  by {ev['actor']}  {ev['id']}"]
+    if ev.get("supersedes"):
+        lines.append(f"    supersedes {ev['supersedes']}")
+    if ev.get("reverts"):
+        lines.append(f"    reverts {ev['reverts']}")
+    if ev.get("comment"):
+        lines.append(f"    comment: {ev['comment']}")
+    claim = ev.get("claim")
+    if isinstance(claim, dict):
+        lines.append(f"    claim: {claim.get('atomic_claim')}  ({claim.get('epistemic_mode')}, "
+                     f"{claim.get('mapping_status')})")
+    if entry.is_repair:
+        lines += _repair_lines(entry)
+    return lines
+
+
+def _repair_lines(entry: Any) -> list[str]:
+    from vault_tools.history import V1_NOT_AVAILABLE
+
+    if entry.v1_source is None:
+        return [f"    V1 → V2: {V1_NOT_AVAILABLE}"]
+    lines = [f"    V1 → V2 (V1 from {entry.v1_source}):"]
+    if entry.claim_segments:
+        marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
+        text = "".join(marks[kind].format(part) for kind, part in entry.claim_segments)
+        lines.append(f"      claim: {text}")
+    for change in entry.changes:
+        if change.field == "claim":
+            continue
+        pointer = change.pointer or "/"
+        if change.op == "add":
+            lines.append(f"      {change.field} + {pointer}: {_value(change.new)}")
+        elif change.op == "remove":
+            lines.append(f"      {change.field} - {pointer}: {_value(change.old)}")
+        else:
+            lines.append(f"      {change.field} {pointer}: {_value(change.old)} → "
+                         f"{_value(change.new)}")
+    if not entry.changes:
+        lines.append("      no changes")
+    return lines
+
+
+@app.command()
+def history(
+    claim_id: Annotated[str, typer.Argument(help="The claim, e.g. SA260324R-0125.",
+                                            show_default=False)],
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Every decision on a claim, oldest first: who, when, action, comment, the event it
+    superseded and the claim as it stood, with the V1 → V2 diff of each repair.
+
+    Example:
+
+        vt history SA260324R-0125 --vault examples/vault
+
+        vt history DV1-0003 --json
+    """
+    from vault_tools.history import claim_history
+    from vault_tools.report import Reporter
+    from vault_tools.store import ClaimStore
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    try:
+        with ClaimStore.open(settings) as store:
+            store.catch_up()
+            found = claim_history(settings, store, claim_id)
+    except VtError as exc:
+        fail(exc)
+    if found is None:
+        reporter.error(f"vt: no decision on claim {claim_id} in the ledger "
+                       f"({settings.ledger}); see vt ledger log")
+        finish(ExitCode.FINDINGS)
+    if reporter.mode == "json":
+        reporter.json(found.to_json())
+        finish(ExitCode.OK)
+    reporter.text(f"{found.claim_id}: {found.status} ({found.note}), "
+                  f"{len(found.entries)} decision(s)")
+    for entry in found.entries:
+        for line in _entry_lines(entry):
+            reporter.text(line)
+    finish(ExitCode.OK)

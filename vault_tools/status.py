@@ -1,0 +1,197 @@
+"""`vt status`: the review queue at a glance (DESIGN §8).
+
+Notes by `review_action` and `review_state`; previews gone stale (the drafts changed after
+`vt preview` recorded `vt_preview_hash`); notes marked APPLIED whose decision no longer
+matches the ledger event they name (`vt_event_id`); claims in CONFLICT; the ledger head.
+Every review note is parsed once (in forked workers for a large vault); the claim
+statuses come from the Claim Store, caught up first.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_tools.apply import ACTION_OF, APPLIED, PENDING, v1_claim, v2_claim
+from vault_tools.config import Settings
+from vault_tools.note import Note, parse_note
+from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR, preview_hash
+from vault_tools.store import ClaimStore
+from vault_tools.vault import markdown_files
+
+Progress = Callable[[int, int], None]
+
+NEW = "NEW"  # review_state of a note that names none
+PARALLEL_THRESHOLD = 400  # below this many candidate notes a pool costs more than it saves
+CHUNK = 64
+
+
+@dataclass(frozen=True, slots=True)
+class NoteInfo:
+    """What status needs of one review note (small: it crosses process boundaries)."""
+
+    path: str
+    claim_id: str
+    action: str
+    state: str
+    stale_preview: bool
+    event_id: str | None  # vt_event_id
+    decision: tuple[str, dict | None] | None  # (ledger action, claim) the note now says
+
+
+@dataclass(slots=True)
+class StatusReport:
+    notes: int = 0
+    by_action: dict[str, int] = field(default_factory=dict)
+    by_state: dict[str, int] = field(default_factory=dict)
+    claims: dict[str, int] = field(default_factory=dict)
+    stale_previews: list[dict[str, Any]] = field(default_factory=list)
+    edited_since_apply: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    ledger_head: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"notes": self.notes, "by_action": self.by_action, "by_state": self.by_state,
+                "claims": self.claims, "stale_previews": self.stale_previews,
+                "edited_since_apply": self.edited_since_apply, "conflicts": self.conflicts,
+                "ledger_head": self.ledger_head}
+
+
+def _prop(note: Note, key: str, default: str | None) -> str | None:
+    value = note.properties.get(key)
+    return default if value is None or value == "" else str(value)
+
+
+def _stale(note: Note, action: str) -> bool:
+    recorded = _prop(note, "vt_preview_hash", None)
+    if action not in (REQUEST_REPAIR, APPROVE_REPAIR) or recorded is None:
+        return False
+    try:
+        return preview_hash(note) != recorded
+    except ValueError:  # the V2 Draft section is gone
+        return True
+
+
+def _decision(note: Note, action: str) -> tuple[str, dict | None] | None:
+    """The ledger action and claim the note's current review_action would record."""
+    ledger_action = ACTION_OF.get(action)
+    if ledger_action == "ACCEPT":
+        return ledger_action, v1_claim(note)
+    if ledger_action == "REPAIR":
+        return ledger_action, v2_claim(note)
+    if ledger_action == "REJECT":
+        return ledger_action, None
+    return None
+
+
+def note_info(settings: Settings, relative: str) -> NoteInfo | None:
+    """One vault file's status, or None when it is not a review note."""
+    try:
+        with open(os.path.join(settings.vault, relative), "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if b"claim_id" not in raw:
+        return None
+    note = parse_note(raw, relative)
+    if not note.is_review_note:
+        return None
+    action = _prop(note, "review_action", PENDING) or PENDING
+    state = _prop(note, "review_state", NEW) or NEW
+    applied = state == APPLIED
+    return NoteInfo(relative, note.claim_id or "", action, state, _stale(note, action),
+                    _prop(note, "vt_event_id", None), _decision(note, action) if applied else None)
+
+
+def _edited(info: NoteInfo, store: ClaimStore) -> str | None:
+    """Why an APPLIED note no longer says what the ledger recorded; None if it does."""
+    if info.event_id is None:
+        return "marked APPLIED but has no vt_event_id"
+    event = store.event(info.event_id)
+    if event is None:
+        return f"vt_event_id {info.event_id} is not in the ledger"
+    if info.decision is None:
+        return f"review_action is now {info.action}; {event['action']} was applied"
+    action, claim = info.decision
+    if action != event["action"]:
+        return f"review_action is now {info.action}; {event['action']} was applied"
+    if event["claim_id"] != info.claim_id:
+        return f"claim_id is now {info.claim_id}; the event is for {event['claim_id']}"
+    if action != "REJECT" and claim != event["claim"]:
+        what = "the V2 drafts" if action == "REPAIR" else "the claim"
+        return f"{what} changed since {action} was applied"
+    return None
+
+
+def status(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> StatusReport:
+    """The vault's review status; `store` must be caught up by the caller."""
+    targets = [f.relative for f in markdown_files(settings.vault) if not f.escapes]
+    infos = [i for i in _run(settings, targets, progress) if i is not None]
+    report = StatusReport(notes=len(infos))
+    report.by_action = dict(sorted(Counter(i.action for i in infos).items()))
+    report.by_state = dict(sorted(Counter(i.state for i in infos).items()))
+    report.claims = store.status_counts()
+    for info in infos:
+        if info.stale_preview:
+            report.stale_previews.append({"path": info.path, "claim_id": info.claim_id,
+                                          "review_action": info.action})
+        if info.state == APPLIED:
+            reason = _edited(info, store)
+            if reason is not None:
+                report.edited_since_apply.append({"path": info.path, "claim_id": info.claim_id,
+                                                  "event_id": info.event_id, "reason": reason})
+    report.conflicts = store.conflicts()
+    seq, hash_ = store.head()
+    report.ledger_head = {"seq": seq, "hash": hash_}
+    return report
+
+
+# ---------------------------------------------------------------------------
+# reading the notes, in forked workers for a large vault
+
+
+def _run(settings: Settings, targets: list[str],
+         progress: Progress | None) -> Iterable[NoteInfo | None]:
+    workers = settings.workers or os.cpu_count() or 1
+    chunks = [targets[i:i + CHUNK] for i in range(0, len(targets), CHUNK)]
+    if workers < 2 or len(targets) < PARALLEL_THRESHOLD or not _can_fork():
+        batches: Iterable[list[NoteInfo | None]] = (_chunk(settings, c) for c in chunks)
+        yield from _counted(batches, len(targets), progress)
+        return
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings  # inherited by the forked workers
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks))) as pool:
+            yield from _counted(pool.imap(_chunk_in_worker, chunks), len(targets), progress)
+    finally:
+        _WORKER_SETTINGS = None
+
+
+def _counted(batches: Iterable[list[NoteInfo | None]], total: int,
+             progress: Progress | None) -> Iterable[NoteInfo | None]:
+    done = 0
+    for batch in batches:
+        yield from batch
+        done += len(batch)
+        if progress:
+            progress(done, total)
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+_WORKER_SETTINGS: Settings | None = None
+
+
+def _chunk_in_worker(chunk: list[str]) -> list[NoteInfo | None]:
+    assert _WORKER_SETTINGS is not None
+    return _chunk(_WORKER_SETTINGS, chunk)
+
+
+def _chunk(settings: Settings, chunk: list[str]) -> list[NoteInfo | None]:
+    return [note_info(settings, relative) for relative in chunk]
