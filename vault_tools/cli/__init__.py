@@ -33,6 +33,7 @@ from vault_tools.cli import hook as _hook  # noqa: E402,F401
 from vault_tools.cli import importer as _importer  # noqa: E402,F401
 from vault_tools.cli import init as _init  # noqa: E402,F401
 from vault_tools.cli import ledger as _ledger  # noqa: E402,F401
+from vault_tools.cli import ledger_merge as _ledger_merge  # noqa: E402,F401
 from vault_tools.cli import preview as _preview  # noqa: E402,F401
 from vault_tools.cli import store as _store  # noqa: E402,F401
 from vault_tools.cli import validate as _validate  # noqa: E402,F401
