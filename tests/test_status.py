@@ -1,0 +1,128 @@
+"""vt status core: counts, stale previews, applied-then-edited notes, conflicts, head."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_store import decision, ledger_for
+
+from vault_tools import status as status_mod
+from vault_tools.apply import claim_base, v1_claim
+from vault_tools.config import load_settings
+from vault_tools.note import parse_note
+from vault_tools.preview import preview_hash
+from vault_tools.status import StatusReport, status
+from vault_tools.store import ClaimStore
+from vault_tools.writer import set_properties
+
+DV1 = "03_claims/DV1-0001.md"
+DV3 = "03_claims/DV1-0003.md"
+SA = "03_claims/SA260324R-0125.md"
+
+
+def run(vault: Path, workers: int = 1) -> StatusReport:
+    settings = load_settings(vault)
+    settings.workers = workers
+    with ClaimStore.open(settings) as store:
+        store.catch_up()
+        return status(settings, store)
+
+
+def set_props(vault: Path, relative: str, **values: str) -> None:
+    path = vault / relative
+    path.write_text(set_properties(path.read_text(encoding="utf-8"), values), encoding="utf-8")
+
+
+def replace_in(vault: Path, relative: str, old: str, new: str) -> None:
+    path = vault / relative
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def note_of(vault: Path, relative: str):
+    return parse_note((vault / relative).read_bytes(), relative)
+
+
+def test_counts_of_the_example_vault(example_vault: Path) -> None:
+    report = run(example_vault)
+    assert report.to_json() == {
+        "notes": 6,
+        "by_action": {"APPROVE": 1, "PENDING": 2, "REJECT": 1, "REQUEST_REPAIR": 2},
+        "by_state": {"NEW": 6},
+        "claims": {},
+        "stale_previews": [],
+        "edited_since_apply": [],
+        "conflicts": [],
+        "ledger_head": {"seq": 0, "hash": "0" * 64},
+    }
+
+
+def test_stale_preview(example_vault: Path) -> None:
+    set_props(example_vault, DV3, review_state="PREVIEW_READY",
+              vt_preview_hash=preview_hash(note_of(example_vault, DV3)))
+    set_props(example_vault, SA, review_state="PREVIEW_READY",
+              vt_preview_hash=preview_hash(note_of(example_vault, SA)))
+    report = run(example_vault)
+    assert report.stale_previews == []
+    assert report.by_state == {"NEW": 4, "PREVIEW_READY": 2}
+    # the reviewer edits a draft after the preview, then approves
+    replace_in(example_vault, SA, "### V2 Atomic Claim Draft\n為了驗證",
+               "### V2 Atomic Claim Draft\n為了快速驗證")
+    replace_in(example_vault, SA, "review_action: REQUEST_REPAIR", "review_action: APPROVE_REPAIR")
+    report = run(example_vault)
+    assert report.stale_previews == [{"path": SA, "claim_id": "SA260324R-0125",
+                                      "review_action": "APPROVE_REPAIR"}]
+
+
+def _apply_by_hand(vault: Path, relative: str, claim_id: str) -> dict:
+    """What `vt apply` leaves: an ACCEPT event with V1, and the note marked APPLIED."""
+    settings = load_settings(vault)
+    v1 = v1_claim(note_of(vault, relative))
+    (event,) = ledger_for(settings).append([decision(claim_id, claim=v1, base=claim_base(v1),
+                                                     note=relative)])
+    set_props(vault, relative, review_state="APPLIED", vt_event_id=event["id"],
+              vt_applied_at=event["ts"])
+    return event
+
+
+def test_applied_then_edited(example_vault: Path) -> None:
+    event = _apply_by_hand(example_vault, DV1, "DV1-0001")
+    report = run(example_vault)
+    assert report.edited_since_apply == []
+    assert report.claims == {"ACCEPTED": 1}
+    assert report.ledger_head["seq"] == 1
+
+    replace_in(example_vault, DV1, "## ② Atomic Claim\n現代", "## ② Atomic Claim\n當代")
+    (item,) = run(example_vault).edited_since_apply
+    assert item == {"path": DV1, "claim_id": "DV1-0001", "event_id": event["id"],
+                    "reason": "the claim changed since ACCEPT was applied"}
+
+    replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: REJECT")
+    (item,) = run(example_vault).edited_since_apply
+    assert item["reason"] == "review_action is now REJECT; ACCEPT was applied"
+
+    set_props(example_vault, DV1, vt_event_id="sha256:" + "0" * 64)
+    (item,) = run(example_vault).edited_since_apply
+    assert item["reason"] == f"vt_event_id sha256:{'0' * 64} is not in the ledger"
+
+
+def test_conflicts_and_head(example_vault: Path) -> None:
+    settings = load_settings(example_vault)
+    ledger = ledger_for(settings)
+    (first,) = ledger.append([decision("DV1-0004")])
+    ledger.append([decision("DV1-0004", "REJECT", supersedes=first["id"]),
+                   decision("DV1-0004", "REPAIR", supersedes=first["id"])])
+    report = run(example_vault)
+    assert report.conflicts == ["DV1-0004"] and report.claims == {"CONFLICT": 1}
+    assert report.ledger_head == {"seq": 3, "hash": ledger.head().hash}
+
+
+def test_pool_gives_the_same_report(example_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _apply_by_hand(example_vault, DV1, "DV1-0001")
+    replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: PENDING")
+    serial = run(example_vault).to_json()
+    monkeypatch.setattr(status_mod, "PARALLEL_THRESHOLD", 1)
+    assert run(example_vault, workers=2).to_json() == serial
+    assert serial["edited_since_apply"][0]["reason"].startswith("review_action is now PENDING")
