@@ -318,11 +318,40 @@ def test_sigterm_exits_cleanly_and_leaves_no_half_written_file(vault: Path) -> N
     assert text.count("<!-- vt:preview:start -->") == text.count("<!-- vt:preview:end -->")
 
 
-def test_apply_without_the_apply_bridge_is_a_usage_error(vault: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "vault_tools", "watch", str(vault), "--apply"],
-                            cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert "--apply is not available yet" in result.stderr
+def test_decisions_are_applied_only_with_apply(vault: Path, watcher: WatchProcess) -> None:
+    since = watcher.mark()
+    edit(vault, DV2, 'reviewer: "alice"', 'reviewer: "bob"')  # REJECT, but no --apply
+    assert watcher.wait_event("validated", DV2, since)["review_action"] == "REJECT"
+    assert not (vault / "05_ledger" / "decision_ledger.jsonl").exists()
+    assert "review_state: NEW" in (vault / DV2).read_text(encoding="utf-8")
+
+
+def test_apply_appends_the_decision_once(vault: Path) -> None:
+    dv1 = "03_claims/DV1-0001.md"
+    ledger = vault / "05_ledger" / "decision_ledger.jsonl"
+    process = WatchProcess(vault, "--apply")
+    try:
+        process.wait(lambda e: e["event"] == "ready")
+        since = process.mark()
+        edit(vault, dv1, "check_claim_frame: true", "check_claim_frame: false")  # APPROVE
+        refused = process.wait_event("refused", dv1, since)
+        assert "check_claim_frame" in refused["reason"]
+        assert not ledger.exists() or ledger.read_text(encoding="utf-8") == ""
+        since = process.mark()
+        edit(vault, dv1, "check_claim_frame: false", "check_claim_frame: true")
+        applied = process.wait_event("applied", dv1, since)
+        assert applied["action"] == "ACCEPT" and applied["new"] is True
+        assert applied["state"] == "APPLIED"
+        text = (vault / dv1).read_text(encoding="utf-8")
+        assert "review_state: APPLIED" in text and applied["id"] in text
+        # the note vt just marked comes back as an event: recognised, not applied again
+        edit(vault, IX2, 'reviewer: ""', 'reviewer: "sentinel"')
+        process.wait_event("validated", IX2, since)
+        assert [e["event"] for e in process.events[since:] if e["path"] == dv1] == \
+            ["validated", "applied"]
+        assert len(ledger.read_text(encoding="utf-8").splitlines()) == 1
+    finally:
+        assert process.stop() == 0
 
 
 # ---------------------------------------------------------------------------

@@ -63,13 +63,13 @@ READY = "ready"
 VALIDATED = "validated"
 PREVIEWED = "previewed"
 APPLIED = "applied"
+SKIPPED = "skipped"  # apply had nothing to do (e.g. already applied), and why
+REFUSED = "refused"  # apply refused the decision (an unchecked check, a stale preview, …)
 DELETED = "deleted"
 ERROR_EVENT = "error"
 STOPPED = "stopped"
 
 Progress = Callable[[int, int], None]
-# apply core: (settings, vault-relative paths) -> events describing what was done
-ApplyFunction = Callable[[Settings, list[str]], list["WatchEvent"]]
 
 
 def _now() -> str:
@@ -252,7 +252,7 @@ class Watcher:
     """Watches one vault; `start()` scans it, then events flow to `on_event` until `stop()`."""
 
     def __init__(self, settings: Settings, on_event: Callable[[WatchEvent], None], *,
-                 debounce: float = DEFAULT_DEBOUNCE, apply: ApplyFunction | None = None):
+                 debounce: float = DEFAULT_DEBOUNCE, apply: bool = False):
         self.settings = settings
         self.on_event = on_event
         self.apply = apply
@@ -422,24 +422,28 @@ class Watcher:
             self._resync()
             return []
         events: list[WatchEvent] = []
-        after_write = False
+        wrote: str | None = None
         for _ in range(MAX_ROUNDS):
-            if not self._check(key, events, after_write):
+            wrote = self._check(key, events, wrote)
+            if wrote is None:
                 break
-            after_write = True
         return events
 
-    def _check(self, relative: str, events: list[WatchEvent], after_write: bool) -> bool:
-        """Check the note once; True when vt wrote it (so it is checked again)."""
+    def _check(self, relative: str, events: list[WatchEvent], after: str | None) -> str | None:
+        """Check the note once; what vt wrote into it ("preview", "apply"), else None.
+
+        `after` says what vt has just written: that content is then recorded quietly (it
+        is vt's own) unless a racing save left something to do.
+        """
         absolute = os.path.join(self.settings.vault, relative)
         try:
             raw, _ = read_with_stat(absolute)
         except FileNotFoundError:
             self._gone(relative, events)
-            return False
+            return None
         except OSError as exc:
             events.append(self._read_error(relative, exc))
-            return False
+            return None
         if relative not in self.files or relative.startswith(self._kb_prefix):
             self._stale = True  # a new note, or a KB note whose aliases may have changed
         if self._stale:
@@ -448,14 +452,14 @@ class Watcher:
         digest = content_digest(raw)
         known = self.queue.notes.get(relative)
         if known is not None and known.digest == digest and known.generation == self.generation:
-            return False  # vt's own write coming back, or a save that changed nothing
+            return None  # vt's own write coming back, or a save that changed nothing
         result = check_file(self.settings, self.ctx, relative)
         if result.digest != digest:
             self.debouncer.touch(relative)  # saved again meanwhile: that save's turn comes
-            return False
+            return None
         if result.claim_id is None and not result.findings:
             self.queue.remove(relative)  # not a review note (a KB note, a plain page)
-            return False
+            return None
         note = parse_note(raw, relative)
         status = NoteStatus(result.claim_id, _text(note.properties.get("review_action")),
                             _text(note.properties.get("review_state")),
@@ -464,15 +468,16 @@ class Watcher:
                             digest, result.stat, self.generation)
         self.queue.set(relative, status)
         preview_due = self._preview_due(note, raw)
-        apply_due = not preview_due and self._apply_due(status)
-        if not after_write or preview_due or apply_due:  # vt's own write is recorded quietly
+        # the note apply just marked is its own echo; apply is idempotent anyway
+        apply_due = not preview_due and after != "apply" and self._apply_due(status)
+        if after is None or preview_due or apply_due:
             events.append(WatchEvent(VALIDATED, relative, result.claim_id, result.findings,
                                      status.review_state, status.review_action))
         if preview_due:
-            return self._preview(relative, events)
+            return "preview" if self._preview(relative, events) else None
         if apply_due:
-            return self._apply(relative, events)
-        return False
+            return "apply" if self._apply(relative, events) else None
+        return None
 
     def _preview_due(self, note: Note, raw: bytes) -> bool:
         """A REQUEST_REPAIR note whose drafts differ from those its preview was made from."""
@@ -497,14 +502,32 @@ class Watcher:
         return result.written
 
     def _apply_due(self, status: NoteStatus) -> bool:
-        return (self.apply is not None and status.review_action in APPLY_ACTIONS
-                and status.review_state != "APPLIED")
+        return self.apply and status.review_action in APPLY_ACTIONS
 
     def _apply(self, relative: str, events: list[WatchEvent]) -> bool:
-        assert self.apply is not None
-        done = self.apply(self.settings, [relative])
-        events.extend(done)
-        return any(e.event == APPLIED for e in done)
+        """Apply the note's decision (the Apply bridge); True when the note was marked."""
+        from vault_tools.apply import apply_notes
+
+        try:
+            report = apply_notes(self.settings, [self.settings.vault / relative])
+        except VtError as exc:  # e.g. a broken ledger: said, and the watcher carries on
+            events.append(WatchEvent(ERROR_EVENT, relative, message=f"apply: {exc}"))
+            return False
+        for done in report.applied:
+            events.append(WatchEvent(
+                APPLIED, done.path, done.claim_id, state="APPLIED" if done.marked else None,
+                message=f"{done.action} appended as event {done.seq}" if done.new
+                else f"{done.action} already in the ledger (event {done.seq}); note completed",
+                extra={"action": done.action, "id": done.id, "seq": done.seq, "new": done.new,
+                       "marked": done.marked}))
+        for kind, entries in ((SKIPPED, report.skipped), (REFUSED, report.refused)):
+            for entry in entries:
+                events.append(WatchEvent(kind, entry.path, entry.claim_id, message=entry.reason,
+                                         extra={"reason": entry.reason}))
+        if report.refresh_error is not None:
+            events.append(WatchEvent(ERROR_EVENT, relative,
+                                     message=f"claim store not refreshed: {report.refresh_error}"))
+        return any(done.marked for done in report.applied)
 
     def _gone(self, relative: str, events: list[WatchEvent]) -> None:
         if relative in self.files:

@@ -27,8 +27,8 @@ def watch(
         metavar="[VAULT]", help="Vault folder (same as --vault).", show_default=False)] = None,
     vault: VaultOption = None,
     apply: Annotated[bool, typer.Option(
-        "--apply", help="Also apply approved decisions (APPROVE, APPROVE_REPAIR, REJECT) "
-                        "as they are saved. Off by default.")] = False,
+        "--apply", help="Also apply decisions (APPROVE, APPROVE_REPAIR, REJECT) as their "
+                        "notes are saved, as vt apply does. Off by default.")] = False,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Stream one JSON object per event on stdout (no live view).")] = False,
     debounce: Annotated[int, typer.Option(
@@ -37,10 +37,10 @@ def watch(
 ) -> None:
     """Watch the vault beside Obsidian: re-validate notes as they are saved, preview repairs.
 
-    A saved review note is validated; a note marked review_action: REQUEST_REPAIR whose V2
-    drafts changed gets its Repair Preview written into it (as vt preview does). vt never
-    reacts to its own writes and never writes a byte-identical note. Bursts of saves are
-    folded into one check. Ctrl-C (or SIGTERM) stops it cleanly.
+    A saved review note is validated; a note marked REQUEST_REPAIR whose drafts changed
+    gets its Repair Preview (as vt preview does); with --apply, a decided note is applied
+    (as vt apply does). vt never reacts to its own writes and never writes a note whose
+    bytes would not change. Ctrl-C or SIGTERM stops it cleanly.
 
     Example:
 
@@ -54,7 +54,6 @@ def watch(
             vault_argument.resolve() != vault.resolve():
         raise UsageError(f"two different vaults given: {vault_argument} and --vault {vault}")
     settings = settings_for(vault_argument or vault)
-    apply_function = _apply_function() if apply else None
 
     from vault_tools.report import Reporter
     from vault_tools.watch import Watcher
@@ -64,7 +63,7 @@ def watch(
     view: _View = _JsonView(stop) if reporter.mode == "json" else \
         _LiveView(reporter.console, settings.vault) if reporter.mode == "rich" else \
         _PlainView(stop)
-    watcher = Watcher(settings, view.add, debounce=debounce / 1000, apply=apply_function)
+    watcher = Watcher(settings, view.add, debounce=debounce / 1000, apply=apply)
     _on_signals(stop, view)
     view.starting(settings.vault)
     watcher.start()
@@ -74,16 +73,6 @@ def watch(
         watcher.stop()
         view.close()
     finish(ExitCode.OK)
-
-
-def _apply_function() -> Any:
-    try:
-        from vault_tools import apply as apply_core  # noqa: F401
-    except ImportError:
-        raise UsageError("--apply is not available yet: the Apply bridge (vt apply) is not "
-                         "part of this version; run vt watch without --apply") from None
-    raise UsageError("--apply is not available yet: vt watch does not call the Apply bridge "
-                     "in this version; run vt apply after approving notes")
 
 
 def _on_signals(stop: threading.Event, view: _View) -> None:
