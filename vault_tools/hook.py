@@ -346,6 +346,8 @@ def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | N
 def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Finding]:
     if not committed or staged.startswith(committed):
         return []
+    if _needs_resolving(committed) and not _event_ids(committed) - _event_ids(staged):
+        return []  # HEAD holds a merge made without the driver; this commit resolves it
     old, new = committed.split(b"\n"), staged.split(b"\n")
     pairs = enumerate(zip(old, new, strict=False))
     n = next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
@@ -353,6 +355,13 @@ def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Fi
     return [_finding(path, n + 1, LEDGER_REWRITTEN,
                      f"line {n + 1} of the committed decision ledger is {what} in this commit; "
                      "the ledger is append-only (only new lines at the end may be committed)")]
+
+
+def _needs_resolving(committed: bytes) -> bool:
+    """HEAD's ledger has conflict markers or a broken chain (a `merge=union` or server-side
+    merge committed as is): re-chaining it is then the fix, not a rewrite."""
+    has_markers = any(raw[:7] in _MARKERS for raw in committed.split(b"\n"))
+    return has_markers or bool(_verify_bytes("", committed))
 
 
 def _event_ids(data: bytes) -> set[str]:
