@@ -245,7 +245,7 @@ def _uninstall_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> l
 
 @dataclass(slots=True)
 class HookReport:
-    """What `vt hook run` found in the index."""
+    """What `vt hook run` found in the index (errors only: the hook refuses on errors)."""
 
     notes: int = 0  # staged review notes checked
     ledger: bool = False  # whether a staged ledger change was checked
@@ -257,9 +257,7 @@ class HookReport:
 
     def to_json(self) -> dict:
         return {"ok": self.errors == 0, "notes": self.notes, "ledger": self.ledger,
-                "errors": self.errors,
-                "warnings": len(self.findings) - self.errors,
-                "findings": [f.to_json() for f in self.findings]}
+                "errors": self.errors, "findings": [f.to_json() for f in self.findings]}
 
 
 def _is_note_path(relative: str) -> bool:
@@ -299,17 +297,23 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
     if not candidates:
         return
     # imported here: only a commit that stages notes pays for the checks
-    from vault_tools.checks import check_note
+    from vault_tools.checks import CheckContext, check_note
+    from vault_tools.kb import KnowledgeBase
     from vault_tools.note import parse_note
-    from vault_tools.validate import make_context
+    from vault_tools.schemas import Schemas
+    from vault_tools.vault import markdown_files
 
-    ctx = make_context(settings)  # the working tree's file list, for link resolution
+    # the working tree's file list, for link resolution. No vault root: the knowledge
+    # base's aliases feed only the review-assist warnings, and reading every entity note
+    # for them costs more than the rest of the hook; the hook refuses on errors only
+    kb = KnowledgeBase(markdown_files(settings.vault), settings.kb_dir, None)
+    ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings)
     for relative, raw in sorted(candidates.items()):
         note = parse_note(raw, relative)
         if not note.is_review_note and not relative.startswith(claims_prefix):
             continue
         report.notes += note.is_review_note
-        report.findings += check_note(note, ctx)
+        report.findings += [f for f in check_note(note, ctx) if f.severity == ERROR]
 
 
 def _finding(path: str, line: int | None, code: str, message: str) -> Finding:

@@ -1,0 +1,87 @@
+"""Benchmark the pre-commit hook: `python -m vault_tools hook run` on a commit of a few
+notes in a 10k-note vault (goal: ≤ 300 ms for the whole process).
+
+    python bench/bench_hook.py [--notes 10000] [--staged 3] [--runs 10] [--dir bench/out]
+
+The vault (make_vault.py) is committed to a git repository once and reused across runs
+(`<dir>/hook-<notes>/vault`). Each run stages `--staged` edited notes, times the whole
+hook process (median of `--runs`), times `python -c pass` as the floor, prints both, and
+restores the notes. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAKE_VAULT_CANDIDATES = (ROOT.parent / "shared" / "bench" / "make_vault.py",
+                         Path("/work/shared/bench/make_vault.py"))
+GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
+    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
+    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.org",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True, env=GIT_ENV).stdout
+
+
+def make_vault(vault: Path, notes: int) -> None:
+    script = next((p for p in MAKE_VAULT_CANDIDATES if p.is_file()), None)
+    if script is None:
+        sys.exit("make_vault.py not found (expected ../shared/bench/make_vault.py)")
+    print(f"building a {notes}-note vault in {vault} and committing it …", flush=True)
+    subprocess.run([sys.executable, str(script), str(vault), "--notes", str(notes)],
+                   check=True, stdout=subprocess.DEVNULL)
+    git(vault, "init", "-q")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "vault")
+
+
+def timed(cmd: list[str], cwd: Path, runs: int) -> tuple[float, int]:
+    samples, code = [], 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        code = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000, code
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--notes", type=int, default=10000)
+    parser.add_argument("--staged", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--dir", type=Path, default=ROOT / "bench" / "out")
+    args = parser.parse_args()
+    vault = (args.dir / f"hook-{args.notes}" / "vault").resolve()
+    if not (vault / ".git").is_dir():
+        make_vault(vault, args.notes)
+    git(vault, "reset", "-q", "--hard", "HEAD")  # a previous run interrupted: start clean
+    notes = sorted((vault / "03_claims").iterdir())[: args.staged]
+    try:
+        for note in notes:
+            note.write_text(note.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
+            git(vault, "add", str(note.relative_to(vault)))
+        hook_cmd = [sys.executable, "-m", "vault_tools", "hook", "run", "--vault", "."]
+        timed(hook_cmd, vault, 1)  # warm the OS caches
+        hook_ms, code = timed(hook_cmd, vault, args.runs)
+        floor_ms, _ = timed([sys.executable, "-c", "pass"], vault, args.runs)
+    finally:
+        git(vault, "reset", "-q", "--hard", "HEAD")
+    verdict = "ok" if hook_ms <= 300 else "OVER the 300 ms goal"
+    print(f"vault: {args.notes} notes, {len(notes)} staged, median of {args.runs} runs")
+    print(f"python -c pass          : {floor_ms:7.1f} ms (the floor)")
+    print(f"vt hook run (exit {code})   : {hook_ms:7.1f} ms  ({verdict})")
+
+
+if __name__ == "__main__":
+    main()
