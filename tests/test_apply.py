@@ -192,6 +192,16 @@ def test_approval_of_a_note_with_errors_is_refused_naming_the_finding(make_vault
     assert "vt validate" in report.refused[0].reason
 
 
+def test_an_approval_after_an_earlier_apply_is_still_checked(make_vault) -> None:
+    frame = {**DEFAULT_FRAME, "entities": [{"id": "04_knowledge_base/Nowhere", "label": "x"}]}
+    vault = make_vault({"A-1.md": render_note(claim_id="A-1", review_action="REJECT",
+                                              frame=frame)})
+    assert [a.action for a in run(vault).applied] == ["REJECT"]
+    set_line(vault / "03_claims/A-1.md", "review_action", "APPROVE")
+    report = run(vault)
+    assert report.events == [] and "kb-target-missing" in report.refused[0].reason
+
+
 def test_reject_needs_no_checks_and_no_valid_note(make_vault) -> None:
     frame = {**DEFAULT_FRAME, "entities": [{"id": "04_knowledge_base/Nowhere", "label": "x"}]}
     vault = make_vault({"A-1.md": render_note(claim_id="A-1", review_action="REJECT",
@@ -359,7 +369,9 @@ def test_mark_note_refuses_a_note_changed_since_it_was_read(make_vault) -> None:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_many_notes_through_the_pool_give_the_same_ledger(make_vault, workers: int) -> None:
+def test_many_notes_through_the_pool_give_the_same_ledger(make_vault, monkeypatch,
+                                                          workers: int) -> None:
+    monkeypatch.setattr("vault_tools.apply.PARALLEL_THRESHOLD", 100)
     notes = {f"M-{i:03}.md": render_note(claim_id=f"M-{i:03}",
                                          review_action="REJECT" if i % 3 == 0 else "APPROVE")
              for i in range(240)}

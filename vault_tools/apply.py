@@ -34,7 +34,7 @@ from typing import Any
 from vault_tools import writer
 from vault_tools.checks import CheckContext, check_note
 from vault_tools.config import Settings
-from vault_tools.errors import VtError
+from vault_tools.errors import RefusedError, VtError
 from vault_tools.findings import ERROR
 from vault_tools.ledger import CHECK_KEYS, CLAIM_KEYS, Ledger, Transaction, canonical, iter_lines
 from vault_tools.note import Note, parse_note
@@ -55,7 +55,7 @@ DRAFTS_CHANGED = ("drafts changed since the preview; set review_action to REQUES
                   "run vt preview")
 
 # below this many notes a process pool costs more than it saves
-PARALLEL_THRESHOLD = 200
+PARALLEL_THRESHOLD = 400
 CHUNK = 64
 
 
@@ -205,6 +205,7 @@ class Candidate:
     event_id: str | None = None  # vt_event_id
     digest: str = ""  # of the bytes read: the note is marked only if it still has them
     signature: tuple[int, int, int] = (0, 0, 0)
+    check_later: bool = False  # check_note not run yet (see _fill_decision)
 
 
 def examine(settings: Settings, ctx: CheckContext, relative: str,
@@ -282,11 +283,19 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
                              "be true to approve)")
     if action == "ACCEPT":
         cand.decision["claim"] = v1
-        errors = [f for f in check_note(note, ctx) if f.severity == ERROR]
-        if errors:
-            cand.problems.append(_errors_reason(errors))
+        if cand.review_state == APPLIED and cand.event_id:
+            # almost surely applied already: check only if it turns out to be a new decision
+            cand.check_later = True
+        else:
+            cand.problems += note_errors(note, ctx)
     else:
         _fill_repair(note, cand)
+
+
+def note_errors(note: Note, ctx: CheckContext) -> list[str]:
+    """Why an approval of `note` must be refused for its error findings (empty: none)."""
+    errors = [f for f in check_note(note, ctx) if f.severity == ERROR]
+    return [_errors_reason(errors)] if errors else []
 
 
 def _errors_reason(errors: list) -> str:
@@ -351,8 +360,10 @@ def _probe(decision: dict[str, Any], latest: dict[str, Any]) -> dict[str, Any]:
 class _Decider:
     """Turns candidates into events inside one transaction."""
 
-    def __init__(self, settings: Settings, txn: Transaction, report: ApplyReport) -> None:
+    def __init__(self, settings: Settings, txn: Transaction, report: ApplyReport,
+                 ctx: CheckContext | None = None) -> None:
         self.settings = settings
+        self.ctx = ctx
         self.txn = txn
         self.report = report
         self.marks: list[_Mark] = []
@@ -394,6 +405,8 @@ class _Decider:
             if event is not None and _same_decision(decision, event):
                 self._skip(cand, _superseded_reason(event, latest))
                 return None
+        if cand.check_later:
+            cand.problems += self._late_check(cand)
         if cand.problems:
             self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
             return None
@@ -401,6 +414,18 @@ class _Decider:
         self.report.events.append(event)
         self._mark(cand, event, new=True)
         return None
+
+    def _late_check(self, cand: Candidate) -> list[str]:
+        """check_note for an approval found to be new only under the lock (rare)."""
+        try:
+            snapshot = writer.read_snapshot(self.settings.vault / cand.path)
+        except VtError as exc:
+            return [f"cannot read: {exc.message}"]
+        if hashlib.sha256(snapshot.raw).hexdigest() != cand.digest:
+            return ["changed on disk while vt was applying; run vt apply again"]
+        if self.ctx is None:
+            self.ctx = make_context(self.settings)
+        return note_errors(parse_note(snapshot.raw, cand.path), self.ctx)
 
     def _skip(self, cand: Candidate, reason: str) -> None:
         self.report.skipped.append(Entry(cand.path, cand.claim_id, reason))
@@ -449,18 +474,28 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
     except VtError as exc:
         return f"cannot read: {exc.message}"
     if snapshot.signature != signature or hashlib.sha256(snapshot.raw).hexdigest() != digest:
-        note = parse_note(snapshot.raw, path)
-        props = note.properties
-        if props.get("review_state") == APPLIED and props.get("vt_event_id") == event_id:
-            return None  # another vt run marked it meanwhile
+        if _marked_as(snapshot.raw, path, event_id):
+            return None  # another vt run (applying the same note) marked it meanwhile
         return "changed on disk since vt read it; not marked APPLIED"
     text = writer.set_properties(snapshot.text, {"review_state": APPLIED,
                                                  "vt_event_id": event_id, "vt_applied_at": ts})
     try:
         writer.write_if_changed(snapshot, text)
+    except RefusedError as exc:
+        try:
+            if _marked_as(writer.read_snapshot(snapshot.path).raw, path, event_id):
+                return None  # a concurrent run wrote the same marks first
+        except VtError:
+            pass
+        return exc.message
     except VtError as exc:
         return exc.message
     return None
+
+
+def _marked_as(raw: bytes, path: str, event_id: str) -> bool:
+    props = parse_note(raw, path).properties
+    return props.get("review_state") == APPLIED and props.get("vt_event_id") == event_id
 
 
 def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
@@ -502,7 +537,7 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
     if not candidates:
         return report
     with _transaction(settings, dry_run) as txn:
-        decider = _Decider(settings, txn, report)
+        decider = _Decider(settings, txn, report, ctx)
         decider.run(candidates)
     for entries in (report.applied, report.skipped, report.refused):
         entries.sort(key=lambda e: e.path)

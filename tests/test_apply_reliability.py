@@ -1,0 +1,219 @@
+"""The Apply bridge under failure: SIGKILL at random moments, concurrent runs, ENOSPC/EIO.
+
+Real files and real `python -m vault_tools apply` processes. Whatever happens, the ledger
+must hold every decision exactly once, verify, and no note may say APPLIED for an event
+that is not durable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import build_vault, render_drafts, render_note, settings_for
+from typer.testing import CliRunner
+
+from vault_tools import ledger as ledgermod
+from vault_tools.apply import ACTION_OF, APPLIED, apply_notes
+from vault_tools.cli import app
+from vault_tools.ledger import LedgerWriteError, iter_events, verify_ledger
+from vault_tools.note import parse_note
+from vault_tools.preview import preview_vault
+
+LEDGER = "05_ledger/decision_ledger.jsonl"
+REPO = Path(__file__).resolve().parents[1]
+V2_CLAIM = "現代 parallel drafter 一次 pass 生成整個 block（修正版）。"
+
+
+def decision_vault(root: Path, n: int = 200, seed: int = 1) -> Path:
+    """n decided notes: mostly APPROVE with checks true, some REJECT, some APPROVE_REPAIR
+    with a valid preview (previewed as REQUEST_REPAIR, then approved)."""
+    rng = random.Random(seed)
+    notes: dict[str, str] = {}
+    repairs: list[str] = []
+    for i in range(n):
+        claim_id = f"K-{i:04}"
+        kind = rng.choices(["APPROVE", "REJECT", "REPAIR"], weights=[6, 2, 2])[0]
+        if kind == "REPAIR":
+            repairs.append(claim_id)
+            notes[f"{claim_id}.md"] = render_note(
+                claim_id=claim_id, review_action="REQUEST_REPAIR",
+                drafts=render_drafts(f"{V2_CLAIM} {i}"))
+        else:
+            notes[f"{claim_id}.md"] = render_note(claim_id=claim_id, review_action=kind)
+    vault = build_vault(root, notes)
+    report = preview_vault(settings_for(vault))
+    assert all(p.state == "PREVIEW_READY" and p.written for p in report.previews)
+    for claim_id in repairs:
+        set_action(vault / "03_claims" / f"{claim_id}.md", "APPROVE_REPAIR")
+    return vault
+
+
+def set_action(path: Path, action: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    i = next(i for i, line in enumerate(lines) if line.startswith("review_action:"))
+    lines[i] = f"review_action: {action}"
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def vt_apply(vault: Path, *paths: str) -> subprocess.Popen:
+    # a new session: the kill takes the whole process group (pool workers included),
+    # as a crash or a power cut would
+    return subprocess.Popen([sys.executable, "-m", "vault_tools", "apply", "--vault",
+                             str(vault), "--json", *paths],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True, cwd=REPO)
+
+
+def decision_of(props: dict) -> str:
+    return ACTION_OF[props["review_action"]]
+
+
+def assert_consistent(vault: Path) -> dict[str, list[dict]]:
+    """The ledger verifies; per claim, no decision was appended twice in a row; every
+    note says APPLIED with the id of its claim's latest event, which is its decision."""
+    result = verify_ledger(vault / LEDGER, vault / ".vt")
+    assert result.ok, result.problems[:3]
+    by_claim: dict[str, list[dict]] = {}
+    for ev in iter_events(vault / LEDGER):
+        by_claim.setdefault(ev["claim_id"], []).append(ev)
+    for claim_id, evs in by_claim.items():
+        for a, b in zip(evs, evs[1:], strict=False):
+            assert (a["action"], a["claim"]) != (b["action"], b["claim"]), \
+                f"{claim_id}: the same decision appended twice"
+            assert b["supersedes"] == a["id"]
+    for path in sorted((vault / "03_claims").glob("*.md")):
+        props = parse_note(path.read_bytes(), path.name).properties
+        latest = by_claim[props["claim_id"]][-1]
+        assert props["review_state"] == APPLIED, path.name
+        assert props["vt_event_id"] == latest["id"], path.name
+        assert props["vt_applied_at"] == latest["ts"]
+        assert latest["action"] == decision_of(props)
+    return by_claim
+
+
+def test_sigkill_at_random_moments(tmp_path: Path) -> None:
+    vault = decision_vault(tmp_path / "vault")
+    # one full run, on a copy, to learn how long a run takes
+    probe = tmp_path / "probe"
+    shutil.copytree(vault, probe)
+    started = time.monotonic()
+    done = vt_apply(probe)
+    assert done.wait(60) == 0, done.stderr.read() if done.stderr else ""
+    full = time.monotonic() - started
+    assert len(list(iter_events(probe / LEDGER))) == 200
+
+    rng = random.Random(7)
+    plain = sorted(p for p in (vault / "03_claims").glob("*.md")
+                   if b"review_action: APPROVE\n" in p.read_bytes()
+                   or b"review_action: REJECT\n" in p.read_bytes())
+    killed_mid_run = 0
+    for kill in range(100):
+        if kill % 10 == 9:
+            # reviewers change their minds between crashes, so later runs have work too
+            for path in rng.sample(plain, 8):
+                now = parse_note(path.read_bytes(), path.name).properties["review_action"]
+                set_action(path, "REJECT" if now == "APPROVE" else "APPROVE")
+        proc = vt_apply(vault)
+        time.sleep(rng.uniform(0, full))
+        if proc.poll() is None:
+            killed_mid_run += 1
+        with contextlib.suppress(ProcessLookupError):  # the run had finished
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.returncode in (0, -signal.SIGKILL), proc.stderr.read()  # type: ignore
+    final = vt_apply(vault)
+    assert final.wait(60) == 0, final.stderr.read()  # type: ignore[union-attr]
+    assert killed_mid_run >= 30  # the kills did land inside runs
+    by_claim = assert_consistent(vault)
+    assert len(by_claim) == 200
+    # and a run after that has nothing left to do
+    again = subprocess.run([sys.executable, "-m", "vault_tools", "apply", "--vault",
+                            str(vault), "--json"], capture_output=True, text=True, cwd=REPO)
+    assert again.returncode == 0 and '"applied": []' in again.stdout
+
+
+def test_four_concurrent_runs_over_overlapping_notes(tmp_path: Path) -> None:
+    vault = decision_vault(tmp_path / "vault", n=120, seed=3)
+    names = sorted(f"03_claims/{p.name}" for p in (vault / "03_claims").glob("*.md"))
+    # each process gets 60 notes; every note is given to two processes
+    sets = [[names[(start + k) % 120] for k in range(60)] for start in (0, 30, 60, 90)]
+    procs = [vt_apply(vault, *[str(vault / n) for n in chosen]) for chosen in sets]
+    codes = [p.wait(120) for p in procs]
+    errors = [p.stderr.read().decode() for p in procs]  # type: ignore[union-attr]
+    assert codes == [0, 0, 0, 0], errors
+    by_claim = assert_consistent(vault)
+    assert len(by_claim) == 120  # 0 lost
+    assert all(len(evs) == 1 for evs in by_claim.values())  # 0 duplicated
+
+
+# --- ENOSPC / EIO -------------------------------------------------------------------
+
+
+def small_vault(root: Path) -> Path:
+    notes = {f"E-{i}.md": render_note(claim_id=f"E-{i}") for i in range(5)}
+    vault = build_vault(root, notes)
+    # a first decision makes the ledger exist, so the failure hits the append itself
+    apply_notes(settings_for(vault), [vault / "03_claims/E-0.md"])
+    return vault
+
+
+def snapshot(vault: Path) -> dict[str, bytes]:
+    return {p.relative_to(vault).as_posix(): p.read_bytes()
+            for p in sorted(vault.rglob("*")) if p.is_file() and ".vt" not in p.parts}
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO])
+def test_fsync_failure_appends_nothing_and_marks_nothing(tmp_path: Path, monkeypatch,
+                                                         code: int) -> None:
+    vault = small_vault(tmp_path / "vault")
+    before = snapshot(vault)
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(ledgermod.os, "fsync", failing_fsync)
+    with pytest.raises(LedgerWriteError) as caught:
+        apply_notes(settings_for(vault))
+    assert caught.value.exit_code != 0 and "fsync" in caught.value.message
+    monkeypatch.undo()
+    assert snapshot(vault) == before  # no line added, no note marked
+    assert verify_ledger(vault / LEDGER, vault / ".vt").ok
+    report = apply_notes(settings_for(vault))  # the disk is back: the next run works
+    assert len(report.events) == 4
+    assert_consistent(vault)
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO])
+def test_write_failure_midway_leaves_no_partial_line(tmp_path: Path, monkeypatch,
+                                                     code: int) -> None:
+    vault = small_vault(tmp_path / "vault")
+    before = snapshot(vault)
+    real_write = os.write
+    calls = {"n": 0}
+
+    def half_then_fail(fd: int, data: bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return real_write(fd, bytes(data)[: len(data) // 2])
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(ledgermod.os, "write", half_then_fail)
+    result = CliRunner().invoke(app, ["apply", "--vault", str(vault)])
+    monkeypatch.undo()
+    assert calls["n"] == 2
+    assert result.exit_code != 0
+    assert snapshot(vault) == before  # truncated back: no partial line, no note marked
+    assert (vault / LEDGER).read_bytes().endswith(b"\n")
+    assert not (vault / (LEDGER + ".torn")).exists()
+    assert verify_ledger(vault / LEDGER, vault / ".vt").ok
