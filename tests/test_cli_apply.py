@@ -1,0 +1,82 @@
+"""`vt apply`, `vt revert` and `vt demo` through the Typer app and as processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import render_note
+from typer.testing import CliRunner
+
+from vault_tools.cli import app
+from vault_tools.ledger import iter_events
+
+runner = CliRunner()
+LEDGER = "05_ledger/decision_ledger.jsonl"
+
+
+def vt(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_help_has_an_example() -> None:
+    for command in ("apply", "revert", "demo"):
+        result = vt(command, "--help")
+        assert result.exit_code == 0
+        assert "Example:" in result.stdout and f"vt {command}" in result.stdout
+
+
+def test_apply_json_shape_and_exit_codes(example_vault: Path) -> None:
+    result = vt("apply", "--vault", str(example_vault), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) >= {"applied", "skipped", "refused"}
+    assert [set(a) >= {"path", "claim_id", "action", "id", "seq"} for a in data["applied"]] \
+        == [True, True]
+    assert all(set(s) == {"path", "claim_id", "reason"} for s in data["skipped"])
+    assert data["refused"] == []
+    again = json.loads(vt("apply", "--vault", str(example_vault), "--json").stdout)
+    assert again["applied"] == []
+
+
+def test_refused_decision_exits_1_with_path_on_stderr(make_vault) -> None:
+    vault = make_vault({"A-1.md": render_note(claim_id="A-1", checks=False)})
+    done = subprocess.run([sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "03_claims/A-1.md (A-1): refused: unchecked: check_source_claim" in done.stderr
+
+
+def test_dry_run_prints_the_events_and_writes_nothing(example_vault: Path) -> None:
+    result = vt("apply", "--vault", str(example_vault), "--dry-run")
+    assert result.exit_code == 0
+    lines = [line for line in result.stdout.splitlines() if line.startswith("would append: ")]
+    assert [json.loads(line[len("would append: "):])["action"] for line in lines] == \
+        ["ACCEPT", "REJECT"]
+    assert not (example_vault / LEDGER).exists()
+
+
+def test_revert_cli(example_vault: Path) -> None:
+    assert vt("apply", "--vault", str(example_vault)).exit_code == 0
+    accept = next(iter_events(example_vault / LEDGER))
+    result = vt("revert", accept["id"], "--vault", str(example_vault), "--json",
+                "--comment", "oops")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["reverted"] == accept["id"] and data["action"] == "REVERT"
+    assert list(iter_events(example_vault / LEDGER))[-1]["comment"] == "oops"
+    twice = subprocess.run([sys.executable, "-m", "vault_tools", "revert", accept["id"],
+                            "--vault", str(example_vault)], capture_output=True, text=True)
+    assert twice.returncode == 1 and "already reverted" in twice.stderr
+    unknown = subprocess.run([sys.executable, "-m", "vault_tools", "revert", "sha256:" + "0" * 64,
+                              "--vault", str(example_vault)], capture_output=True, text=True)
+    assert unknown.returncode == 1 and "no event" in unknown.stderr
+
+
+def test_demo_json(tmp_path: Path) -> None:
+    result = vt("demo", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["ok"] is True and len(data["steps"]) == 9 and data["vault"] is None
