@@ -1,0 +1,123 @@
+"""Benchmark `vt apply` over a vault of approved notes against its I/O floor.
+
+    python bench/bench_apply.py [--notes 10000] [--dir DIR] [--out FILE]
+
+Builds a `make_vault.py` vault, turns every note into `review_action: APPROVE` with its
+four checks true (editing the generated text), then, in the same run:
+- `vt apply`: the whole process (`python -m vault_tools apply --vault … --json`), timed
+  from spawn to exit: examine every note, append one event per note (one fsync), mark
+  every note APPLIED (one atomic rewrite each), refresh the Claim Store and the KB blocks;
+- the floor: a bare script, also a fresh process, doing the same number of fsync'd atomic
+  note rewrites (temp file, fsync, os.replace) on a copy of the vault's notes, plus one
+  fsync'd append of as many lines, as many bytes, as the ledger vt wrote.
+Goal: apply within 1.5x of the floor. Stdlib only (plus vault_tools).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MAKE_VAULT = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_vault.py"
+LEDGER = "05_ledger/decision_ledger.jsonl"
+GOAL = 1.5
+
+_ACTION = re.compile(r"^review_action: \S+$", re.M)
+_CHECK = re.compile(r"^(check_[a-z_]+): false$", re.M)
+
+
+def make_approved_vault(root: Path, notes: int) -> Path:
+    vault = root / "vault"
+    subprocess.run([sys.executable, str(MAKE_VAULT), str(vault), "--notes", str(notes)],
+                   check=True, stdout=subprocess.DEVNULL)
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    for path in (vault / "03_claims").glob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        text = _CHECK.sub(r"\1: true", _ACTION.sub("review_action: APPROVE", text, count=1))
+        path.write_text(text, encoding="utf-8")
+    return vault
+
+
+def floor(notes_dir: str, ledger_bytes: int, lines: int) -> None:
+    """The bare script: what apply cannot avoid doing on disk."""
+    paths = sorted(Path(notes_dir).glob("*.md"))
+    extra = b'review_state: APPLIED\nvt_event_id: "sha256:' + b"0" * 64 + b'"\n'
+    for path in paths:
+        data = path.read_bytes() + extra
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    line = b"x" * (ledger_bytes // lines - 1) + b"\n"
+    fd = os.open(Path(notes_dir).parent / "ledger.jsonl",
+                 os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line * lines)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    return time.perf_counter() - started, done
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--notes", type=int, default=10000)
+    ap.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
+    ap.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
+    ap.add_argument("--floor", nargs=3, metavar=("NOTES_DIR", "BYTES", "LINES"),
+                    help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.floor:
+        floor(args.floor[0], int(args.floor[1]), int(args.floor[2]))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="bench-apply-", dir=args.dir) as work:
+        root = Path(work)
+        vault = make_approved_vault(root, args.notes)
+        shutil.copytree(vault / "03_claims", root / "floor" / "03_claims")
+        apply_s, done = timed([sys.executable, "-m", "vault_tools", "apply", "--vault",
+                               str(vault), "--json"])
+        if done.returncode != 0:
+            print(done.stderr[-2000:], file=sys.stderr)
+            return 1
+        report = json.loads(done.stdout)
+        ledger = vault / LEDGER
+        events = sum(1 for _ in ledger.open("rb"))
+        floor_s, fdone = timed([sys.executable, __file__, "--floor",
+                                str(root / "floor" / "03_claims"),
+                                str(ledger.stat().st_size), str(events)])
+        if fdone.returncode != 0:
+            print(fdone.stderr, file=sys.stderr)
+            return 1
+        again_s, _ = timed([sys.executable, "-m", "vault_tools", "apply", "--vault",
+                            str(vault), "--json"])
+    figures = {
+        "notes": args.notes, "events": events, "applied": len(report["applied"]),
+        "refused": len(report["refused"]), "cpus": os.cpu_count(),
+        "apply_s": round(apply_s, 2), "floor_s": round(floor_s, 2),
+        "ratio": round(apply_s / floor_s, 2), "goal": GOAL,
+        "second_run_s": round(again_s, 2),
+    }
+    print(json.dumps(figures, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0 if figures["ratio"] <= GOAL and events == args.notes else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
