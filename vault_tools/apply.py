@@ -424,7 +424,7 @@ class _Decider:
         if hashlib.sha256(snapshot.raw).hexdigest() != cand.digest:
             return ["changed on disk while vt was applying; run vt apply again"]
         if self.ctx is None:
-            self.ctx = make_context(self.settings)
+            self.ctx = make_context(self.settings, assist=False)
         return note_errors(parse_note(snapshot.raw, cand.path), self.ctx)
 
     def _skip(self, cand: Candidate, reason: str) -> None:
@@ -480,7 +480,8 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
     text = writer.set_properties(snapshot.text, {"review_state": APPLIED,
                                                  "vt_event_id": event_id, "vt_applied_at": ts})
     try:
-        writer.write_if_changed(snapshot, text)
+        # the folder is fsynced once for the whole batch (_mark_all): group commit
+        writer.write_if_changed(snapshot, text, sync_folder=False)
     except RefusedError as exc:
         try:
             if _marked_as(writer.read_snapshot(snapshot.path).raw, path, event_id):
@@ -502,6 +503,11 @@ def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
               progress: Progress | None) -> None:
     jobs = [(m.applied.path, m.digest, m.signature, m.applied.id, m.applied.ts) for m in marks]
     outcomes = _pooled(settings, _mark_chunk, jobs, progress, io_bound=True)
+    try:
+        writer.sync_folders(settings.vault / m.applied.path for m in marks)
+    except VtError as exc:  # the marks are in place but may not survive a crash
+        report.refused.append(Entry(exc.path or "", None, f"{exc.message}; run vt apply "
+                                    "again after a crash to mark the notes"))
     for mark, problem in zip(marks, outcomes, strict=True):
         if problem is None:
             mark.applied.marked = True
@@ -526,7 +532,7 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
     """`vt apply [NOTE…]`: every decided note of the vault, or the notes given."""
     report = ApplyReport(dry_run=dry_run)
     files = markdown_files(settings.vault)
-    ctx = make_context(settings, files)
+    ctx = make_context(settings, files, assist=False)  # apply decides on errors only
     if paths:
         targets = _explicit_targets(settings, paths, report)
     else:

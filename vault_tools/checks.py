@@ -23,6 +23,7 @@ class CheckContext:
     schemas: Schemas
     kb: kbmod.KnowledgeBase
     disabled: frozenset[str] = frozenset()
+    assist: bool = True  # the review-assist warnings; off where only errors matter (apply, hook)
 
 
 def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
@@ -37,7 +38,8 @@ def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
                 findings += _check_mapping(note, ctx)
         if note.drafts is not None:
             findings += check_drafts(note, ctx)
-        findings += assist.review_findings(note, ctx)  # review-assist warnings
+        if ctx.assist:
+            findings += assist.review_findings(note, ctx)  # review-assist warnings
     if ctx.disabled:
         findings = [f for f in findings if f.code not in ctx.disabled]
     return findings

@@ -307,7 +307,8 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
     # base's aliases feed only the review-assist warnings, and reading every entity note
     # for them costs more than the rest of the hook; the hook refuses on errors only
     kb = KnowledgeBase(markdown_files(settings.vault), settings.kb_dir, None)
-    ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings)
+    ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings,
+                       assist=False)
     for relative, raw in sorted(candidates.items()):
         note = parse_note(raw, relative)
         if not note.is_review_note and not relative.startswith(claims_prefix):

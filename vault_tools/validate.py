@@ -61,11 +61,13 @@ class ValidateReport:
                 "findings": [f.to_json() for f in self.findings]}
 
 
-def make_context(settings: Settings, files: Iterable | None = None) -> CheckContext:
+def make_context(settings: Settings, files: Iterable | None = None,
+                 assist: bool = True) -> CheckContext:
+    """Schemas and knowledge base for checking notes; `assist=False` for errors only."""
     files = markdown_files(settings.vault) if files is None else files
     return CheckContext(Schemas(settings.schemas_dir),
                         KnowledgeBase(files, settings.kb_dir, settings.vault),
-                        settings.disabled_findings)
+                        settings.disabled_findings, assist)
 
 
 def validate(settings: Settings, paths: list[Path] | None = None,

@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -600,11 +600,13 @@ def _unchanged_on_disk(target: Path, snapshot: Snapshot) -> bool:
         return False  # vanished or unreadable: certainly not what we read
 
 
-def write_if_changed(snapshot: Snapshot, new_text: str) -> bool:
+def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = True) -> bool:
     """Write `new_text` over the note atomically; False (nothing written) if identical.
 
     Refuses with RefusedError when the note changed on disk since `snapshot` was read.
     A symlinked note is written through the link (the link stays a link).
+    `sync_folder=False` leaves the folder's fsync (which makes the rename durable) to a
+    caller writing many notes, who then calls `sync_folders` once per folder.
     """
     data = encode_note(new_text, snapshot.bom)
     if data == snapshot.raw:
@@ -636,8 +638,15 @@ def write_if_changed(snapshot: Snapshot, new_text: str) -> bool:
         if isinstance(exc, OSError):
             raise VtError(f"cannot write: {exc.strerror or exc}", str(snapshot.path)) from exc
         raise
-    _fsync_dir(target.parent, snapshot.path)
+    if sync_folder:
+        _fsync_dir(target.parent, snapshot.path)
     return True
+
+
+def sync_folders(paths: Iterable[Path]) -> None:
+    """fsync each distinct folder of `paths` once (after writes with sync_folder=False)."""
+    for folder in sorted({Path(os.path.realpath(p)).parent for p in paths}):
+        _fsync_dir(folder, folder)
 
 
 def _fsync_dir(folder: Path, shown: Path) -> None:
