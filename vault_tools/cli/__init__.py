@@ -28,6 +28,7 @@ def _root() -> None:
 
 # command modules register themselves on `app`
 from vault_tools.cli import apply as _apply  # noqa: E402,F401
+from vault_tools.cli import dashboard as _dashboard  # noqa: E402,F401
 from vault_tools.cli import entities as _entities  # noqa: E402,F401
 from vault_tools.cli import hook as _hook  # noqa: E402,F401
 from vault_tools.cli import importer as _importer  # noqa: E402,F401
