@@ -37,11 +37,21 @@ def entities(
     """
     if ctx.invoked_subcommand is not None:
         return
+    from vault_tools.cli.ledger import fail
     from vault_tools.entities import survey
+    from vault_tools.errors import VtError
     from vault_tools.report import Reporter
+    from vault_tools.store import ClaimStore
 
     reporter = Reporter(as_json)
-    report = survey(settings_for(vault))
+    try:
+        settings = settings_for(vault)
+        with ClaimStore.open(settings) as store:
+            store.catch_up()  # the ledger may have grown (apply, git pull) since
+            accepted = store.accepted_counts()
+        report = survey(settings, accepted=accepted)
+    except VtError as exc:
+        fail(exc)
     if reporter.mode == "json":
         reporter.json(report.to_json())
         finish(ExitCode.OK)
