@@ -31,6 +31,8 @@ def merge(
 
     Example:
 
+        vt ledger merge base.jsonl ours.jsonl theirs.jsonl
+
         git config merge.vt-ledger.driver "python -m vault_tools ledger merge %O %A %B"
     """
     from vault_tools.hook import merge_driver
