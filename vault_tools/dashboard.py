@@ -291,7 +291,7 @@ class _NodeIds:
         found = self.ids.get(name)
         if found is None:
             text = _ID_CHARS.sub("_", name if readable is None else readable).strip("_")
-            base = f"{self.prefix}_{text}".rstrip("_")
+            base = f"{self.prefix}_{text or 'node'}"  # e.g. a name all in CJK
             found, n = base, 1
             while found in self.used:
                 n += 1
