@@ -265,6 +265,7 @@ def test_broken_markers_are_refused_and_nothing_written(example_vault: Path) -> 
     with pytest.raises(RefusedError) as caught:
         report(settings_for(example_vault))
     assert caught.value.line == 4 and "markers are broken" in caught.value.message
+    assert caught.value.path == DASHBOARD
     assert path.read_bytes() == raw
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from vault_tools import kb as kbmod
 from vault_tools import writer
 from vault_tools.config import Settings
+from vault_tools.errors import VtError
 from vault_tools.findings import CODES, ERROR, Finding
 from vault_tools.importer import create_file
 from vault_tools.status import NoteInfo, note_info
@@ -360,6 +361,14 @@ def write_dashboard(settings: Settings, content: str, dry_run: bool = False) -> 
     Raises RefusedError when the note changed on disk while vt rewrote it, or when its
     markers are broken (two start markers, a start without an end).
     """
+    try:
+        return _write(settings, content, dry_run)
+    except VtError as exc:
+        exc.path = DASHBOARD  # every error here is about the dashboard: name it as the user sees it
+        raise
+
+
+def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
     path = settings.vault / DASHBOARD
     result = ReportResult(DASHBOARD, False, False, False, dry_run, content)
     if not path.exists():
