@@ -46,6 +46,11 @@ CODES: dict[str, str] = {
     "kb-target-outside-kb": "an entity target resolves to a note outside the knowledge base",
     "mapping-complete-unresolved": "`Mapping Status: COMPLETE` while an entity does not resolve",
     "claim-id-duplicate": "two notes use the same `claim_id`",
+    # the staged ledger, checked by the pre-commit hook
+    "ledger-rewritten": "a commit changes or drops ledger lines instead of only appending",
+    "ledger-conflict-markers": "the staged ledger holds git conflict markers (run vt ledger "
+                               "resolve)",
+    "ledger-invalid": "the staged ledger does not verify (broken chain, torn or bad line)",
     # vt draft / vt preview
     "drafts-missing": "`vt preview`: the note has no V2 Draft section (run `vt draft` first)",
     "drafts-exist": "`vt draft`: the note already has a V2 Draft section; nothing written",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
-from vault_tools.findings import ERROR, Finding
+from vault_tools.findings import ERROR, Finding, error
 from vault_tools.gitrepo import GitRepo
 
 HOOK_NAME = "pre-commit"
@@ -317,10 +317,6 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
         report.findings += [f for f in check_note(note, ctx) if f.severity == ERROR]
 
 
-def _finding(path: str, line: int | None, code: str, message: str) -> Finding:
-    return Finding(path, line, ERROR, code, message)
-
-
 def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | None],
                         merge: bool = False) -> list[Finding]:
     """The staged ledger against the committed one(s) (`parents[0]` is HEAD's).
@@ -331,17 +327,17 @@ def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | N
     """
     if staged is None:
         if any(p for p in parents):
-            return [_finding(path, None, LEDGER_REWRITTEN,
+            return [error(path, None, LEDGER_REWRITTEN,
                              "the decision ledger is deleted in this commit; it is append-only")]
         return []
     markers = [n for n, raw in enumerate(staged.split(b"\n"), 1)
                if raw[:7] in _MARKERS and raw[7:8] in (b"", b" ", b"\r")]
     if markers:
-        return [_finding(path, n, LEDGER_CONFLICT, "git conflict marker in the decision ledger; "
+        return [error(path, n, LEDGER_CONFLICT, "git conflict marker in the decision ledger; "
                          "run `vt ledger resolve`, then stage the ledger again")
                 for n in markers]
     if staged and not staged.endswith(b"\n"):
-        return [_finding(path, staged.count(b"\n") + 1, LEDGER_INVALID,
+        return [error(path, staged.count(b"\n") + 1, LEDGER_INVALID,
                          "the last line of the decision ledger has no final newline (torn)")]
     findings = _merged_events_kept(path, staged, parents) if merge else \
         _appended_only(path, staged, parents[0])
@@ -357,7 +353,7 @@ def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Fi
     pairs = enumerate(zip(old, new, strict=False))
     n = next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
     what = "deleted" if len(new) < len(old) and old[n + 1:] == new[n:] else "changed"
-    return [_finding(path, n + 1, LEDGER_REWRITTEN,
+    return [error(path, n + 1, LEDGER_REWRITTEN,
                      f"line {n + 1} of the committed decision ledger is {what} in this commit; "
                      "the ledger is append-only (only new lines at the end may be committed)")]
 
@@ -390,7 +386,7 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
     for number, parent in enumerate(parents, 1):
         lost = sorted(_event_ids(parent or b"") - present)
         if lost:
-            findings.append(_finding(
+            findings.append(error(
                 path, None, LEDGER_REWRITTEN,
                 f"this merge drops {len(lost)} event(s) of parent {number} (first: {lost[0]}); "
                 "a merged ledger keeps every event of both sides"))
@@ -405,7 +401,7 @@ def _verify_bytes(path: str, data: bytes) -> list[Finding]:
         copy = Path(tmp) / "ledger.jsonl"
         copy.write_bytes(data)
         result = verify_ledger(copy, Path(tmp) / "state")
-    return [_finding(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
+    return [error(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
 
 
 def print_report(report: HookReport, as_json: bool) -> int:
