@@ -134,7 +134,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
         assert proc.returncode in (0, -signal.SIGKILL), proc.stderr.read()  # type: ignore
     final = vt_apply(vault)
     assert final.wait(60) == 0, final.stderr.read()  # type: ignore[union-attr]
-    assert killed_mid_run >= 30  # the kills did land inside runs
+    assert killed_mid_run >= 15  # the kills did land inside runs (how many varies with load)
     by_claim = assert_consistent(vault)
     assert len(by_claim) == 200
     # and a run after that has nothing left to do
