@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import settings_for, validate_vault
+from conftest import render_drafts, render_note, settings_for, validate_vault
 from test_store import decision, ledger_for, v1_claim
 
 from vault_tools import dashboard as dashmod
@@ -26,8 +26,9 @@ from vault_tools.dashboard import (
 from vault_tools.entities import survey
 from vault_tools.errors import RefusedError
 from vault_tools.preview import preview_vault
-from vault_tools.status import status
+from vault_tools.status import note_info, status
 from vault_tools.store import ClaimStore
+from vault_tools.vault import markdown_files
 
 START = f"<!-- vt:{BLOCK}:start -->"
 END = f"<!-- vt:{BLOCK}:end -->"
@@ -192,6 +193,43 @@ def test_long_queue_groups_are_cut(example_vault: Path,
     text = (example_vault / DASHBOARD).read_text(encoding="utf-8")
     assert "#### NEW (6)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n- … and 5 more (see " \
            "`vt status`)\n" in text
+
+
+def test_long_finding_groups_are_cut(example_vault: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dashmod, "FINDING_LIMIT", 1)
+    report(settings_for(example_vault, assist=True))
+    assist = section((example_vault / DASHBOARD).read_text(encoding="utf-8"), "Review assist")
+    group = assist.split("### assist-frame-expression (2)\n", 1)[1].split("\n### ", 1)[0]
+    items = [line for line in group.splitlines() if line.startswith("- ")]
+    assert items[0].startswith("- [[03_claims/DV1-0003|DV1-0003]] line ")
+    assert items[1:] == ["- … and 1 more (see `vt validate`)"]
+
+
+def test_queue_items_agree_with_vt_status(example_vault: Path) -> None:
+    vault = decided_vault(example_vault)
+    (vault / "03_claims" / "X-1.md").write_text(render_note(
+        claim_id="X-1", review_action="REQUEST_REPAIR", drafts=render_drafts()),
+        encoding="utf-8")
+    settings = settings_for(vault)
+    preview_vault(settings)
+    # stale: SA260324R-0125's drafts change after its preview
+    edit(vault / "03_claims" / "SA260324R-0125.md", "### V2 Atomic Claim Draft\n",
+         "### V2 Atomic Claim Draft\n改 ")
+    (vault / "notes.md").write_text("claim_id is mentioned, but not a property\n")
+    seen = 0
+    for f in markdown_files(vault):
+        mine, theirs = dashmod.queue_item(settings, f.relative), note_info(settings, f.relative)
+        assert (mine is None) == (theirs is None), f.relative
+        if mine is not None and theirs is not None:
+            seen += 1
+            assert (mine.path, mine.claim_id, mine.action, mine.state, mine.stale_preview) == \
+                (theirs.path, theirs.claim_id, theirs.action, theirs.state,
+                 theirs.stale_preview)
+    assert seen == 7
+    stale = [i.path for i in (dashmod.queue_item(settings, f.relative)
+                              for f in markdown_files(vault)) if i and i.stale_preview]
+    assert stale == ["03_claims/SA260324R-0125.md"]
 
 
 # --- the note on disk ----------------------------------------------------------------

@@ -15,19 +15,23 @@ takes it for a review note.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from vault_tools import frontmatter, writer
 from vault_tools import kb as kbmod
-from vault_tools import writer
+from vault_tools.apply import PENDING
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import CODES, ERROR, Finding
 from vault_tools.importer import create_file
-from vault_tools.status import NoteInfo, note_info
+from vault_tools.note import decode
+from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR
+from vault_tools.status import NEW, note_info
 from vault_tools.store import ClaimStore
 from vault_tools.vault import markdown_files
 
@@ -40,10 +44,20 @@ INTRO = ("Maintained by `vt report` (and `vt watch`) from the review notes and t
          "Ledger; text outside the vt markers is yours and is kept as you wrote it.")
 EDGE_LIMIT = 200  # Mermaid diagrams beyond a few hundred edges are unreadable (and slow)
 GROUP_LIMIT = 500  # notes listed per queue group; the rest are counted
+FINDING_LIMIT = 200  # findings listed per code: a large vault's would make a huge note
 
 
 # ---------------------------------------------------------------------------
 # what the dashboard shows
+
+
+@dataclass(frozen=True, slots=True)
+class QueueItem:
+    path: str  # vault-relative
+    claim_id: str
+    action: str  # review_action (PENDING when unset)
+    state: str  # review_state (NEW when unset)
+    stale_preview: bool  # the drafts changed after `vt preview`
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +80,7 @@ class EntityClaims:
 
 @dataclass(slots=True)
 class Dashboard:
-    notes: list[NoteInfo] = field(default_factory=list)  # review notes, sorted by path
+    notes: list[QueueItem] = field(default_factory=list)  # review notes, sorted by path
     claims: dict[str, int] = field(default_factory=dict)  # Claim Store status → count
     conflicts: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # validate's, sorted
@@ -101,7 +115,7 @@ def collect(settings: Settings, store: ClaimStore,
     from vault_tools.validate import validate
 
     files = markdown_files(settings.vault)
-    infos = (note_info(settings, f.relative) for f in files if not f.escapes)
+    infos = (queue_item(settings, f.relative) for f in files if not f.escapes)
     dash = Dashboard(notes=[i for i in infos if i is not None])
     dash.claims = store.status_counts()
     dash.conflicts = store.conflicts()
@@ -110,6 +124,40 @@ def collect(settings: Settings, store: ClaimStore,
     dash.edges = _edges(store, kb)
     dash.entities = _entities(dash.edges, kb)
     return dash
+
+
+def _prop(properties: dict[str, Any], key: str, default: str) -> str:
+    value = properties.get(key)
+    return default if value is None or value == "" else str(value)
+
+
+def queue_item(settings: Settings, relative: str) -> QueueItem | None:
+    """One vault file's place in the review queue, or None when it is not a review note.
+
+    Only the frontmatter is parsed (a whole vault is read on every refresh); the body
+    only for a repair note that records a preview hash, to tell whether it went stale.
+    """
+    try:
+        with open(os.path.join(settings.vault, relative), "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if b"claim_id" not in raw:
+        return None
+    text, _problem = decode(raw, relative)
+    if text is None:
+        return None
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    properties = frontmatter.read(lines, relative).properties
+    if "claim_id" not in properties:
+        return None
+    action = _prop(properties, "review_action", PENDING)
+    stale = False
+    if action in (REQUEST_REPAIR, APPROVE_REPAIR) and properties.get("vt_preview_hash"):
+        info = note_info(settings, relative)
+        stale = info is not None and info.stale_preview
+    return QueueItem(relative, _prop(properties, "claim_id", ""), action,
+                     _prop(properties, "review_state", NEW), stale)
 
 
 def _strip_md(path: str) -> str:
@@ -180,7 +228,7 @@ def wikilink(path: str, shown: str | None = None) -> str:
     return f"[[{target}|{shown}]]" if shown != target else f"[[{target}]]"
 
 
-def _queue_group(title: str, infos: list[NoteInfo]) -> list[str]:
+def _queue_group(title: str, infos: list[QueueItem]) -> list[str]:
     lines = [f"#### {inline(title)} ({len(infos)})", ""]
     for info in infos[:GROUP_LIMIT]:
         lines.append(f"- {wikilink(info.path, info.claim_id or None)}")
@@ -195,7 +243,7 @@ def _queue(dash: Dashboard) -> list[str]:
              f"{len(dash.notes)} review notes; claims in the Decision Ledger: {claims}.", ""]
     for heading, key in (("By review_action", "action"), ("By review_state", "state")):
         lines += [f"### {heading}", ""]
-        groups: dict[str, list[NoteInfo]] = defaultdict(list)
+        groups: dict[str, list[QueueItem]] = defaultdict(list)
         for info in dash.notes:
             groups[getattr(info, key)].append(info)
         if not groups:
@@ -228,9 +276,12 @@ def _finding_groups(title: str, findings: list[Finding], empty: str) -> list[str
         lines += [f"### {code} ({len(groups[code])})", ""]
         if meaning:
             lines += [inline(meaning[:1].upper() + meaning[1:]) + ".", ""]
-        for f in groups[code]:
+        for f in groups[code][:FINDING_LIMIT]:
             where = f" line {f.line}" if f.line else ""
             lines.append(f"- {wikilink(f.path)}{where}: {inline(f.message)}")
+        if len(groups[code]) > FINDING_LIMIT:
+            lines.append(f"- … and {len(groups[code]) - FINDING_LIMIT} more (see "
+                         "`vt validate`)")
         lines.append("")
     return lines
 
