@@ -358,13 +358,14 @@ def test_mermaid_node_ids_are_sanitised_and_unique() -> None:
 
 
 def test_mermaid_is_capped_with_a_note() -> None:
-    edges = [edge(f"C-{i}", f"E{i % 2}") for i in range(5)]
+    edges = [edge(f"C-{i}", f"E{i % 2}") for i in range(5)]  # E0: 3 claims, E1: 2
     lines = mermaid(edges, limit=3)
     body = lines[1:lines.index("```", 1)]
-    _nodes, found = assert_valid_mermaid(body)
+    nodes, found = assert_valid_mermaid(body)
     assert len(found) == 3
-    assert "Showing the first 3 of 5 edges (by entity); `vt export` lists every accepted " \
-           "claim." in lines
+    assert {nodes[t] for _s, _l, t in found} == {"E0"}  # the most used entity first
+    assert "Showing 3 of 5 edges (the most used entities first); `vt export` lists every " \
+           "accepted claim." in lines
     assert not any("Showing" in line for line in mermaid(edges, limit=5))
 
 

@@ -357,7 +357,12 @@ def mermaid(edges: list[Edge], limit: int = EDGE_LIMIT) -> list[str]:
     """Markdown lines: a ```mermaid flowchart of claim → entity edges (at most `limit`)."""
     if not edges:
         return ["No accepted claims yet.", ""]
-    shown = edges[:limit]
+    # when cut, keep the most used entities: the graph's hubs
+    uses: dict[str, int] = defaultdict(int)
+    for e in edges:
+        uses[e.entity_key] += 1
+    shown = sorted(edges, key=lambda e: (-uses[e.entity_key], e.entity_key, e.claim_id,
+                                         e.label))[:limit]
     claims, entities = _NodeIds("c"), _NodeIds("e")
     # ids are given in sorted order, so they do not depend on the edges' order
     for claim_id in sorted({e.claim_id for e in shown}):
@@ -376,7 +381,7 @@ def mermaid(edges: list[Edge], limit: int = EDGE_LIMIT) -> list[str]:
     nodes = [*sorted(claims.ids.values()), *sorted(entities.ids.values())]
     lines += [f"  class {','.join(nodes)} internal-link", "```", ""]
     if len(edges) > limit:
-        lines += [f"Showing the first {limit} of {len(edges)} edges (by entity); "
+        lines += [f"Showing {limit} of {len(edges)} edges (the most used entities first); "
                   "`vt export` lists every accepted claim.", ""]
     return lines
 
