@@ -16,7 +16,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ class WatchProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vault_tools", "watch", "--vault", str(vault), "--json",
              *args], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            encoding="utf-8", env=env)
+            encoding="utf-8", env=env, start_new_session=True)
         self.events: list[Event] = []
         self.cond = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -97,14 +98,22 @@ def vault(tmp_path: Path) -> Path:
     return copy_example_vault(tmp_path / "vault")
 
 
+@contextmanager
+def running(process: WatchProcess) -> Iterator[WatchProcess]:
+    """The process, killed (with any worker it forked) if a test leaves it running."""
+    try:
+        yield process
+    finally:
+        if process.proc.poll() is None:
+            os.killpg(process.proc.pid, signal.SIGKILL)
+            process.proc.wait()
+
+
 @pytest.fixture
-def watcher(vault: Path):
-    process = WatchProcess(vault)
-    process.wait(lambda e: e["event"] == "ready")
-    yield process
-    if process.proc.poll() is None:
-        process.proc.kill()
-        process.proc.wait()
+def watcher(vault: Path) -> Iterator[WatchProcess]:
+    with running(WatchProcess(vault)) as process:
+        process.wait(lambda e: e["event"] == "ready")
+        yield process
 
 
 def edit(vault: Path, relative: str, old: str, new: str) -> bytes:
@@ -307,15 +316,27 @@ def test_ignored_paths_never_reach_the_watcher(vault: Path, watcher: WatchProces
 
 
 def test_sigterm_exits_cleanly_and_leaves_no_half_written_file(vault: Path) -> None:
-    process = WatchProcess(vault)
-    process.wait(lambda e: e["event"] == "ready")
-    edit(vault, DV3, DRAFT_CLAIM, "等新方法更能大幅最大化 acceptance rate")
-    process.wait_event("validated", DV3)
-    assert process.stop() == 0
+    with running(WatchProcess(vault)) as process:
+        process.wait(lambda e: e["event"] == "ready")
+        edit(vault, DV3, DRAFT_CLAIM, "等新方法更能大幅最大化 acceptance rate")
+        process.wait_event("validated", DV3)
+        assert process.stop() == 0
     assert process.events[-1]["event"] == "stopped"
     assert not list(vault.rglob("*.vt-tmp"))
     text = (vault / DV3).read_text(encoding="utf-8")
     assert text.count("<!-- vt:preview:start -->") == text.count("<!-- vt:preview:end -->")
+
+
+def test_startup_scan_with_worker_processes_then_sigterm(vault: Path) -> None:
+    """A big vault is scanned by forked workers, which must not inherit vt's SIGTERM
+    handler (the pool ends them with SIGTERM): the watcher gets ready and stops."""
+    pages = vault / "pages"
+    pages.mkdir()
+    for i in range(450):  # more files than validate's PARALLEL_THRESHOLD
+        (pages / f"page {i}.md").write_text(f"# Page {i}\n", encoding="utf-8")
+    with running(WatchProcess(vault)) as process:
+        assert process.wait(lambda e: e["event"] == "ready", timeout=60)["notes"] == 6
+        assert process.stop() == 0
 
 
 def test_decisions_are_applied_only_with_apply(vault: Path, watcher: WatchProcess) -> None:
@@ -329,8 +350,7 @@ def test_decisions_are_applied_only_with_apply(vault: Path, watcher: WatchProces
 def test_apply_appends_the_decision_once(vault: Path) -> None:
     dv1 = "03_claims/DV1-0001.md"
     ledger = vault / "05_ledger" / "decision_ledger.jsonl"
-    process = WatchProcess(vault, "--apply")
-    try:
+    with running(WatchProcess(vault, "--apply")) as process:
         process.wait(lambda e: e["event"] == "ready")
         since = process.mark()
         edit(vault, dv1, "check_claim_frame: true", "check_claim_frame: false")  # APPROVE
@@ -350,7 +370,6 @@ def test_apply_appends_the_decision_once(vault: Path) -> None:
         assert [e["event"] for e in process.events[since:] if e["path"] == dv1] == \
             ["validated", "applied"]
         assert len(ledger.read_text(encoding="utf-8").splitlines()) == 1
-    finally:
         assert process.stop() == 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -77,8 +78,15 @@ def watch(
 
 def _on_signals(stop: threading.Event, view: _View) -> None:
     """Ctrl-C and SIGTERM end the watch loop; the note being handled is finished first."""
+    owner = os.getpid()
 
     def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:
+            # a forked pool worker of the startup scan inherited this handler: the pool
+            # ends its workers with SIGTERM, so behave as if it were never installed
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         stop.set()
         view.wake()
 
