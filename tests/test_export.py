@@ -24,7 +24,7 @@ def store_claims(settings: Settings) -> dict[str, dict]:
     """What the store says of each claim, in the export's shape."""
     out = {}
     with ClaimStore.open(settings) as store:
-        ids = [r[0] for r in store.conn.execute("SELECT claim_id FROM claims")]
+        ids = [record.claim_id for record in store.claims()]
         for claim_id in ids:
             rec = store.claim(claim_id)
             assert rec is not None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,14 +51,7 @@ def check_statuses(statuses: Iterable[str] | None) -> list[str]:
 
 def claim_records(store: ClaimStore, statuses: Iterable[str] = ()) -> list[ClaimRecord]:
     """Every claim of a caught-up store (only those with one of `statuses`, if given)."""
-    wanted = list(statuses)
-    sql = "SELECT claim_id, status, event_id, claim, note FROM claims"
-    if wanted:
-        sql += f" WHERE status IN ({','.join('?' * len(wanted))})"
-    # the store's claims table, read directly: ClaimStore has no method listing them all
-    rows = store.conn.execute(sql + " ORDER BY claim_id", wanted).fetchall()
-    return [ClaimRecord(cid, status, event_id, json.loads(claim) if claim else None, note)
-            for cid, status, event_id, claim, note in rows]
+    return store.claims(statuses)
 
 
 def record(rec: ClaimRecord) -> dict[str, Any]:

@@ -347,10 +347,16 @@ class ClaimStore:
             "SELECT claim_id, status, event_id, claim, note FROM claims WHERE claim_id=?",
             (claim_id,),
         ).fetchone()
-        if row is None:
-            return None
-        cid, status, event_id, claim, note = row
-        return ClaimRecord(cid, status, event_id, json.loads(claim) if claim else None, note)
+        return _claim_record(row) if row is not None else None
+
+    def claims(self, statuses: Iterable[str] = ()) -> list[ClaimRecord]:
+        """Every claim, sorted by claim_id (only those with one of `statuses`, if given)."""
+        wanted = list(statuses)
+        sql = "SELECT claim_id, status, event_id, claim, note FROM claims"
+        if wanted:
+            sql += f" WHERE status IN ({','.join('?' * len(wanted))})"
+        rows = self.conn.execute(sql + " ORDER BY claim_id", wanted).fetchall()
+        return [_claim_record(row) for row in rows]
 
     def history(self, claim_id: str) -> list[dict]:
         """The claim's events, oldest first."""
@@ -428,3 +434,8 @@ def refresh(settings: Settings) -> RefreshResult:
         problems: list[str] = []
         written = sync_kb_blocks(settings, store, problems)
     return RefreshResult(caught, written, problems)
+
+
+def _claim_record(row: tuple) -> ClaimRecord:
+    claim_id, status, event_id, claim, note = row
+    return ClaimRecord(claim_id, status, event_id, json.loads(claim) if claim else None, note)
