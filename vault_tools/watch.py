@@ -102,7 +102,11 @@ class WatchEvent:
         """A few words for a human: what happened to the note."""
         if self.message:
             return self.message
-        counts = f"{self.errors} errors, {self.warnings} warnings"
+        counts = f"{_plural(self.errors, 'error')}, {_plural(self.warnings, 'warning')}"
+        if self.event == READY:
+            return (f"{_plural(self.extra.get('notes', 0), 'note')}, "
+                    f"{_plural(self.extra.get('errors', 0), 'error')}, "
+                    f"{_plural(self.extra.get('warnings', 0), 'warning')}")
         if self.event == PREVIEWED:
             written = "written" if self.extra.get("written") else "not written"
             return f"{self.state or 'no preview'}, {written}"
@@ -588,6 +592,10 @@ class _Handler(FileSystemEventHandler):
 
 def _str(path: str | bytes) -> str:
     return os.fsdecode(path)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _text(value: Any) -> str | None:
