@@ -64,7 +64,7 @@ class ResultCache:
         if content_digest(raw) != entry.digest:
             return None
         if signature != entry.stat:
-            entry.stat = signature
+            entry = self.entries[relative] = entry._replace(stat=signature)
             self.dirty = True
         return entry
 

@@ -133,6 +133,8 @@ def _not_json(value: Any) -> str | None:
 # PyYAML when every line is unambiguous; anything else takes the full YAML path.
 _SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# a flow-list item may be several words (`aliases: [prefill, warm prefill]`)
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+)*")
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # plain words YAML 1.1 reads as something other than a string
 _NOT_STRINGS = frozenset(
@@ -171,7 +173,7 @@ def _simple_value(text: str | None) -> Any:
         items = [item.strip() for item in text[1:-1].split(",")]
         if items == [""]:
             return []
-        if all(_WORD.fullmatch(item) and item not in _NOT_STRINGS for item in items):
+        if all(_WORDS.fullmatch(item) and item not in _NOT_STRINGS for item in items):
             return items
         return _NO_VALUE
     if text == "true" or text == "false":

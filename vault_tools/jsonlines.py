@@ -80,9 +80,10 @@ def _pretty_lines(text: str) -> dict[tuple, int] | None:
     lines: dict[tuple, int] = {}
     stack: list[list] = []  # [is_object, path, next index]
     for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+        first = line.lstrip()[:1]
+        if not first:
             continue
-        if _CLOSE.fullmatch(line):
+        if first in "}]" and _CLOSE.fullmatch(line):
             if not stack:
                 return None
             stack.pop()

@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -297,7 +297,7 @@ def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[
 
 
 def _moved(finding: Finding, line_map: Callable[[int], int]) -> Finding:
-    return finding if finding.line is None else replace(finding, line=line_map(finding.line))
+    return finding if finding.line is None else finding._replace(line=line_map(finding.line))
 
 
 def _line_map(before: str, after: str) -> Callable[[int], int]:

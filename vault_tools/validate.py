@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from vault_tools import __version__
 from vault_tools.cache import ResultCache, content_digest, read_with_stat
@@ -31,9 +32,9 @@ PARALLEL_THRESHOLD = 400
 CHUNK = 64
 
 
-@dataclass(slots=True)
-class NoteResult:
-    """What one note contributes to a vault run (small, cacheable)."""
+class NoteResult(NamedTuple):
+    """What one note contributes to a vault run (small, cacheable; a tuple so that the
+    pool and the cache move thousands of them cheaply)."""
 
     path: str
     digest: str  # of the note's bytes: what the cache entry stands for
