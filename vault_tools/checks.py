@@ -10,7 +10,6 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tools import assist
 from vault_tools import kb as kbmod
 from vault_tools.findings import Finding, error
 from vault_tools.jsonlines import line_of
@@ -39,7 +38,10 @@ def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
         if note.drafts is not None:
             findings += check_drafts(note, ctx)
         if ctx.assist:
-            findings += assist.review_findings(note, ctx)  # review-assist warnings
+            # imported on first use: a warm validate (all cached) never needs it
+            from vault_tools.assist import review_findings
+
+            findings += review_findings(note, ctx)
     if ctx.disabled:
         findings = [f for f in findings if f.code not in ctx.disabled]
     return findings
