@@ -373,6 +373,28 @@ def test_apply_appends_the_decision_once(vault: Path) -> None:
         assert process.stop() == 0
 
 
+def test_review_dashboard_is_kept_up_to_date(vault: Path) -> None:
+    made = subprocess.run([sys.executable, "-m", "vault_tools", "report", "--vault", str(vault)],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    dashboard = vault / "Review Dashboard.md"
+    before = dashboard.read_text(encoding="utf-8")
+    with running(WatchProcess(vault)) as process:
+        process.wait(lambda e: e["event"] == "ready")
+        since = process.mark()
+        edit(vault, DV2, "review_action: REJECT", "review_action: PENDING")
+        process.wait_event("validated", DV2, since)
+        process.wait_event("dashboard", "Review Dashboard.md", since)
+        after = dashboard.read_text(encoding="utf-8")
+        assert after != before
+        # its own rewrite of the dashboard is no review note: nothing follows
+        edit(vault, IX2, 'reviewer: ""', 'reviewer: "sentinel"')
+        process.wait_event("validated", IX2, since)
+        assert [e["event"] for e in process.events[since:]] == ["validated", "dashboard",
+                                                                 "validated"]
+        assert process.stop() == 0
+
+
 # ---------------------------------------------------------------------------
 # the parts, in process
 

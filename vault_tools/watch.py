@@ -20,6 +20,7 @@ them (live view, plain lines or a JSON stream).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -53,6 +54,9 @@ DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
 MAX_WAIT_FACTOR = 10  # a path saved continuously is still handled after this many periods
 MIN_MAX_WAIT = 1.0
 RESYNC = "\0resync"  # debouncer key: compare the vault's files with what the watcher knows
+DASHBOARD = "\0dashboard"  # debouncer key: refresh the Review Dashboard note (vt report)
+DASHBOARD_QUIET = 2.0  # seconds without a review-note change before the dashboard refresh
+REVIEW_EVENTS = frozenset({"validated", "previewed", "applied", "deleted"})
 APPLY_ACTIONS = frozenset({"APPROVE", "APPROVE_REPAIR", "REJECT"})
 PREVIEW_MARKER = b"<!-- vt:preview:start -->"
 # a note written by vt is re-checked; a save racing vt's write may need a second round
@@ -67,6 +71,7 @@ SKIPPED = "skipped"  # apply had nothing to do (e.g. already applied), and why
 REFUSED = "refused"  # apply refused the decision (an unchecked check, a stale preview, …)
 DELETED = "deleted"
 ERROR_EVENT = "error"
+DASHBOARD_EVENT = "dashboard"  # the Review Dashboard note was rewritten
 STOPPED = "stopped"
 
 Progress = Callable[[int, int], None]
@@ -215,12 +220,13 @@ class Debouncer:
         self._cond = threading.Condition()
         self._closed = False
 
-    def touch(self, key: str) -> None:
+    def touch(self, key: str, delay: float | None = None) -> None:
         now = time.monotonic()
+        delay = self.delay if delay is None else delay
         with self._cond:
             first = self._due[key][0] if key in self._due else now
             # every touch restarts the quiet period, but never beyond max_wait
-            self._due[key] = (first, min(now + self.delay, first + self.max_wait))
+            self._due[key] = (first, min(now + delay, first + max(self.max_wait, delay)))
             self._cond.notify()
 
     def pending(self) -> int:
@@ -336,10 +342,18 @@ class Watcher:
                 return
             self.busy.set()
             try:
-                for event in self._handle_safely(key):
+                events = self._handle_safely(key)
+                for event in events:
                     self._emit(event)
+                if any(e.event in REVIEW_EVENTS for e in events) and self._has_dashboard():
+                    self.debouncer.touch(DASHBOARD, DASHBOARD_QUIET)
             finally:
                 self.busy.clear()
+
+    def _has_dashboard(self) -> bool:
+        from vault_tools.dashboard import DASHBOARD as NOTE
+
+        return (self.settings.vault / NOTE).is_file()
 
     def _emit(self, event: WatchEvent) -> None:
         # a broken consumer must not stop the watcher (the CLI handles its own pipe)
@@ -425,6 +439,8 @@ class Watcher:
         if key == RESYNC:
             self._resync()
             return []
+        if key == DASHBOARD:
+            return self._refresh_dashboard()
         events: list[WatchEvent] = []
         wrote: str | None = None
         for _ in range(MAX_ROUNDS):
@@ -532,6 +548,19 @@ class Watcher:
             events.append(WatchEvent(ERROR_EVENT, relative,
                                      message=f"claim store not refreshed: {report.refresh_error}"))
         return any(done.marked for done in report.applied)
+
+    def _refresh_dashboard(self) -> list[WatchEvent]:
+        """Rewrite the Review Dashboard (made by `vt report`) when what it shows changed."""
+        from vault_tools.dashboard import DASHBOARD as NOTE
+        from vault_tools.dashboard import refresh_dashboard
+
+        # no worker processes: forking a process that runs threads is not safe
+        settings = dataclasses.replace(self.settings, workers=1)
+        try:
+            written = refresh_dashboard(settings)
+        except VtError as exc:  # e.g. edited meanwhile: the next refresh tries again
+            return [WatchEvent(ERROR_EVENT, NOTE, message=f"dashboard not refreshed: {exc}")]
+        return [WatchEvent(DASHBOARD_EVENT, NOTE, message="dashboard updated")] if written else []
 
     def _gone(self, relative: str, events: list[WatchEvent]) -> None:
         if relative in self.files:
