@@ -219,6 +219,18 @@ def test_deleted_and_renamed_notes_are_reported(vault: Path, watcher: WatchProce
     assert arrived["claim_id"] == "DV1-0004"
 
 
+def test_folder_of_notes_moved_into_the_vault(vault: Path, watcher: WatchProcess,
+                                             tmp_path: Path) -> None:
+    batch = tmp_path / "outside" / "batch"
+    batch.mkdir(parents=True)
+    text = (vault / DV4).read_text(encoding="utf-8")
+    (batch / "DV1-9004.md").write_text(text.replace("DV1-0004", "DV1-9004"), encoding="utf-8")
+    since = watcher.mark()
+    os.rename(batch, vault / "03_claims" / "batch")  # one event, for the folder only
+    event = watcher.wait_event("validated", "03_claims/batch/DV1-9004.md", since)
+    assert event["claim_id"] == "DV1-9004"
+
+
 def test_unreadable_note_is_an_error_event(vault: Path, watcher: WatchProcess) -> None:
     since = watcher.mark()
     loop = vault / "03_claims" / "loop.md"

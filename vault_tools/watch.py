@@ -362,14 +362,15 @@ class Watcher:
 
     # -- the observer's side: paths in ---------------------------------------
 
-    def notice(self, absolute: str, is_directory: bool, structural: bool) -> None:
+    def notice(self, absolute: str, is_directory: bool) -> None:
         """File one changed path (called from the observer thread)."""
         relative = self._relative(absolute)
         if relative is None:
             return
         if is_directory:
-            # a folder moved or deleted: its notes moved with it; compare listings
-            if structural and not any(p.startswith(".") for p in relative.split("/")):
+            # a folder created, moved or deleted (the only folder events subscribed to):
+            # its notes came or went with it, so compare the listing with what is known
+            if not any(p.startswith(".") for p in relative.split("/")):
                 self.debouncer.touch(RESYNC)
             return
         if is_watched(relative, self.settings):
@@ -610,11 +611,10 @@ class _Handler(FileSystemEventHandler):
 
     def dispatch(self, event: Any) -> None:
         try:
-            structural = event.event_type in ("moved", "deleted")
-            self.watcher.notice(_str(event.src_path), event.is_directory, structural)
+            self.watcher.notice(_str(event.src_path), event.is_directory)
             dest = getattr(event, "dest_path", "")
             if dest:  # a rename: the temp file (or old name) goes, the note arrives
-                self.watcher.notice(_str(dest), event.is_directory, structural)
+                self.watcher.notice(_str(dest), event.is_directory)
         except Exception:  # noqa: BLE001,S110 - the observer thread must survive anything
             pass
 
