@@ -1,3 +1,4 @@
+# ruff: noqa: I001  (the command modules are imported in the order `vt --help` lists them)
 """The `vt` command line: thin Typer commands over the core modules.
 
 Each command turns its options into `Settings`, calls one core function and hands
@@ -15,30 +16,31 @@ app = typer.Typer(
          "Example:\n\n    vt validate --vault examples/vault",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode="markdown",
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
-
 @app.callback()
 def _root() -> None:
-    """Keep `vt` a group of commands even while only one is registered."""
+    """Validate, preview and apply claim review decisions in an Obsidian vault."""
 
 
-# command modules register themselves on `app`
+# command modules register themselves on `app`, in the order `vt --help` lists them:
+# the review cycle first, then the ledger, living beside Obsidian and git, the rest
+from vault_tools.cli import validate as _validate  # noqa: E402,F401
+from vault_tools.cli import preview as _preview  # noqa: E402,F401
 from vault_tools.cli import apply as _apply  # noqa: E402,F401
-from vault_tools.cli import dashboard as _dashboard  # noqa: E402,F401
-from vault_tools.cli import entities as _entities  # noqa: E402,F401
-from vault_tools.cli import hook as _hook  # noqa: E402,F401
-from vault_tools.cli import importer as _importer  # noqa: E402,F401
-from vault_tools.cli import init as _init  # noqa: E402,F401
+from vault_tools.cli import store as _store  # noqa: E402,F401
 from vault_tools.cli import ledger as _ledger  # noqa: E402,F401
 from vault_tools.cli import ledger_merge as _ledger_merge  # noqa: E402,F401
-from vault_tools.cli import preview as _preview  # noqa: E402,F401
-from vault_tools.cli import store as _store  # noqa: E402,F401
-from vault_tools.cli import validate as _validate  # noqa: E402,F401
 from vault_tools.cli import watch as _watch  # noqa: E402,F401
+from vault_tools.cli import init as _init  # noqa: E402,F401
+from vault_tools.cli import hook as _hook  # noqa: E402,F401
+from vault_tools.cli import entities as _entities  # noqa: E402,F401
+from vault_tools.cli import importer as _importer  # noqa: E402,F401
+from vault_tools.cli import dashboard as _dashboard  # noqa: E402,F401
 
 
 def main() -> None:

@@ -17,8 +17,10 @@ from vault_tools.errors import ExitCode, UsageError, VtError
 @app.command()
 def report(vault: VaultOption = None, as_json: JsonOption = False,
            dry_run: DryRunOption = False) -> None:
-    """Write the Review Dashboard (`Review Dashboard.md` at the vault root): the review
-    queue by review_action and review_state, validation errors and review-assist warnings
+    """Write the Review Dashboard note (`Review Dashboard.md`) at the vault root.
+
+    It shows the review queue by review_action and review_state, validation errors and
+    review-assist warnings
     by code, accepted claims per entity, and a Mermaid diagram of the accepted claims'
     entity graph. Only the text between its vt:dashboard markers is vt's; the note is
     rewritten only when that text changes.
@@ -74,8 +76,10 @@ def export(
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Export the Claim Store's current claims, sorted by claim_id: claim_id, status,
-    event_id, note, atomic_claim, epistemic_mode, mapping_status, semantic_frame and
+    """Export the Claim Store's current claims as JSONL or CSV.
+
+    Sorted by claim_id, with claim_id, status, event_id, note, atomic_claim,
+    epistemic_mode, mapping_status, semantic_frame and
     entities (JSON-encoded in CSV). The store is first brought up to date with the ledger.
 
     Example:

@@ -23,7 +23,9 @@ def entities(
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List every knowledge-base note with the review notes and accepted claims using it,
+    """The knowledge base: entity notes, their use, missing targets, label conflicts.
+
+    Lists every knowledge-base note with the review notes and accepted claims using it,
     the targets used but missing (with the notes using them), and surface labels mapped
     to different targets in different notes.
 

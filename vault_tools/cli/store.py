@@ -15,8 +15,10 @@ from vault_tools.errors import ExitCode, VtError
 
 @app.command()
 def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
-    """Replay the Decision Ledger from scratch into the Claim Store (.vt/claims.sqlite),
-    then bring the knowledge-base claims blocks up to date. Never needed in normal use:
+    """Replay the Decision Ledger from scratch into the Claim Store.
+
+    The store is .vt/claims.sqlite; rebuild also brings the knowledge-base claims blocks
+    up to date. Never needed in normal use:
     every command catches up by itself; rebuild when in doubt.
 
     Example:
@@ -58,8 +60,10 @@ def _counts(counts: dict[str, int]) -> str:
 
 @app.command()
 def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
-    """The review queue at a glance: notes by review_action and review_state, previews
-    gone stale, notes applied but edited since, claims in CONFLICT, the ledger head.
+    """The review queue at a glance.
+
+    Notes by review_action and review_state, previews gone stale, notes applied but
+    edited since, claims in CONFLICT, the ledger head.
 
     Example:
 
@@ -159,8 +163,10 @@ def history(
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Every decision on a claim, oldest first: who, when, action, comment, the event it
-    superseded and the claim as it stood, with the V1 → V2 diff of each repair.
+    """Every decision on a claim, oldest first.
+
+    Who, when, action, comment, the event it superseded and the claim as it stood, with
+    the V1 → V2 diff of each repair.
 
     Example:
 
