@@ -371,7 +371,7 @@ def test_mark_note_refuses_a_note_changed_since_it_was_read(make_vault) -> None:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_many_notes_through_the_pool_give_the_same_ledger(make_vault, monkeypatch,
                                                           workers: int) -> None:
-    monkeypatch.setattr("vault_tools.apply.PARALLEL_THRESHOLD", 100)
+    monkeypatch.setattr("vault_tools.pool.PARALLEL_THRESHOLD", 100)
     notes = {f"M-{i:03}.md": render_note(claim_id=f"M-{i:03}",
                                          review_action="REJECT" if i % 3 == 0 else "APPROVE")
              for i in range(240)}

@@ -15,7 +15,9 @@ KEYS = st.one_of(
 TOKENS = st.sampled_from(["true", "false", "yes", "No", "ON", "null", "~", "1", "012", "-3",
                           "1.5", ".5", "e5", "0x1F", "2026-11-29", "12:30", "x.y", "a_b",
                           "SA260324R-0125", "PENDING", "[]", "[a, b]", "[1, x]", "[yes]", '""',
-                          "''", '"a#b"', "[warm prefill, x]", "[no way, yes]", "[a  b]", "[a 1.5]", '"a\\"b"', "'it''s'", "x # c", "a: b", "[[X]]",
+                          "''", '"a#b"', "[warm prefill, x]",
+                          "[no way, yes]", "[a  b]", "[a 1.5]", '"a\\"b"', "'it''s'", "x # c",
+                          "a: b", "[[X]]",
                           '"[[X]]"', "!!str 1", "&a x", "*a", "|", ">-"])
 VALUES = st.one_of(TOKENS, st.text(alphabet="abcXYZ019_.-:#'\"[], ", max_size=12))
 

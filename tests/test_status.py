@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from test_store import decision, ledger_for
 
-from vault_tools import status as status_mod
 from vault_tools.apply import claim_base, v1_claim
 from vault_tools.config import load_settings
 from vault_tools.note import parse_note
@@ -123,6 +122,6 @@ def test_pool_gives_the_same_report(example_vault: Path, monkeypatch: pytest.Mon
     _apply_by_hand(example_vault, DV1, "DV1-0001")
     replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: PENDING")
     serial = run(example_vault).to_json()
-    monkeypatch.setattr(status_mod, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr("vault_tools.pool.PARALLEL_THRESHOLD", 1)
     assert run(example_vault, workers=2).to_json() == serial
     assert serial["edited_since_apply"][0]["reason"].startswith("review_action is now PENDING")

@@ -20,13 +20,12 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
-import multiprocessing
 import os
 import subprocess
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -38,6 +37,7 @@ from vault_tools.errors import RefusedError, VtError
 from vault_tools.findings import ERROR
 from vault_tools.ledger import CHECK_KEYS, CLAIM_KEYS, Ledger, Transaction, canonical, iter_lines
 from vault_tools.note import Note, parse_note
+from vault_tools.pool import map_chunks
 from vault_tools.preview import PREVIEW_FAILED, PREVIEW_READY, preview_hash
 from vault_tools.validate import make_context
 from vault_tools.vault import markdown_files, relative_in_vault
@@ -55,8 +55,6 @@ DRAFTS_CHANGED = ("drafts changed since the preview; set review_action to REQUES
                   "run vt preview")
 
 # below this many notes a process pool costs more than it saves
-PARALLEL_THRESHOLD = 400
-CHUNK = 64
 
 
 # ---------------------------------------------------------------------------
@@ -628,22 +626,13 @@ def _refresh(settings: Settings, report: ApplyReport) -> None:
 
 
 # ---------------------------------------------------------------------------
-# the process pool (validate.py's pattern)
+# the process pool
 
 
 def _examine_chunk(settings: Settings, ctx: CheckContext | None, chunk: list[str],
                    explicit: bool = False) -> list[Candidate | None]:
     assert ctx is not None
     return [examine(settings, ctx, relative, explicit) for relative in chunk]
-
-
-_WORKER_STATE: tuple[Callable, Settings, CheckContext | None, dict] | None = None
-
-
-def _in_worker(chunk: list) -> list:
-    assert _WORKER_STATE is not None
-    function, settings, ctx, kwargs = _WORKER_STATE
-    return function(settings, ctx, chunk, **kwargs)
 
 
 def _pooled(settings: Settings, function: Callable, items: list, progress: Progress | None,
@@ -653,27 +642,7 @@ def _pooled(settings: Settings, function: Callable, items: list, progress: Progr
     cores: the disk, not the CPU, is what they wait for."""
     cpus = settings.workers or os.cpu_count() or 1
     workers = cpus * 2 if io_bound and not settings.workers else cpus
-    chunks = [items[i:i + CHUNK] for i in range(0, len(items), CHUNK)]
-    out: list = []
-    if workers < 2 or len(items) < PARALLEL_THRESHOLD or not _can_fork():
-        batches: Iterable[list] = (function(settings, ctx, chunk, **kwargs) for chunk in chunks)
-        return _collect(batches, out, len(items), progress)
-    global _WORKER_STATE
-    _WORKER_STATE = (function, settings, ctx, kwargs)  # inherited by the forked workers
-    try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks))) as pool:
-            return _collect(pool.imap(_in_worker, chunks), out, len(items), progress)
-    finally:
-        _WORKER_STATE = None
+    work = partial(function, settings, ctx, **kwargs)
+    return list(map_chunks(work, items, workers=workers, progress=progress))
 
 
-def _collect(batches: Iterable[list], out: list, total: int, progress: Progress | None) -> list:
-    for batch in batches:
-        out.extend(batch)
-        if progress:
-            progress(len(out), total)
-    return out
-
-
-def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()

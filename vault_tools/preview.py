@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from vault_tools.errors import RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error, sort_key
 from vault_tools.jsonlines import line_of
 from vault_tools.note import Note, parse_note
+from vault_tools.pool import map_chunks
 from vault_tools.validate import make_context
 from vault_tools.vault import markdown_files, relative_in_vault
 
@@ -440,43 +441,10 @@ def _preview_target(settings: Settings, ctx: CheckContext, relative: str, explic
 
 def _run(settings: Settings, ctx: CheckContext, targets: list[str], explicit: bool,
          dry_run: bool, progress: Progress | None) -> Iterable[PreviewResult]:
-    chunks = [targets[i:i + CHUNK] for i in range(0, len(targets), CHUNK)]
-    workers = settings.workers or os.cpu_count() or 1
-    args = (settings, ctx, explicit, dry_run)
-    if workers < 2 or len(targets) < PARALLEL_THRESHOLD or not _can_fork():
-        batches: Iterable[list[PreviewResult | None]] = (_chunk(c, *args) for c in chunks)
-        yield from _with_progress(batches, len(targets), progress)
-        return
-    global _WORKER_STATE
-    _WORKER_STATE = args  # inherited by the forked workers
-    try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks))) as pool:
-            yield from _with_progress(pool.imap(_chunk_in_worker, chunks), len(targets),
-                                      progress)
-    finally:
-        _WORKER_STATE = None
-
-
-def _with_progress(batches: Iterable[list[PreviewResult | None]], total: int,
-                   progress: Progress | None) -> Iterable[PreviewResult]:
-    done = 0
-    for batch in batches:
-        yield from (result for result in batch if result is not None)
-        done += len(batch)
-        if progress:
-            progress(done, total)
-
-
-def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-_WORKER_STATE: tuple[Settings, CheckContext, bool, bool] | None = None
-
-
-def _chunk_in_worker(chunk: list[str]) -> list[PreviewResult | None]:
-    assert _WORKER_STATE is not None
-    return _chunk(chunk, *_WORKER_STATE)
+    work = partial(_chunk, settings=settings, ctx=ctx, explicit=explicit, dry_run=dry_run)
+    results = map_chunks(work, targets, workers=settings.workers, progress=progress,
+                         threshold=PARALLEL_THRESHOLD, chunk=CHUNK)
+    return (result for result in results if result is not None)
 
 
 def _chunk(chunk: list[str], settings: Settings, ctx: CheckContext, explicit: bool,

@@ -9,16 +9,17 @@ statuses come from the Claim Store, caught up first.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from vault_tools.apply import ACTION_OF, APPLIED, PENDING, v1_claim, v2_claim
 from vault_tools.config import Settings
 from vault_tools.note import Note, parse_note
+from vault_tools.pool import map_chunks
 from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR, preview_hash
 from vault_tools.store import ClaimStore
 from vault_tools.vault import markdown_files
@@ -26,8 +27,6 @@ from vault_tools.vault import markdown_files
 Progress = Callable[[int, int], None]
 
 NEW = "NEW"  # review_state of a note that names none
-PARALLEL_THRESHOLD = 400  # below this many candidate notes a pool costs more than it saves
-CHUNK = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,41 +155,8 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
 
 def _run(settings: Settings, targets: list[str],
          progress: Progress | None) -> Iterable[NoteInfo | None]:
-    workers = settings.workers or os.cpu_count() or 1
-    chunks = [targets[i:i + CHUNK] for i in range(0, len(targets), CHUNK)]
-    if workers < 2 or len(targets) < PARALLEL_THRESHOLD or not _can_fork():
-        batches: Iterable[list[NoteInfo | None]] = (_chunk(settings, c) for c in chunks)
-        yield from _counted(batches, len(targets), progress)
-        return
-    global _WORKER_SETTINGS
-    _WORKER_SETTINGS = settings  # inherited by the forked workers
-    try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks))) as pool:
-            yield from _counted(pool.imap(_chunk_in_worker, chunks), len(targets), progress)
-    finally:
-        _WORKER_SETTINGS = None
-
-
-def _counted(batches: Iterable[list[NoteInfo | None]], total: int,
-             progress: Progress | None) -> Iterable[NoteInfo | None]:
-    done = 0
-    for batch in batches:
-        yield from batch
-        done += len(batch)
-        if progress:
-            progress(done, total)
-
-
-def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-_WORKER_SETTINGS: Settings | None = None
-
-
-def _chunk_in_worker(chunk: list[str]) -> list[NoteInfo | None]:
-    assert _WORKER_SETTINGS is not None
-    return _chunk(_WORKER_SETTINGS, chunk)
+    return map_chunks(partial(_chunk, settings), targets, workers=settings.workers,
+                      progress=progress)
 
 
 def _chunk(settings: Settings, chunk: list[str]) -> list[NoteInfo | None]:

@@ -1,0 +1,66 @@
+"""Run one function over many vault files, on every core when the run is large.
+
+Workers are forked, so they inherit the caller's state (settings, compiled schemas,
+the knowledge-base index) instead of having it pickled; only the chunks of items and
+the results cross the process boundary. Small runs stay in-process: below
+PARALLEL_THRESHOLD items a pool costs more than it saves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+Progress = Callable[[int, int], None]
+
+PARALLEL_THRESHOLD = 400
+CHUNK = 64
+
+_WORK: Callable[[list[Any]], list[Any]] | None = None  # the running map's work, for workers
+
+
+def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item], *,
+               workers: int = 0, progress: Progress | None = None,
+               threshold: int | None = None, chunk: int | None = None) -> Iterator[Result]:
+    """`work(chunk)` over chunks of `items`, results in order.
+
+    `workers` 0 means one per core; `threshold` and `chunk` default to the module's
+    values. `progress(done, total)` is called after each chunk.
+    """
+    workers = workers or os.cpu_count() or 1
+    threshold = PARALLEL_THRESHOLD if threshold is None else threshold
+    chunk = chunk or CHUNK
+    chunks = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
+    if workers < 2 or len(items) < threshold or not _can_fork():
+        yield from _counted(map(work, chunks), len(items), progress)
+        return
+    global _WORK
+    _WORK = work  # inherited by the forked workers
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks))) as pool:
+            yield from _counted(pool.imap(_run_in_worker, chunks), len(items), progress)
+    finally:
+        _WORK = None
+
+
+def _counted(batches: Iterable[list[Result]], total: int,
+             progress: Progress | None) -> Iterator[Result]:
+    done = 0
+    for batch in batches:
+        yield from batch
+        done += len(batch)
+        if progress:
+            progress(done, total)
+
+
+def _run_in_worker(chunk: list[Any]) -> list[Any]:
+    assert _WORK is not None
+    return _WORK(chunk)
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
