@@ -18,9 +18,9 @@ from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError, VtError
-from vault_tools.hook import write_atomic
 from vault_tools.ledger import canonical
 from vault_tools.store import ClaimRecord, ClaimStore, edges_of
+from vault_tools.textfiles import write_atomic
 
 FORMATS = ("jsonl", "csv")
 STATUSES = ("ACCEPTED", "REPAIRED", "REJECTED", "REVERTED", "CONFLICT")

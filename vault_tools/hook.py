@@ -10,7 +10,6 @@ without Typer.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import sys
@@ -22,6 +21,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.findings import ERROR, Finding, error
 from vault_tools.gitrepo import GitRepo
+from vault_tools.textfiles import append_lines, read_text, write_atomic
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
@@ -35,49 +35,6 @@ LEDGER_REWRITTEN = "ledger-rewritten"
 LEDGER_CONFLICT = "ledger-conflict-markers"
 LEDGER_INVALID = "ledger-invalid"
 _MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
-
-
-# ---------------------------------------------------------------- atomic small files
-
-
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to `path` atomically: temp file in the same folder, fsync, os.replace.
-
-    `mode` None keeps the mode of the file being replaced (0o644 for a new one).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vt-tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def append_lines(text: str, lines: list[str]) -> str:
-    """`text` with `lines` appended, each on its own line; nothing else changes."""
-    if not lines:
-        return text
-    eol = "\r\n" if "\r\n" in text else "\n"
-    if text and not text.endswith("\n"):
-        text += eol
-    return text + "".join(line + eol for line in lines)
 
 
 # ---------------------------------------------------------------- install / uninstall
@@ -178,19 +135,10 @@ def _install_driver(repo: GitRepo, dry_run: bool) -> list[str]:
     return changes
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return ""
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"not UTF-8 ({exc}); nothing written", str(path)) from None
-
-
 def _install_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
     path = repo.root / GITATTRIBUTES
     line = attributes_line(repo, settings)
-    text = _read_text(path)
+    text = read_text(path)
     if line in (existing.strip() for existing in text.splitlines()):
         return []
     if not dry_run:
@@ -227,7 +175,7 @@ def uninstall(settings: Settings, dry_run: bool = False) -> list[str]:
 def _uninstall_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
     path = repo.root / GITATTRIBUTES
     line = attributes_line(repo, settings)
-    text = _read_text(path)
+    text = read_text(path)
     lines = text.splitlines(keepends=True)
     kept = [existing for existing in lines if existing.strip() != line]
     if len(kept) == len(lines):

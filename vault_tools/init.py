@@ -15,6 +15,7 @@ from vault_tools import hook
 from vault_tools.config import CONFIG_FILE, STATE_DIR, Settings
 from vault_tools.errors import UsageError
 from vault_tools.gitrepo import GitRepo
+from vault_tools.textfiles import append_lines, read_text, write_atomic
 
 TYPES_FILE = ".obsidian/types.json"
 # Obsidian property types of vt's properties (DESIGN §4); the user's own choice wins
@@ -92,7 +93,7 @@ def init_vault(settings: Settings, dry_run: bool = False) -> InitResult:
         planned = hook.install(settings, dry_run=True)
     if not dry_run:
         for w in writes:
-            hook.write_atomic(w.path, w.data)
+            write_atomic(w.path, w.data)
     if repo is not None:
         result.changes += planned if dry_run else hook.install(settings)
     if not (vault / ".obsidian").is_dir():
@@ -119,29 +120,20 @@ def _ignored(pattern: str, existing: set[str]) -> bool:
 
 def _plan_gitignore(settings: Settings) -> _Write | None:
     path = settings.vault / ".gitignore"
-    text = _read_text(path)
+    text = read_text(path)
     existing = {line.strip() for line in text.splitlines()}
     missing = [p for p in gitignore_lines(settings) if not _ignored(p, existing)]
     if not missing:
         return None
-    return _Write(path, hook.append_lines(text, missing).encode(),
+    return _Write(path, append_lines(text, missing).encode(),
                   f"added {', '.join(missing)} to .gitignore")
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return ""
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"not UTF-8 ({exc}); nothing written", str(path)) from None
 
 
 def _plan_types(vault: Path) -> _Write | None:
     path = vault / TYPES_FILE
     if not path.parent.is_dir():
         return None
-    text = _read_text(path)
+    text = read_text(path)
     data = _parse_types(text, path) if text.strip() else {}
     types = data.setdefault("types", {})
     added = [key for key in PROPERTY_TYPES if key not in types]

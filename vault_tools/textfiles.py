@@ -1,0 +1,65 @@
+"""The small text files vt keeps beside the notes: `.gitignore`, `.gitattributes`,
+`.obsidian/types.json`, `vt.toml`, the git hook, exports.
+
+They are read whole, extended by whole lines, and replaced atomically. (Notes have
+their own writer, `writer.py`, which also refuses to overwrite a concurrent save.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from vault_tools.errors import UsageError
+
+
+def read_text(path: Path) -> str:
+    """The file's text, "" when it does not exist; UsageError when it is not UTF-8."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"not UTF-8 ({exc}); nothing written", str(path)) from None
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` atomically: temp file in the same folder, fsync, os.replace.
+
+    `mode` None keeps the mode of the file being replaced (0o644 for a new one).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vt-tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def append_lines(text: str, lines: list[str]) -> str:
+    """`text` with `lines` appended, each on its own line; nothing else changes."""
+    if not lines:
+        return text
+    eol = "\r\n" if "\r\n" in text else "\n"
+    if text and not text.endswith("\n"):
+        text += eol
+    return text + "".join(line + eol for line in lines)
