@@ -236,3 +236,29 @@ def repair_changes(
     changes += json_changes(old_frame, new_frame, FRAME)
     changes += json_changes(old_metadata, new_metadata, METADATA)
     return changes
+
+
+def plain_change_lines(claim_segments: list[tuple[str, str]],
+                       changes: list[Change]) -> list[str]:
+    """V1 → V2 changes as plain text lines: `claim: a[-b-]{+c+}`, `frame /operator: …`."""
+    lines = []
+    if claim_segments:
+        marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
+        lines.append("claim: " + "".join(marks[kind].format(part)
+                                         for kind, part in claim_segments))
+    for change in changes:
+        if change.field == CLAIM:
+            continue
+        pointer = change.pointer or "/"
+        if change.op == "add":
+            lines.append(f"{change.field} + {pointer}: {_shown(change.new)}")
+        elif change.op == "remove":
+            lines.append(f"{change.field} - {pointer}: {_shown(change.old)}")
+        else:
+            lines.append(f"{change.field} {pointer}: {_shown(change.old)} → "
+                         f"{_shown(change.new)}")
+    return lines
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

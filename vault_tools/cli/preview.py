@@ -129,21 +129,10 @@ def _show_plain(reporter: Any, result: Any) -> None:
     if result.unchanged:
         reporter.text("  no changes: the drafts equal V1")
         return
-    if result.claim_segments:
-        marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
-        text = "".join(marks[kind].format(part) for kind, part in result.claim_segments)
-        reporter.text(f"  claim: {text}")
-    for change in result.changes:
-        if change.field == "claim":
-            continue
-        pointer = change.pointer or "/"
-        if change.op == "add":
-            reporter.text(f"  {change.field} + {pointer}: {_value(change.new)}")
-        elif change.op == "remove":
-            reporter.text(f"  {change.field} - {pointer}: {_value(change.old)}")
-        else:
-            reporter.text(f"  {change.field} {pointer}: {_value(change.old)} → "
-                          f"{_value(change.new)}")
+    from vault_tools.diff import plain_change_lines
+
+    for line in plain_change_lines(result.claim_segments, result.changes):
+        reporter.text(f"  {line}")
 
 
 def _show_rich(reporter: Any, result: Any) -> None:

@@ -136,21 +136,10 @@ def _repair_lines(entry: Any) -> list[str]:
     if entry.v1_source is None:
         return [f"    V1 → V2: {V1_NOT_AVAILABLE}"]
     lines = [f"    V1 → V2 (V1 from {entry.v1_source}):"]
-    if entry.claim_segments:
-        marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
-        text = "".join(marks[kind].format(part) for kind, part in entry.claim_segments)
-        lines.append(f"      claim: {text}")
-    for change in entry.changes:
-        if change.field == "claim":
-            continue
-        pointer = change.pointer or "/"
-        if change.op == "add":
-            lines.append(f"      {change.field} + {pointer}: {_value(change.new)}")
-        elif change.op == "remove":
-            lines.append(f"      {change.field} - {pointer}: {_value(change.old)}")
-        else:
-            lines.append(f"      {change.field} {pointer}: {_value(change.old)} → "
-                         f"{_value(change.new)}")
+    from vault_tools.diff import plain_change_lines
+
+    lines += [f"      {line}" for line in plain_change_lines(entry.claim_segments,
+                                                                   entry.changes)]
     if not entry.changes:
         lines.append("      no changes")
     return lines
