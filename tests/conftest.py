@@ -8,7 +8,9 @@ the fixtures wrap them for tests that want a fresh vault in tmp_path.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -292,3 +294,24 @@ def make_vault(tmp_path: Path) -> Callable[..., Path]:
 def note_text() -> Callable[..., str]:
     """The `render_note` helper as a fixture."""
     return render_note
+
+
+@pytest.fixture
+def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Real git, but none of the user's config or environment (GIT_*, VT_VAULT)."""
+    for key in list(os.environ):
+        if key.startswith("GIT_"):
+            monkeypatch.delenv(key)
+    empty = tmp_path / "empty-gitconfig"
+    empty.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("VT_VAULT", raising=False)
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run real git; with `check`, a failure shows git's own output."""
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)}: {done.stdout}{done.stderr}")
+    return done

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from vault_tools import hook
 from vault_tools.apply import apply_notes
@@ -28,23 +28,7 @@ EXAMPLE_VAULT = REPO / "examples" / "vault"
 LEDGER = "05_ledger/decision_ledger.jsonl"
 
 
-@pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("GIT_"):
-            monkeypatch.delenv(key)
-    empty = tmp_path / "empty-gitconfig"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.delenv("VT_VAULT", raising=False)
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
-    if check and done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)}: {done.stdout}{done.stderr}")
-    return done
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def configure(root: Path, name: str) -> None:

@@ -3,7 +3,6 @@ repository's .pre-commit-hooks.yaml, and commits through a `repo: local` mirror 
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import git
 
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install '.[test]')")
 
@@ -19,20 +19,7 @@ EXAMPLE_VAULT = REPO / "examples" / "vault"
 NOTE = "03_claims/DV1-0001.md"
 
 
-@pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("GIT_"):
-            monkeypatch.delenv(key)
-    empty = tmp_path / "empty-gitconfig"
-    empty.write_text("")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, check=check, capture_output=True, text=True)
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 @pytest.fixture
