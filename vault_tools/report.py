@@ -67,6 +67,11 @@ class Reporter:
         elif self.mode == RICH:
             self._rich_findings(findings)
 
+    def plain_text(self, text: str) -> None:
+        """Findings already rendered as piped lines (written only when piped)."""
+        if self.mode == PLAIN:
+            self.out.write(text)
+
     def _rich_findings(self, findings: list[Finding]) -> None:
         from rich.markup import escape
 

@@ -9,10 +9,9 @@ results are kept in memory, never the parsed notes.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
+import marshal
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -44,22 +43,66 @@ class NoteResult(NamedTuple):
     findings: tuple[Finding, ...]
 
 
-@dataclass(slots=True)
 class ValidateReport:
-    notes: int = 0
-    findings: list[Finding] = field(default_factory=list)
+    """The notes checked and their findings, sorted by (path, line, code, message).
+
+    Findings are kept per note in the packed form the workers and the cache use and
+    become `Finding`s only when asked for: a piped run prints the pre-rendered lines of
+    tens of thousands of warnings without building them.
+    """
+
+    def __init__(self, notes: int = 0, blocks: list[_Block] | None = None):
+        self.notes = notes
+        self._blocks = blocks or []
+        self._findings: list[Finding] | None = None
+
+    @property
+    def findings(self) -> list[Finding]:
+        if self._findings is None:
+            self._findings = [f for block in self._blocks for f in block.findings()]
+        return self._findings
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity == ERROR)
+        return sum(block.errors for block in self._blocks)
 
     @property
     def warnings(self) -> int:
-        return sum(1 for f in self.findings if f.severity == WARNING)
+        return sum(block.warnings for block in self._blocks)
+
+    def plain(self) -> str:
+        """Every finding as a `path:line: code: message` line (the piped output)."""
+        return "".join(block.plain() for block in self._blocks)
 
     def to_json(self) -> dict:
         return {"notes": self.notes, "errors": self.errors, "warnings": self.warnings,
                 "findings": [f.to_json() for f in self.findings]}
+
+
+class _Block:
+    """The sorted findings of one path: a packed entry's, or a list of Findings."""
+
+    __slots__ = ("errors", "warnings", "_packed", "_text", "_list")
+
+    def __init__(self, entry: tuple | None = None, findings: list[Finding] | None = None):
+        if entry is not None:
+            self.errors, self.warnings = entry[ERRORS], entry[WARNINGS]
+            self._packed, self._text, self._list = entry[PACKED], entry[TEXT], None
+        else:
+            assert findings is not None
+            self.errors = sum(1 for f in findings if f.severity == ERROR)
+            self.warnings = sum(1 for f in findings if f.severity == WARNING)
+            self._packed, self._text, self._list = b"", "", findings
+
+    def findings(self) -> list[Finding]:
+        if self._list is None:
+            return unpack_findings(self._packed)
+        return self._list
+
+    def plain(self) -> str:
+        if self._list is None:
+            return self._text
+        return _plain_text(self._list)
 
 
 def make_context(settings: Settings, files: Iterable | None = None,
@@ -75,26 +118,55 @@ def validate(settings: Settings, paths: list[Path] | None = None,
              progress: Progress | None = None) -> ValidateReport:
     files = markdown_files(settings.vault)
     ctx = make_context(settings, files)
-    report = ValidateReport()
+    before: dict[str, list[Finding]] = {}  # findings not from checking a note, by path
     if paths:
-        targets = _explicit_targets(settings, paths, report)
+        targets = _explicit_targets(settings, paths, before)
     else:
         targets = [f.relative for f in files if not f.escapes]  # never read outside
-        report.findings.extend(_escaping_notes(settings, files))
+        for finding in _escaping_notes(settings, files):
+            before.setdefault(finding.path, []).append(finding)
     cache = ResultCache.load(settings.state_dir, _cache_key(ctx))
     results = _results(settings, ctx, targets, cache, progress)
     explicit = bool(paths)
-    for result in results:
-        if result.claim_id is None and explicit and not result.findings:
-            report.findings.append(error(result.path, None, "not-review-note",
-                                         "not a review note (its frontmatter has no claim_id)"))
-        report.notes += result.claim_id is not None
-        report.findings.extend(result.findings)
+    notes = 0
+    for entry in results:
+        if entry[CLAIM_ID] is None and explicit and not entry[ERRORS] + entry[WARNINGS]:
+            before.setdefault(entry[PATH], []).append(
+                error(entry[PATH], None, "not-review-note",
+                      "not a review note (its frontmatter has no claim_id)"))
+        notes += entry[CLAIM_ID] is not None
     others = _current_claim_ids(settings, ctx, cache, results) if explicit else []
-    report.findings.extend(_duplicate_claim_ids(results, others))
-    report.findings.sort(key=sort_key)
+    after: dict[str, list[Finding]] = {}
+    for finding in _duplicate_claim_ids(results, others):
+        after.setdefault(finding.path, []).append(finding)
+    report = ValidateReport(notes, _blocks(results, before, after))
     cache.save()
     return report
+
+
+def _blocks(results: list[tuple], before: dict[str, list[Finding]],
+            after: dict[str, list[Finding]]) -> list[_Block]:
+    """The report's findings path by path, in the order one sort of them all would give.
+
+    A note's entry comes sorted from its worker; only a path with findings from
+    elsewhere (duplicates, symlinks, paths given) is sorted again, in the order the
+    findings would have been listed: those from elsewhere, the note's, the duplicates.
+    """
+    if not before and not after:
+        return [_Block(entry) for entry in results if entry[ERRORS] + entry[WARNINGS]]
+    by_path = {entry[PATH]: entry for entry in results}
+    blocks = []
+    for path in sorted(by_path.keys() | before.keys() | after.keys()):
+        entry = by_path.get(path)
+        if path not in before and path not in after:
+            if entry[ERRORS] + entry[WARNINGS]:
+                blocks.append(_Block(entry))
+            continue
+        found = [*before.get(path, ()), *(unpack_findings(entry[PACKED]) if entry else ()),
+                 *after.get(path, ())]
+        found.sort(key=sort_key)
+        blocks.append(_Block(findings=found))
+    return blocks
 
 
 def _escaping_notes(settings: Settings, files: list) -> list[Finding]:
@@ -105,15 +177,18 @@ def _escaping_notes(settings: Settings, files: list) -> list[Finding]:
             for f in files if f.escapes and f.relative.startswith(prefix)]
 
 
-def _explicit_targets(settings: Settings, paths: list[Path], report: ValidateReport) -> list[str]:
+def _explicit_targets(settings: Settings, paths: list[Path],
+                      before: dict[str, list[Finding]]) -> list[str]:
     targets = []
     for path in paths:
         relative = relative_in_vault(settings.vault, path)
         if relative is None:
-            report.findings.append(error(str(path), None, "path-outside-vault",
-                                         f"not inside the vault {settings.vault}"))
+            before.setdefault(str(path), []).append(
+                error(str(path), None, "path-outside-vault",
+                      f"not inside the vault {settings.vault}"))
         elif not (settings.vault / relative).is_file():
-            report.findings.append(error(relative, None, "read-error", "no such file"))
+            before.setdefault(relative, []).append(
+                error(relative, None, "read-error", "no such file"))
         else:
             targets.append(relative)
     return sorted(set(targets))
@@ -125,15 +200,40 @@ def _cache_key(ctx: CheckContext) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
+# --- packed results: what workers send back and the cache keeps ------------------------
+# (path, digest, stat, claim_id, claim_id_line, errors, warnings, findings, text): plain
+# tuples, the findings sorted and marshalled, `text` their piped output lines
+PATH, DIGEST, STAT, CLAIM_ID, CLAIM_ID_LINE, ERRORS, WARNINGS, PACKED, TEXT = range(9)
+
+
+def pack(result: NoteResult) -> tuple:
+    """A NoteResult in the packed form (cheap to send between processes and to cache)."""
+    findings = sorted(result.findings, key=sort_key)
+    errors = sum(1 for f in findings if f.severity == ERROR)
+    return (result.path, result.digest, result.stat, result.claim_id, result.claim_id_line,
+            errors, len(findings) - errors, marshal.dumps(tuple(map(tuple, findings))),
+            _plain_text(findings))
+
+
+def unpack_findings(packed: bytes) -> list[Finding]:
+    return list(map(Finding._make, marshal.loads(packed)))
+
+
+def _plain_text(findings: list[Finding]) -> str:
+    return "".join([f"{f.path}:{f.line}: {f.code}: {f.message}\n" if f.line
+                    else f"{f.path}: {f.code}: {f.message}\n" for f in findings])
+
+
 def _results(settings: Settings, ctx: CheckContext, targets: list[str], cache: ResultCache,
-             progress: Progress | None) -> list[NoteResult]:
-    results: dict[str, NoteResult] = {}
+             progress: Progress | None) -> list[tuple]:
+    results: dict[str, tuple] = {}
     misses: list[str] = []
     if cache.entries:
         root = str(settings.vault)
+        lookup = cache.lookup
         for relative in targets:
             try:
-                hit = cache.lookup(os.path.join(root, relative), relative)
+                hit = lookup(os.path.join(root, relative), relative)
             except OSError:
                 hit = None
             if hit is None:
@@ -144,30 +244,32 @@ def _results(settings: Settings, ctx: CheckContext, targets: list[str], cache: R
         misses = targets
     if progress:
         progress(len(results), len(targets))
-    for result in _run(settings, ctx, misses, len(results), len(targets), progress):
-        results[result.path] = result
-        cache.store(result)
+    if misses:
+        for entry in _run(settings, ctx, misses, len(results), len(targets), progress):
+            results[entry[PATH]] = entry
+            cache.store(entry)
     return [results[t] for t in targets]
 
 
 def _run(settings: Settings, ctx: CheckContext, targets: list[str], done: int, total: int,
-         progress: Progress | None) -> Iterable[NoteResult]:
+         progress: Progress | None) -> Iterable[tuple]:
     workers = settings.workers or os.cpu_count() or 1
     chunks = [targets[i:i + CHUNK] for i in range(0, len(targets), CHUNK)]
     if workers < 2 or len(targets) < PARALLEL_THRESHOLD or not _can_fork():
-        mapped: Iterable[list[NoteResult]] = (_check_chunk(chunk, settings, ctx)
-                                              for chunk in chunks)
+        mapped: Iterable[list[tuple]] = (_check_chunk(chunk, settings, ctx) for chunk in chunks)
         yield from _with_progress(mapped, done, total, progress)
         return
+    import multiprocessing
+
     global _WORKER_STATE
     _WORKER_STATE = (settings, ctx)  # inherited by the forked workers
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield from _with_progress(pool.imap(_check_chunk_in_worker, chunks), done, total,
-                                  progress)
+        yield from _with_progress(pool.imap_unordered(_check_chunk_in_worker, chunks), done,
+                                  total, progress)
 
 
-def _with_progress(batches: Iterable[list[NoteResult]], done: int, total: int,
-                   progress: Progress | None) -> Iterable[NoteResult]:
+def _with_progress(batches: Iterable[list[tuple]], done: int, total: int,
+                   progress: Progress | None) -> Iterable[tuple]:
     for batch in batches:
         yield from batch
         done += len(batch)
@@ -176,19 +278,21 @@ def _with_progress(batches: Iterable[list[NoteResult]], done: int, total: int,
 
 
 def _can_fork() -> bool:
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
 _WORKER_STATE: tuple[Settings, CheckContext] | None = None
 
 
-def _check_chunk_in_worker(chunk: list[str]) -> list[NoteResult]:
+def _check_chunk_in_worker(chunk: list[str]) -> list[tuple]:
     assert _WORKER_STATE is not None
     return _check_chunk(chunk, *_WORKER_STATE)
 
 
-def _check_chunk(chunk: list[str], settings: Settings, ctx: CheckContext) -> list[NoteResult]:
-    return [check_file(settings, ctx, relative) for relative in chunk]
+def _check_chunk(chunk: list[str], settings: Settings, ctx: CheckContext) -> list[tuple]:
+    return [pack(check_file(settings, ctx, relative)) for relative in chunk]
 
 
 def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResult:
@@ -211,46 +315,53 @@ def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResu
 
 
 def _current_claim_ids(settings: Settings, ctx: CheckContext, cache: ResultCache,
-                       results: list[NoteResult]) -> list[NoteResult]:
+                       results: list[tuple]) -> list[tuple]:
     """Other notes (known from the cache) sharing a claim_id with the checked ones.
 
     Only those few are looked at, and each is re-checked if it changed since it was
     cached, so an explicit run never reports a duplicate that no longer exists.
     """
-    checked = {r.path for r in results}
-    wanted = {r.claim_id for r in results if r.claim_id is not None}
+    checked = {r[PATH] for r in results}
+    wanted = {r[CLAIM_ID] for r in results if r[CLAIM_ID] is not None}
     current = []
     for entry in list(cache.claim_ids()):
-        if entry.path in checked or entry.claim_id not in wanted:
+        if entry[PATH] in checked or entry[CLAIM_ID] not in wanted:
             continue
-        absolute = os.path.join(settings.vault, entry.path)
+        absolute = os.path.join(settings.vault, entry[PATH])
         try:
-            fresh = cache.lookup(absolute, entry.path)
+            fresh = cache.lookup(absolute, entry[PATH])
         except OSError:
             continue  # gone
         if fresh is None:
-            fresh = check_file(settings, ctx, entry.path)
+            fresh = pack(check_file(settings, ctx, entry[PATH]))
             cache.store(fresh)
-        if fresh.claim_id in wanted:
+        if fresh[CLAIM_ID] in wanted:
             current.append(fresh)
     return current
 
 
-def _duplicate_claim_ids(results: list[NoteResult], others: list[NoteResult]) -> list[Finding]:
+def _duplicate_claim_ids(results: list[tuple], others: list[tuple]) -> list[Finding]:
     """A claim_id used by two notes is an error for each checked one."""
-    owners: dict[str, list[tuple[str, int | None]]] = {}
-    checked = {r.path for r in results}
-    for result in [*results, *others]:
-        if result.claim_id is not None:
-            owners.setdefault(result.claim_id, []).append((result.path, result.claim_id_line))
-    findings = []
-    for claim_id, notes in owners.items():
-        if len(notes) < 2:
+    first: dict[str, tuple] = {}
+    owners: dict[str, list[tuple]] = {}  # only the claim_ids seen more than once
+    for entry in [*results, *others]:
+        claim_id = entry[CLAIM_ID]
+        if claim_id is None:
             continue
-        for path, line in notes:
+        if claim_id in owners:
+            owners[claim_id].append(entry)
+        elif claim_id in first:
+            owners[claim_id] = [first[claim_id], entry]
+        else:
+            first[claim_id] = entry
+    findings = []
+    checked = {r[PATH] for r in results} if owners else set()
+    for claim_id, entries in owners.items():
+        for entry in entries:
+            path = entry[PATH]
             if path not in checked:
                 continue
-            others = ", ".join(p for p, _ in notes if p != path)
-            findings.append(error(path, line, "claim-id-duplicate",
-                                  f"claim_id {claim_id!r} is also used by {others}"))
+            names = ", ".join(e[PATH] for e in entries if e[PATH] != path)
+            findings.append(error(path, entry[CLAIM_ID_LINE], "claim-id-duplicate",
+                                  f"claim_id {claim_id!r} is also used by {names}"))
     return findings

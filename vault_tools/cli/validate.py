@@ -38,7 +38,10 @@ def validate(
     if reporter.mode == "json":
         reporter.json(result.to_json())
     else:
-        reporter.findings(result.findings)
+        if reporter.mode == "plain":
+            reporter.plain_text(result.plain())  # pre-rendered: one write for them all
+        else:
+            reporter.findings(result.findings)
         summary = (f"{result.notes} notes checked: {result.errors} errors, "
                    f"{result.warnings} warnings")
         if reporter.mode == "rich":
