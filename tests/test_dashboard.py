@@ -198,6 +198,10 @@ def test_long_queue_groups_are_cut(example_vault: Path,
 def test_long_finding_groups_are_cut(example_vault: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dashmod, "FINDING_LIMIT", 1)
+    # a second note with DV1-0003's frame-expression warning makes a group of two
+    twin = (example_vault / "03_claims" / "DV1-0003.md").read_text(encoding="utf-8")
+    (example_vault / "03_claims" / "DV1-0099.md").write_text(
+        twin.replace("DV1-0003", "DV1-0099"), encoding="utf-8")
     report(settings_for(example_vault, assist=True))
     assist = section((example_vault / DASHBOARD).read_text(encoding="utf-8"), "Review assist")
     group = assist.split("### assist-frame-expression (2)\n", 1)[1].split("\n### ", 1)[0]
