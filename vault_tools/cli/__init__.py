@@ -22,8 +22,19 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from vault_tools import __version__
+
+        typer.echo(f"vt {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                 help="Print vt's version and exit."),
+) -> None:
     """Validate, preview and apply claim review decisions in an Obsidian vault."""
 
 
