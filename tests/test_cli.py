@@ -287,3 +287,11 @@ def test_json_reporter_prints_one_object() -> None:
     reporter.text("not in json mode")
     reporter.json({"a": "ü"})
     assert json.loads(out.getvalue()) == {"a": "ü"}
+
+
+def test_version_is_the_package_version() -> None:
+    from vault_tools import __version__
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"vt {__version__}"
