@@ -10,23 +10,38 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from vault_tools.findings import Finding, error
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    import yaml
 
 
-class _PropertyLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """SafeLoader without the timestamp resolver: `2026-11-29` stays a string."""
+@cache
+def _loader() -> Any:
+    """The YAML loader class, made on first use: most notes take the fast path, and a
+    warm `vt validate` never needs PyYAML (about 12 ms to import)."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class _PropertyLoader(base):  # type: ignore[misc, valid-type]
+        """SafeLoader without the timestamp resolver: `2026-11-29` stays a string."""
+
+    _PropertyLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers
+                if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    return _PropertyLoader
 
 
-_PropertyLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
+def __getattr__(name: str) -> Any:
+    if name == "_PropertyLoader":
+        return _loader()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(slots=True)
@@ -63,9 +78,11 @@ def _load(source: str, path: str, fm: FrontMatter) -> None:
     if simple is not None:
         fm.properties, fm.lines = simple
         return
+    import yaml
+
     if ("&" in source or "*" in source) and _reject_aliases(source, path, fm):
         return
-    loader = _PropertyLoader(source)
+    loader = _loader()(source)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -96,6 +113,7 @@ def _load(source: str, path: str, fm: FrontMatter) -> None:
 def _construct_properties(loader: Any, node: yaml.MappingNode, path: str,
                           fm: FrontMatter) -> None:
     """Properties keyed exactly as written (`true:` stays 'true'), values JSON-safe."""
+    import yaml
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 2
         if not isinstance(key_node, yaml.ScalarNode):
@@ -186,8 +204,10 @@ def _simple_value(text: str | None) -> Any:
 
 
 def _reject_aliases(source: str, path: str, fm: FrontMatter) -> bool:
+    import yaml
+
     try:
-        for event in yaml.parse(source, Loader=_PropertyLoader):
+        for event in yaml.parse(source, Loader=_loader()):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 fm.findings.append(error(path, event.start_mark.line + 2, "yaml-alias",
                                          "YAML anchors and aliases are not allowed in "
@@ -200,6 +220,8 @@ def _reject_aliases(source: str, path: str, fm: FrontMatter) -> bool:
 
 def _duplicate_keys(node: yaml.Node, path: str, fm: FrontMatter) -> bool:
     """Report every key that repeats within one mapping, at any depth."""
+    import yaml
+
     found = False
     stack = [node]
     while stack:
@@ -223,6 +245,8 @@ def _duplicate_keys(node: yaml.Node, path: str, fm: FrontMatter) -> bool:
 
 
 def _node_kind(node: yaml.Node) -> str:
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return "list"
     return "single value"

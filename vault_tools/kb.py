@@ -11,9 +11,10 @@ symlinks that escape are refused.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,9 @@ def link_target(target: str) -> str:
 
 
 def normalise(path: str) -> str:
+    if path.isascii():  # NFC and casefold change nothing an ASCII lower() would not
+        path = path.replace("\\", "/").strip().lower()
+        return path[:-3] if path.endswith(".md") else path
     path = unicodedata.normalize("NFC", path.replace("\\", "/")).strip()
     if path.lower().endswith(".md"):
         path = path[:-3]
@@ -59,15 +63,32 @@ class KnowledgeBase:
         self.root = root
         self._aliases: dict[str, tuple[str, ...]] | None = None
         self.kb_prefix = normalise(kb_dir.strip("/")) + "/"
-        self.by_key: dict[str, MarkdownFile] = {}
-        self.by_name: dict[str, list[MarkdownFile]] = {}
-        for file in files:
-            key = normalise(file.relative)
-            self.by_key.setdefault(key, file)
-            self.by_name.setdefault(key.rsplit("/", 1)[-1], []).append(file)
-        listing = "\n".join(sorted(self.by_key))
+        self.files = list(files)
+        self._by_key: dict[str, MarkdownFile] | None = None
+        self._by_name: dict[str, list[MarkdownFile]] | None = None
+        # the raw listing: a warm `vt validate` needs this digest, not the (costlier) index
+        listing = "\n".join(sorted(f"{f.relative}\t{int(f.escapes)}" for f in self.files))
         self.digest = hashlib.sha256(f"{kb_dir}\n{listing}".encode()).hexdigest()
         self._resolved: dict[str, Resolution] = {}
+
+    @property
+    def by_key(self) -> dict[str, MarkdownFile]:
+        """Normalised link key -> file (the first of files whose keys collide)."""
+        if self._by_key is None:
+            self._by_key = {}
+            for file in self.files:
+                self._by_key.setdefault(normalise(file.relative), file)
+        return self._by_key
+
+    @property
+    def by_name(self) -> dict[str, list[MarkdownFile]]:
+        """Normalised file name -> files (for bare `[[Name]]` links)."""
+        if self._by_name is None:
+            self._by_name = {}
+            for file in self.files:
+                key = normalise(file.relative)
+                self._by_name.setdefault(key.rsplit("/", 1)[-1], []).append(file)
+        return self._by_name
 
     def resolve(self, target: str) -> Resolution:
         """Resolve one target (memoised: a vault names the same few hundred targets)."""
@@ -108,6 +129,32 @@ class KnowledgeBase:
                 for relative in self.notes_in_kb():
                     self._aliases[relative] = _read_aliases(self.root / relative, relative)
         return self._aliases
+
+    def load_aliases(self, known: dict[str, tuple], fresh: Callable[[os.stat_result], bool]
+                     ) -> dict[str, tuple]:
+        """Build the alias index reusing `known` records (path -> (stat signature, aliases))
+        of notes whose stat is unchanged and `fresh`; returns the records of the new index.
+
+        A warm `vt validate` so stats the knowledge base instead of reading all of it.
+        """
+        records: dict[str, tuple] = {}
+        self._aliases = {}
+        if self.root is None:
+            return records
+        for relative in self.notes_in_kb():
+            absolute = self.root / relative
+            try:
+                info = os.stat(absolute)
+            except OSError:
+                self._aliases[relative] = _read_aliases(absolute, relative)
+                continue
+            signature = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+            record = known.get(relative)
+            if record is None or record[0] != signature or not fresh(info):
+                record = (signature, _read_aliases(absolute, relative))  # stat, then read
+            records[relative] = record
+            self._aliases[relative] = record[1]
+        return records
 
     def aliases(self, path: str) -> list[str]:
         """The `aliases` of the knowledge-base note at vault-relative `path`."""

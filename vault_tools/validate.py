@@ -13,17 +13,18 @@ import marshal
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from vault_tools import __version__
 from vault_tools.cache import ResultCache, content_digest, read_with_stat
-from vault_tools.checks import CheckContext, check_note
 from vault_tools.config import Settings
 from vault_tools.findings import ERROR, WARNING, Finding, error, sort_key
 from vault_tools.kb import KnowledgeBase
-from vault_tools.note import parse_note
 from vault_tools.schemas import Schemas
 from vault_tools.vault import markdown_files, relative_in_vault
+
+if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
+    from vault_tools.checks import CheckContext
 
 Progress = Callable[[int, int], None]
 # below this many notes to parse, a process pool costs more than it saves
@@ -109,15 +110,36 @@ def make_context(settings: Settings, files: Iterable | None = None,
                  assist: bool = True) -> CheckContext:
     """Schemas and knowledge base for checking notes; `assist=False` for errors only."""
     files = markdown_files(settings.vault) if files is None else files
-    return CheckContext(Schemas(settings.schemas_dir),
-                        KnowledgeBase(files, settings.kb_dir, settings.vault),
-                        settings.disabled_findings, assist)
+    return _context(settings, Schemas(settings.schemas_dir),
+                    KnowledgeBase(files, settings.kb_dir, settings.vault), assist)
+
+
+def _context(settings: Settings, schemas: Schemas, kb: KnowledgeBase,
+             assist: bool = True) -> CheckContext:
+    from vault_tools.checks import CheckContext
+
+    return CheckContext(schemas, kb, settings.disabled_findings, assist)
+
+
+class _LazyContext:
+    """The CheckContext, made only when a note has to be checked (never on a warm run)."""
+
+    def __init__(self, settings: Settings, schemas: Schemas, kb: KnowledgeBase):
+        self.args = (settings, schemas, kb)
+        self._ctx: CheckContext | None = None
+
+    def get(self) -> CheckContext:
+        if self._ctx is None:
+            self._ctx = _context(*self.args)
+        return self._ctx
 
 
 def validate(settings: Settings, paths: list[Path] | None = None,
              progress: Progress | None = None) -> ValidateReport:
     files = markdown_files(settings.vault)
-    ctx = make_context(settings, files)
+    schemas = Schemas(settings.schemas_dir)
+    kb = KnowledgeBase(files, settings.kb_dir, settings.vault)
+    ctx = _LazyContext(settings, schemas, kb)
     before: dict[str, list[Finding]] = {}  # findings not from checking a note, by path
     if paths:
         targets = _explicit_targets(settings, paths, before)
@@ -125,7 +147,11 @@ def validate(settings: Settings, paths: list[Path] | None = None,
         targets = [f.relative for f in files if not f.escapes]  # never read outside
         for finding in _escaping_notes(settings, files):
             before.setdefault(finding.path, []).append(finding)
-    cache = ResultCache.load(settings.state_dir, _cache_key(ctx))
+    cache = ResultCache.read(settings.state_dir)
+    aliases = kb.load_aliases(cache.aliases, cache.fresh)
+    if aliases != cache.aliases:
+        cache.aliases, cache.dirty = aliases, True
+    cache.use_key(_cache_key(schemas, kb, settings.disabled_findings))
     results = _results(settings, ctx, targets, cache, progress)
     explicit = bool(paths)
     notes = 0
@@ -194,9 +220,9 @@ def _explicit_targets(settings: Settings, paths: list[Path],
     return sorted(set(targets))
 
 
-def _cache_key(ctx: CheckContext) -> str:
-    parts = [__version__, ctx.schemas.digest, ctx.kb.digest, ctx.kb.aliases_digest(),
-             ",".join(sorted(ctx.disabled))]
+def _cache_key(schemas: Schemas, kb: KnowledgeBase, disabled: frozenset[str]) -> str:
+    parts = [__version__, schemas.digest, kb.digest, kb.aliases_digest(),
+             ",".join(sorted(disabled))]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -224,7 +250,7 @@ def _plain_text(findings: list[Finding]) -> str:
                     else f"{f.path}: {f.code}: {f.message}\n" for f in findings])
 
 
-def _results(settings: Settings, ctx: CheckContext, targets: list[str], cache: ResultCache,
+def _results(settings: Settings, ctx: _LazyContext, targets: list[str], cache: ResultCache,
              progress: Progress | None) -> list[tuple]:
     results: dict[str, tuple] = {}
     misses: list[str] = []
@@ -245,7 +271,7 @@ def _results(settings: Settings, ctx: CheckContext, targets: list[str], cache: R
     if progress:
         progress(len(results), len(targets))
     if misses:
-        for entry in _run(settings, ctx, misses, len(results), len(targets), progress):
+        for entry in _run(settings, ctx.get(), misses, len(results), len(targets), progress):
             results[entry[PATH]] = entry
             cache.store(entry)
     return [results[t] for t in targets]
@@ -306,6 +332,9 @@ def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResu
     in_claims = relative.startswith(settings.claims_dir.rstrip("/") + "/")
     if b"claim_id" not in raw and not in_claims:
         return NoteResult(relative, digest, stat, None, None, ())  # not a review note
+    from vault_tools.checks import check_note  # imported once, then a dict look-up
+    from vault_tools.note import parse_note
+
     note = parse_note(raw, relative)
     findings = check_note(note, ctx)
     if not note.is_review_note and not in_claims and b"claim_id" not in raw:
@@ -314,7 +343,7 @@ def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResu
                       tuple(findings))
 
 
-def _current_claim_ids(settings: Settings, ctx: CheckContext, cache: ResultCache,
+def _current_claim_ids(settings: Settings, ctx: _LazyContext, cache: ResultCache,
                        results: list[tuple]) -> list[tuple]:
     """Other notes (known from the cache) sharing a claim_id with the checked ones.
 
@@ -333,7 +362,7 @@ def _current_claim_ids(settings: Settings, ctx: CheckContext, cache: ResultCache
         except OSError:
             continue  # gone
         if fresh is None:
-            fresh = pack(check_file(settings, ctx, entry[PATH]))
+            fresh = pack(check_file(settings, ctx.get(), entry[PATH]))
             cache.store(fresh)
         if fresh[CLAIM_ID] in wanted:
             current.append(fresh)
