@@ -57,6 +57,9 @@ def _scan(text: str) -> Iterator[tuple[tuple, int]]:
 @lru_cache(maxsize=64)  # callers never mutate the map
 def value_lines(text: str) -> dict[tuple, int]:
     """{path: 1-based line} for every value of a JSON document (the first one of a path)."""
+    dumped = _dumped_lines(text)
+    if dumped is not None:
+        return dumped
     pretty = _pretty_lines(text)
     if pretty is not None:
         return pretty
@@ -108,6 +111,47 @@ def _pretty_lines(text: str) -> dict[tuple, int] | None:
         if opener:
             stack.append([opener == "{", path, 0])
     return lines if not stack else None
+
+
+def _dumped_lines(text: str) -> dict[tuple, int] | None:
+    """The map of a block exactly as `json.dumps(indent=…, ensure_ascii=False)` writes it
+    (what the pipeline writes), read off the parsed value: `json.loads` and `json.dumps`
+    run in C, several times faster than reading the text line by line. None otherwise."""
+    newline = text.find("\n")
+    if newline < 0:
+        return None
+    indent = text[newline + 1:len(text) - len(text[newline + 1:].lstrip(" \t"))]
+    if not indent:
+        return None
+    try:
+        value = json.loads(text)
+        if json.dumps(value, indent=indent, ensure_ascii=False) != text:
+            return None
+    except (ValueError, RecursionError):
+        return None
+    lines: dict[tuple, int] = {}
+    try:
+        _walk(value, (), 1, lines)
+    except RecursionError:
+        return None
+    return lines
+
+
+def _walk(value: object, path: tuple, line: int, lines: dict[tuple, int]) -> int:
+    """Record the line of `value` and of everything in it; return the line after it.
+    (json.dumps puts every value on a line of its own, a container's close on its own.)"""
+    lines[path] = line
+    if value and isinstance(value, dict):
+        line += 1
+        for key, item in value.items():
+            line = _walk(item, (*path, key), line, lines)
+        return line + 1
+    if value and isinstance(value, list):
+        line += 1
+        for index, item in enumerate(value):
+            line = _walk(item, (*path, index), line, lines)
+        return line + 1
+    return line + 1
 
 
 def _child_path(stack: list[list], key: str | None) -> tuple:
