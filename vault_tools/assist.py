@@ -56,8 +56,21 @@ def fold(text: str) -> str:
     whitespace (so "KL-divergence" ~ "KL Divergence" and "（TV）loss" contains "TV loss")."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _LATIN_WORD.sub(lambda m: _stem(m.group()), text)
-    return "".join(ch for ch in text
-                   if not unicodedata.category(ch).startswith(_SKIPPED_CATEGORIES))
+    return text.translate(_KEPT)
+
+
+class _KeptCharacters(dict):
+    """A str.translate table: a character maps to itself, or to None (dropped) when it is
+    punctuation, a separator or a control. Filled as characters are met, so translate()
+    runs in C instead of a category() call per character."""
+
+    def __missing__(self, code: int) -> int | None:
+        kept = None if unicodedata.category(chr(code)).startswith(_SKIPPED_CATEGORIES) else code
+        self[code] = kept
+        return kept
+
+
+_KEPT = _KeptCharacters()
 
 
 def occurs(needle: str, haystack: str) -> bool:
@@ -127,6 +140,7 @@ _NUMBER_WORDS = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # notes repeat the same few hundred numbers
 def _value(token: str) -> Decimal | None:
     try:
         return Decimal(token.replace(",", "")).normalize()
@@ -137,7 +151,8 @@ def _value(token: str) -> Decimal | None:
 @functools.lru_cache(maxsize=256)  # the same claim + evidence is searched once per mention
 def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
     """The numbers written with digits in `text` (full-width digits included)."""
-    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():  # NFKC leaves ASCII as it is
+        text = unicodedata.normalize("NFKC", text)
     pattern = _ANY_NUMBER if names_too else _NUMBER
     found = []
     for match in pattern.finditer(text):
@@ -153,14 +168,23 @@ def _mentions_number(text: str, value: Decimal) -> bool:
         return True
     if value != value.to_integral_value() or int(value) not in _NUMBER_WORDS:
         return False
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = _nfkc_casefold(text)
     for word in _NUMBER_WORDS[int(value)]:
         if word.isascii():
-            if re.search(rf"\b{word}\b", folded):
+            if _NUMBER_WORD_PATTERNS[word].search(folded):
                 return True
         elif word in folded:
             return True
     return False
+
+
+_NUMBER_WORD_PATTERNS = {word: re.compile(rf"\b{word}\b") for words in _NUMBER_WORDS.values()
+                         for word in words if word.isascii()}
+
+
+@functools.lru_cache(maxsize=256)  # a note's claim + evidence, once for all its mentions
+def _nfkc_casefold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 # --- hedges --------------------------------------------------------------------------
@@ -192,6 +216,8 @@ def hedge_in(text: str) -> str | None:
         if word == "May" and re.match(r"\s+\d", text[end:]):
             continue
         return word
+    if text.isascii():  # the Chinese hedges are not
+        return None
     return next((word for word in _HEDGE_ZH if word in text), None)
 
 
@@ -199,10 +225,27 @@ def _conditional_in(text: str) -> str | None:
     match = _CONDITIONAL_EN.search(text)
     if match:
         return match.group()
+    if text.isascii():
+        return None
     return next((word for word in _CONDITIONAL_ZH if word in text), None)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
+# the same split when there is no Chinese sentence end: a leading character class lets the
+# regex engine skip ahead, where a lookbehind is tried at every position
+_LATIN_SENTENCE_END = re.compile(r"[.!?;](\s+)")
+
+
+def _sentences(text: str) -> list[str]:
+    """`_SENTENCE_END.split(text)`, several times faster for text without 。！？；."""
+    if any(mark in text for mark in "。！？；"):
+        return _SENTENCE_END.split(text)
+    parts, start = [], 0
+    for match in _LATIN_SENTENCE_END.finditer(text):
+        parts.append(text[start:match.start(1)])
+        start = match.end(1)
+    parts.append(text[start:])
+    return parts
 
 
 def _relevant_evidence(evidence: str, claim: str) -> str:
@@ -211,7 +254,7 @@ def _relevant_evidence(evidence: str, claim: str) -> str:
     A long evidence paragraph may hedge in one sentence while the claim restates
     another; only the sentences the claim shares words with say how sure the source is.
     """
-    sentences = [s for s in _SENTENCE_END.split(evidence) if s.strip()]
+    sentences = [s for s in _sentences(evidence) if s.strip()]
     claim_words = {w for w in _words(claim) if len(w) > 1}
     scores = [len(claim_words & set(_words(s))) for s in sentences]
     best = max(scores, default=0)
@@ -462,7 +505,7 @@ def _mention_found(mention: str, text: str) -> bool:
     numbers = numbers_in(mention, names_too=True)
     if numbers:
         return all(_mentions_number(text, value) for _, value in numbers)
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = _nfkc_casefold(text)
     key = unicodedata.normalize("NFKC", mention).casefold().strip()
     if _has_cjk(key):
         return fold(key) in fold(folded)
