@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -202,30 +202,65 @@ _CONDITIONAL_ZH = ("如果", "若", "假如", "假設", "假设", "倘若", "一
                    "预期", "或將", "或将", "將可", "假定")
 
 
+# The same searches without the leading \b, which is checked by hand (below): a pattern
+# that starts with \b is tried at every position, one that starts with a word is skipped
+# ahead by the regex engine to the characters that can begin a word.
+_HEDGE_TAIL = re.compile(_HEDGE_EN.pattern[2:], re.IGNORECASE)
+_HEDGE_TAIL_LOWER = re.compile(_HEDGE_EN.pattern[2:])
+_CONDITIONAL_TAIL_LOWER = re.compile(_CONDITIONAL_EN.pattern[2:])
+# outside ASCII, CJK and full-width forms, a few letters (ſ, ı, İ) match ASCII letters
+# ignoring case without lowering to them: text with anything else takes the IGNORECASE path
+_CASE_UNCHECKED = re.compile("[^\x00-\x7f\u2000-\u206f\u3000-\u30ff\u3400-\u4dbf"
+                             "\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_WORD_CHARACTER = re.compile(r"\w")
+_HEDGE_ZH_ANY = re.compile("|".join(map(re.escape, _HEDGE_ZH)))
+_CONDITIONAL_ZH_ANY = re.compile("|".join(map(re.escape, _CONDITIONAL_ZH)))
+
+
+def _at_word_start(tail: re.Pattern, text: str) -> Iterator[re.Match]:
+    """The matches of `\b` + `tail` in `text` (tail: a group of words, then `\b`).
+
+    A match of tail that does not start a word lies inside one, so no match of the
+    whole pattern can start within it: skipping it skips nothing.
+    """
+    for match in tail.finditer(text):
+        start = match.start()
+        if start == 0 or not _WORD_CHARACTER.match(text, start - 1):
+            yield match
+
+
 def hedge_in(text: str) -> str | None:
     """The first hedging word of `text`, or None. "May" the month is not a hedge."""
     # a case-sensitive scan of the lowered text is several times faster than IGNORECASE
     lowered = text.lower()
     if len(lowered) != len(text):  # rare letters that lower to two characters
-        lowered, pattern = text, _HEDGE_EN
+        lowered, pattern = text, _HEDGE_TAIL
     else:
-        pattern = _HEDGE_EN_LOWER
-    for match in pattern.finditer(lowered):
+        pattern = _HEDGE_TAIL_LOWER
+    for match in _at_word_start(pattern, lowered):
         start, end = match.span()
         word = text[start:end]
         if word == "May" and re.match(r"\s+\d", text[end:]):
             continue
         return word
-    if text.isascii():  # the Chinese hedges are not
+    if text.isascii() or not _HEDGE_ZH_ANY.search(text):  # one scan for all the words
         return None
     return next((word for word in _HEDGE_ZH if word in text), None)
 
 
 def _conditional_in(text: str) -> str | None:
-    match = _CONDITIONAL_EN.search(text)
-    if match:
-        return match.group()
-    if text.isascii():
+    lowered = text.lower()
+    if len(lowered) == len(text) and not _CASE_UNCHECKED.search(text):
+        # as for hedges, a scan of the lowered text; exact here: in these scripts a
+        # letter matches a pattern letter ignoring case exactly when it lowers to it
+        match = next(_at_word_start(_CONDITIONAL_TAIL_LOWER, lowered), None)
+        if match:
+            return text[match.start():match.end()]
+    else:
+        match = _CONDITIONAL_EN.search(text)
+        if match:
+            return match.group()
+    if text.isascii() or not _CONDITIONAL_ZH_ANY.search(text):
         return None
     return next((word for word in _CONDITIONAL_ZH if word in text), None)
 
@@ -489,9 +524,10 @@ def _numeric_mention_checks(note: Note, version: _Version, evidence: str) -> lis
     if not isinstance(mentions, list):
         return []
     findings = []
-    text = f"{version.claim.value}\n{evidence}"
+    claim = version.claim.value
     for index, mention in enumerate(mentions):
-        if not isinstance(mention, str) or not mention.strip() or _mention_found(mention, text):
+        if not isinstance(mention, str) or not mention.strip() or \
+                _mention_found(mention, claim, evidence):
             continue
         line = line_of(version.frame.text, ("qualifiers", "numeric_mentions", index),
                        version.frame.line)
@@ -501,10 +537,16 @@ def _numeric_mention_checks(note: Note, version: _Version, evidence: str) -> lis
     return findings
 
 
-def _mention_found(mention: str, text: str) -> bool:
+def _mention_found(mention: str, claim: str, evidence: str) -> bool:
+    """Whether the mention occurs in the claim and evidence (as one text, a line apart)."""
     numbers = numbers_in(mention, names_too=True)
     if numbers:
-        return all(_mentions_number(text, value) for _, value in numbers)
+        # a number (or number word) never spans the newline, and NFKC and casefolding of
+        # the two joined are those of each: the evidence's numbers, found once per note
+        # for the claim's own check, serve here too
+        return all(_mentions_number(claim, value) or _mentions_number(evidence, value)
+                   for _, value in numbers)
+    text = f"{claim}\n{evidence}"
     folded = _nfkc_casefold(text)
     key = unicodedata.normalize("NFKC", mention).casefold().strip()
     if _has_cjk(key):
