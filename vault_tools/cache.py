@@ -7,10 +7,13 @@ still seen. A file whose timestamps fall within a second of the cache's writing 
 "racily clean" and always re-read, since a later edit in the same clock tick
 could leave its stat unchanged.
 
-The file is a `marshal` of plain tuples: a warm run loads ten thousand entries in
-a few milliseconds, where pickled objects took a hundred. Besides the entries it
-keeps the knowledge base's aliases with the stat signature they were read under,
-so a warm run need not re-read every knowledge-base note to know they are unchanged.
+The file holds three `marshal`led parts of plain tuples (a warm run loads ten
+thousand entries in a few milliseconds, where pickled objects took a hundred):
+the index (key, the knowledge base's aliases with the stat signature they were
+read under, and per note its digest, stat, claim_id and finding counts); the
+payload (per note its packed findings and their piped text), loaded only when
+some note's findings are needed; and the memo, the piped output of the last whole
+vault run, which an unchanged vault prints as it is.
 """
 
 from __future__ import annotations
@@ -23,26 +26,37 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CACHE_FILE = "validate-cache.marshal"
-FORMAT = 3  # bump whenever the entry layout changes
+FORMAT = 4  # bump whenever the layout changes
 RACY_NS = 1_000_000_000
 
-# An entry is a plain tuple (see validate.pack): these are the positions cache.py reads.
+# An entry is a plain tuple (see validate.pack): these are the positions cache.py reads;
+# the index keeps the first INDEXED fields, the payload the rest.
 PATH, DIGEST, STAT, CLAIM_ID = 0, 1, 2, 3
+INDEXED = 7
+_LENGTH = 8  # bytes of each part's length in the file's header
 
 Entry = tuple
 AliasRecord = tuple  # (stat signature, aliases)
+
+
+class CacheCorrupt(Exception):
+    """The payload of a cache whose index read fine does not load (never expected)."""
 
 
 class ResultCache:
     """Results by vault path, valid only under one key (schemas + knowledge base + vt)."""
 
     def __init__(self, path: Path, key: str = "", entries: dict[str, Entry] | None = None,
-                 saved_ns: int = 0, aliases: dict[str, AliasRecord] | None = None):
+                 saved_ns: int = 0, aliases: dict[str, AliasRecord] | None = None,
+                 payload: bytes | memoryview = b"", memo: tuple | None = None):
         self.path = path
         self.key = key
         self.entries = entries if entries is not None else {}
         self.saved_ns = saved_ns
         self.aliases = aliases if aliases is not None else {}  # kb note -> (stat, aliases)
+        self.memo = memo  # (digest of the run's targets, its piped output) or None
+        self._stored_payload = payload  # marshalled, until a note's findings are needed
+        self._payload: dict[str, tuple] | None = None if payload else {}
         self.dirty = False
 
     @classmethod
@@ -50,14 +64,20 @@ class ResultCache:
         """The cache as saved, its entries not yet checked against a key (see `use_key`)."""
         path = state_dir / CACHE_FILE
         try:
-            # loads() of the whole file: load() of the open file reads in small pieces, 5x slower
-            fmt, key, saved_ns, aliases, entries = marshal.loads(path.read_bytes())
+            # loads() of the whole file: load() of the open file reads in small pieces
+            data = memoryview(path.read_bytes())
+            index_end = 2 * _LENGTH + int.from_bytes(data[:_LENGTH], "little")
+            payload_end = index_end + int.from_bytes(data[_LENGTH:2 * _LENGTH], "little")
+            fmt, key, saved_ns, aliases, entries = marshal.loads(data[2 * _LENGTH:index_end])
             if fmt != FORMAT or not isinstance(entries, dict) or not isinstance(aliases, dict) \
-                    or not isinstance(key, str) or not isinstance(saved_ns, int):
+                    or not isinstance(key, str) or not isinstance(saved_ns, int) \
+                    or payload_end > len(data):
                 raise ValueError("another cache format")
+            memo = marshal.loads(data[payload_end:])
         except (OSError, EOFError, ValueError, TypeError):
             return cls(path)  # absent or unreadable: start afresh
-        return cls(path, key, entries, saved_ns, aliases)
+        return cls(path, key, entries, saved_ns, aliases, data[index_end:payload_end],
+                   memo if isinstance(memo, tuple) and len(memo) == 2 else None)
 
     @classmethod
     def load(cls, state_dir: Path, key: str) -> ResultCache:
@@ -65,11 +85,28 @@ class ResultCache:
         cache.use_key(key)
         return cache
 
+    def payload(self) -> dict[str, tuple]:
+        """Path -> (packed findings, piped text) of every entry; loaded on first use."""
+        if self._payload is None:
+            try:
+                self._payload = marshal.loads(self._stored_payload)
+                if not isinstance(self._payload, dict):
+                    raise ValueError("not a payload")
+            except (EOFError, ValueError, TypeError) as exc:
+                raise CacheCorrupt(str(self.path)) from exc
+            self._stored_payload = b""
+        return self._payload
+
+    def findings_of(self, path: str) -> tuple:
+        """(packed findings, piped text) of the cached note at `path`."""
+        return self.payload()[path]
+
     def use_key(self, key: str) -> None:
         """Keep the entries only when they were made under `key`."""
         if key != self.key:
             self.key = key
-            self.entries = {}
+            self.entries, self._payload, self._stored_payload = {}, {}, b""
+            self.memo = None
             self.dirty = True
 
     def fresh(self, info: os.stat_result) -> bool:
@@ -85,6 +122,36 @@ class ResultCache:
         if (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino) == entry[STAT] \
                 and self.fresh(info):
             return entry
+        return self._reread(absolute, relative, entry)
+
+    def lookup_all(self, root: str, targets: list[str]) -> tuple[dict[str, Entry], list[str]]:
+        """`lookup` of every target (vault-relative, under `root`): (hits by path, misses).
+
+        One tight loop: a warm run of a large vault spends most of its time here.
+        """
+        hits: dict[str, Entry] = {}
+        misses: list[str] = []
+        entries, stat, limit = self.entries, os.stat, self.saved_ns - RACY_NS
+        prefix = root.rstrip(os.sep) + os.sep
+        for relative in targets:
+            entry = entries.get(relative)
+            if entry is not None:
+                try:
+                    info = stat(prefix + relative)
+                    if info.st_mtime_ns < limit and info.st_ctime_ns < limit and entry[STAT] == \
+                            (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino):
+                        hits[relative] = entry
+                        continue
+                    entry = self._reread(prefix + relative, relative, entry)
+                except OSError:
+                    entry = None
+            if entry is None:
+                misses.append(relative)
+            else:
+                hits[relative] = entry
+        return hits, misses
+
+    def _reread(self, absolute: str, relative: str, entry: Entry) -> Entry | None:
         raw, signature = read_with_stat(absolute)
         if content_digest(raw) != entry[DIGEST]:
             return None
@@ -95,7 +162,9 @@ class ResultCache:
 
     def store(self, entry: Entry) -> None:
         if entry[DIGEST]:
-            self.entries[entry[PATH]] = entry
+            self.payload()[entry[PATH]] = entry[INDEXED:]
+            self.entries[entry[PATH]] = entry[:INDEXED]
+            self.memo = None  # a whole-vault output made before this entry changed
             self.dirty = True
 
     def claim_ids(self) -> Iterator[Entry]:
@@ -106,12 +175,17 @@ class ResultCache:
             return
         import time
 
+        index = marshal.dumps((FORMAT, self.key, time.time_ns(), self.aliases, self.entries))
+        payload = self._stored_payload if self._payload is None else marshal.dumps(self._payload)
         temp = self.path.with_name(f".cache-{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(temp, "wb") as handle:
-                marshal.dump((FORMAT, self.key, time.time_ns(), self.aliases, self.entries),
-                             handle)
+                handle.write(len(index).to_bytes(_LENGTH, "little"))
+                handle.write(len(payload).to_bytes(_LENGTH, "little"))
+                handle.write(index)
+                handle.write(payload)
+                handle.write(marshal.dumps(self.memo))
             os.replace(temp, self.path)
         except (OSError, ValueError):  # a cache that cannot be written only costs speed
             with contextlib.suppress(OSError):

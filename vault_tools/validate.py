@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from vault_tools import __version__
-from vault_tools.cache import ResultCache, content_digest, read_with_stat
+from vault_tools.cache import (
+    CACHE_FILE,
+    CacheCorrupt,
+    ResultCache,
+    content_digest,
+    read_with_stat,
+)
 from vault_tools.config import Settings
 from vault_tools.findings import ERROR, WARNING, Finding, error, sort_key
 from vault_tools.kb import KnowledgeBase
@@ -52,9 +58,11 @@ class ValidateReport:
     tens of thousands of warnings without building them.
     """
 
-    def __init__(self, notes: int = 0, blocks: list[_Block] | None = None):
+    def __init__(self, notes: int = 0, blocks: list[_Block] | None = None,
+                 text: str | None = None):
         self.notes = notes
         self._blocks = blocks or []
+        self._text = text  # the piped output when known already (an unchanged vault's)
         self._findings: list[Finding] | None = None
 
     @property
@@ -73,7 +81,9 @@ class ValidateReport:
 
     def plain(self) -> str:
         """Every finding as a `path:line: code: message` line (the piped output)."""
-        return "".join(block.plain() for block in self._blocks)
+        if self._text is None:
+            self._text = "".join(block.plain() for block in self._blocks)
+        return self._text
 
     def to_json(self) -> dict:
         return {"notes": self.notes, "errors": self.errors, "warnings": self.warnings,
@@ -83,27 +93,37 @@ class ValidateReport:
 class _Block:
     """The sorted findings of one path: a packed entry's, or a list of Findings."""
 
-    __slots__ = ("errors", "warnings", "_packed", "_text", "_list")
+    __slots__ = ("errors", "warnings", "_entry", "_cached", "_list")
 
-    def __init__(self, entry: tuple | None = None, findings: list[Finding] | None = None):
+    def __init__(self, entry: tuple | None = None,
+                 cached: Callable[[str], tuple] | None = None,
+                 findings: list[Finding] | None = None):
         if entry is not None:
             self.errors, self.warnings = entry[ERRORS], entry[WARNINGS]
-            self._packed, self._text, self._list = entry[PACKED], entry[TEXT], None
+            self._entry, self._cached, self._list = entry, cached, None
         else:
             assert findings is not None
             self.errors = sum(1 for f in findings if f.severity == ERROR)
             self.warnings = sum(1 for f in findings if f.severity == WARNING)
-            self._packed, self._text, self._list = b"", "", findings
+            self._entry, self._cached, self._list = (), None, findings
 
     def findings(self) -> list[Finding]:
         if self._list is None:
-            return unpack_findings(self._packed)
+            return unpack_findings(_payload(self._entry, self._cached)[0])
         return self._list
 
     def plain(self) -> str:
         if self._list is None:
-            return self._text
+            return _payload(self._entry, self._cached)[1]
         return _plain_text(self._list)
+
+
+def _payload(entry: tuple, cached: Callable[[str], tuple] | None) -> tuple:
+    """(packed findings, piped text) of an entry: its own, or the cache's for an index entry."""
+    if len(entry) > PACKED:
+        return entry[PACKED:]
+    assert cached is not None
+    return cached(entry[PATH])
 
 
 def make_context(settings: Settings, files: Iterable | None = None,
@@ -136,6 +156,15 @@ class _LazyContext:
 
 def validate(settings: Settings, paths: list[Path] | None = None,
              progress: Progress | None = None) -> ValidateReport:
+    try:
+        return _validate(settings, paths, progress)
+    except CacheCorrupt:
+        (settings.state_dir / CACHE_FILE).unlink(missing_ok=True)
+        return _validate(settings, paths, progress)
+
+
+def _validate(settings: Settings, paths: list[Path] | None,
+              progress: Progress | None) -> ValidateReport:
     files = markdown_files(settings.vault)
     schemas = Schemas(settings.schemas_dir)
     kb = KnowledgeBase(files, settings.kb_dir, settings.vault)
@@ -152,7 +181,7 @@ def validate(settings: Settings, paths: list[Path] | None = None,
     if aliases != cache.aliases:
         cache.aliases, cache.dirty = aliases, True
     cache.use_key(_cache_key(schemas, kb, settings.disabled_findings))
-    results = _results(settings, ctx, targets, cache, progress)
+    results, checked = _results(settings, ctx, targets, cache, progress)
     explicit = bool(paths)
     notes = 0
     for entry in results:
@@ -165,13 +194,24 @@ def validate(settings: Settings, paths: list[Path] | None = None,
     after: dict[str, list[Finding]] = {}
     for finding in _duplicate_claim_ids(results, others):
         after.setdefault(finding.path, []).append(finding)
-    report = ValidateReport(notes, _blocks(results, before, after))
+    blocks = _blocks(results, before, after, cache.findings_of)
+    if explicit:
+        report = ValidateReport(notes, blocks)
+    else:
+        # the whole vault's output is a function of the entries: unchanged when every
+        # note was a cache hit and the notes are the same ones
+        run = content_digest("\n".join(targets).encode())
+        memo = cache.memo
+        if checked or memo is None or memo[0] != run:
+            memo = cache.memo = (run, "".join(block.plain() for block in blocks))
+            cache.dirty = True
+        report = ValidateReport(notes, blocks, memo[1])
     cache.save()
     return report
 
 
 def _blocks(results: list[tuple], before: dict[str, list[Finding]],
-            after: dict[str, list[Finding]]) -> list[_Block]:
+            after: dict[str, list[Finding]], cached: Callable[[str], tuple]) -> list[_Block]:
     """The report's findings path by path, in the order one sort of them all would give.
 
     A note's entry comes sorted from its worker; only a path with findings from
@@ -179,17 +219,17 @@ def _blocks(results: list[tuple], before: dict[str, list[Finding]],
     findings would have been listed: those from elsewhere, the note's, the duplicates.
     """
     if not before and not after:
-        return [_Block(entry) for entry in results if entry[ERRORS] + entry[WARNINGS]]
+        return [_Block(entry, cached) for entry in results if entry[ERRORS] + entry[WARNINGS]]
     by_path = {entry[PATH]: entry for entry in results}
     blocks = []
     for path in sorted(by_path.keys() | before.keys() | after.keys()):
         entry = by_path.get(path)
         if path not in before and path not in after:
             if entry[ERRORS] + entry[WARNINGS]:
-                blocks.append(_Block(entry))
+                blocks.append(_Block(entry, cached))
             continue
-        found = [*before.get(path, ()), *(unpack_findings(entry[PACKED]) if entry else ()),
-                 *after.get(path, ())]
+        own = unpack_findings(_payload(entry, cached)[0]) if entry else []
+        found = [*before.get(path, ()), *own, *after.get(path, ())]
         found.sort(key=sort_key)
         blocks.append(_Block(findings=found))
     return blocks
@@ -251,30 +291,19 @@ def _plain_text(findings: list[Finding]) -> str:
 
 
 def _results(settings: Settings, ctx: _LazyContext, targets: list[str], cache: ResultCache,
-             progress: Progress | None) -> list[tuple]:
-    results: dict[str, tuple] = {}
-    misses: list[str] = []
+             progress: Progress | None) -> tuple[list[tuple], int]:
+    """Every target's entry (from the cache, or checked now), and how many were checked."""
     if cache.entries:
-        root = str(settings.vault)
-        lookup = cache.lookup
-        for relative in targets:
-            try:
-                hit = lookup(os.path.join(root, relative), relative)
-            except OSError:
-                hit = None
-            if hit is None:
-                misses.append(relative)
-            else:
-                results[relative] = hit
+        results, misses = cache.lookup_all(str(settings.vault), targets)
     else:
-        misses = targets
+        results, misses = {}, targets
     if progress:
         progress(len(results), len(targets))
     if misses:
         for entry in _run(settings, ctx.get(), misses, len(results), len(targets), progress):
             results[entry[PATH]] = entry
             cache.store(entry)
-    return [results[t] for t in targets]
+    return [results[t] for t in targets], len(misses)
 
 
 def _run(settings: Settings, ctx: CheckContext, targets: list[str], done: int, total: int,
