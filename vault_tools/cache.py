@@ -7,13 +7,13 @@ still seen. A file whose timestamps fall within a second of the cache's writing 
 "racily clean" and always re-read, since a later edit in the same clock tick
 could leave its stat unchanged.
 
-The file holds three `marshal`led parts of plain tuples (a warm run loads ten
-thousand entries in a few milliseconds, where pickled objects took a hundred):
-the index (key, the knowledge base's aliases with the stat signature they were
-read under, and per note its digest, stat, claim_id and finding counts); the
-payload (per note its packed findings and their piped text), loaded only when
-some note's findings are needed; and the memo, the piped output of the last whole
-vault run, which an unchanged vault prints as it is.
+Two files of `marshal`led plain tuples (a warm run loads ten thousand entries in
+a few milliseconds, where pickled objects took a hundred). The index: the key,
+the knowledge base's aliases with the stat signature they were read under, per
+note its digest, stat, claim_id and finding counts, and the memo (the piped
+output of the last whole-vault run, which an unchanged vault prints as it is).
+The payload, per note its packed findings and their piped text, is read only
+when some note's findings are needed.
 """
 
 from __future__ import annotations
@@ -26,21 +26,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CACHE_FILE = "validate-cache.marshal"
-FORMAT = 4  # bump whenever the layout changes
+PAYLOAD_FILE = "validate-cache.payload"
+FORMAT = 5  # bump whenever the layout changes
 RACY_NS = 1_000_000_000
 
 # An entry is a plain tuple (see validate.pack): these are the positions cache.py reads;
 # the index keeps the first INDEXED fields, the payload the rest.
 PATH, DIGEST, STAT, CLAIM_ID = 0, 1, 2, 3
 INDEXED = 7
-_LENGTH = 8  # bytes of each part's length in the file's header
 
 Entry = tuple
 AliasRecord = tuple  # (stat signature, aliases)
 
 
 class CacheCorrupt(Exception):
-    """The payload of a cache whose index read fine does not load (never expected)."""
+    """The payload file does not belong to the index (never expected: it is written first)."""
 
 
 class ResultCache:
@@ -48,15 +48,16 @@ class ResultCache:
 
     def __init__(self, path: Path, key: str = "", entries: dict[str, Entry] | None = None,
                  saved_ns: int = 0, aliases: dict[str, AliasRecord] | None = None,
-                 payload: bytes | memoryview = b"", memo: tuple | None = None):
+                 listing: str = "", memo: tuple | None = None, token: str = ""):
         self.path = path
         self.key = key
         self.entries = entries if entries is not None else {}
         self.saved_ns = saved_ns
         self.aliases = aliases if aliases is not None else {}  # kb note -> (stat, aliases)
+        self.listing = listing  # the vault listing's digest the aliases were read under
         self.memo = memo  # (digest of the run's targets, its piped output) or None
-        self._stored_payload = payload  # marshalled, until a note's findings are needed
-        self._payload: dict[str, tuple] | None = None if payload else {}
+        self.token = token  # names the payload file's version that goes with the index
+        self._payload: dict[str, tuple] | None = None if token else {}
         self.dirty = False
 
     @classmethod
@@ -65,19 +66,15 @@ class ResultCache:
         path = state_dir / CACHE_FILE
         try:
             # loads() of the whole file: load() of the open file reads in small pieces
-            data = memoryview(path.read_bytes())
-            index_end = 2 * _LENGTH + int.from_bytes(data[:_LENGTH], "little")
-            payload_end = index_end + int.from_bytes(data[_LENGTH:2 * _LENGTH], "little")
-            fmt, key, saved_ns, aliases, entries = marshal.loads(data[2 * _LENGTH:index_end])
+            fmt, key, saved_ns, token, listing, aliases, entries, memo = \
+                marshal.loads(path.read_bytes())
             if fmt != FORMAT or not isinstance(entries, dict) or not isinstance(aliases, dict) \
-                    or not isinstance(key, str) or not isinstance(saved_ns, int) \
-                    or payload_end > len(data):
+                    or not isinstance(key, str) or not isinstance(saved_ns, int):
                 raise ValueError("another cache format")
-            memo = marshal.loads(data[payload_end:])
         except (OSError, EOFError, ValueError, TypeError):
             return cls(path)  # absent or unreadable: start afresh
-        return cls(path, key, entries, saved_ns, aliases, data[index_end:payload_end],
-                   memo if isinstance(memo, tuple) and len(memo) == 2 else None)
+        return cls(path, key, entries, saved_ns, aliases, listing,
+                   memo if isinstance(memo, tuple) and len(memo) == 2 else None, token)
 
     @classmethod
     def load(cls, state_dir: Path, key: str) -> ResultCache:
@@ -86,15 +83,15 @@ class ResultCache:
         return cache
 
     def payload(self) -> dict[str, tuple]:
-        """Path -> (packed findings, piped text) of every entry; loaded on first use."""
+        """Path -> (packed findings, piped text) of every entry; read on first use."""
         if self._payload is None:
             try:
-                self._payload = marshal.loads(self._stored_payload)
-                if not isinstance(self._payload, dict):
-                    raise ValueError("not a payload")
-            except (EOFError, ValueError, TypeError) as exc:
+                token, payload = marshal.loads(self.path.with_name(PAYLOAD_FILE).read_bytes())
+                if token != self.token or not isinstance(payload, dict):
+                    raise ValueError("a payload of another index")
+            except (OSError, EOFError, ValueError, TypeError) as exc:
                 raise CacheCorrupt(str(self.path)) from exc
-            self._stored_payload = b""
+            self._payload = payload
         return self._payload
 
     def findings_of(self, path: str) -> tuple:
@@ -105,7 +102,7 @@ class ResultCache:
         """Keep the entries only when they were made under `key`."""
         if key != self.key:
             self.key = key
-            self.entries, self._payload, self._stored_payload = {}, {}, b""
+            self.entries, self._payload, self.token = {}, {}, ""
             self.memo = None
             self.dirty = True
 
@@ -175,21 +172,28 @@ class ResultCache:
             return
         import time
 
-        index = marshal.dumps((FORMAT, self.key, time.time_ns(), self.aliases, self.entries))
-        payload = self._stored_payload if self._payload is None else marshal.dumps(self._payload)
-        temp = self.path.with_name(f".cache-{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(temp, "wb") as handle:
-                handle.write(len(index).to_bytes(_LENGTH, "little"))
-                handle.write(len(payload).to_bytes(_LENGTH, "little"))
-                handle.write(index)
-                handle.write(payload)
-                handle.write(marshal.dumps(self.memo))
-            os.replace(temp, self.path)
-        except (OSError, ValueError):  # a cache that cannot be written only costs speed
-            with contextlib.suppress(OSError):
-                temp.unlink(missing_ok=True)
+            if self._payload is not None:  # changed, or new: written before the index
+                self.token = os.urandom(8).hex()
+                _write(self.path.with_name(PAYLOAD_FILE),
+                       marshal.dumps((self.token, self._payload)))
+            _write(self.path, marshal.dumps((FORMAT, self.key, time.time_ns(), self.token,
+                                             self.listing, self.aliases, self.entries,
+                                             self.memo)))
+        except (OSError, ValueError):
+            pass  # a cache that cannot be written only costs speed
+
+
+def _write(path: Path, data: bytes) -> None:
+    temp = path.with_name(f".cache-{os.getpid()}.tmp")
+    try:
+        temp.write_bytes(data)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        raise
 
 
 def read_with_stat(path: str) -> tuple[bytes, tuple[int, ...]]:

@@ -130,27 +130,31 @@ class KnowledgeBase:
                     self._aliases[relative] = _read_aliases(self.root / relative, relative)
         return self._aliases
 
-    def load_aliases(self, known: dict[str, tuple], fresh: Callable[[os.stat_result], bool]
-                     ) -> dict[str, tuple]:
+    def load_aliases(self, known: dict[str, tuple], fresh: Callable[[os.stat_result], bool],
+                     listing: str = "") -> dict[str, tuple]:
         """Build the alias index reusing `known` records (path -> (stat signature, aliases))
         of notes whose stat is unchanged and `fresh`; returns the records of the new index.
 
+        `listing`: the `digest` the records were made under; when it is this one, their
+        paths are the knowledge base's notes, and the index of every file is not needed.
         A warm `vt validate` so stats the knowledge base instead of reading all of it.
         """
         records: dict[str, tuple] = {}
         self._aliases = {}
         if self.root is None:
             return records
-        for relative in self.notes_in_kb():
+        notes = list(known) if listing and listing == self.digest else self.notes_in_kb()
+        for relative in notes:
             absolute = self.root / relative
             try:
                 info = os.stat(absolute)
+                signature: tuple | None = (info.st_mtime_ns, info.st_ctime_ns, info.st_size,
+                                           info.st_ino)
             except OSError:
-                self._aliases[relative] = _read_aliases(absolute, relative)
-                continue
-            signature = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+                info = signature = None
             record = known.get(relative)
-            if record is None or record[0] != signature or not fresh(info):
+            if record is None or signature is None or record[0] != signature \
+                    or not fresh(info):
                 record = (signature, _read_aliases(absolute, relative))  # stat, then read
             records[relative] = record
             self._aliases[relative] = record[1]

@@ -59,30 +59,43 @@ class ValidateReport:
     """
 
     def __init__(self, notes: int = 0, blocks: list[_Block] | None = None,
-                 text: str | None = None):
+                 text: str | None = None,
+                 lazy: tuple[Callable[[], list[_Block]], int, int] | None = None):
+        # lazy: (make the blocks, errors, warnings), for a run whose output is `text`
         self.notes = notes
-        self._blocks = blocks or []
+        self._blocks = blocks
+        self._lazy = lazy
         self._text = text  # the piped output when known already (an unchanged vault's)
         self._findings: list[Finding] | None = None
 
     @property
+    def blocks(self) -> list[_Block]:
+        if self._blocks is None:
+            self._blocks = self._lazy[0]() if self._lazy else []
+        return self._blocks
+
+    @property
     def findings(self) -> list[Finding]:
         if self._findings is None:
-            self._findings = [f for block in self._blocks for f in block.findings()]
+            self._findings = [f for block in self.blocks for f in block.findings()]
         return self._findings
 
     @property
     def errors(self) -> int:
-        return sum(block.errors for block in self._blocks)
+        if self._blocks is None and self._lazy:
+            return self._lazy[1]
+        return sum(block.errors for block in self.blocks)
 
     @property
     def warnings(self) -> int:
-        return sum(block.warnings for block in self._blocks)
+        if self._blocks is None and self._lazy:
+            return self._lazy[2]
+        return sum(block.warnings for block in self.blocks)
 
     def plain(self) -> str:
         """Every finding as a `path:line: code: message` line (the piped output)."""
         if self._text is None:
-            self._text = "".join(block.plain() for block in self._blocks)
+            self._text = "".join(block.plain() for block in self.blocks)
         return self._text
 
     def to_json(self) -> dict:
@@ -177,9 +190,9 @@ def _validate(settings: Settings, paths: list[Path] | None,
         for finding in _escaping_notes(settings, files):
             before.setdefault(finding.path, []).append(finding)
     cache = ResultCache.read(settings.state_dir)
-    aliases = kb.load_aliases(cache.aliases, cache.fresh)
-    if aliases != cache.aliases:
-        cache.aliases, cache.dirty = aliases, True
+    aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
+    if aliases != cache.aliases or cache.listing != kb.digest:
+        cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
     cache.use_key(_cache_key(schemas, kb, settings.disabled_findings))
     results, checked = _results(settings, ctx, targets, cache, progress)
     explicit = bool(paths)
@@ -194,18 +207,26 @@ def _validate(settings: Settings, paths: list[Path] | None,
     after: dict[str, list[Finding]] = {}
     for finding in _duplicate_claim_ids(results, others):
         after.setdefault(finding.path, []).append(finding)
-    blocks = _blocks(results, before, after, cache.findings_of)
+    def blocks() -> list[_Block]:
+        return _blocks(results, before, after, cache.findings_of)
+
     if explicit:
-        report = ValidateReport(notes, blocks)
+        report = ValidateReport(notes, blocks())
     else:
         # the whole vault's output is a function of the entries: unchanged when every
         # note was a cache hit and the notes are the same ones
         run = content_digest("\n".join(targets).encode())
         memo = cache.memo
         if checked or memo is None or memo[0] != run:
-            memo = cache.memo = (run, "".join(block.plain() for block in blocks))
-            cache.dirty = True
-        report = ValidateReport(notes, blocks, memo[1])
+            report = ValidateReport(notes, blocks())
+            cache.memo, cache.dirty = (run, report.plain()), True
+        else:
+            extra = [f for found in (*before.values(), *after.values()) for f in found]
+            errors = sum(entry[ERRORS] for entry in results)
+            errors += sum(1 for f in extra if f.severity == ERROR)
+            warnings = sum(entry[WARNINGS] for entry in results)
+            warnings += sum(1 for f in extra if f.severity == WARNING)
+            report = ValidateReport(notes, text=memo[1], lazy=(blocks, errors, warnings))
     cache.save()
     return report
 
