@@ -8,9 +8,11 @@ the error path, so it favours being small over being fast.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from functools import lru_cache
+from json.encoder import encode_basestring as _encode  # C; keeps non-ASCII, as ensure_ascii=False
 
 _TOKEN = re.compile(
     r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<punct>[{}\[\],:])|(?P<lit>[^\s{}\[\],:"]+))',
@@ -114,44 +116,74 @@ def _pretty_lines(text: str) -> dict[tuple, int] | None:
 
 
 def _dumped_lines(text: str) -> dict[tuple, int] | None:
-    """The map of a block exactly as `json.dumps(indent=…, ensure_ascii=False)` writes it
-    (what the pipeline writes), read off the parsed value: `json.loads` and `json.dumps`
-    run in C, several times faster than reading the text line by line. None otherwise."""
+    """The map of a block laid out as `json.dumps(indent=…, ensure_ascii=False)` writes it
+    (what the pipeline writes), read off the parsed value: `json.loads` runs in C, and
+    laying the value out again line by line is cheaper than reading the text's lines.
+    None when the text is laid out otherwise."""
     newline = text.find("\n")
     if newline < 0:
         return None
-    indent = text[newline + 1:len(text) - len(text[newline + 1:].lstrip(" \t"))]
+    rest = text[newline + 1:]
+    indent = rest[:len(rest) - len(rest.lstrip(" \t"))]
     if not indent:
         return None
     try:
         value = json.loads(text)
-        if json.dumps(value, indent=indent, ensure_ascii=False) != text:
-            return None
+        out: list[str] = []
+        lines: dict[tuple, int] = {}
+        _lay_out(value, (), "", "", indent, out, lines)
     except (ValueError, RecursionError):
         return None
-    lines: dict[tuple, int] = {}
-    try:
-        _walk(value, (), 1, lines)
-    except RecursionError:
-        return None
-    return lines
+    # the text is the value laid out one value per line, so each value is on its line
+    return lines if "\n".join(out) == text else None
 
 
-def _walk(value: object, path: tuple, line: int, lines: dict[tuple, int]) -> int:
-    """Record the line of `value` and of everything in it; return the line after it.
-    (json.dumps puts every value on a line of its own, a container's close on its own.)"""
-    lines[path] = line
-    if value and isinstance(value, dict):
-        line += 1
-        for key, item in value.items():
-            line = _walk(item, (*path, key), line, lines)
-        return line + 1
-    if value and isinstance(value, list):
-        line += 1
-        for index, item in enumerate(value):
-            line = _walk(item, (*path, index), line, lines)
-        return line + 1
-    return line + 1
+def _lay_out(value: object, path: tuple, head: str, pad: str, indent: str, out: list[str],
+             lines: dict[tuple, int]) -> None:
+    """Append the lines json.dumps(indent=indent) writes for `value` (its first one
+    starting with `head`) to `out`, and the line of it and of everything in it to `lines`.
+    Raises ValueError for what json.loads cannot have made."""
+    lines[path] = len(out) + 1
+    kind = value.__class__
+    if kind is dict and value:
+        out.append(head + "{")
+        inner = pad + indent
+        for key, item in value.items():  # type: ignore[attr-defined]
+            _lay_out(item, (*path, key), f"{inner}{_encode(key)}: ", inner, indent, out, lines)
+            out[-1] += ","
+        out[-1] = out[-1][:-1]
+        out.append(pad + "}")
+    elif kind is list and value:
+        out.append(head + "[")
+        inner = pad + indent
+        for index, item in enumerate(value):  # type: ignore[arg-type]
+            _lay_out(item, (*path, index), inner, inner, indent, out, lines)
+            out[-1] += ","
+        out[-1] = out[-1][:-1]
+        out.append(pad + "]")
+    else:
+        out.append(head + _scalar(value))
+
+
+def _scalar(value: object) -> str:
+    kind = value.__class__
+    if kind is str:
+        return _encode(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)  # type: ignore[arg-type]
+    if kind is float and math.isfinite(value):  # type: ignore[arg-type]
+        return float.__repr__(value)  # type: ignore[arg-type]
+    if kind is dict:
+        return "{}"
+    if kind is list:
+        return "[]"
+    raise ValueError("not laid out here")  # NaN, Infinity: the line-by-line path maps them
 
 
 def _child_path(stack: list[list], key: str | None) -> tuple:
