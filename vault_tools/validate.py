@@ -193,7 +193,7 @@ def _validate(settings: Settings, paths: list[Path] | None,
     aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
     if aliases != cache.aliases or cache.listing != kb.digest:
         cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
-    cache.use_key(_cache_key(schemas, kb, settings.disabled_findings))
+    cache.use_key(_cache_key(schemas, kb, settings))
     results, checked = _results(settings, ctx, targets, cache, progress)
     explicit = bool(paths)
     notes = 0
@@ -281,9 +281,10 @@ def _explicit_targets(settings: Settings, paths: list[Path],
     return sorted(set(targets))
 
 
-def _cache_key(schemas: Schemas, kb: KnowledgeBase, disabled: frozenset[str]) -> str:
+def _cache_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:
+    """What every cached result depends on besides the note's own bytes."""
     parts = [__version__, schemas.digest, kb.digest, kb.aliases_digest(),
-             ",".join(sorted(disabled))]
+             ",".join(sorted(settings.disabled_findings)), settings.claims_dir]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
