@@ -276,3 +276,14 @@ def test_unreadable_note_is_a_read_error(make_vault, tmp_path: Path) -> None:
 def test_every_finding_code_is_registered(generated) -> None:
     vault, _ = generated
     assert {f.code for f in _cold(vault).findings} <= set(CODES)
+
+
+def test_a_changed_claims_dir_invalidates_the_cache(example_vault: Path) -> None:
+    """A file without claim_id is reported only inside the claims folder: moving the
+    folder in vt.toml must not reuse results computed under the old one."""
+    (example_vault / "drafts").mkdir()
+    (example_vault / "drafts" / "Broken.md").write_text("---\ntitle: [unclosed\n---\n")
+    assert validate_vault(example_vault).findings == []
+    (example_vault / "vt.toml").write_text('[paths]\nclaims_dir = "drafts"\n')
+    codes = [(f.path, f.code) for f in validate_vault(example_vault).findings]
+    assert ("drafts/Broken.md", "yaml-syntax") in codes
