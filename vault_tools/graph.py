@@ -83,6 +83,11 @@ def sync_kb_blocks(settings: Settings, store: ClaimStore,
             if problems is not None:
                 where = f"{relative}:{exc.line}" if exc.line else relative
                 problems.append(f"{where}: {exc.message}")
+    try:
+        writer.sync_folders(settings.vault / relative for relative in written)
+    except VtError as exc:  # the blocks are written; only their durability is in doubt
+        if problems is not None:
+            problems.append(f"{exc.path}: {exc.message}")
     return written
 
 
@@ -97,4 +102,5 @@ def _sync_one(settings: Settings, relative: str, content: str | None) -> bool:
             raise VtError(f"cannot read: {exc.strerror or exc}", relative) from None
     snapshot = writer.read_snapshot(path)
     new_text = writer.set_block(snapshot.text, BLOCK, content)
-    return writer.write_if_changed(snapshot, new_text)
+    # one folder fsync for all the blocks (sync_kb_blocks): they are derived state
+    return writer.write_if_changed(snapshot, new_text, sync_folder=False)
