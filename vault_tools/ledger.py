@@ -85,12 +85,21 @@ class DuplicateEventError(RefusedError):
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_make_encoder = json.encoder.c_make_encoder  # None without the C accelerator
+_encode_basestring = json.encoder.encode_basestring
+
+
 def canonical(obj: object) -> str:
     """The one serialisation of ledger JSON: sorted keys, no spaces, raw UTF-8.
 
     Identical to json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).
     """
-    return _ENCODER.encode(obj)
+    if _make_encoder is None:
+        return _ENCODER.encode(obj)
+    # what _ENCODER.encode does, minus its Python-level dispatch (run once per ledger line
+    # by verify); a fresh markers dict per call, as there, detects cycles
+    return "".join(_make_encoder({}, _ENCODER.default, _encode_basestring, None, ":", ",",
+                                 True, False, True)(obj, 0))  # fmt: skip
 
 
 def _sha(data: bytes) -> str:
@@ -778,6 +787,7 @@ _CLAIM_KEYS = frozenset(CLAIM_KEYS)
 _CLAIM_STR = ("atomic_claim", "epistemic_mode", "mapping_status")
 _CHECK_SET = frozenset(CHECK_KEYS)
 _encode_str = json.encoder.encode_basestring  # what the ensure_ascii=False encoder uses
+_sha256 = hashlib.sha256
 
 
 def _scalar(value: str | None) -> str:
@@ -786,6 +796,11 @@ def _scalar(value: str | None) -> str:
 
 def _sha_or_none(value: object) -> bool:
     return value is None or (type(value) is str and _SHA.fullmatch(value) is not None)
+
+
+_BOOL_TYPE = frozenset({bool})
+_sha_match = _SHA.fullmatch
+_ts_match = _TS.fullmatch
 
 
 def _quick_ok(ev: object) -> bool:
@@ -799,14 +814,19 @@ def _quick_ok(ev: object) -> bool:
         return False
     checks, claim, actor, claim_id = ev["checks"], ev["claim"], ev["actor"], ev["claim_id"]
     if action in ("ACCEPT", "REPAIR"):
-        if type(claim) is not dict or claim.keys() != _CLAIM_KEYS:
-            return False
-        if type(claim["semantic_frame"]) is not dict:
-            return False
-        if not all(type(claim[k]) is str for k in _CLAIM_STR):
+        # written out (no generator): this runs once per line
+        if (
+            type(claim) is not dict
+            or claim.keys() != _CLAIM_KEYS
+            or type(claim["semantic_frame"]) is not dict
+            or type(claim["atomic_claim"]) is not str
+            or type(claim["epistemic_mode"]) is not str
+            or type(claim["mapping_status"]) is not str
+        ):
             return False
     elif action not in ACTIONS or claim is not None:
         return False
+    preview, supersedes, ts, base = ev["preview"], ev["supersedes"], ev["ts"], ev["base"]
     return (
         type(actor) is str
         and actor != ""
@@ -822,17 +842,18 @@ def _quick_ok(ev: object) -> bool:
         and type(ev["hash"]) is str
         and type(ev["id"]) is str
         and type(ev["prev"]) is str
-        and type(ev["ts"]) is str
-        and _TS.fullmatch(ev["ts"]) is not None
-        and type(ev["base"]) is str
-        and _SHA.fullmatch(ev["base"]) is not None
-        and _sha_or_none(ev["preview"])
-        and _sha_or_none(ev["supersedes"])
+        and type(ts) is str
+        and _ts_match(ts) is not None
+        and type(base) is str
+        and _sha_match(base) is not None
+        and (preview is None or (type(preview) is str and _sha_match(preview) is not None))
+        and (supersedes is None
+             or (type(supersedes) is str and _sha_match(supersedes) is not None))
         and (action != "REVERT" or _sha_or_none(ev["reverts"]) and ev["reverts"] is not None)
         and type(checks) is dict
         and checks.keys() <= _CHECK_SET
-        and all(type(v) is bool for v in checks.values())
-    )
+        and _BOOL_TYPE.issuperset(map(type, checks.values()))
+    )  # fmt: skip
 
 
 def _digests(body: bytes, ev: dict) -> tuple[str, str]:
@@ -840,20 +861,22 @@ def _digests(body: bytes, ev: dict) -> tuple[str, str]:
 
     In a canonical line the last `,"hash":"` is the top-level field (a quote inside a
     string value is always escaped, and every key after `hash` holds a scalar). Everything
-    before it is the same in the hash input, the id input and the line, so only the short
-    scalar tail is rebuilt for the id input. A wrong value here can only produce a
-    mismatch, which is reported.
+    before it is the same in the hash input, the id input and the line, so it is hashed
+    once (the two digests fork from a copy) and only the short scalar tail is rebuilt for
+    the id input. A wrong value here can only produce a mismatch, which is reported.
     """
     i = body.rfind(b',"hash":"')
-    hash_input = body[:i] + body[i + 10 + len(ev["hash"]) :]
+    line_digest = _sha256(memoryview(body)[:i])
+    id_digest = line_digest.copy()
+    line_digest.update(memoryview(body)[i + 10 + len(ev["hash"]) :])
     # the tail values are checked scalars (sha or null, int), so only `note` needs encoding
     reverts = f',"reverts":"{ev["reverts"]}"' if "reverts" in ev else ""
     tail = (
         f',"note":{_encode_str(ev["note"])},"preview":{_scalar(ev["preview"])}{reverts}'
         f',"supersedes":{_scalar(ev["supersedes"])},"v":{ev["v"]}}}'
     )
-    id_input = body[:i] + tail.encode()
-    return _sha(hash_input), _sha(id_input)
+    id_digest.update(tail.encode())
+    return "sha256:" + line_digest.hexdigest(), "sha256:" + id_digest.hexdigest()
 
 
 class _PrefixChanged(Exception):
@@ -1063,7 +1086,8 @@ class _Verifier:
         after = self.remembered[0] if self.memory_proven and self.remembered else 0
         conn.execute("BEGIN")
         conn.execute(
-            "INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen WHERE line > ?",
+            "INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen WHERE line > ? "
+            "ORDER BY id",
             (after,),
         )
         (count,) = conn.execute("SELECT COUNT(*) FROM verified").fetchone()
