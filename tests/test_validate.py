@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -287,3 +288,87 @@ def test_a_changed_claims_dir_invalidates_the_cache(example_vault: Path) -> None
     (example_vault / "vt.toml").write_text('[paths]\nclaims_dir = "drafts"\n')
     codes = [(f.path, f.code) for f in validate_vault(example_vault).findings]
     assert ("drafts/Broken.md", "yaml-syntax") in codes
+
+
+# --- streaming: the CLI writes findings as notes are checked; the cache is written as it goes
+
+VT = str(Path(sys.executable).parent / "vt")
+
+
+def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
+    return subprocess.run([VT, "validate", "--vault", str(vault), *args], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def _streamed_vault(make_vault) -> Path:
+    dup = render_note(claim_id="DUP-1")
+    return make_vault({"A.md": dup, "M.md": render_note(claim_id="BAD-1", mode="CERTAIN"),
+                       "Z.md": dup, "C.md": render_note(claim_id="C-1")})
+
+
+def test_piped_output_lists_findings_by_path_and_the_duplicates_last(make_vault) -> None:
+    vault = _streamed_vault(make_vault)
+    cold = _vt(vault)
+    lines = cold.stdout.splitlines()
+    assert [line.split(": ")[1] for line in lines] == [
+        "claim-field", "claim-id-duplicate", "claim-id-duplicate"]
+    assert lines[0].startswith("03_claims/M.md:")
+    assert lines[1].startswith("03_claims/A.md:") and lines[2].startswith("03_claims/Z.md:")
+    assert cold.returncode == 1 and "4 notes checked: 3 errors" in cold.stderr
+    warm = _vt(vault)  # an unchanged vault: the memo of the cold run, copied out
+    assert (warm.stdout, warm.stderr, warm.returncode) == (cold.stdout, cold.stderr, 1)
+    # the library's report sorts the duplicates into place
+    assert [f.path for f in validate_vault(vault).findings] == [
+        "03_claims/A.md", "03_claims/M.md", "03_claims/Z.md"]
+
+
+def test_streamed_json_is_the_documented_object_cold_and_warm(make_vault) -> None:
+    vault = _streamed_vault(make_vault)
+    cold = json.loads(_vt(vault, "--json").stdout)
+    assert (cold["notes"], cold["errors"], cold["warnings"]) == (4, 3, 0)
+    assert set(cold) == {"notes", "errors", "warnings", "findings"}
+    assert [f["code"] for f in cold["findings"]] == [
+        "claim-field", "claim-id-duplicate", "claim-id-duplicate"]
+    assert json.loads(_vt(vault, "--json").stdout) == cold
+
+
+def test_streamed_json_of_a_clean_vault(make_vault) -> None:
+    result = _vt(make_vault({"C.md": render_note(claim_id="C-1")}), "--json")
+    assert json.loads(result.stdout)["findings"] == [] and result.returncode == 0
+
+
+def test_warm_run_after_an_edit_keeps_the_other_notes_findings(make_vault) -> None:
+    """Checked notes go to a new payload file; the others' records are carried over."""
+    vault = _streamed_vault(make_vault)
+    cold = _as_tuples(validate_vault(vault).findings)
+    (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-2"), "utf-8")
+    assert _as_tuples(validate_vault(vault).findings) == cold
+    (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-3", mode="CERTAIN"),
+                                               "utf-8")
+    after = _as_tuples(validate_vault(vault).findings)
+    assert [f[0] for f in after] == ["03_claims/A.md", "03_claims/C.md", "03_claims/M.md",
+                                     "03_claims/Z.md"]
+    assert _as_tuples(validate_vault(vault).findings) == after
+    assert _vt(vault).stdout.splitlines()[0].startswith("03_claims/C.md:")
+
+
+def test_a_memo_of_another_version_is_not_printed(make_vault) -> None:
+    vault = _streamed_vault(make_vault)
+    cold = _vt(vault).stdout
+    memo = vault / ".vt" / "validate-cache.memo"
+    memo.write_bytes(b"0" * 16 + b"stale output\n")
+    assert _vt(vault).stdout == cold
+
+
+def test_warm_run_does_not_import_multiprocessing(example_vault: Path) -> None:
+    _defective(example_vault)
+    script = ("import sys\nfrom vault_tools.config import load_settings\n"
+              "from pathlib import Path\nfrom vault_tools.validate import validate\n"
+              f"r = validate(load_settings(Path({str(example_vault)!r})))\n"
+              "print(r.errors, 'multiprocessing' in sys.modules)\n")
+    run = [sys.executable, "-c", script]
+    cold = subprocess.run(run, capture_output=True, text=True)
+    assert cold.stdout.split()[0] == "1", cold.stderr
+    warm = subprocess.run(run, capture_output=True, text=True)
+    assert warm.stdout.split() == ["1", "False"], warm.stderr

@@ -7,13 +7,14 @@ still seen. A file whose timestamps fall within a second of the cache's writing 
 "racily clean" and always re-read, since a later edit in the same clock tick
 could leave its stat unchanged.
 
-Two files of `marshal`led plain tuples (a warm run loads ten thousand entries in
-a few milliseconds, where pickled objects took a hundred). The index: the key,
+Three files. The index, one `marshal`led tuple (a warm run loads ten thousand
+entries in a few milliseconds, where pickled objects took a hundred): the key,
 the knowledge base's aliases with the stat signature they were read under, per
-note its digest, stat, claim_id and finding counts, and the memo (the piped
-output of the last whole-vault run, which an unchanged vault prints as it is).
-The payload, per note its packed findings and their piped text, is read only
-when some note's findings are needed.
+note its digest, stat, claim_id, finding counts and where its payload lies. The
+payload: a token naming its version, then per note one marshalled record (packed
+findings, piped text), written as each note is checked and read one record at a
+time, so no run holds them all. The memo: the piped output of the last
+whole-vault run, which an unchanged vault copies out as it is.
 """
 
 from __future__ import annotations
@@ -24,23 +25,28 @@ import marshal
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 CACHE_FILE = "validate-cache.marshal"
 PAYLOAD_FILE = "validate-cache.payload"
-FORMAT = 5  # bump whenever the layout changes
+MEMO_FILE = "validate-cache.memo"
+FORMAT = 6  # bump whenever the layout changes
 RACY_NS = 1_000_000_000
+TOKEN_BYTES = 16  # a file's token: 8 random bytes in hex, its first bytes
 
 # An entry is a plain tuple (see validate.pack): these are the positions cache.py reads;
-# the index keeps the first INDEXED fields, the payload the rest.
+# the index keeps the first INDEXED fields and the payload's (offset, size) after them.
 PATH, DIGEST, STAT, CLAIM_ID = 0, 1, 2, 3
 INDEXED = 7
+LOCATION = INDEXED
 
 Entry = tuple
 AliasRecord = tuple  # (stat signature, aliases)
 
 
 class CacheCorrupt(Exception):
-    """The payload file does not belong to the index (never expected: it is written first)."""
+    """A payload record that cannot be read (never expected: the file is opened and its
+    token checked when the index is read)."""
 
 
 class ResultCache:
@@ -48,16 +54,21 @@ class ResultCache:
 
     def __init__(self, path: Path, key: str = "", entries: dict[str, Entry] | None = None,
                  saved_ns: int = 0, aliases: dict[str, AliasRecord] | None = None,
-                 listing: str = "", memo: tuple | None = None, token: str = ""):
+                 listing: str = "", memo: tuple | None = None,
+                 payload: BinaryIO | None = None, token: str = ""):
         self.path = path
         self.key = key
         self.entries = entries if entries is not None else {}
         self.saved_ns = saved_ns
         self.aliases = aliases if aliases is not None else {}  # kb note -> (stat, aliases)
         self.listing = listing  # the vault listing's digest the aliases were read under
-        self.memo = memo  # (digest of the run's targets, its piped output) or None
+        self.memo = memo  # (digest of the run's targets, memo file's token) or None
         self.token = token  # names the payload file's version that goes with the index
-        self._payload: dict[str, tuple] | None = None if token else {}
+        self._old = payload  # the payload file the entries point into (open, token checked)
+        self._new: BinaryIO | None = None  # this run's payload file, written as notes come
+        self._moved: set[str] = set()  # entries whose payload is in the new file
+        self._memo_out: BinaryIO | None = None
+        self._new_token = self._memo_token = ""
         self.dirty = False
 
     @classmethod
@@ -71,10 +82,11 @@ class ResultCache:
             if fmt != FORMAT or not isinstance(entries, dict) or not isinstance(aliases, dict) \
                     or not isinstance(key, str) or not isinstance(saved_ns, int):
                 raise ValueError("another cache format")
+            payload = _open_versioned(path.with_name(PAYLOAD_FILE), token) if entries else None
         except (OSError, EOFError, ValueError, TypeError):
-            return cls(path)  # absent or unreadable: start afresh
+            return cls(path)  # absent, unreadable or torn: start afresh
         return cls(path, key, entries, saved_ns, aliases, listing,
-                   memo if isinstance(memo, tuple) and len(memo) == 2 else None, token)
+                   memo if isinstance(memo, tuple) and len(memo) == 2 else None, payload, token)
 
     @classmethod
     def load(cls, state_dir: Path, key: str) -> ResultCache:
@@ -82,28 +94,22 @@ class ResultCache:
         cache.use_key(key)
         return cache
 
-    def payload(self) -> dict[str, tuple]:
-        """Path -> (packed findings, piped text) of every entry; read on first use."""
-        if self._payload is None:
-            try:
-                token, payload = marshal.loads(self.path.with_name(PAYLOAD_FILE).read_bytes())
-                if token != self.token or not isinstance(payload, dict):
-                    raise ValueError("a payload of another index")
-            except (OSError, EOFError, ValueError, TypeError) as exc:
-                raise CacheCorrupt(str(self.path)) from exc
-            self._payload = payload
-        return self._payload
-
-    def findings_of(self, path: str) -> tuple:
-        """(packed findings, piped text) of the cached note at `path`."""
-        return self.payload()[path]
+    def findings_of(self, entry: Entry) -> tuple:
+        """(packed findings, piped text) of a cached entry (one read of its record)."""
+        try:
+            offset, size = entry[LOCATION]
+            self._old.seek(offset)
+            record = marshal.loads(self._old.read(size))
+        except (AttributeError, OSError, EOFError, ValueError, TypeError) as exc:
+            raise CacheCorrupt(str(self.path)) from exc
+        return record
 
     def use_key(self, key: str) -> None:
         """Keep the entries only when they were made under `key`."""
         if key != self.key:
             self.key = key
-            self.entries, self._payload, self.token = {}, {}, ""
-            self.memo = None
+            self.entries, self.memo = {}, None
+            self._close_old()
             self.dirty = True
 
     def fresh(self, info: os.stat_result) -> bool:
@@ -158,31 +164,144 @@ class ResultCache:
         return entry
 
     def store(self, entry: Entry) -> None:
-        if entry[DIGEST]:
-            self.payload()[entry[PATH]] = entry[INDEXED:]
-            self.entries[entry[PATH]] = entry[:INDEXED]
-            self.memo = None  # a whole-vault output made before this entry changed
-            self.dirty = True
+        """Keep a checked note's entry; its payload goes to disk now, not into memory."""
+        if not entry[DIGEST]:
+            return
+        out = self._payload_out()
+        if out is None:
+            return
+        record = marshal.dumps(entry[INDEXED:])
+        try:
+            offset = out.tell()
+            out.write(record)
+        except OSError:
+            self._drop_new()
+            return
+        self.entries[entry[PATH]] = (*entry[:INDEXED], (offset, len(record)))
+        if self._old is not None:
+            self._moved.add(entry[PATH])
+        self.memo = None  # a whole-vault output made before this entry changed
+        self.dirty = True
 
     def claim_ids(self) -> Iterator[Entry]:
         return (entry for entry in self.entries.values() if entry[CLAIM_ID] is not None)
 
+    def memo_writer(self) -> BinaryIO | None:
+        """A new memo file to write a whole-vault run's piped output into, as it goes."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            out = open(_temp(self.path.with_name(MEMO_FILE)), "wb")  # noqa: SIM115
+            self._memo_token = os.urandom(8).hex()
+            out.write(self._memo_token.encode())
+        except OSError:
+            return None
+        self._memo_out = out
+        return out
+
+    def finish_memo(self, run: str) -> None:
+        """The memo file written is the whole output of the run whose targets digest to `run`."""
+        if self._memo_out is not None:
+            self.memo, self.dirty = (run, self._memo_token), True
+
+    def open_memo(self, run: str) -> BinaryIO | None:
+        """The memo, positioned at its text, when it is the output of the run `run`."""
+        if self.memo is None or self.memo[0] != run:
+            return None
+        try:
+            return _open_versioned(self.path.with_name(MEMO_FILE), self.memo[1])
+        except (OSError, ValueError):
+            return None
+
     def save(self) -> None:
         if not self.dirty:
+            self.close()
             return
         import time
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self._payload is not None:  # changed, or new: written before the index
-                self.token = os.urandom(8).hex()
-                _write(self.path.with_name(PAYLOAD_FILE),
-                       marshal.dumps((self.token, self._payload)))
+            if self._new is not None:  # written before the index that points into it
+                self._carry_over()
+                self._new.close()
+                os.replace(self._new.name, self.path.with_name(PAYLOAD_FILE))
+                self._new = None
+            if self._memo_out is not None:
+                self._memo_out.close()
+                if self.memo is not None and self.memo[1] == self._memo_token:
+                    os.replace(self._memo_out.name, self.path.with_name(MEMO_FILE))
+                self._memo_out = None
             _write(self.path, marshal.dumps((FORMAT, self.key, time.time_ns(), self.token,
                                              self.listing, self.aliases, self.entries,
                                              self.memo)))
         except (OSError, ValueError):
             pass  # a cache that cannot be written only costs speed
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Let go of the open files; unfinished new ones are removed."""
+        self._close_old()
+        for name in ("_new", "_memo_out"):
+            out = getattr(self, name)
+            if out is not None:
+                out.close()
+                with contextlib.suppress(OSError):
+                    os.unlink(out.name)
+                setattr(self, name, None)
+
+    def _payload_out(self) -> BinaryIO | None:
+        if self._new is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._new = open(_temp(self.path.with_name(PAYLOAD_FILE)), "wb")  # noqa: SIM115
+                self._new_token = os.urandom(8).hex()
+                self._new.write(self._new_token.encode())
+            except OSError:
+                self._drop_new()
+        return self._new
+
+    def _drop_new(self) -> None:
+        """Stop writing a payload (a full disk): the entries stored so far go too."""
+        if self._new is not None:
+            self._new.close()
+            with contextlib.suppress(OSError):
+                os.unlink(self._new.name)
+        self._new = None
+        self.entries = {p: e for p, e in self.entries.items()
+                        if self._old is not None and p not in self._moved}
+        self._moved.clear()
+
+    def _carry_over(self) -> None:
+        """Copy the records of the entries not checked this run into the new payload."""
+        assert self._new is not None
+        for path, entry in self.entries.items():
+            if self._old is None or path in self._moved:
+                continue
+            offset, size = entry[LOCATION]
+            self._old.seek(offset)
+            record = self._old.read(size)
+            self.entries[path] = (*entry[:INDEXED], (self._new.tell(), size))
+            self._new.write(record)
+        self.token = self._new_token
+        self._moved.clear()
+
+    def _close_old(self) -> None:
+        if self._old is not None:
+            self._old.close()
+            self._old = None
+
+
+def _open_versioned(path: Path, token: str) -> BinaryIO:
+    """`path` opened after its token, which must be `token` (else it is another version)."""
+    stream = open(path, "rb")  # noqa: SIM115
+    if stream.read(TOKEN_BYTES) != token.encode():
+        stream.close()
+        raise ValueError(f"{path} belongs to another index")
+    return stream
+
+
+def _temp(path: Path) -> Path:
+    return path.with_name(f".{path.name}-{os.getpid()}.tmp")
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -3,12 +3,12 @@
 Workers are forked, so they inherit the caller's state (settings, compiled schemas,
 the knowledge-base index) instead of having it pickled; only the chunks of items and
 the results cross the process boundary. Small runs stay in-process: below
-PARALLEL_THRESHOLD items a pool costs more than it saves.
+PARALLEL_THRESHOLD items a pool costs more than it saves, and `multiprocessing`
+is imported only when a pool is made.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -25,11 +25,14 @@ _WORK: Callable[[list[Any]], list[Any]] | None = None  # the running map's work,
 
 def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item], *,
                workers: int = 0, progress: Progress | None = None,
-               threshold: int | None = None, chunk: int | None = None) -> Iterator[Result]:
-    """`work(chunk)` over chunks of `items`, results in order.
+               threshold: int | None = None, chunk: int | None = None,
+               ordered: bool = True) -> Iterator[Result]:
+    """`work(chunk)` over chunks of `items`, results in order (or, `ordered=False`, by
+    chunk as each is done).
 
     `workers` 0 means one per core; `threshold` and `chunk` default to the module's
-    values. `progress(done, total)` is called after each chunk.
+    values. `progress(done, total)` is called after each chunk. Results are yielded as
+    their chunks finish, so a caller that consumes them as they come holds few.
     """
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
@@ -38,11 +41,15 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     if workers < 2 or len(items) < threshold or not _can_fork():
         yield from _counted(map(work, chunks), len(items), progress)
         return
+    import multiprocessing
+
     global _WORK
     _WORK = work  # inherited by the forked workers
     try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks))) as pool:
-            yield from _counted(pool.imap(_run_in_worker, chunks), len(items), progress)
+        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks)),
+                                                      initializer=_freeze) as pool:
+            mapper = pool.imap if ordered else pool.imap_unordered
+            yield from _counted(mapper(_run_in_worker, chunks), len(items), progress)
     finally:
         _WORK = None
 
@@ -51,10 +58,10 @@ def _counted(batches: Iterable[list[Result]], total: int,
              progress: Progress | None) -> Iterator[Result]:
     done = 0
     for batch in batches:
-        yield from batch
         done += len(batch)
-        if progress:
+        if progress:  # before the batch: a streaming caller sees the last one counted
             progress(done, total)
+        yield from batch
 
 
 def _run_in_worker(chunk: list[Any]) -> list[Any]:
@@ -62,5 +69,14 @@ def _run_in_worker(chunk: list[Any]) -> list[Any]:
     return _WORK(chunk)
 
 
+def _freeze() -> None:
+    """Collections in a worker need not walk (and so copy) what it inherited."""
+    import gc
+
+    gc.freeze()
+
+
 def _can_fork() -> bool:
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()

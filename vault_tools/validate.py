@@ -1,9 +1,17 @@
 """`vt validate`: check every review note of a vault (or the notes given).
 
-Cold runs parse on every core; warm runs reuse `.vt/validate-cache.pickle`, whose
-entries are keyed by each note's bytes and whose whole is invalidated when the
-schemas, the knowledge base's file list or vt itself change. Only small per-note
-results are kept in memory, never the parsed notes.
+Cold runs parse on every core; warm runs reuse the cache in `.vt/` (see cache.py),
+whose entries are keyed by each note's bytes and whose whole is invalidated when the
+schemas, the knowledge base's file list or vt itself change.
+
+A whole-vault run streams: the notes are checked in path order and each note's
+findings go to a `Sink` as its result arrives (and, as piped text, to the cache's
+memo), so memory stays flat as the vault grows. What is kept per note is its small
+index entry and its claim_id (for the duplicate check). The order of the findings:
+by path, then line, code, message; the claim-id-duplicate findings of a whole-vault
+run come last (they are known only when every note has been seen), sorted the same
+way. An explicit run (notes given) is small and is sorted as one list.
+`validate()` gives library callers a materialised, fully sorted `ValidateReport`.
 """
 
 from __future__ import annotations
@@ -11,9 +19,9 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol
 
 from vault_tools import __version__
 from vault_tools.cache import (
@@ -50,93 +58,87 @@ class NoteResult(NamedTuple):
     findings: tuple[Finding, ...]
 
 
-class ValidateReport:
-    """The notes checked and their findings, sorted by (path, line, code, message).
+class Summary(NamedTuple):
+    notes: int
+    errors: int
+    warnings: int
 
-    Findings are kept per note in the packed form the workers and the cache use and
-    become `Finding`s only when asked for: a piped run prints the pre-rendered lines of
-    tens of thousands of warnings without building them.
-    """
 
-    def __init__(self, notes: int = 0, blocks: list[_Block] | None = None,
-                 text: str | None = None,
-                 lazy: tuple[Callable[[], list[_Block]], int, int] | None = None):
-        # lazy: (make the blocks, errors, warnings), for a run whose output is `text`
-        self.notes = notes
-        self._blocks = blocks
-        self._lazy = lazy
-        self._text = text  # the piped output when known already (an unchanged vault's)
-        self._findings: list[Finding] | None = None
+class Block:
+    """The sorted findings of one path: packed (with their piped text), or Findings."""
 
-    @property
-    def blocks(self) -> list[_Block]:
-        if self._blocks is None:
-            self._blocks = self._lazy[0]() if self._lazy else []
-        return self._blocks
+    __slots__ = ("path", "errors", "warnings", "_payload", "_list")
 
-    @property
+    def __init__(self, path: str, errors: int, warnings: int,
+                 payload: tuple | None = None, findings: list[Finding] | None = None):
+        self.path, self.errors, self.warnings = path, errors, warnings
+        self._payload, self._list = payload, findings
+
+    @classmethod
+    def of(cls, path: str, findings: list[Finding]) -> Block:
+        errors = sum(1 for f in findings if f.severity == ERROR)
+        return cls(path, errors, len(findings) - errors, findings=findings)
+
     def findings(self) -> list[Finding]:
-        if self._findings is None:
-            self._findings = [f for block in self.blocks for f in block.findings()]
-        return self._findings
+        if self._list is None:
+            assert self._payload is not None
+            return unpack_findings(self._payload[0])
+        return self._list
+
+    def plain(self) -> str:
+        """The piped output lines of the findings."""
+        if self._list is None:
+            assert self._payload is not None
+            return self._payload[1]
+        return _plain_text(self._list)
+
+
+class Sink(Protocol):
+    """Where a run's findings go, path by path, as they are known."""
+
+    def block(self, block: Block) -> None: ...
+
+    def text(self, memo: BinaryIO) -> bool:
+        """Take the whole piped output of an unchanged vault (UTF-8) instead of its
+        blocks: True if taken, False to be given the blocks."""
+        ...
+
+
+class ValidateReport:
+    """The notes checked and their findings, sorted by (path, line, code, message)."""
+
+    def __init__(self, notes: int = 0, findings: list[Finding] | None = None):
+        self.notes = notes
+        self.findings = findings if findings is not None else []
 
     @property
     def errors(self) -> int:
-        if self._blocks is None and self._lazy:
-            return self._lazy[1]
-        return sum(block.errors for block in self.blocks)
+        return sum(1 for f in self.findings if f.severity == ERROR)
 
     @property
     def warnings(self) -> int:
-        if self._blocks is None and self._lazy:
-            return self._lazy[2]
-        return sum(block.warnings for block in self.blocks)
+        return sum(1 for f in self.findings if f.severity == WARNING)
 
     def plain(self) -> str:
         """Every finding as a `path:line: code: message` line (the piped output)."""
-        if self._text is None:
-            self._text = "".join(block.plain() for block in self.blocks)
-        return self._text
+        return _plain_text(self.findings)
 
     def to_json(self) -> dict:
         return {"notes": self.notes, "errors": self.errors, "warnings": self.warnings,
                 "findings": [f.to_json() for f in self.findings]}
 
 
-class _Block:
-    """The sorted findings of one path: a packed entry's, or a list of Findings."""
+class _Collector:
+    """A sink keeping every finding (for library callers)."""
 
-    __slots__ = ("errors", "warnings", "_entry", "_cached", "_list")
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
 
-    def __init__(self, entry: tuple | None = None,
-                 cached: Callable[[str], tuple] | None = None,
-                 findings: list[Finding] | None = None):
-        if entry is not None:
-            self.errors, self.warnings = entry[ERRORS], entry[WARNINGS]
-            self._entry, self._cached, self._list = entry, cached, None
-        else:
-            assert findings is not None
-            self.errors = sum(1 for f in findings if f.severity == ERROR)
-            self.warnings = sum(1 for f in findings if f.severity == WARNING)
-            self._entry, self._cached, self._list = (), None, findings
+    def block(self, block: Block) -> None:
+        self.findings.extend(block.findings())
 
-    def findings(self) -> list[Finding]:
-        if self._list is None:
-            return unpack_findings(_payload(self._entry, self._cached)[0])
-        return self._list
-
-    def plain(self) -> str:
-        if self._list is None:
-            return _payload(self._entry, self._cached)[1]
-        return _plain_text(self._list)
-
-
-def _payload(entry: tuple, cached: Callable[[str], tuple] | None) -> tuple:
-    """(packed findings, piped text) of an entry: its own, or the cache's for an index entry."""
-    if len(entry) > PACKED:
-        return entry[PACKED:]
-    assert cached is not None
-    return cached(entry[PATH])
+    def text(self, memo: BinaryIO) -> bool:
+        return False
 
 
 def make_context(settings: Settings, files: Iterable | None = None,
@@ -169,15 +171,30 @@ class _LazyContext:
 
 def validate(settings: Settings, paths: list[Path] | None = None,
              progress: Progress | None = None) -> ValidateReport:
+    """Every finding, materialised and sorted (the CLI streams with `validate_into`)."""
+    collector = _Collector()
+    summary = validate_into(settings, collector, paths, progress)
+    collector.findings.sort(key=sort_key)  # the duplicates, streamed last, into place
+    return ValidateReport(summary.notes, collector.findings)
+
+
+def validate_into(settings: Settings, sink: Sink, paths: list[Path] | None = None,
+                  progress: Progress | None = None) -> Summary:
+    """Check the vault (or `paths`), giving the findings to `sink` as they are known.
+
+    A payload record of the cache that cannot be read (never expected: its file is
+    opened with the index) drops the cache and starts over, so a sink that already
+    wrote some blocks would see them again.
+    """
     try:
-        return _validate(settings, paths, progress)
+        return _validate(settings, sink, paths, progress)
     except CacheCorrupt:
         (settings.state_dir / CACHE_FILE).unlink(missing_ok=True)
-        return _validate(settings, paths, progress)
+        return _validate(settings, sink, paths, progress)
 
 
-def _validate(settings: Settings, paths: list[Path] | None,
-              progress: Progress | None) -> ValidateReport:
+def _validate(settings: Settings, sink: Sink, paths: list[Path] | None,
+              progress: Progress | None) -> Summary:
     files = markdown_files(settings.vault)
     schemas = Schemas(settings.schemas_dir)
     kb = KnowledgeBase(files, settings.kb_dir, settings.vault)
@@ -190,70 +207,172 @@ def _validate(settings: Settings, paths: list[Path] | None,
         for finding in _escaping_notes(settings, files):
             before.setdefault(finding.path, []).append(finding)
     cache = ResultCache.read(settings.state_dir)
-    aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
-    if aliases != cache.aliases or cache.listing != kb.digest:
-        cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
-    cache.use_key(_cache_key(schemas, kb, settings))
-    results, checked = _results(settings, ctx, targets, cache, progress)
-    explicit = bool(paths)
+    try:
+        aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
+        if aliases != cache.aliases or cache.listing != kb.digest:
+            cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
+        cache.use_key(_cache_key(schemas, kb, settings))
+        if paths:
+            summary = _explicit_run(settings, ctx, targets, cache, before, sink, progress)
+        else:
+            summary = _vault_run(settings, ctx, targets, cache, before, sink, progress)
+        cache.save()
+    finally:
+        cache.close()
+    return summary
+
+
+def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache: ResultCache,
+               before: dict[str, list[Finding]], sink: Sink,
+               progress: Progress | None) -> Summary:
+    """Every note of the vault, streamed to `sink` in path order, the duplicates last."""
+    if cache.entries:
+        hits, misses = cache.lookup_all(str(settings.vault), targets)
+    else:
+        hits, misses = {}, targets
+    run = content_digest("\n".join(targets).encode())  # the output is a function of these
+    if not misses:
+        memo = cache.open_memo(run)
+        if memo is not None:
+            with memo:
+                if sink.text(memo):
+                    return _memo_summary(targets, hits, before)
+    if progress:
+        progress(len(hits), len(targets))
+    fresh = iter(_check_all(settings, ctx, misses, len(hits), len(targets), progress))
+    memo_out = None if not misses and cache.memo and cache.memo[0] == run \
+        else cache.memo_writer()
+    out = _Emitter(sink, memo_out)
+    claims = _ClaimIds()
+    notes = 0
+    outside = sorted(before)  # symlinks out of the vault: never among the targets
+    for target in targets:
+        entry = hits.get(target)
+        if entry is None:
+            entry = next(fresh)
+            cache.store(entry)
+            payload: tuple | None = entry[PACKED:]
+        else:
+            payload = None
+        while outside and outside[0] < target:
+            out.findings(outside[0], before.pop(outside.pop(0)))
+        notes += claims.add(entry)
+        if entry[ERRORS] + entry[WARNINGS]:
+            out.block(Block(target, entry[ERRORS], entry[WARNINGS],
+                            payload or cache.findings_of(entry)))
+    for _ in fresh:  # none left: this lets its pool finish
+        raise AssertionError("a note checked but not a target")
+    for path in outside:
+        out.findings(path, before[path])
+    for path, found in claims.duplicates(None):
+        out.findings(path, found)
+    if memo_out is not None:
+        cache.finish_memo(run)
+    return Summary(notes, out.errors, out.warnings)
+
+
+def _memo_summary(targets: list[str], hits: dict[str, tuple],
+                  before: dict[str, list[Finding]]) -> Summary:
+    """The counts of an unchanged vault whose output is the memo."""
+    claims = _ClaimIds()
+    notes = errors = warnings = 0
+    for target in targets:
+        entry = hits[target]
+        notes += claims.add(entry)
+        errors += entry[ERRORS]
+        warnings += entry[WARNINGS]
+    extra = [f for found in before.values() for f in found]
+    extra += [f for _, found in claims.duplicates(None) for f in found]
+    extra_errors = sum(1 for f in extra if f.severity == ERROR)
+    return Summary(notes, errors + extra_errors, warnings + len(extra) - extra_errors)
+
+
+class _Emitter:
+    """Blocks to the sink (and their piped text to the memo), counted."""
+
+    def __init__(self, sink: Sink, memo: BinaryIO | None):
+        self.sink, self.memo = sink, memo
+        self.errors = self.warnings = 0
+
+    def block(self, block: Block) -> None:
+        self.errors += block.errors
+        self.warnings += block.warnings
+        if self.memo is not None:
+            self.memo.write(block.plain().encode())
+        self.sink.block(block)
+
+    def findings(self, path: str, findings: list[Finding]) -> None:
+        self.block(Block.of(path, sorted(findings, key=sort_key)))
+
+
+class _ClaimIds:
+    """Which notes use each claim_id: the first one's, and all of those seen twice."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, tuple[str, int | None]] = {}
+        self.owners: dict[str, list[tuple[str, int | None]]] = {}
+
+    def add(self, entry: tuple) -> bool:
+        """Note the entry's claim_id; whether it is a review note (has one)."""
+        claim_id = entry[CLAIM_ID]
+        if claim_id is None:
+            return False
+        owner = (entry[PATH], entry[CLAIM_ID_LINE])
+        if claim_id in self.owners:
+            self.owners[claim_id].append(owner)
+        elif claim_id in self.first:
+            self.owners[claim_id] = [self.first[claim_id], owner]
+        else:
+            self.first[claim_id] = owner
+        return True
+
+    def duplicates(self, checked: set[str] | None) -> list[tuple[str, list[Finding]]]:
+        """(path, its claim-id-duplicate findings) of each note (among `checked`, when
+        given) sharing its claim_id, by path."""
+        by_path: dict[str, list[Finding]] = {}
+        for claim_id, owners in self.owners.items():
+            for path, line in owners:
+                if checked is not None and path not in checked:
+                    continue
+                names = ", ".join(p for p, _ in owners if p != path)
+                by_path.setdefault(path, []).append(error(
+                    path, line, "claim-id-duplicate",
+                    f"claim_id {claim_id!r} is also used by {names}"))
+        return sorted(by_path.items())
+
+
+def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
+                  cache: ResultCache, before: dict[str, list[Finding]], sink: Sink,
+                  progress: Progress | None) -> Summary:
+    """The notes given: few, so their findings are gathered and sorted as one list."""
+    results = _results(settings, ctx, targets, cache, progress)
+    claims = _ClaimIds()
     notes = 0
     for entry in results:
-        if entry[CLAIM_ID] is None and explicit and not entry[ERRORS] + entry[WARNINGS]:
+        if entry[CLAIM_ID] is None and not entry[ERRORS] + entry[WARNINGS]:
             before.setdefault(entry[PATH], []).append(
                 error(entry[PATH], None, "not-review-note",
                       "not a review note (its frontmatter has no claim_id)"))
-        notes += entry[CLAIM_ID] is not None
-    others = _current_claim_ids(settings, ctx, cache, results) if explicit else []
-    after: dict[str, list[Finding]] = {}
-    for finding in _duplicate_claim_ids(results, others):
-        after.setdefault(finding.path, []).append(finding)
-    def blocks() -> list[_Block]:
-        return _blocks(results, before, after, cache.findings_of)
-
-    if explicit:
-        report = ValidateReport(notes, blocks())
-    else:
-        # the whole vault's output is a function of the entries: unchanged when every
-        # note was a cache hit and the notes are the same ones
-        run = content_digest("\n".join(targets).encode())
-        memo = cache.memo
-        if checked or memo is None or memo[0] != run:
-            report = ValidateReport(notes, blocks())
-            cache.memo, cache.dirty = (run, report.plain()), True
-        else:
-            extra = [f for found in (*before.values(), *after.values()) for f in found]
-            errors = sum(entry[ERRORS] for entry in results)
-            errors += sum(1 for f in extra if f.severity == ERROR)
-            warnings = sum(entry[WARNINGS] for entry in results)
-            warnings += sum(1 for f in extra if f.severity == WARNING)
-            report = ValidateReport(notes, text=memo[1], lazy=(blocks, errors, warnings))
-    cache.save()
-    return report
-
-
-def _blocks(results: list[tuple], before: dict[str, list[Finding]],
-            after: dict[str, list[Finding]], cached: Callable[[str], tuple]) -> list[_Block]:
-    """The report's findings path by path, in the order one sort of them all would give.
-
-    A note's entry comes sorted from its worker; only a path with findings from
-    elsewhere (duplicates, symlinks, paths given) is sorted again, in the order the
-    findings would have been listed: those from elsewhere, the note's, the duplicates.
-    """
-    if not before and not after:
-        return [_Block(entry, cached) for entry in results if entry[ERRORS] + entry[WARNINGS]]
+        notes += claims.add(entry)
+    for entry in _current_claim_ids(settings, ctx, cache, results):
+        claims.add(entry)
+    after = dict(claims.duplicates({r[PATH] for r in results}))
+    out = _Emitter(sink, None)
     by_path = {entry[PATH]: entry for entry in results}
-    blocks = []
     for path in sorted(by_path.keys() | before.keys() | after.keys()):
         entry = by_path.get(path)
         if path not in before and path not in after:
             if entry[ERRORS] + entry[WARNINGS]:
-                blocks.append(_Block(entry, cached))
+                out.block(Block(path, entry[ERRORS], entry[WARNINGS], _payload(entry, cache)))
             continue
-        own = unpack_findings(_payload(entry, cached)[0]) if entry else []
-        found = [*before.get(path, ()), *own, *after.get(path, ())]
-        found.sort(key=sort_key)
-        blocks.append(_Block(findings=found))
-    return blocks
+        own = unpack_findings(_payload(entry, cache)[0]) if entry else []
+        out.findings(path, [*before.get(path, ()), *own, *after.get(path, ())])
+    return Summary(notes, out.errors, out.warnings)
+
+
+def _payload(entry: tuple, cache: ResultCache) -> tuple:
+    """(packed findings, piped text) of an entry: its own, or the cache's for an index entry."""
+    return entry[PACKED:] if len(entry) > PACKED + 1 else cache.findings_of(entry)
 
 
 def _escaping_notes(settings: Settings, files: list) -> list[Finding]:
@@ -313,70 +432,39 @@ def _plain_text(findings: list[Finding]) -> str:
 
 
 def _results(settings: Settings, ctx: _LazyContext, targets: list[str], cache: ResultCache,
-             progress: Progress | None) -> tuple[list[tuple], int]:
-    """Every target's entry (from the cache, or checked now), and how many were checked."""
+             progress: Progress | None) -> list[tuple]:
+    """Every target's entry (from the cache, or checked now)."""
     if cache.entries:
         results, misses = cache.lookup_all(str(settings.vault), targets)
     else:
         results, misses = {}, targets
     if progress:
         progress(len(results), len(targets))
-    if misses:
-        for entry in _run(settings, ctx.get(), misses, len(results), len(targets), progress):
-            results[entry[PATH]] = entry
-            cache.store(entry)
-    return [results[t] for t in targets], len(misses)
+    for entry in _check_all(settings, ctx, misses, len(results), len(targets), progress):
+        results[entry[PATH]] = entry
+        cache.store(entry)
+    return [results[t] for t in targets]
 
 
-def _run(settings: Settings, ctx: CheckContext, targets: list[str], done: int, total: int,
-         progress: Progress | None) -> Iterable[tuple]:
-    workers = settings.workers or os.cpu_count() or 1
-    chunks = [targets[i:i + CHUNK] for i in range(0, len(targets), CHUNK)]
-    if workers < 2 or len(targets) < PARALLEL_THRESHOLD or not _can_fork():
-        mapped: Iterable[list[tuple]] = (_check_chunk(chunk, settings, ctx) for chunk in chunks)
-        yield from _with_progress(mapped, done, total, progress)
-        return
-    import multiprocessing
+def _check_all(settings: Settings, ctx: _LazyContext, targets: list[str], done: int,
+               total: int, progress: Progress | None) -> Iterator[tuple]:
+    """The packed results of `targets`, in their order, made as they are consumed."""
+    if not targets:
+        return iter(())
+    from vault_tools.pool import map_chunks
 
-    global _WORKER_STATE
-    _WORKER_STATE = (settings, ctx)  # inherited by the forked workers
-    with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_gc) as pool:
-        yield from _with_progress(pool.imap_unordered(_check_chunk_in_worker, chunks), done,
-                                  total, progress)
+    context = ctx.get()
 
+    def work(chunk: list[str]) -> list[tuple]:
+        return [pack(check_file(settings, context, relative)) for relative in chunk]
 
-def _with_progress(batches: Iterable[list[tuple]], done: int, total: int,
-                   progress: Progress | None) -> Iterable[tuple]:
-    for batch in batches:
-        yield from batch
-        done += len(batch)
-        if progress:
-            progress(done, total)
+    def counted(checked: int, _: int) -> None:
+        assert progress is not None
+        progress(done + checked, total)
 
-
-def _worker_gc() -> None:
-    """Collections in a worker need not walk (and so copy) what it inherited."""
-    import gc
-
-    gc.freeze()
-
-
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-_WORKER_STATE: tuple[Settings, CheckContext] | None = None
-
-
-def _check_chunk_in_worker(chunk: list[str]) -> list[tuple]:
-    assert _WORKER_STATE is not None
-    return _check_chunk(chunk, *_WORKER_STATE)
-
-
-def _check_chunk(chunk: list[str], settings: Settings, ctx: CheckContext) -> list[tuple]:
-    return [pack(check_file(settings, ctx, relative)) for relative in chunk]
+    return map_chunks(work, targets, workers=settings.workers,
+                      progress=counted if progress else None,
+                      threshold=PARALLEL_THRESHOLD, chunk=CHUNK)
 
 
 def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResult:
@@ -425,30 +513,3 @@ def _current_claim_ids(settings: Settings, ctx: _LazyContext, cache: ResultCache
         if fresh[CLAIM_ID] in wanted:
             current.append(fresh)
     return current
-
-
-def _duplicate_claim_ids(results: list[tuple], others: list[tuple]) -> list[Finding]:
-    """A claim_id used by two notes is an error for each checked one."""
-    first: dict[str, tuple] = {}
-    owners: dict[str, list[tuple]] = {}  # only the claim_ids seen more than once
-    for entry in [*results, *others]:
-        claim_id = entry[CLAIM_ID]
-        if claim_id is None:
-            continue
-        if claim_id in owners:
-            owners[claim_id].append(entry)
-        elif claim_id in first:
-            owners[claim_id] = [first[claim_id], entry]
-        else:
-            first[claim_id] = entry
-    findings = []
-    checked = {r[PATH] for r in results} if owners else set()
-    for claim_id, entries in owners.items():
-        for entry in entries:
-            path = entry[PATH]
-            if path not in checked:
-                continue
-            names = ", ".join(e[PATH] for e in entries if e[PATH] != path)
-            findings.append(error(path, entry[CLAIM_ID_LINE], "claim-id-duplicate",
-                                  f"claim_id {claim_id!r} is also used by {names}"))
-    return findings

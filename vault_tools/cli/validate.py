@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
 from vault_tools.cli import app
 from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.errors import ExitCode
+
+if TYPE_CHECKING:
+    from vault_tools.report import Reporter
+    from vault_tools.validate import Block
 
 
 @app.command()
@@ -22,6 +27,9 @@ def validate(
 ) -> None:
     """Check review notes against the schemas and the knowledge base.
 
+    Findings are written as each note is checked, by path; a whole-vault run lists
+    the claim-id-duplicate findings last.
+
     Example:
 
         vt validate --vault examples/vault
@@ -29,24 +37,55 @@ def validate(
         vt validate 03_claims/SA260324R-0125.md --json
     """
     from vault_tools.report import Reporter
-    from vault_tools.validate import validate as run_validate
+    from vault_tools.validate import validate_into
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
-    with reporter.progress("Validating notes") as progress:
-        result = run_validate(settings, paths or None, progress)
+    sink = _StreamSink(reporter)
     if reporter.mode == "json":
-        reporter.json(result.to_json())
+        reporter.out.write('{\n  "findings": [')
+    with reporter.progress("Validating notes") as progress:
+        result = validate_into(settings, sink, paths or None, progress)
+    if reporter.mode == "json":
+        counts = json.dumps({"notes": result.notes, "errors": result.errors,
+                             "warnings": result.warnings}, indent=2)
+        reporter.out.write(("\n  ]," if sink.any else "],") + counts[1:] + "\n")
     else:
-        if reporter.mode == "plain":
-            reporter.plain_text(result.plain())  # pre-rendered: one write for them all
-        else:
-            reporter.findings(result.findings)
         summary = (f"{result.notes} notes checked: {result.errors} errors, "
                    f"{result.warnings} warnings")
         if reporter.mode == "rich":
             style = "bold red" if result.errors else "bold green"
-            reporter.text(("\n" if result.findings else "") + summary, style)
+            reporter.text(("\n" if sink.any else "") + summary, style)
         else:
             reporter.error(summary)
     finish(ExitCode.FINDINGS if result.errors else ExitCode.OK)
+
+
+class _StreamSink:
+    """Writes each path's findings as the run gives them: pre-rendered lines when piped,
+    array items of the JSON object's "findings", or rich text on a terminal."""
+
+    def __init__(self, reporter: Reporter):
+        self.reporter = reporter
+        self.any = False  # whether a finding was written
+
+    def block(self, block: Block) -> None:
+        mode = self.reporter.mode
+        if mode == "plain":
+            self.reporter.plain_text(block.plain())
+        elif mode == "json":
+            for finding in block.findings():
+                item = json.dumps(finding.to_json(), ensure_ascii=False, indent=2)
+                self.reporter.out.write(("," if self.any else "") + "\n    "
+                                        + item.replace("\n", "\n    "))
+                self.any = True
+        else:
+            self.reporter.findings(block.findings())
+        self.any = True
+
+    def text(self, memo: BinaryIO) -> bool:
+        if self.reporter.mode != "plain":
+            return False
+        while chunk := memo.read(1 << 20):
+            self.reporter.plain_text(chunk.decode())
+        return True
