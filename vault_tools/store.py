@@ -18,6 +18,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
 
@@ -88,6 +89,12 @@ class _Mark:
     hash: str = GENESIS
 
 
+@lru_cache(maxsize=4096)
+def _target_key(target: str) -> str:
+    # claims name the same few entities over and over: normalise each spelling once
+    return kbmod.normalise(kbmod.link_target(target))
+
+
 def edges_of(claim: dict | None) -> list[tuple[str, str, str, str]]:
     """(target_key, target, role, label) for each entity of a claim's semantic frame."""
     frame = claim.get("semantic_frame") if isinstance(claim, dict) else None
@@ -98,7 +105,7 @@ def edges_of(claim: dict | None) -> list[tuple[str, str, str, str]]:
             continue
         target = entity["id"]
         label = entity.get("label")
-        key = kbmod.normalise(kbmod.link_target(target))
+        key = _target_key(target)
         out.append((key, target, f"comparison_entity_{index}",
                     label if isinstance(label, str) else ""))
     return out
@@ -121,26 +128,32 @@ class _Reader:
 
     def events(self) -> Iterator[dict]:
         mark = self.mark
-        for end, raw in iter_lines(self.path, mark.end):
-            n = mark.seq + 1
-            try:
-                text = raw[:-1].decode("utf-8")
-                ev = json.loads(text)
-            except ValueError as exc:
-                raise IntegrityError(f"line {n}: not valid JSON ({exc}); run `vt ledger "
-                                     "verify`", str(self.path), n) from None
-            if not isinstance(ev, dict) or ev.get("seq") != n or ev.get("prev") != mark.hash:
-                raise IntegrityError(f"line {n}: the chain is broken here; run `vt ledger "
-                                     "verify`", str(self.path), n)
-            try:
-                self.rows.append(_event_row(ev, text))
-            except KeyError:
-                raise IntegrityError(f"line {n}: not a ledger event; run `vt ledger verify`",
-                                     str(self.path), n) from None
-            mark = _Mark(end - len(raw), end, n, ev["hash"])
-            self.mark = mark
-            self.count += 1
-            yield ev
+        # the last projected line: a _Mark is built from these once, at the end
+        start, end, seq, hash_ = mark.start, mark.end, mark.seq, mark.hash
+        path, loads = self.path, json.loads
+        try:
+            for line_end, raw in iter_lines(path, mark.end):
+                n = seq + 1
+                try:
+                    text = raw[:-1].decode("utf-8")
+                    ev = loads(text)
+                except ValueError as exc:
+                    raise IntegrityError(f"line {n}: not valid JSON ({exc}); run `vt ledger "
+                                         "verify`", str(path), n) from None
+                if type(ev) is not dict or ev.get("seq") != n or ev.get("prev") != hash_:
+                    raise IntegrityError(f"line {n}: the chain is broken here; run `vt ledger "
+                                         "verify`", str(path), n)
+                try:
+                    self.rows.append(_event_row(ev, text))
+                except KeyError:
+                    raise IntegrityError(f"line {n}: not a ledger event; run `vt ledger "
+                                         "verify`", str(path), n) from None
+                start, end, seq, hash_ = line_end - len(raw), line_end, n, ev["hash"]
+                self.count += 1
+                yield ev
+        finally:
+            if seq != mark.seq:
+                self.mark = _Mark(start, end, seq, hash_)
 
 
 class ClaimStore:
@@ -287,7 +300,7 @@ class ClaimStore:
         try:
             states = claim_states(self._flushing(reader))
             self._insert_events(reader)
-            self._write_claims(states.values())
+            self._write_claims(states.values(), fresh=True)
         finally:
             if was_enabled:
                 gc.enable()
@@ -326,7 +339,12 @@ class ClaimStore:
         ):
             yield json.loads(line)
 
-    def _write_claims(self, states: Iterable[ClaimState]) -> None:
+    def _write_claims(self, states: Iterable[ClaimState], fresh: bool = False) -> None:
+        """Write the claims' rows and edges; `fresh`: the tables were just emptied, so
+        there are no old edges to delete, and rows go in in key order (cheap b-tree
+        appends)."""
+        if fresh:
+            states = sorted(states, key=_claim_key)
         claim_rows, edge_rows, ids = [], [], []
         for st in states:
             current = st.current["claim"] if st.current is not None else None
@@ -336,7 +354,8 @@ class ClaimStore:
                                st.latest["note"]))
             if st.status in ACCEPTED_STATUSES:
                 edge_rows += [(st.claim_id, *edge) for edge in edges_of(current)]
-        self.conn.executemany("DELETE FROM edges WHERE claim_id=?", ids)
+        if not fresh:
+            self.conn.executemany("DELETE FROM edges WHERE claim_id=?", ids)
         self.conn.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)", claim_rows)
         self.conn.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)", edge_rows)
 
@@ -434,6 +453,10 @@ def refresh(settings: Settings) -> RefreshResult:
         problems: list[str] = []
         written = sync_kb_blocks(settings, store, problems)
     return RefreshResult(caught, written, problems)
+
+
+def _claim_key(state: ClaimState) -> str:
+    return state.claim_id
 
 
 def _claim_record(row: tuple) -> ClaimRecord:
