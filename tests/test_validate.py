@@ -372,3 +372,18 @@ def test_warm_run_does_not_import_multiprocessing(example_vault: Path) -> None:
     assert cold.stdout.split()[0] == "1", cold.stderr
     warm = subprocess.run(run, capture_output=True, text=True)
     assert warm.stdout.split() == ["1", "False"], warm.stderr
+
+
+def test_index_in_many_chunks_round_trips(make_vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_tools import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "CHUNK_ENTRIES", 2)  # 4 notes + kb: several records
+    vault = _streamed_vault(make_vault)
+    cold = _as_tuples(validate_vault(vault).findings)
+    state = vault / ".vt"
+    entries = cache_mod.ResultCache.read(state).entries
+    assert {"03_claims/A.md", "03_claims/C.md", "03_claims/M.md", "03_claims/Z.md"} <= set(entries)
+    (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-9"), "utf-8")
+    assert _as_tuples(validate_vault(vault).findings) == cold  # new + carried-over chunks
+    assert set(cache_mod.ResultCache.read(state).entries) == set(entries)
+    assert _as_tuples(validate_vault(vault).findings) == cold

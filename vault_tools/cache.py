@@ -7,10 +7,12 @@ still seen. A file whose timestamps fall within a second of the cache's writing 
 "racily clean" and always re-read, since a later edit in the same clock tick
 could leave its stat unchanged.
 
-Three files. The index, one `marshal`led tuple (a warm run loads ten thousand
-entries in a few milliseconds, where pickled objects took a hundred): the key,
-the knowledge base's aliases with the stat signature they were read under, per
-note its digest, stat, claim_id, finding counts and where its payload lies. The
+Three files of `marshal`led plain tuples (a warm run loads ten thousand entries
+in a few milliseconds, where pickled objects took a hundred). The index: per note
+its digest, stat, claim_id, finding counts and where its payload lies, in
+length-prefixed chunks written as notes are checked, then a trailer (found from
+the file's end) with the key and the knowledge base's aliases with the stat
+signature they were read under. The
 payload: a token naming its version, then per note one marshalled record (packed
 findings, piped text), written as each note is checked and read one record at a
 time, so no run holds them all. The memo: the piped output of the last
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import marshal
 import os
 from collections.abc import Iterator
@@ -30,7 +33,9 @@ from typing import BinaryIO
 CACHE_FILE = "validate-cache.marshal"
 PAYLOAD_FILE = "validate-cache.payload"
 MEMO_FILE = "validate-cache.memo"
-FORMAT = 6  # bump whenever the layout changes
+FORMAT = 7  # bump whenever the layout changes
+LENGTH = 8  # bytes of a record's length (little-endian), before it or, for the trailer, after
+CHUNK_ENTRIES = 1024  # index entries per record: a run holds at most these in memory
 RACY_NS = 1_000_000_000
 TOKEN_BYTES = 16  # a file's token: 8 random bytes in hex, its first bytes
 
@@ -66,7 +71,9 @@ class ResultCache:
         self.token = token  # names the payload file's version that goes with the index
         self._old = payload  # the payload file the entries point into (open, token checked)
         self._new: BinaryIO | None = None  # this run's payload file, written as notes come
-        self._moved: set[str] = set()  # entries whose payload is in the new file
+        self._index: BinaryIO | None = None  # this run's index file, likewise
+        self._chunk: dict[str, Entry] = {}  # checked entries not yet written to the index
+        self._broken = False  # a write failed: this run's files are dropped, the old kept
         self._memo_out: BinaryIO | None = None
         self._new_token = self._memo_token = ""
         self.dirty = False
@@ -77,13 +84,16 @@ class ResultCache:
         path = state_dir / CACHE_FILE
         try:
             # loads() of the whole file: load() of the open file reads in small pieces
-            fmt, key, saved_ns, token, listing, aliases, entries, memo = \
-                marshal.loads(path.read_bytes())
-            if fmt != FORMAT or not isinstance(entries, dict) or not isinstance(aliases, dict) \
+            data = path.read_bytes()
+            size = int.from_bytes(data[-LENGTH:], "little")
+            fmt, key, saved_ns, token, listing, aliases, memo = \
+                marshal.loads(data[-LENGTH - size:-LENGTH])
+            if fmt != FORMAT or not isinstance(aliases, dict) \
                     or not isinstance(key, str) or not isinstance(saved_ns, int):
                 raise ValueError("another cache format")
+            entries = _read_chunks(memoryview(data)[:-LENGTH - size])
             payload = _open_versioned(path.with_name(PAYLOAD_FILE), token) if entries else None
-        except (OSError, EOFError, ValueError, TypeError):
+        except (OSError, EOFError, ValueError, TypeError, IndexError):
             return cls(path)  # absent, unreadable or torn: start afresh
         return cls(path, key, entries, saved_ns, aliases, listing,
                    memo if isinstance(memo, tuple) and len(memo) == 2 else None, payload, token)
@@ -164,22 +174,22 @@ class ResultCache:
         return entry
 
     def store(self, entry: Entry) -> None:
-        """Keep a checked note's entry; its payload goes to disk now, not into memory."""
-        if not entry[DIGEST]:
+        """Keep a checked note's entry: its payload and its index entry go to this run's
+        files as they come (in chunks), not into memory."""
+        if not entry[DIGEST] or self._broken:
             return
-        out = self._payload_out()
-        if out is None:
-            return
-        record = marshal.dumps(entry[INDEXED:])
         try:
+            out = self._new or self._open_outputs()
+            record = marshal.dumps(entry[INDEXED:])
             offset = out.tell()
             out.write(record)
+            self.entries.pop(entry[PATH], None)  # the old entry: not carried over
+            self._chunk[entry[PATH]] = (*entry[:INDEXED], (offset, len(record)))
+            if len(self._chunk) >= CHUNK_ENTRIES:
+                self._flush_chunk()
         except OSError:
-            self._drop_new()
+            self._broken = True  # a full disk: this run's cache is dropped, the old stays
             return
-        self.entries[entry[PATH]] = (*entry[:INDEXED], (offset, len(record)))
-        if self._old is not None:
-            self._moved.add(entry[PATH])
         self.memo = None  # a whole-vault output made before this entry changed
         self.dirty = True
 
@@ -213,7 +223,9 @@ class ResultCache:
             return None
 
     def save(self) -> None:
-        if not self.dirty:
+        """Write the run's files: the payload (the unchanged notes' records carried over),
+        the memo, then the index that names them (each replaced whole, in that order)."""
+        if not self.dirty or self._broken:
             self.close()
             return
         import time
@@ -225,14 +237,23 @@ class ResultCache:
                 self._new.close()
                 os.replace(self._new.name, self.path.with_name(PAYLOAD_FILE))
                 self._new = None
+                self.token = self._new_token
             if self._memo_out is not None:
                 self._memo_out.close()
                 if self.memo is not None and self.memo[1] == self._memo_token:
                     os.replace(self._memo_out.name, self.path.with_name(MEMO_FILE))
-                self._memo_out = None
-            _write(self.path, marshal.dumps((FORMAT, self.key, time.time_ns(), self.token,
-                                             self.listing, self.aliases, self.entries,
-                                             self.memo)))
+            if self._index is None:
+                self._index = open(_temp(self.path), "wb")  # noqa: SIM115
+            self._flush_chunk()
+            rest = iter(self.entries.items())
+            while chunk := dict(itertools.islice(rest, CHUNK_ENTRIES)):
+                _write_record(self._index, marshal.dumps(chunk))
+            trailer = marshal.dumps((FORMAT, self.key, time.time_ns(), self.token,
+                                     self.listing, self.aliases, self.memo))
+            self._index.write(trailer + len(trailer).to_bytes(LENGTH, "little"))
+            self._index.close()
+            os.replace(self._index.name, self.path)
+            self._index = None
         except (OSError, ValueError):
             pass  # a cache that cannot be written only costs speed
         finally:
@@ -241,7 +262,7 @@ class ResultCache:
     def close(self) -> None:
         """Let go of the open files; unfinished new ones are removed."""
         self._close_old()
-        for name in ("_new", "_memo_out"):
+        for name in ("_new", "_index", "_memo_out"):
             out = getattr(self, name)
             if out is not None:
                 out.close()
@@ -249,46 +270,54 @@ class ResultCache:
                     os.unlink(out.name)
                 setattr(self, name, None)
 
-    def _payload_out(self) -> BinaryIO | None:
-        if self._new is None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._new = open(_temp(self.path.with_name(PAYLOAD_FILE)), "wb")  # noqa: SIM115
-                self._new_token = os.urandom(8).hex()
-                self._new.write(self._new_token.encode())
-            except OSError:
-                self._drop_new()
+    def _open_outputs(self) -> BinaryIO:
+        """This run's payload and index files (temporary names until `save`)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._index = open(_temp(self.path), "wb")  # noqa: SIM115
+        self._new = open(_temp(self.path.with_name(PAYLOAD_FILE)), "wb")  # noqa: SIM115
+        self._new_token = os.urandom(8).hex()
+        self._new.write(self._new_token.encode())
         return self._new
 
-    def _drop_new(self) -> None:
-        """Stop writing a payload (a full disk): the entries stored so far go too."""
-        if self._new is not None:
-            self._new.close()
-            with contextlib.suppress(OSError):
-                os.unlink(self._new.name)
-        self._new = None
-        self.entries = {p: e for p, e in self.entries.items()
-                        if self._old is not None and p not in self._moved}
-        self._moved.clear()
+    def _flush_chunk(self) -> None:
+        if self._chunk:
+            assert self._index is not None
+            _write_record(self._index, marshal.dumps(self._chunk))
+            self._chunk = {}
 
     def _carry_over(self) -> None:
         """Copy the records of the entries not checked this run into the new payload."""
         assert self._new is not None
         for path, entry in self.entries.items():
-            if self._old is None or path in self._moved:
-                continue
+            assert self._old is not None  # entries are read only with their payload
             offset, size = entry[LOCATION]
             self._old.seek(offset)
             record = self._old.read(size)
             self.entries[path] = (*entry[:INDEXED], (self._new.tell(), size))
             self._new.write(record)
-        self.token = self._new_token
-        self._moved.clear()
 
     def _close_old(self) -> None:
         if self._old is not None:
             self._old.close()
             self._old = None
+
+
+def _write_record(out: BinaryIO, data: bytes) -> None:
+    out.write(len(data).to_bytes(LENGTH, "little") + data)
+
+
+def _read_chunks(data: memoryview) -> dict[str, Entry]:
+    """The entries of the index's chunk records (length-prefixed marshalled dicts)."""
+    entries: dict[str, Entry] = {}
+    offset = 0
+    while offset < len(data):
+        size = int.from_bytes(data[offset:offset + LENGTH], "little")
+        chunk = marshal.loads(data[offset + LENGTH:offset + LENGTH + size])
+        if not isinstance(chunk, dict) or size == 0:
+            raise ValueError("not an index chunk")
+        entries.update(chunk)
+        offset += LENGTH + size
+    return entries
 
 
 def _open_versioned(path: Path, token: str) -> BinaryIO:

@@ -6,8 +6,9 @@ schemas, the knowledge base's file list or vt itself change.
 
 A whole-vault run streams: the notes are checked in path order and each note's
 findings go to a `Sink` as its result arrives (and, as piped text, to the cache's
-memo), so memory stays flat as the vault grows. What is kept per note is its small
-index entry and its claim_id (for the duplicate check). The order of the findings:
+memo), so memory stays flat as the vault grows; the cache is written as it goes too.
+What a run keeps per note: its path in the listing and its claim_id with (path, line)
+for the duplicate check (and, on a warm run, the loaded index). The order of the findings:
 by path, then line, code, message; the claim-id-duplicate findings of a whole-vault
 run come last (they are known only when every note has been seen), sorted the same
 way. An explicit run (notes given) is small and is sorted as one list.
