@@ -16,11 +16,12 @@ import gc
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
 from vault_tools import kb as kbmod
 from vault_tools.config import Settings
@@ -54,6 +55,7 @@ CREATE INDEX IF NOT EXISTS claims_status ON claims(status);
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target_key);
 """
 _DERIVED = ("events", "claims", "edges")
+T = TypeVar("T")
 
 
 
@@ -276,15 +278,43 @@ class ClaimStore:
         return result
 
     def rebuild(self) -> int:
-        """Replay the whole ledger from scratch; returns the number of events."""
+        """Replay the whole ledger from scratch; returns the number of events.
+
+        When no other connection has the store open, the replay runs as a bulk load: the
+        old contents are dropped in a first transaction, then the tables are filled with
+        a rollback journal instead of the WAL and without syncs (the store is derived).
+        Pages taken from the freelist need no journaling, so each page is written once
+        rather than to the WAL and again at the checkpoint. A failed load rolls back to
+        an empty, unmarked store, which the next catch-up rebuilds.
+        """
+        bulk = self._journal_mode("TRUNCATE") == "truncate"
+        try:
+            if bulk:
+                self.conn.execute("PRAGMA synchronous=OFF")
+                self._transaction(self._clear)
+            return self._transaction(self._project_all)
+        finally:
+            if bulk:
+                self._journal_mode("WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _journal_mode(self, mode: str) -> str:
+        """Switch the journal mode; leaving WAL fails (keeps "wal") while another
+        connection has the store open."""
+        try:
+            return self.conn.execute(f"PRAGMA journal_mode={mode}").fetchone()[0]
+        except sqlite3.OperationalError:  # locked by another connection
+            return "wal"
+
+    def _transaction(self, work: Callable[[], T]) -> T:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            count = self._project_all()
+            result = work()
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
-        return count
+        return result
 
     def _save_mark(self, mark: _Mark) -> None:
         self._put(start=mark.start, end=mark.end, seq=mark.seq, hash=mark.hash,
