@@ -1034,7 +1034,8 @@ class _Verifier:
         """The set-wide checks, done by sqlite on disk so memory stays flat."""
         self.flush()
         conn = self.db.conn
-        conn.execute("CREATE INDEX temp.seen_id ON seen(id)")
+        # covering (id, ts): remembering the ids and the memory check read the index alone
+        conn.execute("CREATE INDEX temp.seen_id ON seen(id, ts)")
         self._duplicates()
         for col in ("supersedes", "reverts"):
             for line, seq, target in conn.execute(
