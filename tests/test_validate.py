@@ -387,3 +387,11 @@ def test_index_in_many_chunks_round_trips(make_vault, monkeypatch: pytest.Monkey
     assert _as_tuples(validate_vault(vault).findings) == cold  # new + carried-over chunks
     assert set(cache_mod.ResultCache.read(state).entries) == set(entries)
     assert _as_tuples(validate_vault(vault).findings) == cold
+
+
+def test_json_mode_writes_nothing_to_stdout_when_the_run_fails(example_vault: Path) -> None:
+    (example_vault / "s").mkdir()
+    (example_vault / "s" / "enums.json").write_text("{not json", "utf-8")
+    (example_vault / "vt.toml").write_text('[paths]\nschemas_dir = "s"\n', "utf-8")
+    result = _vt(example_vault, "--json")
+    assert result.returncode == 2 and result.stdout == "" and "enums.json" in result.stderr

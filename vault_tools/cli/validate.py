@@ -42,13 +42,12 @@ def validate(
     reporter = Reporter(as_json)
     settings = settings_for(vault)
     sink = _StreamSink(reporter)
-    if reporter.mode == "json":
-        reporter.out.write('{\n  "findings": [')
     with reporter.progress("Validating notes") as progress:
         result = validate_into(settings, sink, paths or None, progress)
     if reporter.mode == "json":
         counts = json.dumps({"notes": result.notes, "errors": result.errors,
                              "warnings": result.warnings}, indent=2)
+        sink.open_json()
         reporter.out.write(("\n  ]," if sink.any else "],") + counts[1:] + "\n")
     else:
         summary = (f"{result.notes} notes checked: {result.errors} errors, "
@@ -68,12 +67,21 @@ class _StreamSink:
     def __init__(self, reporter: Reporter):
         self.reporter = reporter
         self.any = False  # whether a finding was written
+        self._opened = False
+
+    def open_json(self) -> None:
+        """The JSON object's start, written with its first finding (or at the end), so
+        that a run failing before any finding writes no partial object."""
+        if not self._opened:
+            self.reporter.out.write('{\n  "findings": [')
+            self._opened = True
 
     def block(self, block: Block) -> None:
         mode = self.reporter.mode
         if mode == "plain":
             self.reporter.plain_text(block.plain())
         elif mode == "json":
+            self.open_json()
             for finding in block.findings():
                 item = json.dumps(finding.to_json(), ensure_ascii=False, indent=2)
                 self.reporter.out.write(("," if self.any else "") + "\n    "
