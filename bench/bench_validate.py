@@ -124,7 +124,7 @@ def main() -> None:
         naive, _ = median_of(args.runs, [sys.executable, "-c", NAIVE, str(vault), str(schema)])
         validate = [vt, "validate", "--vault", str(vault)]
         cold, rss = median_of(args.runs, validate,
-                              before=lambda: shutil.rmtree(state, ignore_errors=True))
+                              before=lambda state=state: shutil.rmtree(state, ignore_errors=True))
         warm, _ = median_of(args.runs, validate)
         print(f"{size:>7} {lean:>7.2f} {naive:>7.2f} {cold:>7.2f} {warm:>7.2f} "
               f"{naive / lean:>6.2f} {cold / lean:>7.2f} {warm / lean:>7.2f} {rss / 1024:>8.1f}",
