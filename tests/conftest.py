@@ -86,16 +86,8 @@ DEFAULT_EVIDENCE = ("Modern drafters (DFlash, DSpark) generate whole blocks in o
                     "outperforming sequential autoregressive drafters.")
 DEFAULT_CONTEXT_AFTER = ("Verification: Block verification (joint probability comparison) is "
                          "statistically more efficient than token-wise greedy matching.")
-HUMAN_REVIEW = """請在 Properties 逐項確認：
-- 原文 → Atomic Claim 是否忠實
-- Atomic Claim → Semantic Frame 是否忠實
-- Canonical Entity mapping 是否正確
-- Epistemic mode 是否保留原文語氣
-- 最後選擇 `review_action`
-
-> [!info] Review state
-> Markdown 內文不是正式 approval。只有 Apply bridge 寫入的 Decision Ledger event 才是正式決策。
-"""
+# the Human Review text of the seeds, as vt import writes it
+from vault_tools.importer import HUMAN_REVIEW  # noqa: E402
 
 
 def frame_json(frame: Any) -> str:

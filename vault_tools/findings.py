@@ -6,6 +6,7 @@ against it by the tests, so a new code cannot ship undocumented.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 ERROR = "error"
@@ -102,3 +103,14 @@ def warning(path: str, line: int | None, code: str, message: str) -> Finding:
 
 def sort_key(finding: Finding) -> tuple:
     return (finding.path, finding.line or 0, finding.code, finding.message)
+
+
+def severity_counts(findings: Iterable[Finding]) -> tuple[int, int]:
+    """(errors, warnings) among `findings`."""
+    errors = warnings = 0
+    for finding in findings:
+        if finding.severity == ERROR:
+            errors += 1
+        elif finding.severity == WARNING:
+            warnings += 1
+    return errors, warnings

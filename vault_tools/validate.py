@@ -33,7 +33,7 @@ from vault_tools.cache import (
     read_with_stat,
 )
 from vault_tools.config import Settings
-from vault_tools.findings import ERROR, WARNING, Finding, error, sort_key
+from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_key
 from vault_tools.kb import KnowledgeBase
 from vault_tools.schemas import Schemas
 from vault_tools.vault import markdown_files, relative_in_vault
@@ -114,11 +114,11 @@ class ValidateReport:
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity == ERROR)
+        return severity_counts(self.findings)[0]
 
     @property
     def warnings(self) -> int:
-        return sum(1 for f in self.findings if f.severity == WARNING)
+        return severity_counts(self.findings)[1]
 
     def plain(self) -> str:
         """Every finding as a `path:line: code: message` line (the piped output)."""

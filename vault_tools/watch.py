@@ -36,7 +36,7 @@ from vault_tools.cache import content_digest, read_with_stat
 from vault_tools.checks import CheckContext
 from vault_tools.config import IGNORED_DIRS, Settings
 from vault_tools.errors import VtError
-from vault_tools.findings import ERROR, WARNING, Finding, error
+from vault_tools.findings import ERROR, WARNING, Finding, error, severity_counts
 from vault_tools.frontmatter import read as read_frontmatter
 from vault_tools.kb import KnowledgeBase
 from vault_tools.note import Note, decode, parse_note
@@ -97,11 +97,11 @@ class WatchEvent:
 
     @property
     def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity == ERROR)
+        return severity_counts(self.findings)[0]
 
     @property
     def warnings(self) -> int:
-        return sum(1 for f in self.findings if f.severity == WARNING)
+        return severity_counts(self.findings)[1]
 
     def outcome(self) -> str:
         """A few words for a human: what happened to the note."""
