@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_ledger import decision as ledger_decision
 
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger import (
-    CHECK_KEYS,
     Ledger,
     canonical,
     claim_states,
@@ -28,28 +28,9 @@ from vault_tools.ledger import (
 
 
 def decision(claim_id: str, action: str = "ACCEPT", **extra: object) -> dict:
-    claim = None
-    if action in ("ACCEPT", "REPAIR"):
-        claim = {
-            "atomic_claim": f"claim {claim_id}",
-            "epistemic_mode": "ASSERTED",
-            "mapping_status": "COMPLETE",
-            "semantic_frame": {"frame_type": "COMPARISON"},
-        }
-    d = {
-        "action": action,
-        "actor": "ann",
-        "base": "sha256:" + "ab" * 32,
-        "checks": dict.fromkeys(CHECK_KEYS, True),
-        "claim": claim,
-        "claim_id": claim_id,
-        "comment": "",
-        "note": f"03_claims/{claim_id}.md",
-        "preview": None,
-        "ts": "2026-11-29T10:00:00Z",
-    }
-    d.update(extra)
-    return d
+    """test_ledger's decision, with a fixed time so merged ledgers compare byte for byte."""
+    return ledger_decision(claim_id, action, **{"comment": "", "ts": "2026-11-29T10:00:00Z",
+                                                **extra})
 
 
 def branch(root: Path, name: str, base: bytes, decisions: list[dict]) -> bytes:
