@@ -15,7 +15,6 @@ takes it for a review note.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -33,7 +32,7 @@ from vault_tools.note import decode
 from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR
 from vault_tools.status import NEW, note_info
 from vault_tools.store import ClaimStore
-from vault_tools.vault import markdown_files
+from vault_tools.vault import markdown_files, review_note_bytes
 
 Progress = Callable[[int, int], None]
 
@@ -137,12 +136,8 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     Only the frontmatter is parsed (a whole vault is read on every refresh); the body
     only for a repair note that records a preview hash, to tell whether it went stale.
     """
-    try:
-        with open(os.path.join(settings.vault, relative), "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    if b"claim_id" not in raw:
+    raw = review_note_bytes(settings.vault, relative)
+    if raw is None:
         return None
     text, _problem = decode(raw, relative)
     if text is None:

@@ -20,7 +20,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError
 from vault_tools.importer import create_file
 from vault_tools.note import Note, parse_note
-from vault_tools.vault import markdown_files
+from vault_tools.vault import markdown_files, review_note_bytes
 from vault_tools.writer import render_value
 
 
@@ -118,7 +118,7 @@ def survey(settings: Settings, accepted: Mapping[str, int] | None = None) -> Ent
     label_shown: dict[str, str] = {}
     report = EntitiesReport()
     for file in files:
-        note = _read_note(settings.vault / file.relative, file.relative)
+        note = _read_note(settings.vault, file.relative)
         if note is None:
             continue
         report.notes += 1
@@ -144,12 +144,9 @@ def survey(settings: Settings, accepted: Mapping[str, int] | None = None) -> Ent
     return report
 
 
-def _read_note(path: Path, relative: str) -> Note | None:
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return None
-    if b"claim_id" not in raw:
+def _read_note(vault: Path, relative: str) -> Note | None:
+    raw = review_note_bytes(vault, relative)
+    if raw is None:
         return None
     note = parse_note(raw, relative)
     return note if note.is_review_note else None

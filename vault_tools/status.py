@@ -9,7 +9,6 @@ statuses come from the Claim Store, caught up first.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR, preview_hash
 from vault_tools.store import ClaimStore
-from vault_tools.vault import markdown_files
+from vault_tools.vault import markdown_files, review_note_bytes
 
 Progress = Callable[[int, int], None]
 
@@ -89,12 +88,8 @@ def _decision(note: Note, action: str) -> tuple[str, dict | None] | None:
 
 def note_info(settings: Settings, relative: str) -> NoteInfo | None:
     """One vault file's status, or None when it is not a review note."""
-    try:
-        with open(os.path.join(settings.vault, relative), "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    if b"claim_id" not in raw:
+    raw = review_note_bytes(settings.vault, relative)
+    if raw is None:
         return None
     note = parse_note(raw, relative)
     if not note.is_review_note:

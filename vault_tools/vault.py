@@ -60,3 +60,17 @@ def relative_in_vault(vault: Path, path: Path) -> str | None:
         return absolute.resolve().relative_to(vault.resolve()).as_posix()
     except ValueError:
         return None
+
+
+def review_note_bytes(vault: Path, relative: str) -> bytes | None:
+    """The bytes of a vault file that may be a review note, else None.
+
+    A review note's frontmatter holds `claim_id`, so a file whose bytes never mention it
+    is not parsed at all; an unreadable file is None too (its callers only survey).
+    """
+    try:
+        with open(os.path.join(vault, relative), "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    return raw if b"claim_id" in raw else None
