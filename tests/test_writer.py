@@ -105,6 +105,17 @@ def test_render_value(value: str, rendered: str) -> None:
     assert yaml.safe_load(f"k: {rendered}") == {"k": value}
 
 
+def test_every_character_renders_as_itself_or_escaped_as_yaml_needs() -> None:
+    """The one-scan fast path and the character loop agree on every code point."""
+    for code in [*range(0x10000), 0x10000, 0x1F600, 0x10FFFF]:
+        if 0xD800 <= code <= 0xDFFF:
+            continue  # surrogates are not characters of a decoded note
+        ch = chr(code)
+        rendered = render_value(f"~{ch}")  # never a plain (unquoted) identifier
+        raw = writer._yaml_printable(ch) and ch not in '"\\\n\r\t'
+        assert (rendered == f'"~{ch}"') == raw, hex(code)
+
+
 # ---------------------------------------------------------------------------
 # set_properties
 

@@ -48,6 +48,8 @@ APPLIED = "APPLIED"
 PENDING = "PENDING"
 REQUEST_REPAIR = "REQUEST_REPAIR"
 # review_action -> the ledger action it becomes
+# fsync'd note rewrites in flight per core: ext4 commits concurrent fsyncs together
+IO_WORKERS_PER_CPU = 4
 ACTION_OF = {"APPROVE": "ACCEPT", "REJECT": "REJECT", "APPROVE_REPAIR": "REPAIR"}
 REVIEW_ACTIONS = (PENDING, REQUEST_REPAIR, "APPROVE_REPAIR", "APPROVE", "REJECT")
 SKIP_REQUEST_REPAIR = "preview, then set APPROVE_REPAIR"
@@ -499,8 +501,11 @@ def _marked_as(raw: bytes, path: str, event_id: str) -> bool:
 
 def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
               progress: Progress | None) -> None:
+    """Mark the notes; meanwhile (the markers mostly wait on fsync) refresh the Claim
+    Store, which depends on the durable ledger alone, not on the notes."""
     jobs = [(m.applied.path, m.digest, m.signature, m.applied.id, m.applied.ts) for m in marks]
-    outcomes = _pooled(settings, _mark_chunk, jobs, progress, io_bound=True)
+    outcomes = _pooled(settings, _mark_chunk, jobs, progress, io_bound=True,
+                       meanwhile=lambda: _refresh(settings, report))
     try:
         writer.sync_folders(settings.vault / m.applied.path for m in marks)
     except VtError as exc:  # the marks are in place but may not survive a crash
@@ -549,7 +554,6 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
         return report
     _mark_all(settings, decider.marks, report, progress)
     report.refused.sort(key=lambda e: e.path)
-    _refresh(settings, report)
     return report
 
 
@@ -636,13 +640,15 @@ def _examine_chunk(settings: Settings, ctx: CheckContext | None, chunk: list[str
 
 
 def _pooled(settings: Settings, function: Callable, items: list, progress: Progress | None,
-            ctx: CheckContext | None = None, io_bound: bool = False, **kwargs: Any) -> list:
+            ctx: CheckContext | None = None, io_bound: bool = False,
+            meanwhile: Callable[[], None] | None = None, **kwargs: Any) -> list:
     """`function(settings, ctx, chunk, **kwargs)` over chunks of `items`, in order; in
     forked workers when there are enough items. fsync-bound work gets more workers than
     cores: the disk, not the CPU, is what they wait for."""
     cpus = settings.workers or os.cpu_count() or 1
-    workers = cpus * 2 if io_bound and not settings.workers else cpus
+    workers = cpus * IO_WORKERS_PER_CPU if io_bound and not settings.workers else cpus
     work = partial(function, settings, ctx, **kwargs)
-    return list(map_chunks(work, items, workers=workers, progress=progress))
+    return list(map_chunks(work, items, workers=workers, progress=progress,
+                           meanwhile=meanwhile))
 
 

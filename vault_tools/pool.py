@@ -26,13 +26,18 @@ _WORK: Callable[[list[Any]], list[Any]] | None = None  # the running map's work,
 def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item], *,
                workers: int = 0, progress: Progress | None = None,
                threshold: int | None = None, chunk: int | None = None,
-               ordered: bool = True) -> Iterator[Result]:
+               ordered: bool = True,
+               meanwhile: Callable[[], None] | None = None) -> Iterator[Result]:
     """`work(chunk)` over chunks of `items`, results in order (or, `ordered=False`, by
     chunk as each is done).
 
     `workers` 0 means one per core; `threshold` and `chunk` default to the module's
     values. `progress(done, total)` is called after each chunk. Results are yielded as
     their chunks finish, so a caller that consumes them as they come holds few.
+    `meanwhile()` runs in this process while the workers work (after the work when
+    there are no workers): other work that would otherwise wait for them, such as the
+    CPU-bound part of a run whose workers wait on the disk. Its exception (not an
+    interrupt) is raised once the results are all yielded.
     """
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
@@ -40,18 +45,30 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     chunks = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
     if workers < 2 or len(items) < threshold or not _can_fork():
         yield from _counted(map(work, chunks), len(items), progress)
+        if meanwhile:
+            meanwhile()
         return
     import multiprocessing
 
     global _WORK
     _WORK = work  # inherited by the forked workers
+    failure: Exception | None = None
     try:
+        # the workers are forked here, before `meanwhile` may start threads or open files
         with multiprocessing.get_context("fork").Pool(min(workers, len(chunks)),
                                                       initializer=_freeze) as pool:
             mapper = pool.imap if ordered else pool.imap_unordered
-            yield from _counted(mapper(_run_in_worker, chunks), len(items), progress)
+            results = mapper(_run_in_worker, chunks)  # handed out by the pool's own thread
+            if meanwhile:
+                try:
+                    meanwhile()
+                except Exception as exc:  # the workers' results still count: finish first
+                    failure = exc
+            yield from _counted(results, len(items), progress)
     finally:
         _WORK = None
+    if failure is not None:
+        raise failure
 
 
 def _counted(batches: Iterable[list[Result]], total: int,

@@ -251,6 +251,9 @@ def _yaml_printable(ch: str) -> bool:
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# a value made only of characters _yaml_printable takes raw, none of them escaped
+_RAW_QUOTABLE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff"
+                           r"\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
 
 
 def render_value(value: str) -> str:
@@ -261,6 +264,8 @@ def render_value(value: str) -> str:
     """
     if _PLAIN_VALUE.match(value) and value.lower() not in _YAML_WORDS:
         return value
+    if _RAW_QUOTABLE.fullmatch(value):  # the usual case (ids, times), in one C scan
+        return f'"{value}"'
     out = []
     for ch in value:
         if ch in _ESCAPES:
