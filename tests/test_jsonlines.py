@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools.jsonlines import _pretty_lines, _scan, line_of, value_lines
+from vault_tools.jsonlines import _pretty_lines, _scan, line_of, member_line, value_lines
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
@@ -42,3 +42,50 @@ def test_line_of_finds_values_and_falls_back_to_the_nearest_ancestor() -> None:
     assert line_of(text, ("x",), 10) == 15
     assert line_of(text, ("entities", 5, "id"), 10) == 11
     assert line_of(text, ("nowhere",), 10) == 10
+
+
+def _members(value: object, path: tuple = ()) -> list[tuple[tuple, str]]:
+    """(path, value) of every string member of every object in `value`."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str):
+                found.append(((*path, key), item))
+            found += _members(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _members(item, (*path, index))
+    return found
+
+
+LAYOUTS = [
+    lambda v: json.dumps(v, indent=2, ensure_ascii=False),
+    lambda v: json.dumps(v, indent=4, ensure_ascii=True),
+    lambda v: json.dumps(v, ensure_ascii=False),
+    lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False),
+    lambda v: json.dumps(v, indent=1, separators=(",", " : "), ensure_ascii=False),
+    lambda v: json.dumps(v, indent=2, ensure_ascii=False).replace('": ', '":\n  ', 1),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON, st.sampled_from(range(len(LAYOUTS))))
+def test_member_search_is_right_or_declines(value, layout) -> None:
+    """Whatever the layout, the cheap search gives the line the full map gives, or None."""
+    text = LAYOUTS[layout](value)
+    mapped = value_lines.__wrapped__(text)
+    for path, item in _members(value):
+        line = member_line(text, path[-1], item)
+        assert line is None or line == mapped[path], (path, item)
+
+
+def test_member_search_finds_the_labels_of_a_pipeline_frame() -> None:
+    frame = {"entities": [{"id": "04_knowledge_base/A", "label": "draft token"},
+                          {"id": "04_knowledge_base/B", "label": "主模型"}],
+             "qualifiers": {"condition_text": "k << N"}}
+    text = json.dumps(frame, indent=2, ensure_ascii=False)
+    assert member_line(text, "label", "draft token") == 5
+    assert member_line(text, "label", "主模型") == 9
+    assert member_line(text, "label", "draft") is None  # a prefix is not the value
+    twice = json.dumps({"a": {"label": "x"}, "b": {"label": "x"}}, indent=2)
+    assert member_line(twice, "label", "x") is None  # which one: the full map decides

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_tools import kb as kbmod
 from vault_tools.findings import Finding, warning
-from vault_tools.jsonlines import value_lines
+from vault_tools.jsonlines import member_line, value_lines
 from vault_tools.note import JsonBlock, Note, Text
 
 if TYPE_CHECKING:  # checks imports this module; avoid the cycle at runtime
@@ -118,8 +118,13 @@ def _words(text: str) -> tuple[str, ...]:
 _value_lines = functools.lru_cache(maxsize=64)(value_lines)
 
 
-def line_of(text: str, path: tuple, first_line: int) -> int:
-    """jsonlines.line_of, with the block scanned once for all the warnings it gets."""
+def line_of(text: str, path: tuple, first_line: int, value: object = None) -> int:
+    """jsonlines.line_of, with the block scanned once for all the warnings it gets; when
+    the caller knows the (string) value at `path`, a search for it usually suffices."""
+    if type(value) is str and path and type(path[-1]) is str:
+        line = member_line(text, path[-1], value)
+        if line is not None:
+            return first_line + line - 1
     mapped = _value_lines(text)
     while path not in mapped and path:
         path = path[:-1]
@@ -461,7 +466,8 @@ def _entity_line(note: Note, version: _Version, index: int, entity: dict) -> int
             if fold(row.label) == fold(entity["label"]) and \
                     kbmod.link_target(row.target) == kbmod.link_target(entity["id"]):
                 return row.line
-    return line_of(version.frame.text, ("entities", index, "label"), version.frame.line)
+    return line_of(version.frame.text, ("entities", index, "label"), version.frame.line,
+                   entity["label"])
 
 
 # --- claim → frame ---------------------------------------------------------------------
@@ -471,7 +477,8 @@ def _frame_checks(note: Note, version: _Version, evidence: str) -> list[Finding]
     frame, claim = version.frame, version.claim.value
     for index, entity in _entities(frame.data):
         if not occurs(entity["label"], claim):
-            line = line_of(frame.text, ("entities", index, "label"), frame.line)
+            line = line_of(frame.text, ("entities", index, "label"), frame.line,
+                           entity["label"])
             findings.append(warning(note.path, line, "assist-frame-label",
                                     f"{version.label}entity label {entity['label']!r} does not "
                                     f"occur in the claim text"))
@@ -479,7 +486,7 @@ def _frame_checks(note: Note, version: _Version, evidence: str) -> list[Finding]
     if isinstance(expression, str) and expression.strip():
         missing = _missing_from(expression, claim)
         if missing:
-            line = line_of(frame.text, ("comparison_expression",), frame.line)
+            line = line_of(frame.text, ("comparison_expression",), frame.line, expression)
             findings.append(warning(note.path, line, "assist-frame-expression",
                                     f"{version.label}comparison_expression says "
                                     f"{', '.join(repr(m) for m in missing)}, which the claim "

@@ -206,6 +206,33 @@ def _unquote(token: str) -> str:
         return token[1:-1]
 
 
+@lru_cache(maxsize=64)
+def _key_spacing(key: str) -> re.Pattern:
+    """The spacing around the colon after every occurrence of `key` as a member name."""
+    return re.compile(re.escape(_encode(key)) + r"(\s*):(\s*)")
+
+
+def member_line(text: str, key: str, value: str) -> int | None:
+    """The 1-based line of the member `key: value` (a string) in a JSON document, found
+    without mapping the document; None when the cheap search cannot be sure.
+
+    Sure means: no `\\u`/`\\/` escapes (so names and strings are spelled as json.dumps
+    spells them), every member named `key` spaced as json.dumps(indent=…) spaces it, and
+    that member with this value occurs once. An unescaped quote never occurs inside a
+    string, so a match is a member name, not string content; with every `key` member
+    spelled alike, the one match is the member the parsed value came from.
+    """
+    if "\\u" in text or "\\/" in text:
+        return None
+    if any(spacing != ("", " ") for spacing in _key_spacing(key).findall(text)):
+        return None
+    needle = f"{_encode(key)}: {_encode(value)}"
+    at = text.find(needle)
+    if at < 0 or text.find(needle, at + 1) >= 0:
+        return None
+    return text.count("\n", 0, at) + 1
+
+
 def line_of(text: str, path: tuple | list, first_line: int) -> int:
     """The note line of the value at `path` in a JSON block whose text starts at `first_line`.
 
