@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLE_VAULT, render_note, validate_vault
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from vault_tools import assist
 from vault_tools.checks import CheckContext, check_note
@@ -186,3 +188,19 @@ def test_generated_vault_runs_without_a_crash(tmp_path: Path) -> None:
     report = validate_vault(tmp_path / "v", assist=True)
     assert report.notes >= 40 and any(f.code in ASSIST for f in report.findings)
     assert all(f.severity == WARNING for f in report.findings if f.code in ASSIST)
+
+
+_TONE_PIECES = ["May", "may", " ", "\n", "\t", "5", "2026", "seems", "if", "would", "若",
+                "可能", "預計", "x", "ſeems", "İ", "K", "ﬁ", ".", "。", "S", "Mayo", "IF"]
+_TONE_TEXT = st.lists(st.sampled_from(_TONE_PIECES), max_size=8).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_TONE_TEXT, _TONE_TEXT)
+@example("It is due in May", " 5 days on")
+@example("ſeems", "İ")
+def test_tone_judged_per_evidence_equals_the_tone_of_claim_and_evidence_together(
+        claim: str, evidence: str) -> None:
+    both = f"{claim}\n{evidence}"
+    expected = bool(assist.hedge_in(both) or assist._conditional_in(both))
+    assert assist._hedged_or_conditional(claim, evidence) == expected

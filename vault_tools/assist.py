@@ -167,9 +167,14 @@ def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
     return found
 
 
+@functools.lru_cache(maxsize=256)  # a note's claim and evidence, once for all its numbers
+def _number_values(text: str) -> frozenset[Decimal]:
+    return frozenset(value for _, value in numbers_in(text, names_too=True))
+
+
 def _mentions_number(text: str, value: Decimal) -> bool:
     """Whether `text` states `value`, in digits or (for 1–10) in words."""
-    if any(v == value for _, v in numbers_in(text, names_too=True)):
+    if value in _number_values(text):
         return True
     if value != value.to_integral_value() or int(value) not in _NUMBER_WORDS:
         return False
@@ -294,15 +299,51 @@ def _relevant_evidence(evidence: str, claim: str) -> str:
     A long evidence paragraph may hedge in one sentence while the claim restates
     another; only the sentences the claim shares words with say how sure the source is.
     """
-    sentences = [s for s in _sentences(evidence) if s.strip()]
+    sentences = _worded_sentences(evidence)
     claim_words = {w for w in _words(claim) if len(w) > 1}
-    scores = [len(claim_words & set(_words(s))) for s in sentences]
+    scores = [len(claim_words & words) for _, words in sentences]
     best = max(scores, default=0)
     if best < 2:
         return evidence
-    kept = [s for s, score in zip(sentences, scores, strict=True)
+    kept = [s for (s, _), score in zip(sentences, scores, strict=True)
             if score >= 2 and 2 * score >= best]
     return " ".join(kept)
+
+
+@functools.lru_cache(maxsize=256)  # several claims are drawn from one evidence paragraph
+def _worded_sentences(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The evidence's non-blank sentences, each with its set of words."""
+    return tuple((s, frozenset(_words(s))) for s in _sentences(evidence) if s.strip())
+
+
+@functools.lru_cache(maxsize=256)
+def _evidence_tone(evidence: str) -> bool | None:
+    """Whether the evidence hedges or is conditional; None when it holds a letter whose
+    case the fast scans do not settle alone (see _hedged_or_conditional)."""
+    if _CASE_UNCHECKED.search(evidence):
+        return None
+    return bool(hedge_in(evidence) or _conditional_in(evidence))
+
+
+def _hedged_or_conditional(claim: str, evidence: str) -> bool:
+    """Whether `f"{claim}\\n{evidence}"` hedges or is conditional, the evidence's own
+    words judged once per evidence (several claims share one).
+
+    Exact: no hedge or conditional word spans the newline, and what the claim's words
+    see of the evidence is its leading whitespace and first character ("May 5" is the
+    month); that character alone is a word only if it is one by itself in the evidence.
+    Text outside ASCII, CJK and full-width forms may switch the scans to matching
+    ignoring case for the whole text: then the whole text is scanned, as one.
+    """
+    tone = _evidence_tone(evidence)
+    if tone is None or _CASE_UNCHECKED.search(claim):
+        both = f"{claim}\n{evidence}"
+        return bool(hedge_in(both) or _conditional_in(both))
+    if tone:
+        return True
+    lead = len(evidence) - len(evidence.lstrip())
+    claim_side = f"{claim}\n{evidence[:lead + 1]}"
+    return bool(hedge_in(claim_side) or _conditional_in(claim_side))
 
 
 _NO_CANONICAL = re.compile(r"(沒有|没有|無|无|缺少|缺乏|尚無|尚无|不存在|\bno\b|\bwithout\b|"
@@ -591,12 +632,10 @@ def _mode_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
             findings.append(warning(note.path, version.mode_line, "assist-mode-hedged",
                                     f"{version.label}the evidence hedges ({hedge!r}) but the "
                                     f"claim is ASSERTED; HYPOTHETICAL keeps the source's tone"))
-    elif version.mode == "HYPOTHETICAL":
-        both = f"{claim}\n{evidence}"
-        if not hedge_in(both) and not _conditional_in(both):
-            findings.append(warning(note.path, version.mode_line, "assist-mode-unhedged",
-                                    f"{version.label}the claim is HYPOTHETICAL, but neither it "
-                                    f"nor the evidence hedges; ASSERTED may be meant"))
+    elif version.mode == "HYPOTHETICAL" and not _hedged_or_conditional(claim, evidence):
+        findings.append(warning(note.path, version.mode_line, "assist-mode-unhedged",
+                                f"{version.label}the claim is HYPOTHETICAL, but neither it "
+                                f"nor the evidence hedges; ASSERTED may be meant"))
     condition = None
     qualifiers = version.frame.data.get("qualifiers")
     if isinstance(qualifiers, dict):

@@ -212,6 +212,13 @@ def _key_spacing(key: str) -> re.Pattern:
     return re.compile(re.escape(_encode(key)) + r"(\s*):(\s*)")
 
 
+@lru_cache(maxsize=64)  # a note asks about several members of the same block
+def _spelled_as_dumped(text: str, key: str) -> bool:
+    if "\\u" in text or "\\/" in text:
+        return False
+    return all(spacing == ("", " ") for spacing in _key_spacing(key).findall(text))
+
+
 def member_line(text: str, key: str, value: str) -> int | None:
     """The 1-based line of the member `key: value` (a string) in a JSON document, found
     without mapping the document; None when the cheap search cannot be sure.
@@ -222,9 +229,7 @@ def member_line(text: str, key: str, value: str) -> int | None:
     string, so a match is a member name, not string content; with every `key` member
     spelled alike, the one match is the member the parsed value came from.
     """
-    if "\\u" in text or "\\/" in text:
-        return None
-    if any(spacing != ("", " ") for spacing in _key_spacing(key).findall(text)):
+    if not _spelled_as_dumped(text, key):
         return None
     needle = f"{_encode(key)}: {_encode(value)}"
     at = text.find(needle)
