@@ -167,15 +167,32 @@ def simple_properties(source: str) -> tuple[dict[str, Any], dict[str, int]] | No
     properties: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for number, line in enumerate(source.split("\n"), start=2):
-        match = _SIMPLE_LINE.fullmatch(line)
-        if match is None or match.group(1) in properties or match.group(1) in _NOT_STRINGS:
+        entry = _SEEN_LINES.get(line) or _simple_line(line)
+        if entry is None or entry[0] in properties:
             return None
-        value = _simple_value(match.group(2))
-        if value is _NO_VALUE:
-            return None
-        properties[match.group(1)] = value
-        lines[match.group(1)] = number
+        key, value = entry
+        properties[key] = value.copy() if type(value) is list else value
+        lines[key] = number
     return properties, lines
+
+
+# Most property lines repeat from note to note (`review_action: PENDING`, `tags: [...]`):
+# each distinct line is read once (a bounded memo: unusual lines just take the regex)
+_SEEN_LINES: dict[str, tuple[str, Any]] = {}
+_SEEN_LINES_MAX = 4096
+
+
+def _simple_line(line: str) -> tuple[str, Any] | None:
+    match = _SIMPLE_LINE.fullmatch(line)
+    if match is None or match.group(1) in _NOT_STRINGS:
+        return None
+    value = _simple_value(match.group(2))
+    if value is _NO_VALUE:
+        return None
+    entry = (match.group(1), value)
+    if len(_SEEN_LINES) < _SEEN_LINES_MAX:
+        _SEEN_LINES[line] = entry
+    return entry
 
 
 def _simple_value(text: str | None) -> Any:
