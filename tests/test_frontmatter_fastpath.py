@@ -49,3 +49,13 @@ def test_fast_path_steps_aside_for_duplicates_and_comments() -> None:
     assert simple_properties("a: 1\na: 2") is None
     assert simple_properties("a: 1 # note") is None
     assert simple_properties("a: >-\n  folded") is None
+
+
+def test_a_remembered_line_gives_each_note_its_own_list() -> None:
+    first = simple_properties("tags: [claim-review, todo]\nreviewer: amy")
+    assert first is not None
+    first[0]["tags"].append("changed by the caller")
+    again = simple_properties("reviewer: bob\ntags: [claim-review, todo]")
+    assert again == ({"reviewer": "bob", "tags": ["claim-review", "todo"]},
+                     {"reviewer": 2, "tags": 3})
+    assert simple_properties("tags: [a]\ntags: [a]") is None  # a repeated key is not simple
