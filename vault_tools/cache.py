@@ -349,8 +349,12 @@ def read_with_stat(path: str) -> tuple[bytes, tuple[int, ...]]:
     fd = os.open(path, os.O_RDONLY)
     try:
         info = os.fstat(fd)
-        chunks = [os.read(fd, max(info.st_size, 1) + 1)]
-        while chunks[-1]:  # the file may have grown since fstat
+        wanted = max(info.st_size, 1) + 1
+        first = os.read(fd, wanted)
+        if len(first) == info.st_size:  # all of it, and no byte more: at its end
+            return first, stat_signature(info)
+        chunks = [first]
+        while chunks[-1]:  # the file changed size since fstat, or the read came up short
             chunks.append(os.read(fd, 1 << 16))
         return b"".join(chunks), stat_signature(info)
     finally:
