@@ -590,9 +590,9 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
     numbers = numbers_in(mention, names_too=True)
     if numbers:
         # a number (or number word) never spans the newline, and NFKC and casefolding of
-        # the two joined are those of each: the evidence's numbers, found once per note
-        # for the claim's own check, serve here too
-        return all(_mentions_number(claim, value) or _mentions_number(evidence, value)
+        # the two joined are those of each. The evidence first: its numbers are found
+        # once for all the claims drawn from it, and it is where a mention comes from
+        return all(_mentions_number(evidence, value) or _mentions_number(claim, value)
                    for _, value in numbers)
     text = f"{claim}\n{evidence}"
     folded = _nfkc_casefold(text)
