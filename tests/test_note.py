@@ -397,3 +397,29 @@ def test_fields_without_space_after_dash_or_with_fullwidth_colon() -> None:
     note = parse_note(text.encode(), "n.md")
     assert note.claim.epistemic_mode.value == "ASSERTED"
     assert "claim-field" not in {f.code for f in note.findings}
+
+
+def test_lines_that_only_look_like_structure_stay_text() -> None:
+    """Only a fence, a heading or a vt marker at the start of a line is structure."""
+    claim = "\n".join([
+        "first line",
+        "    ```json  (indented four spaces: not a fence)",
+        "#hashtag is not a heading",
+        "<!-- vt:preview:start -->",
+        "vt's own block, left out of the claim",
+        "<!-- vt:preview:end -->",
+        "~~~~text",
+        "## not a section inside a fence",
+        "```",
+        "~~~~",
+        "last line",
+    ])
+    note = parse_note(render_note(claim=claim).encode(), "n.md")
+    assert note.claim.text.value == "\n".join([
+        "first line",
+        "    ```json  (indented four spaces: not a fence)",
+        "#hashtag is not a heading",
+        "last line",
+    ])
+    assert [s.key for s in note.sections if s.key in ("claim", "frame")] == ["claim", "frame"]
+    assert not [f for f in note.findings if f.code.startswith("section")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,12 +160,21 @@ def parse_text(text: str, path: str, note: Note | None = None) -> Note:
     note.has_frontmatter, note.body_line = fm.present, fm.body_index + 1
     if not note.is_review_note:
         return note
-    _parse_body(note, text, lines, fm.body_index)
+    _parse_body(note, _Body(lines, _marked_lines(text, fm.body_index)), fm.body_index)
     return note
 
 
-def _parse_body(note: Note, text: str, lines: list[str], start: int) -> None:
-    note.sections = _sections(text, lines, start)
+@dataclass(slots=True)
+class _Body:
+    """The note's lines, and which of them can be structure (see `_marked_lines`)."""
+
+    lines: list[str]
+    marks: list[int]
+
+
+def _parse_body(note: Note, body: _Body, start: int) -> None:
+    lines = body.lines
+    note.sections = _sections(body, start)
     seen: dict[str, Section] = {}
     for section in note.sections:
         if section.key in seen and section.key in _PARSERS:
@@ -182,31 +191,37 @@ def _parse_body(note: Note, text: str, lines: list[str], start: int) -> None:
     for key, section in seen.items():
         parser = _PARSERS.get(key)
         if parser:
-            parser(note, lines, section)
+            parser(note, body, section)
 
 
-# the only lines that can start a section or open/close a fence; searching from the
-# newline before them is several times faster than a MULTILINE `^` (tried at every char)
-_SECTION_OR_FENCE = re.compile(r"\n {0,3}(?:## |```|~~~)")
-_FIRST_SECTION_OR_FENCE = re.compile(r" {0,3}(?:## |```|~~~)")
+# The only lines that can be structure: a fence (``` or ~~~ after up to 3 spaces), a
+# heading, a vt block marker. A regex finds them in the whole text at once (searching
+# from the newline before them is several times faster than a MULTILINE `^`, which is
+# tried at every character); the parsers then jump from one to the next instead of
+# looking at every line.
+_MARKED = re.compile(r"\n(?: {0,3}(?:```|~~~|## )|#|<!-- vt:)")
+_FIRST_MARKED = re.compile(r" {0,3}(?:```|~~~|## )|#|<!-- vt:")
 
 
-def _candidate_lines(text: str) -> Iterator[int]:
-    """The offsets of the lines that can start a section or open/close a fence."""
-    if _FIRST_SECTION_OR_FENCE.match(text):
-        yield 0
-    for match in _SECTION_OR_FENCE.finditer(text):
-        yield match.start() + 1
-
-
-def _sections(text: str, lines: list[str], start: int) -> list[Section]:
-    """Level-2 headings outside fenced code; a regex jumps between candidate lines."""
-    sections: list[Section] = []
-    fence: str | None = None
+def _marked_lines(text: str, start: int) -> list[int]:
+    """The indexes (from `start` on) of the lines that can be structure, in order."""
+    marks = [0] if _FIRST_MARKED.match(text) and start == 0 else []
     index, position = 0, 0
-    for line_start in _candidate_lines(text):
+    for match in _MARKED.finditer(text):
+        line_start = match.start() + 1
         index += text.count("\n", position, line_start)
         position = line_start
+        if index >= start:
+            marks.append(index)
+    return marks
+
+
+def _sections(body: _Body, start: int) -> list[Section]:
+    """Level-2 headings outside fenced code."""
+    lines = body.lines
+    sections: list[Section] = []
+    fence: str | None = None
+    for index in body.marks:
         if index < start:
             continue
         line = lines[index]
@@ -240,57 +255,84 @@ class _Part:
     info: str = ""  # a code block's info string; a heading's title
 
 
-def _parts(lines: list[str], section: Section) -> list[_Part]:
+def _parts(body: _Body, section: Section) -> list[_Part]:
+    """The section's text runs, fenced blocks and headings; vt's own blocks left out."""
+    lines, marks = body.lines, body.marks
     parts: list[_Part] = []
-    index = section.start
-    while index < section.end:
-        line = lines[index]
-        if ("```" in line or "~~~" in line) and (match := _FENCE.match(line)):
-            end = _fence_end(lines, index, section.end, match.group(1))
-            parts.append(_Part("code", index + 1, lines[index + 1:end], match.group(2).lower()))
-            index = end + 1
+    index, end = section.start, section.end
+    k = bisect_left(marks, index)
+    while index < end:
+        while k < len(marks) and marks[k] < index:
+            k += 1
+        upto = marks[k] if k < len(marks) and marks[k] < end else end
+        if upto > index:  # plain lines up to the next line that can be structure
+            _add_text(parts, index, lines[index:upto])
+            index = upto
             continue
-        if line.startswith("<!-- vt:") and _VT_START.match(line):
-            index = _vt_block_end(lines, index, section.end) + 1
-            continue  # vt's own block is not part of what the reviewer wrote
-        if line.startswith("#") and (heading := _HEADING.match(line)):
+        line = lines[index]
+        if match := _FENCE.match(line):
+            close = _fence_end(body, k, end, match.group(1))
+            parts.append(_Part("code", index + 1, lines[index + 1:close], match.group(2).lower()))
+            index = close + 1
+        elif line.startswith("<!-- vt:") and _VT_START.match(line):
+            index = _vt_block_end(body, k, end) + 1  # not part of what the reviewer wrote
+        elif line.startswith("#") and (heading := _HEADING.match(line)):
             parts.append(_Part("heading", index + 1, [], heading.group(2)))
-        elif parts and parts[-1].kind == "text":
-            parts[-1].lines.append(line)
+            index += 1
         else:
-            parts.append(_Part("text", index + 1, [line]))
-        index += 1
+            _add_text(parts, index, [line])
+            index += 1
     return parts
 
 
-def _vt_block_end(lines: list[str], start_index: int, limit: int) -> int:
-    for index in range(start_index + 1, limit):
-        if _VT_END.match(lines[index]):
+def _add_text(parts: list[_Part], index: int, lines: list[str]) -> None:
+    if parts and parts[-1].kind == "text":
+        parts[-1].lines.extend(lines)
+    else:
+        parts.append(_Part("text", index + 1, lines))
+
+
+def _vt_block_end(body: _Body, k: int, limit: int) -> int:
+    """The index of the end marker of the vt block opened at marks[k]."""
+    for index in body.marks[k + 1:]:
+        if index >= limit:
+            break
+        if _VT_END.match(body.lines[index]):
             return index
     return limit - 1  # the block runs on into the next section
 
 
-def _fence_end(lines: list[str], open_index: int, limit: int, marker: str) -> int:
-    for index in range(open_index + 1, limit):
-        if lines[index].lstrip(" ").startswith(marker) and _closes(lines[index], marker):
+def _fence_end(body: _Body, k: int, limit: int, marker: str) -> int:
+    """The index of the line closing the fence opened at marks[k]."""
+    for index in body.marks[k + 1:]:
+        if index >= limit:
+            break
+        line = body.lines[index]
+        if line.lstrip(" ").startswith(marker) and _closes(line, marker):
             return index
     return limit  # unclosed: the block runs to the end of the section
 
 
 def _text_of(parts: list[_Part]) -> Text | None:
     """Join text parts, trimming blank lines at both ends; None when there is no text."""
-    chunks: list[tuple[int, str]] = []
+    kept: list[str] = []
+    first = 0
     for part in parts:
         if part.kind != "text":
             continue
-        chunks.extend((part.line + offset, line) for offset, line in enumerate(part.lines))
-    while chunks and not chunks[0][1].strip():
-        chunks.pop(0)
-    while chunks and not chunks[-1][1].strip():
-        chunks.pop()
-    if not chunks:
+        if kept:
+            kept.extend(part.lines)
+            continue
+        for offset, line in enumerate(part.lines):
+            if line.strip():
+                first = part.line + offset
+                kept.extend(part.lines[offset:])
+                break
+    if not kept:
         return None
-    return Text("\n".join(line for _, line in chunks).strip(), chunks[0][0])
+    while not kept[-1].strip():
+        kept.pop()
+    return Text("\n".join(kept).strip(), first)
 
 
 def _subsections(parts: list[_Part]) -> dict[str, tuple[int, list[_Part]]]:
@@ -306,8 +348,8 @@ def _subsections(parts: list[_Part]) -> dict[str, tuple[int, list[_Part]]]:
     return groups
 
 
-def _parse_source(note: Note, lines: list[str], section: Section) -> None:
-    groups = _subsections(_parts(lines, section))
+def _parse_source(note: Note, body: _Body, section: Section) -> None:
+    groups = _subsections(_parts(body, section))
     source = Source()
     for part in groups[""][1]:
         if part.kind != "text":
@@ -342,8 +384,8 @@ def _source_field(note: Note, source: Source, line: str, number: int) -> None:
                                        f"Line hint must be a line number, not {value!r}"))
 
 
-def _parse_claim(note: Note, lines: list[str], section: Section) -> None:
-    parts = _parts(lines, section)
+def _parse_claim(note: Note, body: _Body, section: Section) -> None:
+    parts = _parts(body, section)
     text_parts: list[_Part] = []
     mode = status = None
     for part in parts:
@@ -373,8 +415,8 @@ def _parse_claim(note: Note, lines: list[str], section: Section) -> None:
     note.claim = Claim(text, mode, status)
 
 
-def _parse_frame(note: Note, lines: list[str], section: Section) -> None:
-    note.frame = _one_json_block(note, _parts(lines, section), section.line, "Semantic Frame")
+def _parse_frame(note: Note, body: _Body, section: Section) -> None:
+    note.frame = _one_json_block(note, _parts(body, section), section.line, "Semantic Frame")
 
 
 def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
@@ -404,7 +446,8 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
     return block
 
 
-def _parse_mapping(note: Note, lines: list[str], section: Section) -> None:
+def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
+    lines = body.lines
     note.mapping_line = section.line
     rows: list[MappingRow] = []
     header_seen = False
@@ -445,8 +488,8 @@ def split_table_row(line: str) -> list[str]:
     return [cell.replace("\x00", "|").strip() for cell in body.split("|")]
 
 
-def _parse_drafts(note: Note, lines: list[str], section: Section) -> None:
-    groups = _subsections(_parts(lines, section))
+def _parse_drafts(note: Note, body: _Body, section: Section) -> None:
+    groups = _subsections(_parts(body, section))
     drafts = Drafts(section.line)
     for key, (line, parts) in groups.items():
         if not key:
