@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -204,3 +205,29 @@ def test_tone_judged_per_evidence_equals_the_tone_of_claim_and_evidence_together
     both = f"{claim}\n{evidence}"
     expected = bool(assist.hedge_in(both) or assist._conditional_in(both))
     assert assist._hedged_or_conditional(claim, evidence) == expected
+
+
+_MENTION_PIECES = ["k", "N", "K", "k ", "\n", " ", "1", "1.5", "two", "主", "模型", "ﬁ", "Ǆ",
+                   "，", "x-k", "k2", "ǰ", "İ", "."]
+_MENTION_TEXT = st.lists(st.sampled_from(_MENTION_PIECES), max_size=6).map("".join)
+
+
+def _mention_in_joined_text(mention: str, claim: str, evidence: str) -> bool:
+    """The rule as first written: look in claim and evidence joined by a newline."""
+    folded = assist._nfkc_casefold(f"{claim}\n{evidence}")
+    key = unicodedata.normalize("NFKC", mention).casefold().strip()
+    if assist._has_cjk(key):
+        return assist.fold(key) in assist.fold(folded)
+    return re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", folded) is not None
+
+
+@settings(max_examples=600, deadline=None)
+@given(_MENTION_TEXT, _MENTION_TEXT, _MENTION_TEXT)
+@example("主模型", "只需要主", "模型")
+@example("k\nk", "a k", "k b")
+def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
+        mention: str, claim: str, evidence: str) -> None:
+    if assist.numbers_in(mention, names_too=True):
+        return  # numbers take their own path
+    expected = _mention_in_joined_text(mention, claim, evidence)
+    assert assist._mention_found(mention, claim, evidence) == expected

@@ -594,13 +594,17 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
         # once for all the claims drawn from it, and it is where a mention comes from
         return all(_mentions_number(evidence, value) or _mentions_number(claim, value)
                    for _, value in numbers)
-    text = f"{claim}\n{evidence}"
-    folded = _nfkc_casefold(text)
+    # NFKC and casefolding of the two joined by the newline are those of each joined by
+    # it, and fold drops the newline: each side is worked on alone, the evidence's once
+    claim_folded, evidence_folded = _nfkc_casefold(claim), _nfkc_casefold(evidence)
     key = unicodedata.normalize("NFKC", mention).casefold().strip()
-    if _has_cjk(key):
-        return fold(key) in fold(folded)
+    if _has_cjk(key):  # Chinese runs on across the newline: look in the two as one
+        return fold(key) in fold(claim_folded) + fold(evidence_folded)
     # a symbol such as k or N: a whole token, not a letter inside a word
-    return re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", folded) is not None
+    token = re.compile(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])")
+    if "\n" in key:
+        return token.search(f"{claim_folded}\n{evidence_folded}") is not None
+    return token.search(evidence_folded) is not None or token.search(claim_folded) is not None
 
 
 # --- source → claim --------------------------------------------------------------------
