@@ -4,6 +4,7 @@ and nothing (arbitrary bytes, arbitrary text, mangled notes) makes it raise."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -423,3 +424,25 @@ def test_lines_that_only_look_like_structure_stay_text() -> None:
     ])
     assert [s.key for s in note.sections if s.key in ("claim", "frame")] == ["claim", "frame"]
     assert not [f for f in note.findings if f.code.startswith("section")]
+
+
+_ROW_PIECES = ["|", " ", "\t", "[[", "]]", "a", "\\|", "\\", "-", ":", "\x00", "[[x|y]]"]
+
+
+def _split_as_first_written(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    if "[[" not in body and "\\" not in body:
+        return [cell.strip() for cell in body.split("|")]
+    body = body.replace("\\|", "\x00")
+    body = re.sub(r"\[\[[^\]]*\]\]", lambda m: m.group().replace("|", "\x00"), body)
+    return [cell.replace("\x00", "|").strip() for cell in body.split("|")]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_ROW_PIECES), max_size=10).map("".join))
+def test_table_rows_split_as_the_wikilink_protecting_rule(line: str) -> None:
+    assert split_table_row(line) == _split_as_first_written(line)

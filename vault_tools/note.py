@@ -459,8 +459,9 @@ def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
         if not header_seen:
             header_seen = True  # the header row
             continue
-        if all(set(cell) <= set(":- ") for cell in cells):
-            continue  # the separator row
+        if _SEPARATOR_ROW.fullmatch(line) and all(set(cell) <= _SEPARATOR_CHARS
+                                                   for cell in cells):
+            continue  # the separator row (the regex turns the other rows away cheaply)
         if len(cells) != 3 or not cells[2]:
             note.findings.append(error(note.path, index + 1, "mapping-table",
                                        f"a mapping row needs 3 cells (Role | Surface Label | "
@@ -471,6 +472,9 @@ def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
 
 
 _WIKILINK = re.compile(r"\[\[[^\]]*\]\]")
+_PIPE_IN_WIKILINK = re.compile(r"\[\[[^\]]*\|")
+_SEPARATOR_ROW = re.compile(r"[\s|:-]*")
+_SEPARATOR_CHARS = frozenset(":- ")  # what a separator row's cells hold
 
 
 def split_table_row(line: str) -> list[str]:
@@ -480,7 +484,8 @@ def split_table_row(line: str) -> list[str]:
         body = body[1:]
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
-    if "[[" not in body and "\\" not in body:
+    if "\\" not in body and ("[[" not in body or (
+            "\x00" not in body and not _PIPE_IN_WIKILINK.search(body))):
         return [cell.strip() for cell in body.split("|")]
     # protect the pipes that are not cell separators, split, then restore them
     body = body.replace("\\|", "\x00")
