@@ -430,11 +430,22 @@ def _entities(frame: Any) -> list[tuple[int, dict]]:
             and e["label"].strip()]
 
 
+def _title(path: str) -> str:
+    """A note's title: its file name, as Obsidian shows it."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
 def _names(ctx: CheckContext, path: str) -> list[str]:
-    """A knowledge-base note's title (its file name, as Obsidian shows it) and aliases."""
-    title = path.rsplit("/", 1)[-1]
-    title = title[:-3] if title.lower().endswith(".md") else title
-    return [title, *ctx.kb.aliases(path)]
+    """A knowledge-base note's title and aliases."""
+    return [_title(path), *ctx.kb.aliases(path)]
+
+
+@functools.lru_cache(maxsize=4096)  # the same few hundred targets, note after note
+def _folded_names(kb: kbmod.KnowledgeBase, path: str) -> frozenset[str]:
+    """The folded `_names` of a knowledge-base note (a KnowledgeBase never changes its
+    aliases once read, so it can be the key)."""
+    return frozenset(map(fold, (_title(path), *kb.aliases(path))))
 
 
 def _candidates(ctx: CheckContext, label: str, exclude: str) -> list[str]:
@@ -442,7 +453,7 @@ def _candidates(ctx: CheckContext, label: str, exclude: str) -> list[str]:
     key = fold(label)
     found = []
     for path in ctx.kb.alias_index():
-        if path != exclude and any(fold(name) == key for name in _names(ctx, path)):
+        if path != exclude and key in _folded_names(ctx.kb, path):
             found.append(path[:-3] if path.lower().endswith(".md") else path)
     return found
 
@@ -470,15 +481,15 @@ def _mapping_checks(note: Note, version: _Version, ctx: CheckContext, evidence: 
         return []  # no aliases known: a label-vs-title check would only raise false alarms
     findings = []
     frame = version.frame
-    everything = " ".join((version.claim.value, evidence, context))
     for index, entity in _entities(frame.data):
         resolution = ctx.kb.resolve(entity["id"])
         if resolution.status != kbmod.OK or resolution.path is None:
             continue  # an error already (kb-target-*)
         label, path = entity["label"], resolution.path
-        names = _names(ctx, path)
-        if any(fold(name) == fold(label) for name in names):
+        if fold(label) in _folded_names(ctx.kb, path):
             continue
+        names = _names(ctx, path)
+        everything = " ".join((version.claim.value, evidence, context))
         line = _entity_line(note, version, index, entity)
         others = _candidates(ctx, label, path)
         hint = (f"; did you mean {' or '.join(f'[[{c}]]' for c in others)}?" if others else
