@@ -19,7 +19,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
@@ -363,6 +363,10 @@ class _Version:
     mode_line: int
     status: str | None
     status_line: int
+    entities: list[tuple[int, dict]] = field(init=False)  # well-formed, with their index
+
+    def __post_init__(self) -> None:
+        self.entities = _entities(self.frame.data)
 
 
 def review_findings(note: Note, ctx: CheckContext) -> list[Finding]:
@@ -480,8 +484,7 @@ def _mapping_checks(note: Note, version: _Version, ctx: CheckContext, evidence: 
     if ctx.kb.root is None:
         return []  # no aliases known: a label-vs-title check would only raise false alarms
     findings = []
-    frame = version.frame
-    for index, entity in _entities(frame.data):
+    for index, entity in version.entities:
         resolution = ctx.kb.resolve(entity["id"])
         if resolution.status != kbmod.OK or resolution.path is None:
             continue  # an error already (kb-target-*)
@@ -527,7 +530,7 @@ def _entity_line(note: Note, version: _Version, index: int, entity: dict) -> int
 def _frame_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
     findings = []
     frame, claim = version.frame, version.claim.value
-    for index, entity in _entities(frame.data):
+    for index, entity in version.entities:
         if not occurs(entity["label"], claim):
             line = line_of(frame.text, ("entities", index, "label"), frame.line,
                            entity["label"])
