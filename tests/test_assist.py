@@ -231,3 +231,14 @@ def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
         return  # numbers take their own path
     expected = _mention_in_joined_text(mention, claim, evidence)
     assert assist._mention_found(mention, claim, evidence) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["s", "ss", "ies", "sses", "a", "class", "drafts", " ", "-",
+                                 "İS", "中", "ﬁs", "x1s", "'s"]), max_size=8).map("".join))
+def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
+    lowered = unicodedata.normalize("NFKC", text).casefold()
+    stemmed = re.sub(r"[a-z]+", lambda m: assist._stem(m.group()), lowered)
+    assert assist.fold(text) == stemmed.translate(assist._KEPT)
+    assert assist._words.__wrapped__(text) == tuple(
+        assist._stem(w) for w in assist._WORD.findall(lowered))

@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # checks imports this module; avoid the cycle at runtime
 
 # --- text folding --------------------------------------------------------------------
 
-_LATIN_WORD = re.compile(r"[a-z]+")
+# the runs of Latin letters that _stem can change: four or more letters ending in s
+_STEMMABLE_RUN = re.compile(r"(?<![a-z])[a-z]{3,}s(?![a-z])")
 _SKIPPED_CATEGORIES = ("P", "Z", "C")  # punctuation, separators, controls
 
 
@@ -55,7 +56,7 @@ def fold(text: str) -> str:
     """The comparison form of `text`: NFKC, casefolded, plurals reduced, no punctuation or
     whitespace (so "KL-divergence" ~ "KL Divergence" and "（TV）loss" contains "TV loss")."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = _LATIN_WORD.sub(lambda m: _stem(m.group()), text)
+    text = _STEMMABLE_RUN.sub(lambda m: _stem(m.group()), text)
     return text.translate(_KEPT)
 
 
@@ -112,7 +113,7 @@ _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 def _words(text: str) -> tuple[str, ...]:
     """Latin words and numbers of `text` (folded, stemmed); CJK is not split."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    return tuple(_stem(word) for word in _WORD.findall(text))
+    return tuple(_stem(word) if word[-1] == "s" else word for word in _WORD.findall(text))
 
 
 _value_lines = functools.lru_cache(maxsize=64)(value_lines)
