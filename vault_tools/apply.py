@@ -410,7 +410,9 @@ class _Decider:
         if cand.problems:
             self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
             return None
-        event = self.txn.append({**decision, "actor": decision["actor"] or self.actor()})
+        # the latest event, looked up above, is what this decision supersedes
+        event = self.txn.append({**decision, "actor": decision["actor"] or self.actor(),
+                                 "supersedes": latest["id"] if latest else None})
         self.report.events.append(event)
         self._mark(cand, event, new=True)
         return None
