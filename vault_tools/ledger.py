@@ -19,15 +19,18 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import BinaryIO, NoReturn
 
 from vault_tools.errors import ExitCode, IntegrityError, RefusedError, UsageError, VtError
 from vault_tools.lock import FileLock
+from vault_tools.pool import _can_fork
 
 ACTIONS = ("ACCEPT", "REJECT", "REPAIR", "REVERT")
 CHECK_KEYS = (
@@ -56,6 +59,9 @@ ALLOWED_FIELDS = EVENT_FIELDS | {"reverts"}  # `reverts`: REVERT only
 STATE_DB = "ledger-index.sqlite"
 MAX_PROBLEMS = 1000  # keep verify's memory bounded on a thoroughly broken file
 _BLOCK = 1 << 16
+# a cold verify with at least this many bytes to parse in full forks a helper for half
+PARALLEL_MIN_BYTES = 8 << 20
+_PART_PREFIX = "verify-part-"  # + helper pid + .sqlite, in the state dir
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 _TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
@@ -1116,27 +1122,327 @@ class _Verifier:
         self.db.conn.execute("DROP TABLE IF EXISTS temp.seen")
 
 
-def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
+class _Lines:
+    """The ledger read line by line from where the previous read stopped (line `n` ended
+    at byte `end`); `done` once a line is torn or reaches past `size`."""
+
+    def __init__(self, handle: BinaryIO, size: int) -> None:
+        self.handle, self.size = handle, size
+        self.n = self.end = 0
+        self.done = False
+
+    def feed(self, verifier: _Verifier, stop: int, stop_line: int = 0) -> None:
+        """Verify lines until one ends at or after byte `stop` (or is line `stop_line`)."""
+        # the loop written out: a generator costs more than a line's sha256
+        n, end, size, line = self.n, self.end, self.size, verifier.line
+        try:
+            for raw in self.handle:
+                end += len(raw)
+                if not raw.endswith(b"\n") or end > size:
+                    self.done = True  # a torn tail is not an event
+                    return
+                n += 1
+                line(n, raw)
+                if end >= stop or n == stop_line:
+                    return
+        finally:
+            self.n, self.end = n, end
+
+    def skip_to(self, n: int, end: int) -> None:
+        """Lines up to `n` (ending at byte `end`) were verified elsewhere."""
+        self.handle.seek(end)
+        self.n, self.end = n, end
+
+
+def _verify_lines(verifier: _Verifier, path: Path, size: int,
+                  state_dir: Path | None = None) -> None:
+    """Feed every line to `verifier`. Given a `state_dir` and many bytes to parse in full,
+    a forked helper checks the second half meanwhile (see `_verify_halves`)."""
     # parsed events never form cycles and are dropped line by line: pausing the cyclic
     # GC saves its repeated scans of the young objects json.loads creates
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        # iter_lines, written out: its generator costs more than a line's sha256
         try:
             handle = open(path, "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
             return
         with handle:
-            end = 0
-            for n, raw in enumerate(handle, 1):
-                end += len(raw)
-                if not raw.endswith(b"\n") or end > size:
-                    break  # a torn tail is not an event
-                verifier.line(n, raw)
+            lines = _Lines(handle, size)
+            if verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
+                lines.feed(verifier, size, stop_line=verifier.prefix)
+            if (
+                not lines.done
+                and state_dir is not None
+                and size - lines.end >= PARALLEL_MIN_BYTES
+                and _can_fork()
+            ):
+                split = _split_at(handle.fileno(), lines.end, size)
+                if split is not None:
+                    _verify_halves(verifier, lines, path, state_dir, split)
+            if not lines.done:
+                lines.feed(verifier, size)
     finally:
         if was_enabled:
             gc.enable()
+
+
+# ---------------------------------------------------------------- verify, two processes
+
+
+def _split_at(fd: int, start: int, size: int) -> int | None:
+    """The start of the first line at or after the middle of bytes start..size (None: that
+    line is the last one, nothing to share)."""
+    pos = start + (size - start) // 2
+    while pos < size:
+        chunk = os.pread(fd, min(_BLOCK, size - pos), pos)
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i >= 0:
+            split = pos + i + 1
+            return split if split < size else None
+        pos += len(chunk)
+    return None
+
+
+def _part_path(state_dir: Path, pid: int) -> Path:
+    return state_dir / f"{_PART_PREFIX}{pid}.sqlite"
+
+
+def _remove_part(part: Path) -> None:
+    for name in (part.name, part.name + "-journal", part.name + "-wal", part.name + "-shm"):
+        with suppress(FileNotFoundError):
+            (part.parent / name).unlink()
+
+
+def _remove_stale_parts(state_dir: Path) -> None:
+    """Part files of helpers that are gone (a verify killed before it could clean up)."""
+    for part in state_dir.glob(_PART_PREFIX + "*.sqlite*"):
+        pid = part.name[len(_PART_PREFIX):].split(".", 1)[0]
+        if pid.isdigit() and _alive(int(pid)):
+            continue  # perhaps another ledger's verify, sharing this state dir
+        with suppress(FileNotFoundError):
+            part.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
+def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, state_dir: Path,
+                   split: int) -> None:
+    """Verify the lines before byte `split` here while a forked helper verifies the rest.
+
+    When the helper found every one of its lines flawless and its first line continues
+    this process's chain, its `seen` rows are taken over and `lines` skips its range;
+    otherwise (a problem, a crash, any doubt) the range is left for the caller to verify
+    here as usual, so the messages are exactly those of a sequential verify.
+    """
+    _remove_stale_parts(state_dir)
+    first_n, first_end = lines.n, lines.end
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the helper: never returns
+        os.close(read_fd)
+        _part_child(write_fd, path, state_dir, verifier.remembered,
+                    (first_n, first_end, split, lines.size))  # fmt: skip
+    os.close(write_fd)
+    part = _part_path(state_dir, pid)
+    reaped = False
+    try:
+        lines.feed(verifier, split)
+        data = _read_all(read_fd)
+        _, status = os.waitpid(pid, 0)
+        reaped = True
+        summary = _part_summary(data, status)
+        if (
+            summary is not None
+            and not lines.done
+            and lines.end == split
+            and _continues_chain(verifier, lines.n, summary)
+            and _take_rows(verifier, part, summary)
+        ):
+            last_n, last_seq, last_hash = summary["last"]
+            verifier.events, verifier.prev_seq, verifier.prev_hash = last_n, last_seq, last_hash
+            if summary["intact"]:
+                verifier.remembered_head_intact = True
+            lines.skip_to(last_n, lines.size)
+    finally:
+        os.close(read_fd)
+        if not reaped:  # interrupted or failed here: the helper must not outlive the lock
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        _remove_part(part)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _part_summary(data: bytes, status: int) -> dict | None:
+    """The helper's report if it exited cleanly with every line flawless, else None."""
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    try:
+        summary = json.loads(data)
+        if summary["clean"] is not True:
+            return None
+        n, seq, prev = summary["first"]
+        last_n, last_seq, last_hash = summary["last"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not (type(n) is int and type(seq) is int and type(last_n) is int
+            and type(last_seq) is int and type(prev) is str and type(last_hash) is str):
+        return None  # fmt: skip
+    return summary
+
+
+def _continues_chain(verifier: _Verifier, n: int, summary: dict) -> bool:
+    """Would the helper's first line pass the chain checks here? (the same conditions as
+    `_Verifier._check_event`, so a break is reported by the sequential re-check)."""
+    first_n, first_seq, first_prev = summary["first"]
+    return (
+        first_n == n + 1
+        and first_seq == verifier.prev_seq + 1
+        and (verifier.prev_hash is None or first_prev == verifier.prev_hash)
+    )
+
+
+def _take_rows(verifier: _Verifier, part: Path, summary: dict) -> bool:
+    """Copy the helper's `seen` rows into this verify's temp table, in one statement."""
+    first_n, last_n = summary["first"][0], summary["last"][0]
+    conn = verifier.db.conn
+    try:
+        conn.execute("ATTACH DATABASE ? AS part", (str(part),))
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("BEGIN")
+        cur = conn.execute(
+            "INSERT INTO temp.seen SELECT line, seq, id, ts, claim_id, supersedes, reverts "
+            "FROM part.seen WHERE line BETWEEN ? AND ?", (first_n, last_n))  # fmt: skip
+        if cur.rowcount != last_n - first_n + 1:
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("COMMIT")
+        return True
+    except sqlite3.Error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    finally:
+        conn.execute("DETACH DATABASE part")
+
+
+class _Unclean(Exception):
+    """The helper met something to report: the parent re-verifies its range itself."""
+
+
+class _PartVerifier(_Verifier):
+    """The helper's verifier: the per-line checks of `_Verifier`, its chain started from
+    its first line (the parent checks that link), its rows in its own sqlite file (a
+    connection must not cross a fork), and no problem tolerated."""
+
+    def __init__(self, conn: sqlite3.Connection, remembered: tuple | None) -> None:
+        # not _Verifier.__init__: that reads and writes the parent's connection
+        self.conn = conn
+        self.problems, self.dropped, self.events = [], 0, 0
+        self.prev_seq, self.prev_hash = 0, None
+        self.rows = []
+        self.remembered, self.remembered_head_intact = remembered, False
+        self.memory_proven, self.prefix = False, 0
+        self.first: tuple[int, int, str] | None = None
+        conn.execute(
+            "CREATE TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, ts TEXT, "
+            "claim_id TEXT, supersedes TEXT, reverts TEXT)"
+        )
+
+    def problem(self, seq: int | None, line: int | None, message: str) -> None:
+        raise _Unclean(message)
+
+    def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
+        if self.first is None:  # the link to the previous line is the parent's check
+            self.first = (n, ev["seq"], ev["prev"])
+            self.prev_seq, self.prev_hash = ev["seq"] - 1, ev["prev"]
+        super()._check_event(n, body, text, ev)
+
+    def flush(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.executemany("INSERT INTO seen VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
+        self.conn.execute("COMMIT")
+        self.rows = []
+
+
+def _part_child(out_fd: int, path: Path, state_dir: Path, remembered: tuple | None,
+                span: tuple[int, int, int, int]) -> NoReturn:
+    """The forked helper's whole life: report and `os._exit`, never return or raise (the
+    parent's cleanup, atexit handlers and buffered output are the parent's alone)."""
+    code = 2
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: die quietly, parent re-checks
+        summary = _verify_part(path, state_dir, remembered, *span)
+        data = json.dumps(summary).encode()
+        while data:
+            data = data[os.write(out_fd, data):]
+        code = 0 if summary["clean"] else 1
+    except BaseException:  # noqa: B036 - anything at all: "not clean", no traceback
+        code = 2
+    finally:
+        os._exit(code)
+
+
+def _verify_part(path: Path, state_dir: Path, remembered: tuple | None, base_n: int,
+                 base_end: int, split: int, size: int) -> dict:
+    """Check lines split..size; their rows go to `_part_path(state_dir, own pid)`."""
+    part = _part_path(state_dir, os.getpid())
+    _remove_part(part)  # a leftover of an earlier helper with the same pid
+    with open(path, "rb") as handle:
+        n = base_n + _count_lines(handle.fileno(), base_end, split)
+        conn = sqlite3.connect(part, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=OFF")  # a scratch file, deleted after use
+            conn.execute("PRAGMA synchronous=OFF")
+            verifier = _PartVerifier(conn, remembered)
+            handle.seek(split)
+            lines = _Lines(handle, size)
+            lines.n, lines.end = n, split
+            try:
+                lines.feed(verifier, size)
+                if lines.done or lines.end != size or verifier.first is None:
+                    raise _Unclean("the range does not end in a complete line at its end")
+                verifier.flush()
+            except _Unclean:
+                return {"clean": False}
+        finally:
+            conn.close()
+    return {
+        "clean": True,
+        "first": verifier.first,
+        "last": (lines.n, verifier.prev_seq, verifier.prev_hash),
+        "intact": verifier.remembered_head_intact,
+    }
+
+
+def _count_lines(fd: int, start: int, stop: int) -> int:
+    count = 0
+    while start < stop:
+        chunk = os.pread(fd, min(1 << 20, stop - start), start)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        start += len(chunk)
+    return count
 
 
 def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
@@ -1144,7 +1450,9 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
 
     Holds the ledger lock (so a concurrent append is never mistaken for a torn tail);
     moves a torn tail aside (reported in `torn`, not a failure); never repairs anything
-    else. On success, remembers the ids it verified.
+    else. On success, remembers the ids it verified. With at least PARALLEL_MIN_BYTES
+    to parse in full (a cold verify of a large ledger) and fork available, a forked helper
+    checks the second half meanwhile; the result is the same either way.
     """
     ledger = Ledger(path, state_dir)
     db = _StateDB(ledger.state_dir)
@@ -1156,10 +1464,10 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
             # its temp table goes with the connection: dropping it first only costs time
             verifier = _Verifier(db)
             try:
-                _verify_lines(verifier, ledger.path, size)
+                _verify_lines(verifier, ledger.path, size, ledger.state_dir)
             except _PrefixChanged:
                 verifier = _Verifier(db, trust_prefix=False)
-                _verify_lines(verifier, ledger.path, size)
+                _verify_lines(verifier, ledger.path, size, ledger.state_dir)
             verifier.finish()
             problems = sorted(verifier.problems,
                               key=lambda p: (p.line is None, p.line or 0))  # fmt: skip
