@@ -1390,7 +1390,9 @@ def _part_child(out_fd: int, path: Path, state_dir: Path, remembered: tuple | No
     parent's cleanup, atexit handlers and buffered output are the parent's alone)."""
     code = 2
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: die quietly, parent re-checks
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            # Ctrl-C: die quietly (no KeyboardInterrupt traceback); the parent re-checks
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
         summary = _verify_part(path, state_dir, remembered, *span)
         data = json.dumps(summary).encode()
         while data:
