@@ -617,10 +617,17 @@ def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = T
     if data == snapshot.raw:
         # never touch an unchanged note: watchers (Obsidian) would see a modification
         return False
-    target = Path(os.path.realpath(snapshot.path))
-    if not _unchanged_on_disk(target, snapshot):
+    # a symlinked note is replaced at its target; a symlinked folder needs no resolving
+    path = snapshot.path
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    try:
+        st = os.stat(target)
+    except OSError:
+        st = None
+    # the stat signature here; the bytes themselves are compared before the rename below
+    if st is None or _signature(st) != snapshot.signature:
         raise RefusedError("changed on disk since vt read it; not overwritten", str(snapshot.path))
-    mode = stat.S_IMODE(os.stat(target).st_mode)
+    mode = stat.S_IMODE(st.st_mode)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as tmp:
