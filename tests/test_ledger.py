@@ -620,8 +620,8 @@ def test_a_second_verify_reproves_the_prefix_without_reparsing(vault: Path, monk
     ledger.append([decision("N1"), decision("N2")])
     Ledger(ledger.path, vault / ".vt-other").append([decision("N3")])
     calls = []
-    real = L.canonical_of_parsed
-    monkeypatch.setattr(L, "canonical_of_parsed", lambda obj: (calls.append(1), real(obj))[1])
+    real = L.canonical
+    monkeypatch.setattr(L, "canonical", lambda obj: (calls.append(1), real(obj))[1])
     result = verify_ledger(ledger.path, ledger.state_dir)
     assert result.ok and result.events == 9
     assert len(calls) == 1  # only N3, appended through another state dir, was parsed
@@ -638,3 +638,15 @@ def test_a_moved_hash_field_in_the_prefix_is_caught(vault: Path) -> None:
     write_lines(ledger, raw)
     got = messages(verify_ledger(ledger.path, ledger.state_dir))
     assert got == ["line 2: not canonical JSON (re-serialised or hand-edited?)"]
+
+
+def test_utc_now_is_the_current_second_in_utc() -> None:
+    import time as clock
+    from datetime import datetime, timezone
+
+    before = int(clock.time())
+    stamp = L.utc_now()
+    after = int(clock.time())
+    seconds = int(datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")
+                  .replace(tzinfo=timezone.utc).timestamp())
+    assert before <= seconds <= after

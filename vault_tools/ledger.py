@@ -21,6 +21,7 @@ import os
 import re
 import signal
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -95,30 +96,22 @@ _make_encoder = json.encoder.c_make_encoder  # None without the C accelerator
 _encode_basestring = json.encoder.encode_basestring
 
 
+# one encoder for every call (verify serialises every line): what _ENCODER.encode does,
+# minus its Python-level dispatch and its cycle markers. Ledger values are JSON data
+# (json.loads output, note properties): a cycle cannot occur, and would only raise
+# RecursionError instead of ValueError
+_CANONICAL_ENCODER = None if _make_encoder is None else _make_encoder(
+    None, _ENCODER.default, _encode_basestring, None, ":", ",", True, False, True)
+
+
 def canonical(obj: object) -> str:
     """The one serialisation of ledger JSON: sorted keys, no spaces, raw UTF-8.
 
     Identical to json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).
     """
-    if _make_encoder is None:
+    if _CANONICAL_ENCODER is None:
         return _ENCODER.encode(obj)
-    # what _ENCODER.encode does, minus its Python-level dispatch (run once per ledger line
-    # by verify); a fresh markers dict per call, as there, detects cycles
-    return "".join(_make_encoder({}, _ENCODER.default, _encode_basestring, None, ":", ",",
-                                 True, False, True)(obj, 0))  # fmt: skip
-
-
-# json.loads never makes a cycle, so a parsed event needs no cycle markers; one encoder
-# kept for every line saves building it per line (verify runs this once per line)
-_PARSED_ENCODER = None if _make_encoder is None else _make_encoder(
-    None, _ENCODER.default, _encode_basestring, None, ":", ",", True, False, True)
-
-
-def canonical_of_parsed(obj: object) -> str:
-    """`canonical` of a value json.loads made (so free of cycles)."""
-    if _PARSED_ENCODER is None:
-        return canonical(obj)
-    return "".join(_PARSED_ENCODER(obj, 0))
+    return "".join(_CANONICAL_ENCODER(obj, 0))
 
 
 def _sha(data: bytes) -> str:
@@ -135,8 +128,14 @@ def line_hash(event: dict) -> str:
     return _sha(canonical({k: v for k, v in event.items() if k != "hash"}).encode())
 
 
+_clock: list = [None, ""]  # (the second, its text): a run stamps thousands of events
+
+
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    second = int(time.time())
+    if _clock[0] != second:
+        _clock[:] = [second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))]
+    return _clock[1]
 
 
 def _is_sha(value: object) -> bool:
@@ -990,7 +989,7 @@ class _Verifier:
 
     def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
         seq = ev["seq"]
-        canonical_ok = canonical_of_parsed(ev) == text
+        canonical_ok = canonical(ev) == text
         if not canonical_ok:
             self.problem(seq, n, f"line {n}: not canonical JSON (re-serialised or hand-edited?)")
         if canonical_ok:
