@@ -55,8 +55,7 @@ def _stem(word: str) -> str:
 def fold(text: str) -> str:
     """The comparison form of `text`: NFKC, casefolded, plurals reduced, no punctuation or
     whitespace (so "KL-divergence" ~ "KL Divergence" and "（TV）loss" contains "TV loss")."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _STEMMABLE_RUN.sub(lambda m: _stem(m.group()), text)
+    text = _STEMMABLE_RUN.sub(lambda m: _stem(m.group()), _nfkc_casefold(text))
     return text.translate(_KEPT)
 
 
@@ -112,8 +111,8 @@ _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 @functools.lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[str, ...]:
     """Latin words and numbers of `text` (folded, stemmed); CJK is not split."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return tuple(_stem(word) if word[-1] == "s" else word for word in _WORD.findall(text))
+    return tuple(_stem(word) if word[-1] == "s" else word
+                 for word in _WORD.findall(_nfkc_casefold(text)))
 
 
 _value_lines = functools.lru_cache(maxsize=64)(value_lines)
@@ -193,7 +192,7 @@ _NUMBER_WORD_PATTERNS = {word: re.compile(rf"\b{word}\b") for words in _NUMBER_W
                          for word in words if word.isascii()}
 
 
-@functools.lru_cache(maxsize=256)  # a note's claim + evidence, once for all its mentions
+@functools.lru_cache(maxsize=256)  # a claim is folded, split into words and searched
 def _nfkc_casefold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
