@@ -86,6 +86,8 @@ def occurs(needle: str, haystack: str) -> bool:
         return False
     position, found = 0, _words(haystack)
     for word in words:
+        if word not in found:  # the usual miss, without raising ValueError
+            return False
         try:
             position = found.index(word, position) + 1
         except ValueError:
