@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from vault_tools import kb as kbmod
@@ -125,6 +126,7 @@ def _target_finding(note: Note, line: int, target: str, resolution: kbmod.Resolu
                  f"(expected {kbmod.link_target(target)}.md)")
 
 
+@lru_cache(maxsize=4096)  # labels repeat from note to note
 def _label_key(label: str) -> str:
     return unicodedata.normalize("NFC", label).strip().casefold()
 

@@ -134,9 +134,18 @@ def decode(raw: bytes, path: str) -> tuple[str | None, Finding | None]:
         line = raw.count(b"\n", 0, exc.start) + 1
         return None, error(path, line, "encoding", f"not UTF-8: byte 0x{raw[exc.start]:02x} "
                            f"at offset {exc.start}")
-    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+    if not text.isascii() and _MAY_NEED_NFC.search(text) \
+            and not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
     return text, None
+
+
+# Characters NFC leaves alone in any context: ASCII, CJK ideographs, kana and CJK
+# punctuation (not their combining marks), full-width forms. Text made of them alone is
+# NFC (tests/test_note.py checks it against the Unicode database); a search for anything
+# else is cheaper than the quick check of is_normalized on a Chinese note.
+_MAY_NEED_NFC = re.compile("[^\x00-\x7f\u3000-\u3029\u3030-\u3098\u309b-\u30ff"
+                           "\u4e00-\u9fff\uff00-\uffef]")
 
 
 def parse_note(raw: bytes, path: str) -> Note:
