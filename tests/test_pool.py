@@ -79,3 +79,14 @@ def test_meanwhile_failing_is_raised_after_every_result() -> None:
         for value in results:
             got.append(value)
     assert got == [n * n for n in range(50)]
+
+
+def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:
+    from vault_tools.pool import CHUNK, CHUNKS_PER_WORKER, MAX_CHUNK, chunk_size
+
+    assert chunk_size(500, 2) == CHUNK  # small runs: small chunks
+    assert chunk_size(5_000, 2) == -(-5_000 // (2 * CHUNKS_PER_WORKER))
+    assert chunk_size(1_000_000, 2) == MAX_CHUNK
+    for items in (401, 5_000, 10_000, 50_000):
+        chunks = -(-items // chunk_size(items, 2))
+        assert chunks >= min(2 * CHUNKS_PER_WORKER, -(-items // CHUNK))

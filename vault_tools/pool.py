@@ -18,7 +18,12 @@ Result = TypeVar("Result")
 Progress = Callable[[int, int], None]
 
 PARALLEL_THRESHOLD = 400
+# Items per chunk: at least CHUNK; more on a large run, where each chunk costs the pool's
+# machinery in the parent (a message each way, its bookkeeping), keeping CHUNKS_PER_WORKER
+# chunks for each worker so that they still finish together.
 CHUNK = 64
+MAX_CHUNK = 512
+CHUNKS_PER_WORKER = 8
 
 _WORK: Callable[[list[Any]], list[Any]] | None = None  # the running map's work, for workers
 
@@ -31,9 +36,10 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     """`work(chunk)` over chunks of `items`, results in order (or, `ordered=False`, by
     chunk as each is done).
 
-    `workers` 0 means one per core; `threshold` and `chunk` default to the module's
-    values. `progress(done, total)` is called after each chunk. Results are yielded as
-    their chunks finish, so a caller that consumes them as they come holds few.
+    `workers` 0 means one per core; `threshold` defaults to the module's value, `chunk`
+    to a size fit for the run (see CHUNK). `progress(done, total)` is called after each
+    chunk. Results are yielded as their chunks finish, so a caller that consumes them as
+    they come holds few.
     `meanwhile()` runs in this process while the workers work (after the work when
     there are no workers): other work that would otherwise wait for them, such as the
     CPU-bound part of a run whose workers wait on the disk. Its exception (not an
@@ -41,7 +47,7 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     """
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
-    chunk = chunk or CHUNK
+    chunk = chunk or chunk_size(len(items), workers)
     chunks = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
     if workers < 2 or len(items) < threshold or not _can_fork():
         yield from _counted(map(work, chunks), len(items), progress)
@@ -69,6 +75,11 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
         _WORK = None
     if failure is not None:
         raise failure
+
+
+def chunk_size(items: int, workers: int) -> int:
+    """CHUNK, or larger for a large run (see CHUNK)."""
+    return max(CHUNK, min(MAX_CHUNK, -(-items // (workers * CHUNKS_PER_WORKER))))
 
 
 def _counted(batches: Iterable[list[Result]], total: int,

@@ -44,7 +44,6 @@ if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
 Progress = Callable[[int, int], None]
 # below this many notes to parse, a process pool costs more than it saves
 PARALLEL_THRESHOLD = 400
-CHUNK = 64
 
 
 class NoteResult(NamedTuple):
@@ -464,8 +463,7 @@ def _check_all(settings: Settings, ctx: _LazyContext, targets: list[str], done: 
         progress(done + checked, total)
 
     return map_chunks(work, targets, workers=settings.workers,
-                      progress=counted if progress else None,
-                      threshold=PARALLEL_THRESHOLD, chunk=CHUNK)
+                      progress=counted if progress else None, threshold=PARALLEL_THRESHOLD)
 
 
 def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResult:
