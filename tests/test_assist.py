@@ -242,3 +242,24 @@ def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
     assert assist.fold(text) == stemmed.translate(assist._KEPT)
     assert assist._words.__wrapped__(text) == tuple(
         assist._stem(w) for w in assist._WORD.findall(lowered))
+
+
+def test_no_digit_is_made_or_unmade_by_composition() -> None:
+    """What numbers_in's shortcut relies on, checked against the Unicode database."""
+    for code in range(0x110000):
+        mapping = unicodedata.decomposition(chr(code)).split()
+        if mapping and not mapping[0].startswith("<"):  # a canonical decomposition
+            assert not re.fullmatch(r"\d", chr(code)), hex(code)
+            assert not re.fullmatch(r"\d", chr(int(mapping[0], 16))), hex(code)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["1", "２", "²", "①", "½", "，", "中", "x", ".", "．", "3.5",
+                                 "H100", " ", "٣", "ǆ"]), max_size=8).map("".join),
+       st.booleans())
+def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: bool) -> None:
+    normal = unicodedata.normalize("NFKC", text)
+    pattern = assist._ANY_NUMBER if names_too else assist._NUMBER
+    expected = [(m.group(), assist._value(m.group())) for m in pattern.finditer(normal)]
+    expected = [(token, value) for token, value in expected if value is not None]
+    assert assist.numbers_in.__wrapped__(text, names_too) == expected

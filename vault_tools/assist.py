@@ -147,6 +147,23 @@ _NUMBER_WORDS = {
 }
 
 
+class _DigitSourceCharacters(dict):
+    """A str.translate table keeping the characters whose NFKC form holds a digit (the
+    digits themselves, ² ① ５ …) and dropping the rest; filled as characters are met.
+
+    No digit has a canonical decomposition or composes with what follows it, so NFKC
+    of a text holds a digit exactly when one of its characters' NFKC forms does."""
+
+    def __missing__(self, code: int) -> int | None:
+        kept = code if _ANY_DIGIT.search(unicodedata.normalize("NFKC", chr(code))) else None
+        self[code] = kept
+        return kept
+
+
+_ANY_DIGIT = re.compile(r"\d")
+_DIGIT_SOURCES = _DigitSourceCharacters()
+
+
 @functools.lru_cache(maxsize=4096)  # notes repeat the same few hundred numbers
 def _value(token: str) -> Decimal | None:
     try:
@@ -159,6 +176,8 @@ def _value(token: str) -> Decimal | None:
 def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
     """The numbers written with digits in `text` (full-width digits included)."""
     if not text.isascii():  # NFKC leaves ASCII as it is
+        if not text.translate(_DIGIT_SOURCES):
+            return []  # no digit, and none that NFKC would make: spare normalising
         text = unicodedata.normalize("NFKC", text)
     pattern = _ANY_NUMBER if names_too else _NUMBER
     found = []
