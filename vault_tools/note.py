@@ -140,12 +140,13 @@ def decode(raw: bytes, path: str) -> tuple[str | None, Finding | None]:
     return text, None
 
 
-# Characters NFC leaves alone in any context: ASCII, CJK ideographs, kana and CJK
-# punctuation (not their combining marks), full-width forms. Text made of them alone is
-# NFC (tests/test_note.py checks it against the Unicode database); a search for anything
-# else is cheaper than the quick check of is_normalized on a Chinese note.
-_MAY_NEED_NFC = re.compile("[^\x00-\x7f\u3000-\u3029\u3030-\u3098\u309b-\u30ff"
-                           "\u4e00-\u9fff\uff00-\uffef]")
+# Characters NFC leaves alone in any context: ASCII, Latin-1, general punctuation,
+# arrows, circled numbers, CJK ideographs, kana and CJK punctuation (not their combining
+# marks), full-width forms. Text made of them alone is NFC (tests/test_note.py checks it
+# against the Unicode database); a search for anything else is cheaper than the quick
+# check of is_normalized on a Chinese note.
+_MAY_NEED_NFC = re.compile(r"[^\x00-\x7f\xa0-\xff\u2002-\u206f\u2190-\u21ff\u2460-\u24ff"
+                           r"\u3000-\u3029\u3030-\u3098\u309b-\u30ff\u4e00-\u9fff\uff00-\uffef]")
 
 
 def parse_note(raw: bytes, path: str) -> Note:
