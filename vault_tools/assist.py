@@ -337,6 +337,10 @@ def _worded_sentences(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((s, frozenset(_words(s))) for s in _sentences(evidence) if s.strip())
 
 
+# the sentences a claim draws on repeat for the claims drawn from one paragraph
+_evidence_hedge = functools.lru_cache(maxsize=256)(hedge_in)
+
+
 @functools.lru_cache(maxsize=256)
 def _evidence_tone(evidence: str) -> bool | None:
     """Whether the evidence hedges or is conditional; None when it holds a letter whose
@@ -666,7 +670,7 @@ def _mode_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
     findings = []
     claim = version.claim.value
     if version.mode == "ASSERTED" and evidence:
-        hedge = hedge_in(_relevant_evidence(evidence, claim))
+        hedge = _evidence_hedge(_relevant_evidence(evidence, claim))
         if hedge:
             findings.append(warning(note.path, version.mode_line, "assist-mode-hedged",
                                     f"{version.label}the evidence hedges ({hedge!r}) but the "
