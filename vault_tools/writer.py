@@ -33,13 +33,16 @@ TMP_SUFFIX = ".vt-tmp"
 # lines and line endings
 
 
+_LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings kept; only `\\n` ends a line (not \\x0b, \\u2028, …).
 
     str.splitlines() would also split on form feeds and Unicode separators, which a
     note may legitimately contain inside a line.
     """
-    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+    return _LINE.findall(text)
 
 
 def line_ending(text: str) -> str:
@@ -295,15 +298,15 @@ def set_properties(text: str, values: dict[str, str | None]) -> str:
     absent key is appended just before the closing `---`. Nothing else changes.
     """
     _check_owned(values)
-    lines = split_lines(text)
-    bounds = frontmatter_bounds(lines)
-    if bounds is None:
+    split = _frontmatter_head(text)
+    if split is None:
         raise ValueError("the note has no frontmatter; vt only writes review notes")
+    lines, body = split
     eol = line_ending(text)
-    close = bounds[1]
+    close = len(lines) - 1
     seen: set[str] = set()
-    out: list[str] = list(lines[: bounds[0] + 1])
-    for entry, between in _walk(lines, bounds[0] + 1, close):
+    out: list[str] = lines[:1]
+    for entry, between in _walk(lines, 1, close):
         out.extend(between)
         if entry is None:
             continue
@@ -315,8 +318,25 @@ def set_properties(text: str, values: dict[str, str | None]) -> str:
     for key, value in values.items():
         if key not in seen and value is not None:
             out.append(f"{key}: {render_value(value)}{eol}")
-    out.extend(lines[close:])
+    out.append(lines[close])
+    out.append(body)
     return "".join(out)
+
+
+def _frontmatter_head(text: str) -> tuple[list[str], str] | None:
+    """(the lines from the opening `---` to the closing one, as split_lines gives them;
+    the text after them), or None: what frontmatter_bounds finds, without splitting
+    the body of the note into lines."""
+    head: list[str] = []
+    for match in _LINE.finditer(text):
+        line = match.group()
+        head.append(line)
+        if len(head) == 1:
+            if _content(line).lstrip(BOM).rstrip(" \t") != "---":
+                return None
+        elif _content(line).rstrip(" \t") in ("---", "..."):
+            return head, text[match.end():]
+    return None
 
 
 def _walk(lines: list[str], start: int, stop: int) -> Iterator[tuple[_Entry | None, list[str]]]:
