@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.headings import normalise_heading_title
@@ -99,8 +100,7 @@ def _unquote_key(key: str) -> str:
     return key
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(NamedTuple):
     """A top-level frontmatter entry: lines [start, end) of the note."""
 
     key: str
@@ -161,9 +161,10 @@ def _is_continuation(line: str) -> bool:
     return s[:1] in (" ", "\t") or s == "-" or s.startswith(("- ", "-\t"))
 
 
-def _entry_end(lines: list[str], start: int, stop: int, value_col: int) -> int:
-    """One past the last line of the entry whose key is on line `start`."""
-    value = _content(lines[start])[value_col:]
+def _entry_end(lines: list[str], start: int, stop: int, value_col: int, first: str) -> int:
+    """One past the last line of the entry whose key is on line `start` (`first`, without
+    its line ending)."""
+    value = first[value_col:]
     j = start + 1
     if value[:1] in ('"', "'", "[", "{"):
         j = _scan_flow(lines, start, value_col, stop) + 1
@@ -187,15 +188,14 @@ def _entries(lines: list[str], start: int, stop: int) -> Iterator[_Entry]:
     """Top-level entries of the frontmatter between lines [start, stop)."""
     i = start
     while i < stop:
-        m = _KEY_LINE.match(_content(lines[i]))
+        s = _content(lines[i])
+        m = _KEY_LINE.match(s)
         if m is None:
             i += 1  # comments, blank lines, anything not a key line: the human's
             continue
-        s = _content(lines[i])
-        value_col = m.end()
-        while value_col < len(s) and s[value_col] in " \t":
-            value_col += 1
-        end = _entry_end(lines, i, stop, value_col)
+        after = s[m.end():]
+        value_col = len(s) - len(after.lstrip(" \t"))
+        end = _entry_end(lines, i, stop, value_col, s)
         yield _Entry(_unquote_key(m.group("key")), i, end, value_col)
         i = end
 
