@@ -395,3 +395,87 @@ def test_json_mode_writes_nothing_to_stdout_when_the_run_fails(example_vault: Pa
     (example_vault / "vt.toml").write_text('[paths]\nschemas_dir = "s"\n', "utf-8")
     result = _vt(example_vault, "--json")
     assert result.returncode == 2 and result.stdout == "" and "enums.json" in result.stderr
+
+
+# --- the claim ids a whole-vault run keeps ------------------------------------------------
+
+def _three_way_vault(make_vault) -> Path:
+    dup = render_note(claim_id="DUP-3")
+    return make_vault({"A.md": dup, "sub/B.md": dup, "Z.md": dup,
+                       "C.md": render_note(claim_id="C-1"), "D.md": render_note(claim_id="D-1"),
+                       "M.md": render_note(claim_id="BAD-1", mode="CERTAIN")})
+
+
+def _duplicates(findings: list[Finding]) -> list[tuple]:
+    return [(f.path, f.line, f.message) for f in findings if f.code == "claim-id-duplicate"]
+
+
+def _three_way_expected(vault: Path) -> list[tuple]:
+    line = line_of_text(render_note(claim_id="DUP-3"), "claim_id:")
+    a, b, z = "03_claims/A.md", "sub/B.md", "03_claims/Z.md"
+    used = "claim_id 'DUP-3' is also used by "
+    return [(a, line, f"{used}{z}, {b}"), (z, line, f"{used}{a}, {b}"),
+            (b, line, f"{used}{a}, {z}")]
+
+
+def test_duplicates_among_three_notes_name_the_other_two(make_vault) -> None:
+    vault = _three_way_vault(make_vault)
+    report = _cold(vault)
+    assert _duplicates(report.findings) == _three_way_expected(vault)
+    assert (report.notes, report.errors) == (6, 4)
+
+
+def test_duplicates_on_a_warm_run(make_vault) -> None:
+    vault = _three_way_vault(make_vault)
+    cold = _vt(vault)
+    assert cold.stdout.count("claim-id-duplicate") == 3
+    assert "6 notes checked: 4 errors" in cold.stderr
+    warm = _vt(vault)  # the memo and the counts of the cached entries
+    assert (warm.stdout, warm.stderr) == (cold.stdout, cold.stderr)
+    (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-2"), "utf-8")
+    partly = _vt(vault)  # cached entries and one checked again
+    assert (partly.stdout, partly.stderr) == (cold.stdout, cold.stderr)
+    assert _duplicates(validate_vault(vault).findings) == _three_way_expected(vault)
+    (vault / "03_claims" / "Z.md").write_text(render_note(claim_id="Z-1"), "utf-8")
+    after = _vt(vault)
+    assert after.stdout.count("claim-id-duplicate") == 2
+    assert "6 notes checked: 3 errors" in after.stderr
+
+
+def test_a_hash_collision_is_never_a_duplicate(make_vault,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = _three_way_vault(make_vault)
+    expected = _as_tuples(_cold(vault).findings)
+    monkeypatch.setattr(validate_mod, "_claim_hash", lambda claim_id: 7)  # all collide
+    assert _as_tuples(_cold(vault).findings) == expected
+    assert _as_tuples(validate_vault(vault).findings) == expected  # warm
+    given = validate_vault(vault, [vault / "03_claims" / "C.md", vault / "03_claims" / "Z.md"])
+    assert _duplicates(given.findings) == _three_way_expected(vault)[1:2]
+    assert given.errors == 1
+
+
+def test_a_hash_collision_does_not_hide_a_duplicate(make_vault,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two claim_ids of one hash, each used twice: two pairs, not one group of four."""
+    one, two = render_note(claim_id="ONE-1"), render_note(claim_id="TWO-2")
+    vault = make_vault({"A.md": one, "B.md": two, "C.md": one, "D.md": two})
+    monkeypatch.setattr(validate_mod, "_claim_hash", lambda claim_id: -1)
+    found = _duplicates(_cold(vault).findings)
+    line = line_of_text(one, "claim_id:")
+    assert found == [
+        ("03_claims/A.md", line, "claim_id 'ONE-1' is also used by 03_claims/C.md"),
+        ("03_claims/B.md", line, "claim_id 'TWO-2' is also used by 03_claims/D.md"),
+        ("03_claims/C.md", line, "claim_id 'ONE-1' is also used by 03_claims/A.md"),
+        ("03_claims/D.md", line, "claim_id 'TWO-2' is also used by 03_claims/B.md")]
+
+
+def test_claim_ids_keep_unicode_and_missing_lines() -> None:
+    claims = validate_mod._ClaimIds(["a.md", "b.md", "c.md"])
+    entry = ("x", "", (), "證據-1 \udcff", None, 0, 0)
+    assert claims.add(entry, 0) and claims.add((*entry[:4], 3, 0, 0), 2)
+    assert not claims.add(("x", "", (), None, None, 0, 0), 1)
+    assert [(path, [(f.line, f.message) for f in found])
+            for path, found in claims.duplicates(None)] == [
+        ("a.md", [(None, "claim_id '證據-1 \\udcff' is also used by c.md")]),
+        ("c.md", [(3, "claim_id '證據-1 \\udcff' is also used by a.md")])]
+    assert [path for path, _ in claims.duplicates({"c.md"})] == ["c.md"]

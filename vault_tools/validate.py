@@ -7,8 +7,9 @@ schemas, the knowledge base's file list or vt itself change.
 A whole-vault run streams: the notes are checked in path order and each note's
 findings go to a `Sink` as its result arrives (and, as piped text, to the cache's
 memo), so memory stays flat as the vault grows; the cache is written as it goes too.
-What a run keeps per note: its path in the listing and its claim_id with (path, line)
-for the duplicate check (and, on a warm run, the loaded index). The order of the findings:
+What a run keeps per note: its path in the listing and, for the duplicate check, a
+hash of its claim_id, its line and the claim_id's bytes in a shared buffer (and, on a
+warm run, the loaded index). The order of the findings:
 by path, then line, code, message; the claim-id-duplicate findings of a whole-vault
 run come last (they are known only when every note has been seen), sorted the same
 way. An explicit run (notes given) is small and is sorted as one list.
@@ -18,9 +19,11 @@ way. An explicit run (notes given) is small and is sorted as one list.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import marshal
 import os
-from collections.abc import Callable, Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol
 
@@ -243,10 +246,10 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
     memo_out = None if not misses and cache.memo and cache.memo[0] == run \
         else cache.memo_writer()
     out = _Emitter(sink, memo_out)
-    claims = _ClaimIds()
+    claims = _ClaimIds(targets)
     notes = 0
     outside = sorted(before)  # symlinks out of the vault: never among the targets
-    for target in targets:
+    for position, target in enumerate(targets):
         entry = hits.get(target)
         if entry is None:
             entry = next(fresh)
@@ -256,7 +259,7 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
             payload = None
         while outside and outside[0] < target:
             out.findings(outside[0], before.pop(outside.pop(0)))
-        notes += claims.add(entry)
+        notes += claims.add(entry, position)
         if entry[ERRORS] + entry[WARNINGS]:
             out.block(Block(target, entry[ERRORS], entry[WARNINGS],
                             payload or cache.findings_of(entry)))
@@ -274,11 +277,11 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
 def _memo_summary(targets: list[str], hits: dict[str, tuple],
                   before: dict[str, list[Finding]]) -> Summary:
     """The counts of an unchanged vault whose output is the memo."""
-    claims = _ClaimIds()
+    claims = _ClaimIds(targets)
     notes = errors = warnings = 0
-    for target in targets:
+    for position, target in enumerate(targets):
         entry = hits[target]
-        notes += claims.add(entry)
+        notes += claims.add(entry, position)
         errors += entry[ERRORS]
         warnings += entry[WARNINGS]
     extra = [f for found in before.values() for f in found]
@@ -306,31 +309,43 @@ class _Emitter:
 
 
 class _ClaimIds:
-    """Which notes use each claim_id: the first one's, and all of those seen twice."""
+    """The claim_id of every review note seen, for the duplicate check at the end.
 
-    def __init__(self) -> None:
-        self.first: dict[str, tuple[str, int | None]] = {}
-        self.owners: dict[str, list[tuple[str, int | None]]] = {}
+    A whole-vault run keeps this for every note, so it is compact: per note its position
+    among `paths` (the run's own path strings, never a worker's copy), a hash of its
+    claim_id, its line and the claim_id's UTF-8 bytes in one shared buffer, about 40
+    bytes where a dict of strings and tuples took a few hundred. Notes are grouped by
+    hash only at the end, then by the claim_ids themselves, so that a hash collision
+    never makes (nor hides) a duplicate.
+    """
 
-    def add(self, entry: tuple) -> bool:
-        """Note the entry's claim_id; whether it is a review note (has one)."""
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = paths
+        self._where = array("i")  # position in paths
+        self._hashes = array("q")
+        self._lines = array("i")  # NO_LINE: None
+        self._ends = array("I")  # where each claim_id ends in _text
+        self._text = bytearray()
+
+    def add(self, entry: tuple, position: int) -> bool:
+        """Note the claim_id of the entry of `paths[position]`; whether it is a review
+        note (has one)."""
         claim_id = entry[CLAIM_ID]
         if claim_id is None:
             return False
-        owner = (entry[PATH], entry[CLAIM_ID_LINE])
-        if claim_id in self.owners:
-            self.owners[claim_id].append(owner)
-        elif claim_id in self.first:
-            self.owners[claim_id] = [self.first[claim_id], owner]
-        else:
-            self.first[claim_id] = owner
+        line = entry[CLAIM_ID_LINE]
+        self._where.append(position)
+        self._hashes.append(_claim_hash(claim_id))
+        self._lines.append(NO_LINE if line is None else line)
+        self._text += claim_id.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._text))
         return True
 
     def duplicates(self, checked: set[str] | None) -> list[tuple[str, list[Finding]]]:
         """(path, its claim-id-duplicate findings) of each note (among `checked`, when
         given) sharing its claim_id, by path."""
         by_path: dict[str, list[Finding]] = {}
-        for claim_id, owners in self.owners.items():
+        for claim_id, owners in self._shared():
             for path, line in owners:
                 if checked is not None and path not in checked:
                     continue
@@ -340,22 +355,57 @@ class _ClaimIds:
                     f"claim_id {claim_id!r} is also used by {names}"))
         return sorted(by_path.items())
 
+    def _shared(self) -> Iterator[tuple[str, list[tuple[str, int | None]]]]:
+        """Each claim_id of two notes or more, with its (path, line) owners as added."""
+        repeated = _repeated(self._hashes)
+        if not repeated:  # the usual case: no two notes share a hash, let alone a claim_id
+            return
+        groups: dict[int, list[int]] = {}
+        for note, value in enumerate(self._hashes):
+            if value in repeated:
+                groups.setdefault(value, []).append(note)
+        for notes in groups.values():
+            by_claim: dict[bytes, list[int]] = {}
+            for note in notes:
+                by_claim.setdefault(self._claim_bytes(note), []).append(note)
+            for raw, owners in by_claim.items():
+                if len(owners) > 1:
+                    yield raw.decode("utf-8", "surrogatepass"), [
+                        (self.paths[self._where[n]],
+                         None if self._lines[n] == NO_LINE else self._lines[n])
+                        for n in owners]
+
+    def _claim_bytes(self, note: int) -> bytes:
+        start = self._ends[note - 1] if note else 0
+        return bytes(self._text[start:self._ends[note]])
+
+
+NO_LINE = -1
+_claim_hash: Callable[[str], int] = hash  # 64 bits; collisions are resolved exactly
+
+
+def _repeated(values: array) -> set[int]:
+    """The values occurring more than once."""
+    ordered = sorted(values)
+    return {a for a, b in itertools.pairwise(ordered) if a == b}
+
 
 def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
                   cache: ResultCache, before: dict[str, list[Finding]], sink: Sink,
                   progress: Progress | None) -> Summary:
     """The notes given: few, so their findings are gathered and sorted as one list."""
     results = _results(settings, ctx, targets, cache, progress)
-    claims = _ClaimIds()
+    others = _current_claim_ids(settings, ctx, cache, results)
+    claims = _ClaimIds([entry[PATH] for entry in (*results, *others)])
     notes = 0
-    for entry in results:
+    for position, entry in enumerate(results):
         if entry[CLAIM_ID] is None and not entry[ERRORS] + entry[WARNINGS]:
             before.setdefault(entry[PATH], []).append(
                 error(entry[PATH], None, "not-review-note",
                       "not a review note (its frontmatter has no claim_id)"))
-        notes += claims.add(entry)
-    for entry in _current_claim_ids(settings, ctx, cache, results):
-        claims.add(entry)
+        notes += claims.add(entry, position)
+    for position, entry in enumerate(others, len(results)):
+        claims.add(entry, position)
     after = dict(claims.duplicates({r[PATH] for r in results}))
     out = _Emitter(sink, None)
     by_path = {entry[PATH]: entry for entry in results}
