@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_tools import frontmatter
-from vault_tools.vault import MarkdownFile
+from vault_tools.vault import Listing, MarkdownFile
 
 OK = "ok"
 MISSING = "missing"
@@ -58,36 +58,36 @@ def normalise(path: str) -> str:
 class KnowledgeBase:
     """An index of the vault's Markdown files for link resolution."""
 
-    def __init__(self, files: Iterable[MarkdownFile], kb_dir: str, root: Path | None = None):
+    def __init__(self, files: Listing | Iterable[MarkdownFile], kb_dir: str,
+                 root: Path | None = None):
         # root: the vault folder, needed only to read the notes' aliases (None: no aliases)
         self.root = root
         self._aliases: dict[str, tuple[str, ...]] | None = None
         self.kb_prefix = normalise(kb_dir.strip("/")) + "/"
-        self.files = list(files)
-        self._by_key: dict[str, MarkdownFile] | None = None
-        self._by_name: dict[str, list[MarkdownFile]] | None = None
+        self.listing = files if isinstance(files, Listing) else Listing.of(files)
+        self._by_key: dict[str, str] | None = None
+        self._by_name: dict[str, list[str]] | None = None
         # the raw listing: a warm `vt validate` needs this digest, not the (costlier) index
-        listing = "\n".join(sorted(f"{f.relative}\t{int(f.escapes)}" for f in self.files))
-        self.digest = hashlib.sha256(f"{kb_dir}\n{listing}".encode()).hexdigest()
+        self.digest = _listing_digest(kb_dir, self.listing)
         self._resolved: dict[str, Resolution] = {}
 
     @property
-    def by_key(self) -> dict[str, MarkdownFile]:
-        """Normalised link key -> file (the first of files whose keys collide)."""
+    def by_key(self) -> dict[str, str]:
+        """Normalised link key -> path (the first of the listing's whose keys collide)."""
         if self._by_key is None:
             self._by_key = {}
-            for file in self.files:
-                self._by_key.setdefault(normalise(file.relative), file)
+            for relative in self.listing.paths:
+                self._by_key.setdefault(normalise(relative), relative)
         return self._by_key
 
     @property
-    def by_name(self) -> dict[str, list[MarkdownFile]]:
-        """Normalised file name -> files (for bare `[[Name]]` links)."""
+    def by_name(self) -> dict[str, list[str]]:
+        """Normalised file name -> paths (for bare `[[Name]]` links)."""
         if self._by_name is None:
             self._by_name = {}
-            for file in self.files:
-                key = normalise(file.relative)
-                self._by_name.setdefault(key.rsplit("/", 1)[-1], []).append(file)
+            for relative in self.listing.paths:
+                key = normalise(relative)
+                self._by_name.setdefault(key.rsplit("/", 1)[-1], []).append(relative)
         return self._by_name
 
     def resolve(self, target: str) -> Resolution:
@@ -102,21 +102,21 @@ class KnowledgeBase:
         if _escapes(link):
             return Resolution(ESCAPE, key=normalise(link))
         key = normalise(link)
-        file = self.by_key.get(key)
-        if file is None and "/" not in key:
+        path = self.by_key.get(key)
+        if path is None and "/" not in key:
             candidates = self.by_name.get(key, [])
-            file = candidates[0] if len(candidates) == 1 else None
-        if file is None:
+            path = candidates[0] if len(candidates) == 1 else None
+        if path is None:
             return Resolution(MISSING, key=key)
-        if file.escapes:
-            return Resolution(ESCAPE, file.relative, key)
-        found_key = normalise(file.relative)
+        if path in self.listing.escaping:
+            return Resolution(ESCAPE, path, key)
+        found_key = normalise(path)
         if not found_key.startswith(self.kb_prefix):
-            return Resolution(OUTSIDE_KB, file.relative, found_key)
-        return Resolution(OK, file.relative, found_key)
+            return Resolution(OUTSIDE_KB, path, found_key)
+        return Resolution(OK, path, found_key)
 
     def notes_in_kb(self) -> list[str]:
-        return sorted(f.relative for k, f in self.by_key.items() if k.startswith(self.kb_prefix))
+        return sorted(path for k, path in self.by_key.items() if k.startswith(self.kb_prefix))
 
     def alias_index(self) -> dict[str, tuple[str, ...]]:
         """Every knowledge-base note (vault-relative path) -> its `aliases` property.
@@ -168,6 +168,21 @@ class KnowledgeBase:
         """Changes whenever any knowledge-base note's aliases change (for result caches)."""
         listing = sorted(self.alias_index().items())
         return hashlib.sha256(repr(listing).encode()).hexdigest()
+
+
+def _listing_digest(kb_dir: str, listing: Listing, batch: int = 1024) -> str:
+    """sha256 of the folder and the listing, one `path<TAB>escapes` line each, fed a batch
+    of lines at a time (the whole text, built at once, is megabytes on a large vault)."""
+    digest = hashlib.sha256(f"{kb_dir}\n".encode())
+    paths, escaping = listing.paths, listing.escaping
+    for start in range(0, len(paths), batch):
+        part = paths[start:start + batch]
+        if escaping and not escaping.isdisjoint(part):
+            text = "\n".join(f"{path}\t{int(path in escaping)}" for path in part)
+        else:
+            text = "\t0\n".join(part) + "\t0"
+        digest.update(f"\n{text}".encode() if start else text.encode())
+    return digest.hexdigest()
 
 
 def _read_aliases(path: Path, relative: str) -> tuple[str, ...]:

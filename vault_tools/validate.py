@@ -39,7 +39,7 @@ from vault_tools.config import Settings
 from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_key
 from vault_tools.kb import KnowledgeBase
 from vault_tools.schemas import Schemas
-from vault_tools.vault import markdown_files, relative_in_vault
+from vault_tools.vault import Listing, list_vault, relative_in_vault
 
 if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
     from vault_tools.checks import CheckContext
@@ -144,10 +144,12 @@ class _Collector:
         return False
 
 
-def make_context(settings: Settings, files: Iterable | None = None,
+def make_context(settings: Settings, files: Listing | Iterable | None = None,
                  assist: bool = True) -> CheckContext:
-    """Schemas and knowledge base for checking notes; `assist=False` for errors only."""
-    files = markdown_files(settings.vault) if files is None else files
+    """Schemas and knowledge base for checking notes; `assist=False` for errors only.
+
+    `files`: the vault's listing, or its `MarkdownFile`s (listed now when None)."""
+    files = list_vault(settings.vault) if files is None else files
     return _context(settings, Schemas(settings.schemas_dir),
                     KnowledgeBase(files, settings.kb_dir, settings.vault), assist)
 
@@ -198,16 +200,16 @@ def validate_into(settings: Settings, sink: Sink, paths: list[Path] | None = Non
 
 def _validate(settings: Settings, sink: Sink, paths: list[Path] | None,
               progress: Progress | None) -> Summary:
-    files = markdown_files(settings.vault)
+    listing = list_vault(settings.vault)
     schemas = Schemas(settings.schemas_dir)
-    kb = KnowledgeBase(files, settings.kb_dir, settings.vault)
+    kb = KnowledgeBase(listing, settings.kb_dir, settings.vault)
     ctx = _LazyContext(settings, schemas, kb)
     before: dict[str, list[Finding]] = {}  # findings not from checking a note, by path
     if paths:
         targets = _explicit_targets(settings, paths, before)
     else:
-        targets = [f.relative for f in files if not f.escapes]  # never read outside
-        for finding in _escaping_notes(settings, files):
+        targets = listing.inside()  # never read outside; the listing's list when it can
+        for finding in _escaping_notes(settings, listing):
             before.setdefault(finding.path, []).append(finding)
     cache = ResultCache.read(settings.state_dir)
     try:
@@ -425,12 +427,12 @@ def _payload(entry: tuple, cache: ResultCache) -> tuple:
     return entry[PACKED:] if len(entry) > PACKED + 1 else cache.findings_of(entry)
 
 
-def _escaping_notes(settings: Settings, files: list) -> list[Finding]:
+def _escaping_notes(settings: Settings, listing: Listing) -> list[Finding]:
     """Symlinks among the review notes that lead out of the vault: reported, never read."""
     prefix = settings.claims_dir.rstrip("/") + "/"
-    return [error(f.relative, None, "read-error",
+    return [error(relative, None, "read-error",
                   "a symlink that leads outside the vault (or loops); not read")
-            for f in files if f.escapes and f.relative.startswith(prefix)]
+            for relative in sorted(listing.escaping) if relative.startswith(prefix)]
 
 
 def _explicit_targets(settings: Settings, paths: list[Path],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,7 +17,35 @@ class MarkdownFile(NamedTuple):
     escapes: bool = False  # a symlink whose target lies outside the vault
 
 
+class Listing(NamedTuple):
+    """The `.md` files of a vault as plain strings, which is all a run keeps of each (a
+    whole-vault `vt validate` holds the listing to the end: the knowledge base's index
+    and the run's targets share its one list)."""
+
+    paths: list[str]  # vault-relative, '/'-separated, sorted
+    escaping: frozenset[str] = frozenset()  # those that are symlinks leading outside
+
+    @classmethod
+    def of(cls, files: Iterable[MarkdownFile]) -> Listing:
+        files = list(files)
+        return cls([f.relative for f in files], frozenset(f.relative for f in files if f.escapes))
+
+    def files(self) -> list[MarkdownFile]:
+        return [MarkdownFile(relative, relative in self.escaping) for relative in self.paths]
+
+    def inside(self) -> list[str]:
+        """The paths that stay inside the vault (the listing's own list when all do)."""
+        if not self.escaping:
+            return self.paths
+        return [relative for relative in self.paths if relative not in self.escaping]
+
+
 def markdown_files(vault: Path) -> list[MarkdownFile]:
+    """Every `.md` file of the vault (see `list_vault`), one tuple each."""
+    return list_vault(vault).files()
+
+
+def list_vault(vault: Path) -> Listing:
     """Every `.md` file of the vault, sorted, skipping dot-folders (.obsidian, .git, …).
 
     Symlinked folders are not followed; a symlinked file is listed, marked when it
@@ -41,8 +70,8 @@ def markdown_files(vault: Path) -> list[MarkdownFile]:
                     escaping.add(prefix + name)
             elif entry.is_dir(follow_symlinks=False):
                 stack.append((entry.path, f"{prefix}{name}/"))
-    found.sort()  # strings sort faster than the tuples
-    return [MarkdownFile(relative, relative in escaping) for relative in found]
+    found.sort()
+    return Listing(found, frozenset(escaping))
 
 
 def _inside(path: Path, vault: Path) -> bool:

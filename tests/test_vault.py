@@ -1,0 +1,69 @@
+"""The vault listing: plain sorted strings, the escaping symlinks apart, one digest."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from vault_tools import kb as kbmod
+from vault_tools.kb import KnowledgeBase
+from vault_tools.vault import Listing, MarkdownFile, list_vault, markdown_files
+
+KB = "04_knowledge_base"
+
+
+def _write(vault: Path, relative: str, text: str = "# x\n") -> None:
+    path = vault / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    for relative in ("b.md", "a/z.md", "a/b.md", f"{KB}/Prefill.md", ".obsidian/h.md",
+                     "notes.txt", "a b/c.md"):
+        _write(vault, relative)
+    return vault
+
+
+def test_listing_is_sorted_strings_without_dot_folders(vault: Path) -> None:
+    listing = list_vault(vault)
+    assert listing.paths == [f"{KB}/Prefill.md", "a b/c.md", "a/b.md", "a/z.md", "b.md"]
+    assert listing.escaping == frozenset()
+    assert listing.inside() is listing.paths  # shared, not copied, when nothing escapes
+    assert listing.files() == markdown_files(vault) == [
+        MarkdownFile(path) for path in listing.paths]
+
+
+def test_symlinks_leading_out_are_kept_apart(tmp_path: Path, vault: Path) -> None:
+    (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
+    os.symlink(tmp_path / "secret.md", vault / "a" / "leak.md")
+    os.symlink(vault / "b.md", vault / "a" / "inside.md")
+    listing = list_vault(vault)
+    assert listing.escaping == frozenset({"a/leak.md"})
+    assert "a/leak.md" in listing.paths and "a/leak.md" not in listing.inside()
+    assert "a/inside.md" in listing.inside()
+    assert [f.relative for f in markdown_files(vault) if f.escapes] == ["a/leak.md"]
+    assert Listing.of(markdown_files(vault)) == listing
+
+
+def _documented_digest(kb_dir: str, files: list[MarkdownFile]) -> str:
+    lines = "\n".join(sorted(f"{f.relative}\t{int(f.escapes)}" for f in files))
+    return hashlib.sha256(f"{kb_dir}\n{lines}".encode()).hexdigest()
+
+
+def test_the_digest_is_of_the_whole_listing_fed_in_batches(tmp_path: Path, vault: Path) -> None:
+    (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
+    os.symlink(tmp_path / "secret.md", vault / "a" / "leak.md")
+    listing = list_vault(vault)
+    expected = _documented_digest(KB, markdown_files(vault))
+    assert KnowledgeBase(listing, KB).digest == expected
+    assert KnowledgeBase(markdown_files(vault), KB).digest == expected
+    for batch in (1, 2, 3, 1024):
+        assert kbmod._listing_digest(KB, listing, batch) == expected
+    assert KnowledgeBase(Listing([]), KB).digest == _documented_digest(KB, [])
+    assert KnowledgeBase(Listing(listing.paths), KB).digest != expected  # escapes count
