@@ -154,6 +154,23 @@ def test_transaction_reads_under_the_lock_and_sees_its_own_appends(vault: Path) 
     assert verify_ledger(ledger.path, ledger.state_dir).ok
 
 
+def test_claims_looked_up_at_once_read_and_append_as_one_by_one(vault: Path) -> None:
+    ledger = filled(3, vault)
+    with ledger.transaction() as txn:
+        txn.look_up(["C1", "C7", "C8", "C7"])
+        assert txn.latest("C1")["action"] == "REJECT"  # has events: read from the index
+        assert txn.latest("C7") is None
+        first = txn.append(decision("C7"))
+        assert txn.latest("C7") == first
+        with pytest.raises(DuplicateEventError):  # the same decision, again in this run
+            txn.append(dict(decision("C7"), supersedes=None))
+        with pytest.raises(DuplicateEventError):  # a claim with events: the index knows
+            txn.append(dict(decision("C1", "REJECT"), supersedes=None))
+        txn.append(decision("C8", "REJECT"))
+    assert ledger.head().seq == 5
+    assert verify_ledger(ledger.path, ledger.state_dir).ok
+
+
 def test_recorded_finds_the_same_decision_whatever_it_superseded(vault: Path) -> None:
     ledger = filled(2, vault)
     with ledger.transaction() as txn:

@@ -375,6 +375,7 @@ class _Decider:
         return self._actor
 
     def run(self, candidates: list[Candidate]) -> None:
+        self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
         earlier: list[Candidate] = []
         for cand in candidates:
             if self._decide(cand, allow_earlier=True) is False:
