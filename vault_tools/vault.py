@@ -57,21 +57,37 @@ def list_vault(vault: Path) -> Listing:
     while stack:
         folder, prefix = stack.pop()
         try:
-            entries = list(os.scandir(folder))
+            files, links, folders = _scan(folder, prefix, vault)
         except OSError:
             continue
+        found += files
+        escaping.update(links)
+        stack += folders
+    found.sort()
+    return Listing(found, frozenset(escaping))
+
+
+def _scan(folder: str, prefix: str, vault: Path) -> tuple[list[str], list[str], list[tuple]]:
+    """One folder's `.md` files, those leading outside, and its subfolders to scan.
+
+    The entries are taken one at a time: a list of them (a folder may hold fifty
+    thousand notes) would cost megabytes that the run's memory then keeps.
+    """
+    files: list[str] = []
+    links: list[str] = []
+    folders: list[tuple[str, str]] = []
+    with os.scandir(folder) as entries:
         for entry in entries:
             name = entry.name
             if name.startswith(".") or name in IGNORED_DIRS:
                 continue
             if name.endswith(".md") and not entry.is_dir(follow_symlinks=False):
-                found.append(prefix + name)
+                files.append(prefix + name)
                 if entry.is_symlink() and not _inside(Path(entry.path), vault):
-                    escaping.add(prefix + name)
+                    links.append(files[-1])
             elif entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, f"{prefix}{name}/"))
-    found.sort()
-    return Listing(found, frozenset(escaping))
+                folders.append((entry.path, f"{prefix}{name}/"))
+    return files, links, folders
 
 
 def _inside(path: Path, vault: Path) -> bool:
