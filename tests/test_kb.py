@@ -177,3 +177,107 @@ def test_notes_in_kb_lists_only_kb_notes(vault: Path) -> None:
 ])
 def test_link_target(raw: str, expected: str) -> None:
     assert link_target(raw) == expected
+
+
+# --- the compact index: same answers as a dict of every file ------------------------------
+
+def _reference(base: KnowledgeBase, target: str) -> kbmod.Resolution:
+    """The resolution by plain dicts of every file's key and name (the index before)."""
+    by_key: dict[str, str] = {}
+    by_name: dict[str, list[str]] = {}
+    for relative in base.listing.paths:
+        key = normalise(relative)
+        by_key.setdefault(key, relative)
+        by_name.setdefault(key.rsplit("/", 1)[-1], []).append(relative)
+    link = link_target(target)
+    key = normalise(link)
+    if kbmod._escapes(link):
+        return kbmod.Resolution(kbmod.ESCAPE, key=key)
+    path = by_key.get(key)
+    if path is None and "/" not in key:
+        named = by_name.get(key, [])
+        path = named[0] if len(named) == 1 else None
+    if path is None:
+        return kbmod.Resolution(kbmod.MISSING, key=key)
+    if path in base.listing.escaping:
+        return kbmod.Resolution(kbmod.ESCAPE, path, key)
+    status = kbmod.OK if normalise(path).startswith(base.kb_prefix) else kbmod.OUTSIDE_KB
+    return kbmod.Resolution(status, path, normalise(path))
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, make_vault) -> Path:
+    """Review notes in several folders, names shared across folders and by case."""
+    vault = make_vault({"DV1-0001.md": render_note(), "other/deep/R-2.md": render_note(),
+                        "Shared.md": "# in claims\n", "notes/Case.md": "# upper\n",
+                        "notes/case.md": "# lower\n", "notes/Only Here.md": "# o\n",
+                        "Prefill.md": "# a review folder's Prefill\n"},
+                       kb={"Shared.md": "# in kb\n", "sub/Deep Entity.md": "# d\n",
+                           "Twin.md": "# t\n", "TWIN.md": "# T\n"})
+    (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
+    os.symlink(tmp_path / "secret.md", vault / "notes" / "Leak.md")
+    return vault
+
+
+MIXED_TARGETS = [
+    "[[03_claims/DV1-0001]]", "03_claims/dv1-0001.md", "[[DV1-0001]]", "[[other/deep/R-2]]",
+    "other/Deep/r-2", "R-2", "[[Shared]]", "03_claims/Shared", "04_knowledge_base/Shared",
+    "notes/case", "notes/Case", "[[Case]]", "Only Here", "[[notes/Only Here|x]]",
+    "Deep Entity", "04_knowledge_base/sub/deep entity", "Twin", "04_knowledge_base/twin",
+    "notes/Leak", "Leak", "Prefill", "04_knowledge_base/Prefill", "[[KV Cache]]", "Nothing",
+    "notes/nothing", "04_knowledge_base/Nothing", "../x", "", "deep", "03_claims",
+]
+
+
+def test_targets_naming_review_notes_anywhere_are_outside_the_kb(mixed: Path) -> None:
+    base = knowledge_base(mixed)
+    for target in ("[[03_claims/DV1-0001]]", "DV1-0001", "03_CLAIMS/dv1-0001.md"):
+        assert base.resolve(target) == kbmod.Resolution(
+            kbmod.OUTSIDE_KB, "03_claims/DV1-0001.md", "03_claims/dv1-0001"), target
+    for target in ("[[other/deep/R-2]]", "r-2"):
+        assert base.resolve(target) == kbmod.Resolution(
+            kbmod.OUTSIDE_KB, "other/deep/R-2.md", "other/deep/r-2"), target
+
+
+def test_bare_names_across_folders(mixed: Path) -> None:
+    base = knowledge_base(mixed)
+    assert base.resolve("[[Shared]]").status == kbmod.MISSING  # in claims and in the KB
+    assert base.resolve("03_claims/Shared").path == "03_claims/Shared.md"
+    assert base.resolve("[[04_knowledge_base/Shared]]").status == kbmod.OK
+    assert base.resolve("Only Here") == kbmod.Resolution(
+        kbmod.OUTSIDE_KB, "notes/Only Here.md", "notes/only here")
+    assert base.resolve("Deep Entity") == kbmod.Resolution(
+        kbmod.OK, f"{KB}/sub/Deep Entity.md", f"{KB}/sub/deep entity")
+    assert base.resolve("[[Case]]").status == kbmod.MISSING  # notes/Case.md and case.md
+    assert base.resolve("Prefill").status == kbmod.MISSING  # in claims and in the KB
+    assert base.resolve("notes/Leak").status == base.resolve("Leak").status == kbmod.ESCAPE
+
+
+def test_keys_shared_by_case_resolve_to_the_first_listed(mixed: Path) -> None:
+    base = knowledge_base(mixed)
+    assert base.resolve("notes/case").path == "notes/Case.md"
+    assert base.resolve("04_knowledge_base/twin").path == f"{KB}/TWIN.md"
+    assert [p for p in base.notes_in_kb() if "win" in p.lower()] == [f"{KB}/TWIN.md"]
+
+
+@pytest.mark.parametrize("key_hash", [hash, lambda text: 0, lambda text: -len(text),
+                                      lambda text: 2**62 + ord(text[:1] or " ")])
+def test_the_index_answers_as_dicts_of_every_file(mixed: Path, key_hash,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hash collision (here forced) never resolves a target to another file."""
+    monkeypatch.setattr(kbmod, "_key_hash", key_hash)
+    base = knowledge_base(mixed)
+    found = [base.resolve(target) for target in MIXED_TARGETS]
+    assert found == [_reference(base, target) for target in MIXED_TARGETS]
+    assert {r.status for r in found} == {kbmod.OK, kbmod.OUTSIDE_KB, kbmod.MISSING,
+                                         kbmod.ESCAPE}
+    monkeypatch.setattr(kbmod, "_key_hash", hash)
+    assert knowledge_base(mixed).notes_in_kb() == base.notes_in_kb()
+
+
+def test_an_empty_listing_resolves_nothing() -> None:
+    from vault_tools.vault import Listing
+
+    base = KnowledgeBase(Listing([]), KB)
+    assert base.resolve("[[Prefill]]").status == base.resolve("a/b").status == kbmod.MISSING
+    assert base.notes_in_kb() == []

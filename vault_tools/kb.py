@@ -14,7 +14,8 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +57,14 @@ def normalise(path: str) -> str:
 
 
 class KnowledgeBase:
-    """An index of the vault's Markdown files for link resolution."""
+    """An index of the vault's Markdown files for link resolution.
+
+    Kept for a whole run over every file of the vault, so compact: the knowledge base's
+    own notes by key in a dict, every other file only as an 8-byte entry of a table
+    (a hash of its key and its position in the listing), and likewise every file by
+    name once a bare `[[Name]]` is resolved. A hash found is confirmed against the
+    listing's path, so a collision never resolves a target to the wrong file.
+    """
 
     def __init__(self, files: Listing | Iterable[MarkdownFile], kb_dir: str,
                  root: Path | None = None):
@@ -65,30 +73,12 @@ class KnowledgeBase:
         self._aliases: dict[str, tuple[str, ...]] | None = None
         self.kb_prefix = normalise(kb_dir.strip("/")) + "/"
         self.listing = files if isinstance(files, Listing) else Listing.of(files)
-        self._by_key: dict[str, str] | None = None
-        self._by_name: dict[str, list[str]] | None = None
+        self._kb: dict[str, str] | None = None  # key -> the first KB note of that key
+        self._keys: _Table | None = None  # the other files, by key
+        self._names: _Table | None = None  # every file, by name
         # the raw listing: a warm `vt validate` needs this digest, not the (costlier) index
         self.digest = _listing_digest(kb_dir, self.listing)
         self._resolved: dict[str, Resolution] = {}
-
-    @property
-    def by_key(self) -> dict[str, str]:
-        """Normalised link key -> path (the first of the listing's whose keys collide)."""
-        if self._by_key is None:
-            self._by_key = {}
-            for relative in self.listing.paths:
-                self._by_key.setdefault(normalise(relative), relative)
-        return self._by_key
-
-    @property
-    def by_name(self) -> dict[str, list[str]]:
-        """Normalised file name -> paths (for bare `[[Name]]` links)."""
-        if self._by_name is None:
-            self._by_name = {}
-            for relative in self.listing.paths:
-                key = normalise(relative)
-                self._by_name.setdefault(key.rsplit("/", 1)[-1], []).append(relative)
-        return self._by_name
 
     def resolve(self, target: str) -> Resolution:
         """Resolve one target (memoised: a vault names the same few hundred targets)."""
@@ -102,10 +92,9 @@ class KnowledgeBase:
         if _escapes(link):
             return Resolution(ESCAPE, key=normalise(link))
         key = normalise(link)
-        path = self.by_key.get(key)
+        path = self._by_key(key)
         if path is None and "/" not in key:
-            candidates = self.by_name.get(key, [])
-            path = candidates[0] if len(candidates) == 1 else None
+            path = self._by_name(key)
         if path is None:
             return Resolution(MISSING, key=key)
         if path in self.listing.escaping:
@@ -115,8 +104,49 @@ class KnowledgeBase:
             return Resolution(OUTSIDE_KB, path, found_key)
         return Resolution(OK, path, found_key)
 
+    def _by_key(self, key: str) -> str | None:
+        """The first path of the listing whose normalised key is `key`."""
+        if key.startswith(self.kb_prefix):  # only a KB note's key starts so
+            return self._index()[0].get(key)
+        paths = self.listing.paths
+        found = [position for position in self._index()[1].positions(key)
+                 if normalise(paths[position]) == key]
+        return paths[min(found)] if found else None
+
+    def _by_name(self, name: str) -> str | None:
+        """The path of the listing whose normalised file name is `name`, when only one is."""
+        paths = self.listing.paths
+        if self._names is None:
+            self._names = _Table(len(paths))
+            self._names.fill((_name(normalise(relative)), position)
+                             for position, relative in enumerate(paths))
+        found = [position for position in self._names.positions(name)
+                 if _name(normalise(paths[position])) == name]
+        return paths[found[0]] if len(found) == 1 else None  # two: neither is meant
+
+    def _index(self) -> tuple[dict[str, str], _Table]:
+        """The KB notes by key, and the others' table (made on first use: a warm
+        `vt validate` never needs them)."""
+        if self._kb is None or self._keys is None:
+            kb: dict[str, str] = {}
+            others = _Table(len(self.listing.paths))  # a few KB notes' slots stay empty
+            others.fill(self._kb_apart(kb))
+            self._kb, self._keys = kb, others
+        return self._kb, self._keys
+
+    def _kb_apart(self, kb: dict[str, str]) -> Iterator[tuple[str, int]]:
+        """(key, position) of each file outside the knowledge base; its notes go to `kb`
+        (key -> the first note of that key)."""
+        prefix = self.kb_prefix
+        for position, relative in enumerate(self.listing.paths):
+            key = normalise(relative)
+            if key.startswith(prefix):
+                kb.setdefault(key, relative)
+            else:
+                yield key, position
+
     def notes_in_kb(self) -> list[str]:
-        return sorted(path for k, path in self.by_key.items() if k.startswith(self.kb_prefix))
+        return sorted(self._index()[0].values())
 
     def alias_index(self) -> dict[str, tuple[str, ...]]:
         """Every knowledge-base note (vault-relative path) -> its `aliases` property.
@@ -168,6 +198,49 @@ class KnowledgeBase:
         """Changes whenever any knowledge-base note's aliases change (for result caches)."""
         listing = sorted(self.alias_index().items())
         return hashlib.sha256(repr(listing).encode()).hexdigest()
+
+
+_key_hash: Callable[[str], int] = hash  # 64 bits; a hit is confirmed against the path
+
+
+def _name(key: str) -> str:
+    return key[key.rfind("/") + 1:]
+
+
+class _Table:
+    """Positions in the listing by the hash of a key made from each path: an
+    open-addressing hash table in one int64 array, no object per entry (a sorted array
+    would be smaller, but sorting it takes a Python int per entry, megabytes that the
+    process keeps). An entry holds the hash's high bits and, in the low `bits`,
+    the position + 1 (0: an empty slot)."""
+
+    def __init__(self, count: int):
+        self.bits = max(1, count.bit_length())
+        self.size = count * 4 // 3 + 1  # at most 3/4 full
+        self.slots = array("q", bytes(8 * self.size))
+
+    def fill(self, entries: Iterable[tuple[str, int]]) -> None:
+        """Add (key, position) pairs (one loop, its names local: this is every file)."""
+        slots, size, bits = self.slots, self.size, self.bits
+        keep = ~((1 << bits) - 1)
+        key_hash = _key_hash
+        for key, position in entries:
+            value = key_hash(key)
+            slot = (value >> bits) % size
+            while slots[slot]:
+                slot = slot + 1 if slot + 1 < size else 0
+            slots[slot] = (value & keep) | (position + 1)
+
+    def positions(self, key: str) -> Iterator[int]:
+        """The positions whose key may be `key` (the same hash)."""
+        value = _key_hash(key)
+        low = (1 << self.bits) - 1
+        high = value & ~low
+        slot = (value >> self.bits) % self.size
+        while entry := self.slots[slot]:
+            if entry & ~low == high:
+                yield (entry & low) - 1
+            slot = (slot + 1) % self.size
 
 
 def _listing_digest(kb_dir: str, listing: Listing, batch: int = 1024) -> str:
