@@ -479,3 +479,12 @@ def test_claim_ids_keep_unicode_and_missing_lines() -> None:
         ("a.md", [(None, "claim_id '證據-1 \\udcff' is also used by c.md")]),
         ("c.md", [(3, "claim_id '證據-1 \\udcff' is also used by a.md")])]
     assert [path for path, _ in claims.duplicates({"c.md"})] == ["c.md"]
+
+
+@pytest.mark.parametrize("targets", [[], ["03_claims/A.md"], [f"n/{i:04d}.md" for i in range(7)]])
+def test_the_run_digest_is_of_the_targets_one_a_line(targets: list[str]) -> None:
+    from vault_tools.cache import content_digest
+
+    expected = content_digest("\n".join(targets).encode())
+    for batch in (1, 2, 3, 1024):
+        assert validate_mod._run_digest(targets, batch) == expected

@@ -235,7 +235,7 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
         hits, misses = cache.lookup_all(str(settings.vault), targets)
     else:
         hits, misses = {}, targets
-    run = content_digest("\n".join(targets).encode())  # the output is a function of these
+    run = _run_digest(targets)  # the output is a function of these
     if not misses:
         memo = cache.open_memo(run)
         if memo is not None:
@@ -274,6 +274,16 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
     if memo_out is not None:
         cache.finish_memo(run)
     return Summary(notes, out.errors, out.warnings)
+
+
+def _run_digest(targets: list[str], batch: int = 1024) -> str:
+    """`content_digest` of the targets, one a line, fed a batch at a time (the whole
+    text, built at once, is megabytes on a large vault)."""
+    digest = hashlib.blake2b(digest_size=16)  # as content_digest
+    for start in range(0, len(targets), batch):
+        text = "\n".join(targets[start:start + batch])
+        digest.update(f"\n{text}".encode() if start else text.encode())
+    return digest.hexdigest()
 
 
 def _memo_summary(targets: list[str], hits: dict[str, tuple],
