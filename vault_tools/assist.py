@@ -51,7 +51,9 @@ def _stem(word: str) -> str:
     return word
 
 
-@functools.lru_cache(maxsize=4096)  # a note's claim is folded once per label, not per label
+# a note's claim is folded once for all its labels; the labels and knowledge-base names
+# (a few hundred) stay in the cache while the claims pass through it
+@functools.lru_cache(maxsize=1024)
 def fold(text: str) -> str:
     """The comparison form of `text`: NFKC, casefolded, plurals reduced, no punctuation or
     whitespace (so "KL-divergence" ~ "KL Divergence" and "（TV）loss" contains "TV loss")."""
@@ -110,7 +112,7 @@ def _is_cjk(ch: str) -> bool:
 _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _words(text: str) -> tuple[str, ...]:
     """Latin words and numbers of `text` (folded, stemmed); CJK is not split."""
     return tuple(_stem(word) if word[-1] == "s" else word

@@ -180,6 +180,7 @@ def simple_properties(source: str) -> tuple[dict[str, Any], dict[str, int]] | No
 # each distinct line is read once (a bounded memo: unusual lines just take the regex)
 _SEEN_LINES: dict[str, tuple[str, Any]] = {}
 _SEEN_LINES_MAX = 4096
+_UNIQUE_KEYS = frozenset({"claim_id"})  # a line no other note repeats: not worth keeping
 
 
 def _simple_line(line: str) -> tuple[str, Any] | None:
@@ -190,7 +191,7 @@ def _simple_line(line: str) -> tuple[str, Any] | None:
     if value is _NO_VALUE:
         return None
     entry = (match.group(1), value)
-    if len(_SEEN_LINES) < _SEEN_LINES_MAX:
+    if len(_SEEN_LINES) < _SEEN_LINES_MAX and entry[0] not in _UNIQUE_KEYS:
         _SEEN_LINES[line] = entry
     return entry
 

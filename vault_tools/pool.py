@@ -48,7 +48,9 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
     chunk = chunk or chunk_size(len(items), workers)
-    chunks = [list(items[i:i + chunk]) for i in range(0, len(items), chunk)]
+    # made as the pool hands them out: a large run never holds a second list of its items
+    chunks = (list(items[i:i + chunk]) for i in range(0, len(items), chunk))
+    count = -(-len(items) // chunk)
     if workers < 2 or len(items) < threshold or not _can_fork():
         yield from _counted(map(work, chunks), len(items), progress)
         if meanwhile:
@@ -61,7 +63,7 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     failure: Exception | None = None
     try:
         # the workers are forked here, before `meanwhile` may start threads or open files
-        with multiprocessing.get_context("fork").Pool(min(workers, len(chunks)),
+        with multiprocessing.get_context("fork").Pool(min(workers, count),
                                                       initializer=_freeze) as pool:
             mapper = pool.imap if ordered else pool.imap_unordered
             results = mapper(_run_in_worker, chunks)  # handed out by the pool's own thread
