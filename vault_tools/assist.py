@@ -196,6 +196,7 @@ def _number_values(text: str) -> frozenset[Decimal]:
     return frozenset(value for _, value in numbers_in(text, names_too=True))
 
 
+@functools.lru_cache(maxsize=1024)  # an evidence paragraph is asked about the same numbers
 def _mentions_number(text: str, value: Decimal) -> bool:
     """Whether `text` states `value`, in digits or (for 1–10) in words."""
     if value in _number_values(text):
