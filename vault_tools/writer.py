@@ -14,10 +14,10 @@ overwrite a note that changed since it was read (an Obsidian save must never be 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -647,14 +647,16 @@ def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = T
     # the stat signature here; the bytes themselves are compared before the rename below
     if st is None or _signature(st) != snapshot.signature:
         raise RefusedError("changed on disk since vt read it; not overwritten", str(snapshot.path))
-    mode = stat.S_IMODE(st.st_mode)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TMP_SUFFIX, dir=target.parent)
+    fd, tmp_name = _new_temp(target)
     try:
-        with os.fdopen(fd, "wb") as tmp:
-            tmp.write(data)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.chmod(tmp_name, mode)
+        try:
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         # The slow part (writing + fsync of the temp file) is done; check once more right
         # before the rename. A save landing between this check and os.replace would still
         # be overwritten: POSIX has no compare-and-swap rename, so the window is only
@@ -673,6 +675,22 @@ def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = T
     if sync_folder:
         _fsync_dir(target.parent, snapshot.path)
     return True
+
+
+_temp_numbers = itertools.count()
+
+
+def _new_temp(target: Path) -> tuple[int, str]:
+    """A new hidden file beside `target` (open for writing) and its name: pid and a
+    counter make it unique; a leftover of a killed process with our pid is skipped."""
+    while True:
+        name = str(target.parent / f".{target.name}.{os.getpid()}-{next(_temp_numbers)}"
+                                    f"{TMP_SUFFIX}")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                           0o600), name
+        except FileExistsError:
+            continue
 
 
 def sync_folders(paths: Iterable[Path]) -> None:
