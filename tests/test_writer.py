@@ -641,3 +641,12 @@ def test_property_generator_produces_tricky_frontmatter() -> None:
     entry = _yaml_entry("k", "a: b # c " * 5, None, 20)
     assert entry.count("\n") > 1 and re.match(r"^k: ", entry)
     assert _yaml_entry("k", ["x", "y"], "flow", 80) == "k: [x, y]\n"
+
+
+@pytest.mark.parametrize("size", [0, 1, 70_000, 300_001])
+def test_read_snapshot_reads_every_byte(tmp_path: Path, size: int) -> None:
+    note = tmp_path / "n.md"
+    data = ("---\nclaim_id: X\n---\n" + "中" * size)[: max(size, 0)].encode()
+    note.write_bytes(data)
+    snapshot = writer.read_snapshot(note)
+    assert snapshot.raw == data and snapshot.text == data.decode()

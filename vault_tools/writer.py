@@ -604,10 +604,16 @@ def read_snapshot(path: Path) -> Snapshot:
     """Read a note once: its bytes, its text and the stat signature to check writes against."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
             # stat the open file: the signature belongs to exactly the bytes we read
-            st = os.fstat(f.fileno())
-            raw = f.read()
+            st = os.fstat(fd)
+            chunks = [os.read(fd, st.st_size + 1)]
+            while chunks[-1] and len(chunks[0]) != st.st_size:  # it changed since fstat
+                chunks.append(os.read(fd, 1 << 16))
+            raw = b"".join(chunks)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise VtError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     text, bom = decode_note(raw, path)
