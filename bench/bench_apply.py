@@ -70,6 +70,7 @@ def floor(notes_dir: str, ledger_bytes: int, lines: int) -> None:
 
 
 def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    os.sync()  # start clean: no write-back of the previous step's files during this one
     started = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     return time.perf_counter() - started, done
