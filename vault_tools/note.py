@@ -170,7 +170,7 @@ def parse_text(text: str, path: str, note: Note | None = None) -> Note:
     note.has_frontmatter, note.body_line = fm.present, fm.body_index + 1
     if not note.is_review_note:
         return note
-    _parse_body(note, _Body(lines, _marked_lines(text, fm.body_index)), fm.body_index)
+    _parse_body(note, _Body(lines, _marked_lines(text, fm.body_index)))
     return note
 
 
@@ -182,9 +182,9 @@ class _Body:
     marks: list[int]
 
 
-def _parse_body(note: Note, body: _Body, start: int) -> None:
+def _parse_body(note: Note, body: _Body) -> None:
     lines = body.lines
-    note.sections = _sections(body, start)
+    note.sections = _sections(body)
     seen: dict[str, Section] = {}
     for section in note.sections:
         if section.key in seen and section.key in _PARSERS:
@@ -226,22 +226,22 @@ def _marked_lines(text: str, start: int) -> list[int]:
     return marks
 
 
-def _sections(body: _Body, start: int) -> list[Section]:
+def _sections(body: _Body) -> list[Section]:
     """Level-2 headings outside fenced code."""
     lines = body.lines
     sections: list[Section] = []
     fence: str | None = None
-    for index in body.marks:
-        if index < start:
-            continue
+    for index in body.marks:  # all from `start` on
         line = lines[index]
         if fence:
             if _closes(line, fence):
                 fence = None
-        elif line.lstrip(" ").startswith("## "):
+            continue
+        stripped = line.lstrip(" ")
+        if stripped.startswith("## "):
             if sections:
                 sections[-1].end = index
-            title = line.lstrip(" ")[3:].strip().rstrip("#").strip()
+            title = stripped[3:].strip().rstrip("#").strip()
             sections.append(Section(section_key(title), title, index + 1, index + 1, len(lines)))
         elif fenced := _FENCE.match(line):
             fence = fenced.group(1)
