@@ -51,15 +51,23 @@ def _stem(word: str) -> str:
     return word
 
 
-# a note's claim is folded once for all its labels; the labels and knowledge-base names
-# (hundreds) must stay in the cache while the claims pass through it: with 1024 entries
-# they did not (10k notes: +10% CPU). Bounded, so memory stops growing after 4096 notes.
-@functools.lru_cache(maxsize=4096)
 def fold(text: str) -> str:
     """The comparison form of `text`: NFKC, casefolded, plurals reduced, no punctuation or
     whitespace (so "KL-divergence" ~ "KL Divergence" and "（TV）loss" contains "TV loss")."""
+    return (_fold_long if len(text) > _SHORT else _fold_short)(text)
+
+
+def _fold(text: str) -> str:
     text = _STEMMABLE_RUN.sub(lambda m: _stem(m.group()), _nfkc_casefold(text))
     return text.translate(_KEPT)
+
+
+# Two caches: labels and knowledge-base names (short, a few hundred, asked note after
+# note) must not be evicted by the claims, which are long, unique, and asked about only
+# within their own note. A small cache for the long texts keeps memory flat.
+_SHORT = 120
+_fold_short = functools.lru_cache(maxsize=4096)(_fold)
+_fold_long = functools.lru_cache(maxsize=32)(_fold)
 
 
 class _KeptCharacters(dict):
@@ -113,11 +121,18 @@ def _is_cjk(ch: str) -> bool:
 _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 
 
-@functools.lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[str, ...]:
     """Latin words and numbers of `text` (folded, stemmed); CJK is not split."""
+    return (_words_long if len(text) > _SHORT else _words_short)(text)
+
+
+def _split_words(text: str) -> tuple[str, ...]:
     return tuple(_stem(word) if word[-1] == "s" else word
                  for word in _WORD.findall(_nfkc_casefold(text)))
+
+
+_words_short = functools.lru_cache(maxsize=4096)(_split_words)  # see _fold_short
+_words_long = functools.lru_cache(maxsize=32)(_split_words)
 
 
 _value_lines = functools.lru_cache(maxsize=64)(value_lines)
