@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_tools import writer
+from vault_tools.durable import TMP_SUFFIX
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.writer import (
     atx_heading,
@@ -367,7 +368,7 @@ def test_insert_section_before_heading_and_at_end() -> None:
 
 
 def _tmp_files(folder: Path) -> list[str]:
-    return [p.name for p in folder.iterdir() if p.name.endswith(writer.TMP_SUFFIX)]
+    return [p.name for p in folder.iterdir() if p.name.endswith(TMP_SUFFIX)]
 
 
 def test_write_keeps_bom_and_mode(tmp_path: Path) -> None:

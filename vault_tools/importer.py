@@ -16,13 +16,13 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vault_tools.config import Settings
+from vault_tools.durable import fsync_folder, write_all, write_temp
 from vault_tools.errors import UsageError, VtError
 from vault_tools.note import Note, parse_note
 from vault_tools.schemas import Schemas
@@ -251,13 +251,9 @@ def create_file(path: Path, data: bytes) -> bool:
     reader sees a half-written note. Returns False when `path` exists.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vt-tmp", dir=path.parent)
+    tmp = ""
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)
+        tmp = write_temp(path, data)
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -269,9 +265,10 @@ def create_file(path: Path, data: bytes) -> bool:
     except OSError as exc:
         raise VtError(f"cannot write: {exc.strerror or exc}", str(path)) from exc
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    _fsync_dir(path.parent)
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    fsync_folder(path.parent)
     return True
 
 
@@ -280,19 +277,12 @@ def _create_exclusive(path: Path, data: bytes) -> bool:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    return True
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
     try:
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
+    return True
 
 
 def _exists_any_case(folder: Path, name: str) -> Path | None:

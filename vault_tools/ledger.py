@@ -29,6 +29,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
+from vault_tools.durable import fsync_folder
 from vault_tools.errors import ExitCode, IntegrityError, RefusedError, UsageError, VtError
 from vault_tools.lock import FileLock
 from vault_tools.pool import _can_fork
@@ -283,14 +284,6 @@ def _head_of(fd: int, size: int, path: str) -> Head:
     if type(seq) is not int or not _is_sha(hash_):
         raise IntegrityError("last line: seq or hash missing; run `vt ledger verify`", path)
     return Head(seq, hash_, size)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _recover_torn(fd: int, path: Path) -> TornInfo | None:
@@ -748,7 +741,7 @@ class Ledger:
             fd = os.open(self.path, flags, 0o644)
             try:
                 if created:
-                    _fsync_dir(self.path.parent)
+                    fsync_folder(self.path.parent)
                 yield fd, _recover_torn(fd, self.path)
             finally:
                 os.close(fd)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
+from vault_tools.durable import fsync_folder, write_temp
 from vault_tools.errors import UsageError
 
 
@@ -36,24 +36,14 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".vt-tmp")
+    tmp = write_temp(path, data, mode)
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
+    fsync_folder(path.parent)
 
 def append_lines(text: str, lines: list[str]) -> str:
     """`text` with `lines` appended, each on its own line; nothing else changes."""

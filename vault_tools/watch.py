@@ -35,6 +35,7 @@ from watchdog.events import FileSystemEventHandler
 from vault_tools.cache import content_digest, read_with_stat
 from vault_tools.checks import CheckContext
 from vault_tools.config import IGNORED_DIRS, Settings
+from vault_tools.durable import TMP_SUFFIX
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, error, severity_counts
 from vault_tools.frontmatter import read as read_frontmatter
@@ -196,7 +197,7 @@ def is_watched(relative: str, settings: Settings) -> bool:
     """A vault-relative path the watcher reacts to: a note, not a temp file or vt's state.
 
     Dot-folders (.obsidian, .git, .trash, .vt, …) and dot-files (editor temp files
-    `.#x`, `.x.tmp`, vt's `.x.<random>.vt-tmp`) are never notes, as for `vt validate`.
+    `.#x`, `.x.tmp`, vt's `.x.<pid>-<n>.vt-tmp`) are never notes, as for `vt validate`.
     """
     if not relative or relative.startswith("../"):
         return False
@@ -204,7 +205,7 @@ def is_watched(relative: str, settings: Settings) -> bool:
     if any(part.startswith(".") or part in IGNORED_DIRS for part in parts):
         return False
     name = parts[-1]
-    if name.endswith(("~", ".tmp", ".vt-tmp")) or not name.endswith(".md"):
+    if name.endswith(("~", ".tmp", TMP_SUFFIX)) or not name.endswith(".md"):
         return False
     ledger = settings.ledger.strip("/")
     return relative != ledger and not relative.startswith(ledger + ".")

@@ -14,7 +14,6 @@ overwrite a note that changed since it was read (an Obsidian save must never be 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import re
 import stat
@@ -23,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from vault_tools.durable import fsync_folder, write_temp
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.headings import normalise_heading_title
 
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
-TMP_SUFFIX = ".vt-tmp"
 
 # ---------------------------------------------------------------------------
 # lines and line endings
@@ -653,16 +652,11 @@ def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = T
     # the stat signature here; the bytes themselves are compared before the rename below
     if st is None or _signature(st) != snapshot.signature:
         raise RefusedError("changed on disk since vt read it; not overwritten", str(snapshot.path))
-    fd, tmp_name = _new_temp(target)
     try:
-        try:
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        tmp_name = write_temp(target, data, stat.S_IMODE(st.st_mode))
+    except OSError as exc:
+        raise VtError(f"cannot write: {exc.strerror or exc}", str(snapshot.path)) from exc
+    try:
         # The slow part (writing + fsync of the temp file) is done; check once more right
         # before the rename. A save landing between this check and os.replace would still
         # be overwritten: POSIX has no compare-and-swap rename, so the window is only
@@ -683,22 +677,6 @@ def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = T
     return True
 
 
-_temp_numbers = itertools.count()
-
-
-def _new_temp(target: Path) -> tuple[int, str]:
-    """A new hidden file beside `target` (open for writing) and its name: pid and a
-    counter make it unique; a leftover of a killed process with our pid is skipped."""
-    while True:
-        name = str(target.parent / f".{target.name}.{os.getpid()}-{next(_temp_numbers)}"
-                                    f"{TMP_SUFFIX}")
-        try:
-            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
-                           0o600), name
-        except FileExistsError:
-            continue
-
-
 def sync_folders(paths: Iterable[Path]) -> None:
     """fsync each distinct folder of `paths` once (after writes with sync_folder=False)."""
     for folder in sorted({Path(os.path.realpath(p)).parent for p in paths}):
@@ -709,12 +687,6 @@ def _fsync_dir(folder: Path, shown: Path) -> None:
     """Make the rename durable. A failure is reported: the new content is in place but
     may not survive a crash."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError as exc:
-        raise VtError(f"written, but cannot open its folder to sync: {exc}", str(shown)) from exc
-    try:
-        os.fsync(fd)
+        fsync_folder(folder)
     except OSError as exc:
         raise VtError(f"written, but syncing its folder failed: {exc}", str(shown)) from exc
-    finally:
-        os.close(fd)
