@@ -67,3 +67,23 @@ def test_the_digest_is_of_the_whole_listing_fed_in_batches(tmp_path: Path, vault
         assert kbmod._listing_digest(KB, listing, batch) == expected
     assert KnowledgeBase(Listing([]), KB).digest == _documented_digest(KB, [])
     assert KnowledgeBase(Listing(listing.paths), KB).digest != expected  # escapes count
+
+
+def test_given_notes_in_order_once_with_a_finding_for_each_bad_path(tmp_path: Path) -> None:
+    from vault_tools.vault import given_notes
+
+    vault = tmp_path / "vault"
+    (vault / "03_claims").mkdir(parents=True)
+    for name in ("A.md", "B.md"):
+        (vault / "03_claims" / name).write_text("x", encoding="utf-8")
+    outside = tmp_path / "elsewhere.md"
+    given = [vault / "03_claims/B.md", outside, vault / "03_claims/A.md",
+             vault / "03_claims/B.md", vault / "03_claims/C.md"]
+    got = [(path, problem and (problem.code, problem.message))
+           for path, problem in given_notes(vault, given)]
+    assert got == [
+        ("03_claims/B.md", None),
+        (str(outside), ("path-outside-vault", f"not inside the vault {vault}")),
+        ("03_claims/A.md", None),
+        ("03_claims/C.md", ("read-error", "no such file")),
+    ]

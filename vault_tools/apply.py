@@ -40,7 +40,7 @@ from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.preview import PREVIEW_FAILED, PREVIEW_READY, preview_hash
 from vault_tools.validate import make_context
-from vault_tools.vault import markdown_files, relative_in_vault
+from vault_tools.vault import given_notes, markdown_files
 
 Progress = Callable[[int, int], None]
 
@@ -562,14 +562,11 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
     targets: list[str] = []
-    for path in paths:
-        relative = relative_in_vault(settings.vault, path)
-        if relative is None:
-            report.refused.append(Entry(str(path), None, f"not inside the vault {settings.vault}"))
-        elif not (settings.vault / relative).is_file():
-            report.refused.append(Entry(relative, None, "no such file"))
-        elif relative not in targets:
+    for relative, problem in given_notes(settings.vault, paths):
+        if problem is None:
             targets.append(relative)
+        else:
+            report.refused.append(Entry(relative, None, problem.message))
     return targets
 
 

@@ -20,7 +20,7 @@ from vault_tools.diff import fence_for
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error
 from vault_tools.note import Note, parse_note
-from vault_tools.vault import relative_in_vault
+from vault_tools.vault import given_notes
 
 HEADING = "## ⑤ V2 Draft（需要修正時直接編輯）"
 BEFORE_HEADING = "Human Review"
@@ -132,17 +132,7 @@ def _refusal(note: Note) -> Finding | None:
 def draft_notes(settings: Settings, paths: list[Path], dry_run: bool = False) -> DraftReport:
     """`vt draft NOTE…`: every note given, in order; paths outside the vault are findings."""
     report = DraftReport()
-    seen: set[str] = set()
-    for path in paths:
-        relative = relative_in_vault(settings.vault, path)
-        if relative is None:
-            report.notes.append(DraftResult(str(path), findings=[
-                error(str(path), None, "path-outside-vault",
-                      f"not inside the vault {settings.vault}")]))
-        elif not (settings.vault / relative).is_file():
-            report.notes.append(DraftResult(relative, findings=[
-                error(relative, None, "read-error", "no such file")]))
-        elif relative not in seen:
-            seen.add(relative)
-            report.notes.append(draft_note(settings, relative, dry_run=dry_run))
+    for relative, problem in given_notes(settings.vault, paths):
+        report.notes.append(DraftResult(relative, findings=[problem]) if problem else
+                            draft_note(settings, relative, dry_run=dry_run))
     return report

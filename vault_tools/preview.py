@@ -41,7 +41,7 @@ from vault_tools.jsonlines import line_of
 from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.validate import make_context
-from vault_tools.vault import markdown_files, relative_in_vault
+from vault_tools.vault import given_notes, markdown_files
 
 Progress = Callable[[int, int], None]
 
@@ -404,17 +404,11 @@ def preview_vault(settings: Settings, paths: list[Path] | None = None, dry_run: 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: PreviewReport) -> list[str]:
     targets: list[str] = []
-    for path in paths:
-        relative = relative_in_vault(settings.vault, path)
-        if relative is None:
-            finding = error(str(path), None, "path-outside-vault",
-                            f"not inside the vault {settings.vault}")
-            report.previews.append(PreviewResult(str(path), findings=[finding]))
-        elif not (settings.vault / relative).is_file():
-            finding = error(relative, None, "read-error", "no such file")
-            report.previews.append(PreviewResult(relative, findings=[finding]))
-        elif relative not in targets:
+    for relative, problem in given_notes(settings.vault, paths):
+        if problem is None:
             targets.append(relative)
+        else:
+            report.previews.append(PreviewResult(relative, findings=[problem]))
     return targets
 
 

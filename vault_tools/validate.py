@@ -39,7 +39,7 @@ from vault_tools.config import Settings
 from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_key
 from vault_tools.kb import KnowledgeBase
 from vault_tools.schemas import Schemas
-from vault_tools.vault import Listing, list_vault, relative_in_vault
+from vault_tools.vault import Listing, given_notes, list_vault
 
 if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
     from vault_tools.checks import CheckContext
@@ -448,18 +448,12 @@ def _escaping_notes(settings: Settings, listing: Listing) -> list[Finding]:
 def _explicit_targets(settings: Settings, paths: list[Path],
                       before: dict[str, list[Finding]]) -> list[str]:
     targets = []
-    for path in paths:
-        relative = relative_in_vault(settings.vault, path)
-        if relative is None:
-            before.setdefault(str(path), []).append(
-                error(str(path), None, "path-outside-vault",
-                      f"not inside the vault {settings.vault}"))
-        elif not (settings.vault / relative).is_file():
-            before.setdefault(relative, []).append(
-                error(relative, None, "read-error", "no such file"))
-        else:
+    for relative, problem in given_notes(settings.vault, paths):
+        if problem is None:
             targets.append(relative)
-    return sorted(set(targets))
+        else:
+            before.setdefault(relative, []).append(problem)
+    return sorted(targets)
 
 
 def _cache_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from vault_tools.config import IGNORED_DIRS
+from vault_tools.findings import Finding, error
 
 
 class MarkdownFile(NamedTuple):
@@ -105,6 +106,23 @@ def relative_in_vault(vault: Path, path: Path) -> str | None:
         return absolute.resolve().relative_to(vault.resolve()).as_posix()
     except ValueError:
         return None
+
+
+def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Finding | None]]:
+    """The notes a user named on the command line, in the order given, each once:
+    (vault-relative path, None), or (the path as shown, the finding why it is no note of
+    the vault: outside it, or no such file)."""
+    seen: set[str] = set()
+    for path in paths:
+        relative = relative_in_vault(vault, path)
+        if relative is None:
+            yield str(path), error(str(path), None, "path-outside-vault",
+                                   f"not inside the vault {vault}")
+        elif not (vault / relative).is_file():
+            yield relative, error(relative, None, "read-error", "no such file")
+        elif relative not in seen:
+            seen.add(relative)
+            yield relative, None
 
 
 def review_note_bytes(vault: Path, relative: str) -> bytes | None:
