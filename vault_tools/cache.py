@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from vault_tools.vault import read_file
+
 CACHE_FILE = "validate-cache.marshal"
 PAYLOAD_FILE = "validate-cache.payload"
 MEMO_FILE = "validate-cache.memo"
@@ -346,19 +348,8 @@ def _write(path: Path, data: bytes) -> None:
 
 def read_with_stat(path: str) -> tuple[bytes, tuple[int, ...]]:
     """The file's bytes and the stat signature they were read under."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        info = os.fstat(fd)
-        wanted = max(info.st_size, 1) + 1
-        first = os.read(fd, wanted)
-        if len(first) == info.st_size:  # all of it, and no byte more: at its end
-            return first, stat_signature(info)
-        chunks = [first]
-        while chunks[-1]:  # the file changed size since fstat, or the read came up short
-            chunks.append(os.read(fd, 1 << 16))
-        return b"".join(chunks), stat_signature(info)
-    finally:
-        os.close(fd)
+    raw, info = read_file(path)
+    return raw, stat_signature(info)
 
 
 def stat_signature(info: os.stat_result) -> tuple[int, ...]:

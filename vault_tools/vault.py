@@ -108,6 +108,23 @@ def relative_in_vault(vault: Path, path: Path) -> str | None:
         return None
 
 
+def read_file(path: str | Path) -> tuple[bytes, os.stat_result]:
+    """A file's bytes and the fstat of the open file they were read from, so that the
+    two belong together (one open, one fstat and, as a rule, one read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        first = os.read(fd, max(info.st_size, 1) + 1)
+        if len(first) == info.st_size:  # all of it, and no byte more: at its end
+            return first, info
+        chunks = [first]
+        while chunks[-1]:  # the file changed size since fstat, or the read came up short
+            chunks.append(os.read(fd, 1 << 16))
+        return b"".join(chunks), info
+    finally:
+        os.close(fd)
+
+
 def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Finding | None]]:
     """The notes a user named on the command line, in the order given, each once:
     (vault-relative path, None), or (the path as shown, the finding why it is no note of

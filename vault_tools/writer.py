@@ -25,6 +25,7 @@ from typing import NamedTuple
 from vault_tools.durable import fsync_folder, write_temp
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.headings import normalise_heading_title
+from vault_tools.vault import read_file
 
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
@@ -603,16 +604,7 @@ def read_snapshot(path: Path) -> Snapshot:
     """Read a note once: its bytes, its text and the stat signature to check writes against."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            # stat the open file: the signature belongs to exactly the bytes we read
-            st = os.fstat(fd)
-            chunks = [os.read(fd, st.st_size + 1)]
-            while chunks[-1] and len(chunks[0]) != st.st_size:  # it changed since fstat
-                chunks.append(os.read(fd, 1 << 16))
-            raw = b"".join(chunks)
-        finally:
-            os.close(fd)
+        raw, st = read_file(path)  # the signature belongs to exactly the bytes read
     except OSError as exc:
         raise VtError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     text, bom = decode_note(raw, path)
