@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -70,18 +70,23 @@ _fold_short = functools.lru_cache(maxsize=4096)(_fold)
 _fold_long = functools.lru_cache(maxsize=32)(_fold)
 
 
-class _KeptCharacters(dict):
-    """A str.translate table: a character maps to itself, or to None (dropped) when it is
-    punctuation, a separator or a control. Filled as characters are met, so translate()
-    runs in C instead of a category() call per character."""
+class _KeepTable(dict):
+    """A str.translate table keeping the characters `keep` says yes to (each maps to
+    itself) and dropping the others (None). Filled as characters are met, so translate()
+    runs in C instead of a Python call per character."""
+
+    def __init__(self, keep: Callable[[str], bool]):
+        super().__init__()
+        self.keep = keep
 
     def __missing__(self, code: int) -> int | None:
-        kept = None if unicodedata.category(chr(code)).startswith(_SKIPPED_CATEGORIES) else code
+        kept = code if self.keep(chr(code)) else None
         self[code] = kept
         return kept
 
 
-_KEPT = _KeptCharacters()
+# folding drops punctuation, separators and controls
+_KEPT = _KeepTable(lambda ch: not unicodedata.category(ch).startswith(_SKIPPED_CATEGORIES))
 
 
 def occurs(needle: str, haystack: str) -> bool:
@@ -165,21 +170,12 @@ _NUMBER_WORDS = {
 }
 
 
-class _DigitSourceCharacters(dict):
-    """A str.translate table keeping the characters whose NFKC form holds a digit (the
-    digits themselves, ² ① ５ …) and dropping the rest; filled as characters are met.
-
-    No digit has a canonical decomposition or composes with what follows it, so NFKC
-    of a text holds a digit exactly when one of its characters' NFKC forms does."""
-
-    def __missing__(self, code: int) -> int | None:
-        kept = code if _ANY_DIGIT.search(unicodedata.normalize("NFKC", chr(code))) else None
-        self[code] = kept
-        return kept
-
-
 _ANY_DIGIT = re.compile(r"\d")
-_DIGIT_SOURCES = _DigitSourceCharacters()
+# The characters whose NFKC form holds a digit (the digits themselves, ² ① ５ …). No digit
+# has a canonical decomposition or composes with what follows it, so NFKC of a text
+# holds a digit exactly when one of its characters' NFKC forms does.
+_DIGIT_SOURCES = _KeepTable(
+    lambda ch: _ANY_DIGIT.search(unicodedata.normalize("NFKC", ch)) is not None)
 
 
 @functools.lru_cache(maxsize=4096)  # notes repeat the same few hundred numbers
