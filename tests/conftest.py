@@ -307,3 +307,12 @@ def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
     if check and done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)}: {done.stdout}{done.stderr}")
     return done
+
+
+def make_repo(root: Path) -> Path:
+    """A new git repository at `root` (branch main, a committer set)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Test")
+    git(root, "config", "user.email", "test@example.org")
+    return root

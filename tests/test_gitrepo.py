@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import git, make_repo
 
 from vault_tools.gitrepo import GitRepo
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout
-
-
-def make_repo(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.name", "Test")
-    git(path, "config", "user.email", "test@example.org")
-    return path
 
 
 def test_find_outside_a_repository_is_none(tmp_path: Path) -> None:
@@ -113,7 +100,7 @@ def test_config_get_set_remove(tmp_path: Path) -> None:
     assert repo.config_get("merge.vt-ledger.driver") is None
     repo.config_set("merge.vt-ledger.driver", "python -m x %O %A %B")
     assert repo.config_get("merge.vt-ledger.driver") == "python -m x %O %A %B"
-    assert git(root, "config", "--get", "merge.vt-ledger.driver").strip() == \
+    assert git(root, "config", "--get", "merge.vt-ledger.driver").stdout.strip() == \
         "python -m x %O %A %B"
     assert repo.config_remove_section("merge.vt-ledger")
     assert repo.config_get("merge.vt-ledger.driver") is None
@@ -128,7 +115,7 @@ def test_merge_heads(tmp_path: Path) -> None:
     git(root, "checkout", "-qb", "side")
     (root / "f").write_text("side\n")
     git(root, "commit", "-qam", "side")
-    side = git(root, "rev-parse", "HEAD").strip()
+    side = git(root, "rev-parse", "HEAD").stdout.strip()
     git(root, "checkout", "-q", "main")
     (root / "g").write_text("main\n")
     git(root, "add", "g")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, make_repo
 
 from vault_tools import hook
 from vault_tools.config import load_settings
@@ -27,14 +27,6 @@ LEDGER = "05_ledger/decision_ledger.jsonl"
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
-
-
-def make_repo(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Test")
-    git(root, "config", "user.email", "test@example.org")
-    return root
 
 
 def copy_vault(dest: Path) -> Path:
