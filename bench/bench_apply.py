@@ -26,8 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from synthetic import make_vault  # the shared make_vault.py, found once
+
 REPO = Path(__file__).resolve().parents[1]
-MAKE_VAULT = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_vault.py"
 LEDGER = "05_ledger/decision_ledger.jsonl"
 GOAL = 1.5
 
@@ -36,9 +37,7 @@ _CHECK = re.compile(r"^(check_[a-z_]+): false$", re.M)
 
 
 def make_approved_vault(root: Path, notes: int) -> Path:
-    vault = root / "vault"
-    subprocess.run([sys.executable, str(MAKE_VAULT), str(vault), "--notes", str(notes)],
-                   check=True, stdout=subprocess.DEVNULL)
+    vault = make_vault(root / "vault", notes)
     (vault / ".obsidian").mkdir(exist_ok=True)
     for path in (vault / "03_claims").glob("*.md"):
         text = path.read_text(encoding="utf-8")

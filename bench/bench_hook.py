@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from synthetic import make_vault  # the shared make_vault.py, found once
+
 ROOT = Path(__file__).resolve().parents[1]
-MAKE_VAULT_CANDIDATES = (ROOT.parent / "shared" / "bench" / "make_vault.py",
-                         Path("/work/shared/bench/make_vault.py"))
 GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
     "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.org",
@@ -33,13 +33,9 @@ def git(cwd: Path, *args: str) -> str:
                           text=True, env=GIT_ENV).stdout
 
 
-def make_vault(vault: Path, notes: int) -> None:
-    script = next((p for p in MAKE_VAULT_CANDIDATES if p.is_file()), None)
-    if script is None:
-        sys.exit("make_vault.py not found (expected ../shared/bench/make_vault.py)")
+def make_committed_vault(vault: Path, notes: int) -> None:
     print(f"building a {notes}-note vault in {vault} and committing it …", flush=True)
-    subprocess.run([sys.executable, str(script), str(vault), "--notes", str(notes)],
-                   check=True, stdout=subprocess.DEVNULL)
+    make_vault(vault, notes)
     git(vault, "init", "-q")
     git(vault, "add", "-A")
     git(vault, "commit", "-qm", "vault")
@@ -64,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     vault = (args.dir / f"hook-{args.notes}" / "vault").resolve()
     if not (vault / ".git").is_dir():
-        make_vault(vault, args.notes)
+        make_committed_vault(vault, args.notes)
     git(vault, "reset", "-q", "--hard", "HEAD")  # a previous run interrupted: start clean
     notes = sorted((vault / "03_claims").iterdir())[: args.staged]
     try:

@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from synthetic import make_vault, make_vault_script  # the shared make_vault.py, found once
+
 ROOT = Path(__file__).resolve().parents[1]
-MAKE_VAULT = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_vault.py"
 
 
 def timed(command: list[str]) -> float:
@@ -52,14 +53,12 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    if not MAKE_VAULT.is_file():
-        raise SystemExit(f"make_vault.py not found at {MAKE_VAULT}")
+    make_vault_script()  # before any work: a clear error when it is missing
     vt = shutil.which("vt", path=str(Path(sys.executable).parent)) or "vt"
     with tempfile.TemporaryDirectory(prefix="bench-preview-") as tmp:
         work = Path(tmp)
         source = work / "source"
-        subprocess.run([sys.executable, str(MAKE_VAULT), str(source), "--notes",
-                        str(args.notes)], check=True, stdout=subprocess.DEVNULL)
+        make_vault(source, args.notes)
         marked = count_marked(source)
         validate_times, preview_times, warm_times = [], [], []
         for run in range(args.runs):

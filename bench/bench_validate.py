@@ -24,9 +24,9 @@ import sys
 import time
 from pathlib import Path
 
+from synthetic import make_vault  # the shared make_vault.py, found once
+
 ROOT = Path(__file__).resolve().parents[1]
-MAKE_VAULT_CANDIDATES = [ROOT.parent / "shared" / "bench" / "make_vault.py",
-                         ROOT / "bench" / "make_vault.py"]
 
 LEAN = r'''
 import json, os, re, sys, yaml
@@ -87,14 +87,11 @@ def timed(command: list[str]) -> tuple[float, int]:
     return elapsed, usage.ru_maxrss
 
 
-def make_vault(size: int, out: Path) -> Path:
+def sized_vault(size: int, out: Path) -> Path:
+    """The vault of `size` notes under `out`, made once and kept for later runs."""
     vault = out / f"vault-{size}"
     if not (vault / "03_claims").is_dir():
-        script = next((p for p in MAKE_VAULT_CANDIDATES if p.is_file()), None)
-        if script is None:
-            raise SystemExit("make_vault.py not found (expected ../shared/bench/make_vault.py)")
-        subprocess.run([sys.executable, str(script), str(vault), "--notes", str(size)],
-                       check=True, stdout=subprocess.DEVNULL)
+        make_vault(vault, size)
     return vault
 
 
@@ -109,7 +106,7 @@ def main() -> None:
     print(f"{'notes':>7} {'R s':>7} {'N s':>7} {'cold s':>7} {'warm s':>7} "
           f"{'N/R':>6} {'cold/R':>7} {'warm/R':>7} {'best':>6} {'RSS MiB':>8}")
     for size in (int(s) for s in args.sizes.split(",")):
-        vault = make_vault(size, args.out)
+        vault = sized_vault(size, args.out)
         times, rss = rounds(args.runs, vault, vt, schema)
         lean, naive, cold, warm = (statistics.median(times[k]) for k in KINDS)
         best = min(times["cold"]) / min(times["lean"])

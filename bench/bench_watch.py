@@ -30,8 +30,9 @@ import threading
 import time
 from pathlib import Path
 
+from synthetic import make_vault, make_vault_script  # the shared make_vault.py, found once
+
 ROOT = Path(__file__).resolve().parents[1]
-MAKE_VAULT = Path(__file__).resolve().parents[2] / "shared" / "bench" / "make_vault.py"
 DRAFT_HEADING = "### V2 Atomic Claim Draft"
 PREVIEW_START = "<!-- vt:preview:start -->"
 PREVIEW_END = "<!-- vt:preview:end -->"
@@ -77,12 +78,6 @@ class Watch:
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=30)
-
-
-def make_vault(target: Path, notes: int) -> Path:
-    subprocess.run([sys.executable, str(MAKE_VAULT), str(target), "--notes", str(notes)],
-                   check=True, stdout=subprocess.DEVNULL)
-    return target
 
 
 def marked_notes(vault: Path) -> list[Path]:
@@ -160,8 +155,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--idle", type=float, default=30.0)
     args = parser.parse_args()
-    if not MAKE_VAULT.is_file():
-        raise SystemExit(f"make_vault.py not found at {MAKE_VAULT}")
+    make_vault_script()  # before any work: a clear error when it is missing
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as tmp:
         work = Path(tmp)
         lat = latency(work, args.latency_notes, args.saves)
