@@ -446,21 +446,3 @@ def _split_as_first_written(line: str) -> list[str]:
 @given(st.lists(st.sampled_from(_ROW_PIECES), max_size=10).map("".join))
 def test_table_rows_split_as_the_wikilink_protecting_rule(line: str) -> None:
     assert split_table_row(line) == _split_as_first_written(line)
-
-
-def test_text_without_a_char_that_may_need_nfc_is_nfc_in_any_context() -> None:
-    """What the decode shortcut relies on, checked against the Unicode database."""
-    import unicodedata
-
-    from vault_tools.note import _MAY_NEED_NFC
-
-    safe = [chr(c) for c in range(0x110000)
-            if not 0xD800 <= c <= 0xDFFF and not _MAY_NEED_NFC.match(chr(c))]
-    for ch in safe:  # NFC keeps it, and it has no combining class to reorder
-        assert unicodedata.combining(ch) == 0, hex(ord(ch))
-        assert unicodedata.normalize("NFC", ch) == ch, hex(ord(ch))
-    safe_set = set(safe)
-    for code in range(0x110000):  # and it never composes with what precedes it
-        mapping = unicodedata.decomposition(chr(code)).split()
-        if len(mapping) == 2 and not mapping[0].startswith("<"):
-            assert chr(int(mapping[1], 16)) not in safe_set, hex(code)
