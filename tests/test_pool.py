@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import time
+import weakref
 from functools import partial
 from pathlib import Path
 
@@ -43,6 +44,28 @@ def test_progress_counts_each_chunk_before_its_results() -> None:
 
 def test_workers_freeze_what_they_inherit() -> None:
     assert all(map_chunks(_frozen, list(range(20)), workers=2, threshold=1, chunk=5))
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+_CYCLES: list[weakref.ref] = []  # a worker's own (each fork starts with the parent's empty one)
+
+
+def _cycles_left_from_earlier_chunks(chunk: list[int]) -> list[tuple[bool, int]]:
+    """Per item: whether the automatic collector is on, and how many of the cycles this
+    worker made in its earlier chunks are still alive; then a new cycle, left as garbage."""
+    alive = sum(1 for ref in _CYCLES if ref() is not None)
+    _CYCLES.append(weakref.ref(_Cycle()))
+    return [(gc.isenabled(), alive) for _ in chunk]
+
+
+def test_workers_collect_once_per_chunk_not_automatically() -> None:
+    results = list(map_chunks(_cycles_left_from_earlier_chunks, list(range(40)), workers=2,
+                              threshold=1, chunk=2))
+    assert results == [(False, 0)] * 40  # off during the work, every chunk's cycle collected
 
 
 def _wait_for_marker(marker: Path, chunk: list[int]) -> list[bool]:
