@@ -59,3 +59,15 @@ def test_a_remembered_line_gives_each_note_its_own_list() -> None:
     assert again == ({"reviewer": "bob", "tags": ["claim-review", "todo"]},
                      {"reviewer": 2, "tags": 3})
     assert simple_properties("tags: [a]\ntags: [a]") is None  # a repeated key is not simple
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- ", "...", "... x", "----", "-- -", "a: 1", "",
+                                 " ---", "---\t", "...\u3000", "x"]), max_size=8))
+def test_the_closing_line_is_the_first_that_strips_to_a_marker(rest: list[str]) -> None:
+    from vault_tools.frontmatter import _closing_line
+
+    lines = ["---", *rest]
+    expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")),
+                    None)
+    assert _closing_line(lines) == expected

@@ -8,9 +8,11 @@ never writes), and dates stay strings so properties round-trip as JSON.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from vault_tools.findings import Finding, error
@@ -60,7 +62,7 @@ def read(lines: list[str], path: str) -> FrontMatter:
     if not lines or lines[0].rstrip() != "---":
         return fm
     fm.present = True
-    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+    close = _closing_line(lines)
     if close is None:
         fm.findings.append(error(path, 1, "frontmatter-unclosed",
                                  "the frontmatter opened on line 1 never closes with '---'"))
@@ -68,17 +70,31 @@ def read(lines: list[str], path: str) -> FrontMatter:
         return fm
     fm.body_index = close + 1
     fm.end_line = close + 1
-    source = "\n".join(lines[1:close])
-    _load(source, path, fm)
+    _load(lines[1:close], path, fm)
     return fm
 
 
-def _load(source: str, path: str, fm: FrontMatter) -> None:
-    simple = simple_properties(source)
+def _closing_line(lines: list[str]) -> int | None:
+    """The index of the line closing the frontmatter (`---` or `...`, trailing blanks
+    allowed), or None. The usual bare `---` is found by list.index; only when a line
+    before it might close too is each line looked at."""
+    try:
+        close = lines.index("---", 1)
+    except ValueError:
+        close = len(lines)
+    if not any(map(str.startswith, itertools.islice(lines, 1, close), repeat(("---", "...")))):
+        return close if close < len(lines) else None
+    return next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+
+
+def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
+    simple = _simple_properties(source_lines)
     if simple is not None:
         fm.properties, fm.lines = simple
         return
     import yaml
+
+    source = "\n".join(source_lines)
 
     if ("&" in source or "*" in source) and _reject_aliases(source, path, fm):
         return
@@ -164,9 +180,13 @@ _NO_VALUE = object()
 
 def simple_properties(source: str) -> tuple[dict[str, Any], dict[str, int]] | None:
     """Properties and their lines when every line is a simple `key: value`, else None."""
+    return _simple_properties(source.split("\n"))
+
+
+def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[str, int]] | None:
     properties: dict[str, Any] = {}
     lines: dict[str, int] = {}
-    for number, line in enumerate(source.split("\n"), start=2):
+    for number, line in enumerate(source_lines, start=2):
         entry = _SEEN_LINES.get(line) or _simple_line(line)
         if entry is None or entry[0] in properties:
             return None

@@ -20,7 +20,8 @@ from vault_tools.headings import section_key
 _FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z][A-Za-z ]*?)\s*[:：]\s*(.*?)\s*$")
 _LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+# an ATX heading's start; its title is the rest of the line less trailing blanks and #s
+_HEADING_START = re.compile(r"#{1,6}[ \t]+")
 _VT_START = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:start -->\s*$")
 _VT_END = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:end -->\s*$")
 
@@ -235,7 +236,7 @@ def _sections(body: _Body) -> list[Section]:
                 sections[-1].end = index
             title = stripped[3:].strip().rstrip("#").strip()
             sections.append(Section(section_key(title), title, index + 1, index + 1, len(lines)))
-        elif fenced := _FENCE.match(line):
+        elif line[0] != "#" and (fenced := _FENCE.match(line)):  # a heading is no fence
             fence = fenced.group(1)
     return sections
 
@@ -272,19 +273,28 @@ def _parts(body: _Body, section: Section) -> list[_Part]:
             index = upto
             continue
         line = lines[index]
-        if match := _FENCE.match(line):
+        if line[0] == "#":  # the usual mark inside a section; never a fence nor a vt marker
+            if (title := heading_title(line)) is not None:
+                parts.append(_Part("heading", index + 1, [], title))
+            else:
+                _add_text(parts, index, [line])
+            index += 1
+        elif match := _FENCE.match(line):
             close = _fence_end(body, k, end, match.group(1))
             parts.append(_Part("code", index + 1, lines[index + 1:close], match.group(2).lower()))
             index = close + 1
         elif line.startswith("<!-- vt:") and _VT_START.match(line):
             index = _vt_block_end(body, k, end) + 1  # not part of what the reviewer wrote
-        elif line.startswith("#") and (heading := _HEADING.match(line)):
-            parts.append(_Part("heading", index + 1, [], heading.group(2)))
-            index += 1
         else:
             _add_text(parts, index, [line])
             index += 1
     return parts
+
+
+def heading_title(line: str) -> str | None:
+    """The title of an ATX heading line (`### Evidence ##` -> 'Evidence'), else None."""
+    start = _HEADING_START.match(line)
+    return line[start.end():].rstrip(" \t#") if start else None
 
 
 def _add_text(parts: list[_Part], index: int, lines: list[str]) -> None:
