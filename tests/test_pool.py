@@ -113,3 +113,21 @@ def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:
     for items in (401, 5_000, 10_000, 50_000):
         chunks = -(-items // chunk_size(items, 2))
         assert chunks >= min(2 * CHUNKS_PER_WORKER, -(-items // CHUNK))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_stream_with_its_count(workers: int) -> None:
+    """An iterable that is no sequence (a spilled listing, a filtered view), read once."""
+    reads = []
+
+    def stream():
+        for n in range(300):
+            reads.append(n)
+            yield n
+
+    done = []
+    got = list(map_chunks(_square, stream(), workers=workers, threshold=1, count=300,
+                          progress=lambda d, total: done.append((d, total))))
+    assert got == [n * n for n in range(300)]
+    assert reads == list(range(300))  # once each
+    assert done[-1] == (300, 300)

@@ -10,8 +10,9 @@ is imported only when a pool is made.
 from __future__ import annotations
 
 import gc
+import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 Item = TypeVar("Item")
@@ -29,14 +30,16 @@ CHUNKS_PER_WORKER = 8
 _WORK: Callable[[list[Any]], list[Any]] | None = None  # the running map's work, for workers
 
 
-def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item], *,
+def map_chunks(work: Callable[[list[Item]], list[Result]], items: Iterable[Item], *,
                workers: int = 0, progress: Progress | None = None,
                threshold: int | None = None, chunk: int | None = None,
-               ordered: bool = True,
+               ordered: bool = True, count: int | None = None,
                meanwhile: Callable[[], None] | None = None) -> Iterator[Result]:
     """`work(chunk)` over chunks of `items`, results in order (or, `ordered=False`, by
     chunk as each is done).
 
+    `items`: a sequence, or any iterable when `count` says how many it yields (it is
+    then iterated once, as the chunks are handed out: a stream need not be in memory).
     `workers` 0 means one per core; `threshold` defaults to the module's value, `chunk`
     to a size fit for the run (see CHUNK). `progress(done, total)` is called after each
     chunk. Results are yielded as their chunks finish, so a caller that consumes them as
@@ -48,12 +51,13 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     """
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
-    chunk = chunk or chunk_size(len(items), workers)
+    total = len(items) if count is None else count  # type: ignore[arg-type]
+    chunk = chunk or chunk_size(total, workers)
     # made as the pool hands them out: a large run never holds a second list of its items
-    chunks = (list(items[i:i + chunk]) for i in range(0, len(items), chunk))
-    count = -(-len(items) // chunk)
-    if workers < 2 or len(items) < threshold or not _can_fork():
-        yield from _counted(map(work, chunks), len(items), progress)
+    rest = iter(items)
+    chunks = iter(lambda: list(itertools.islice(rest, chunk)), [])
+    if workers < 2 or total < threshold or not _can_fork():
+        yield from _counted(map(work, chunks), total, progress)
         if meanwhile:
             meanwhile()
         return
@@ -64,7 +68,7 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
     failure: Exception | None = None
     try:
         # the workers are forked here, before `meanwhile` may start threads or open files
-        with multiprocessing.get_context("fork").Pool(min(workers, count),
+        with multiprocessing.get_context("fork").Pool(min(workers, -(-total // chunk)),
                                                       initializer=_prepare) as pool:
             mapper = pool.imap if ordered else pool.imap_unordered
             results = mapper(_run_in_worker, chunks)  # handed out by the pool's own thread
@@ -73,7 +77,7 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Sequence[Item]
                     meanwhile()
                 except Exception as exc:  # the workers' results still count: finish first
                     failure = exc
-            yield from _counted(results, len(items), progress)
+            yield from _counted(results, total, progress)
     finally:
         _WORK = None
     if failure is not None:
