@@ -470,15 +470,15 @@ def test_a_hash_collision_does_not_hide_a_duplicate(make_vault,
 
 
 def test_claim_ids_keep_unicode_and_missing_lines() -> None:
-    claims = validate_mod._ClaimIds(["a.md", "b.md", "c.md"])
-    entry = ("x", "", (), "證據-1 \udcff", None, 0, 0)
-    assert claims.add(entry, 0) and claims.add((*entry[:4], 3, 0, 0), 2)
-    assert not claims.add(("x", "", (), None, None, 0, 0), 1)
-    assert [(path, [(f.line, f.message) for f in found])
-            for path, found in claims.duplicates(None)] == [
-        ("a.md", [(None, "claim_id '證據-1 \\udcff' is also used by c.md")]),
-        ("c.md", [(3, "claim_id '證據-1 \\udcff' is also used by a.md")])]
-    assert [path for path, _ in claims.duplicates({"c.md"})] == ["c.md"]
+    with validate_mod._ClaimIds() as claims:
+        entry = ("a.md", "", (), "證據-1 \udcff", None, 0, 0)
+        assert claims.add(entry) and claims.add(("c\udcfe.md", *entry[1:4], 3, 0, 0))
+        assert not claims.add(("b.md", "", (), None, None, 0, 0))
+        assert [(path, [(f.line, f.message) for f in found])
+                for path, found in claims.duplicates(None)] == [
+            ("a.md", [(None, "claim_id '證據-1 \\udcff' is also used by c\udcfe.md")]),
+            ("c\udcfe.md", [(3, "claim_id '證據-1 \\udcff' is also used by a.md")])]
+        assert [path for path, _ in claims.duplicates({"c\udcfe.md"})] == ["c\udcfe.md"]
 
 
 @pytest.mark.parametrize("targets", [[], ["03_claims/A.md"], [f"n/{i:04d}.md" for i in range(7)]])
@@ -488,3 +488,43 @@ def test_the_run_digest_is_of_the_targets_one_a_line(targets: list[str]) -> None
     expected = content_digest("\n".join(targets).encode())
     for batch in (1, 2, 3, 1024):
         assert validate_mod._run_digest(targets, batch) == expected
+
+
+def test_a_spilled_listing_and_spilled_claim_ids_give_the_same_output(
+        make_vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing in sorted runs and the claim records in a file (forced small here)
+    change nothing: same findings, same order, the duplicates and their collisions
+    included; and no temporary file is left."""
+    import tempfile
+
+    from vault_tools import vault as vault_mod
+
+    notes = {f"N{i:03d}.md": render_note(claim_id=f"N-{i % 70}") for i in range(90)}
+    notes["sub/Z.md"] = render_note(claim_id="N-3")
+    vault = make_vault(notes)
+    (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
+    os.symlink(tmp_path / "secret.md", vault / "03_claims" / "Leak.md")
+    expected = _as_tuples(_cold(vault).findings)
+    assert sum(1 for f in expected if f[3] == "claim-id-duplicate") == 2 * 20 + 1
+    monkeypatch.setattr(vault_mod, "SPILL_PATHS", 8)
+    monkeypatch.setattr(validate_mod, "SPILL_BYTES", 64)
+    monkeypatch.setattr(validate_mod, "FILTER_BITS", 8)  # many false candidates
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    fds = len(os.listdir("/proc/self/fd"))
+    assert _as_tuples(_cold(vault).findings) == expected
+    assert _as_tuples(validate_vault(vault).findings) == expected  # warm: the memo's counts
+    monkeypatch.setattr(validate_mod, "_claim_hash", lambda claim_id: 7)  # all collide
+    assert _as_tuples(_cold(vault).findings) == expected
+    assert os.listdir(tmp_path / "tmp") == []
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+@pytest.mark.parametrize("values", [[], [1], [1, 2, 3], [5, 5], [1, 9, 17, 9, 1, 2, -7, -7, -7]])
+def test_repeated_values_through_the_bit_filter(values: list[int],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from array import array
+
+    monkeypatch.setattr(validate_mod, "FILTER_BITS", 8)  # 1, 9 and 17 share a bit
+    expected = {v for v in values if values.count(v) > 1}
+    assert validate_mod._repeated(array("q", values)) == expected

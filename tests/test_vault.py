@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,41 @@ def test_given_notes_in_order_once_with_a_finding_for_each_bad_path(tmp_path: Pa
         ("03_claims/A.md", None),
         ("03_claims/C.md", ("read-error", "no such file")),
     ]
+
+
+def _many(vault: Path, count: int) -> list[str]:
+    names = [f"n/{(i * 7919) % count:04d} é.md" for i in range(count)]  # scanned unsorted
+    for relative in names + ["z/deep/a.md", "Zed.md"]:
+        _write(vault, relative)
+    return sorted([*names, "z/deep/a.md", "Zed.md", f"{KB}/Prefill.md", "a b/c.md",
+                   "a/b.md", "a/z.md", "b.md"])
+
+
+def test_a_large_listing_spills_in_sorted_runs(tmp_path: Path, vault: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_tools import vault as vault_mod
+    from vault_tools.sortedruns import SpilledStrings
+
+    expected = _many(vault, 300)
+    (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
+    os.symlink(tmp_path / "secret.md", vault / "n" / "leak.md")
+    expected = sorted([*expected, "n/leak.md"])
+    monkeypatch.setattr(vault_mod, "SPILL_PATHS", 16)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    listing = list_vault(vault, spill=True)
+    try:
+        assert isinstance(listing.paths, SpilledStrings)
+        assert os.listdir(tmp_path / "tmp") == []
+        assert list(listing.paths) == expected == list_vault(vault).paths
+        assert [listing.paths[i] for i in range(len(expected))] == expected
+        assert listing.escaping == frozenset({"n/leak.md"})
+        inside = listing.inside()
+        assert len(inside) == len(expected) - 1
+        assert list(inside) == [p for p in expected if p != "n/leak.md"]
+        assert KnowledgeBase(listing, KB).digest == KnowledgeBase(list_vault(vault), KB).digest
+    finally:
+        listing.close()
+    monkeypatch.setattr(vault_mod, "SPILL_PATHS", 10_000)
+    small = list_vault(vault, spill=True)
+    assert isinstance(small.paths, list) and small.paths == expected  # below: a plain list

@@ -26,7 +26,7 @@ import hashlib
 import itertools
 import marshal
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -139,7 +139,7 @@ class ResultCache:
             return entry
         return self._reread(absolute, relative, entry)
 
-    def lookup_all(self, root: str, targets: list[str]) -> tuple[dict[str, Entry], list[str]]:
+    def lookup_all(self, root: str, targets: Iterable[str]) -> tuple[dict[str, Entry], list[str]]:
         """`lookup` of every target (vault-relative, under `root`): (hits by path, misses).
 
         One tight loop: a warm run of a large vault spends most of its time here.

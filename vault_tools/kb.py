@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_tools import frontmatter
+from vault_tools.sortedruns import in_batches
 from vault_tools.vault import Listing, MarkdownFile
 
 OK = "ok"
@@ -60,10 +61,11 @@ class KnowledgeBase:
     """An index of the vault's Markdown files for link resolution.
 
     Kept for a whole run over every file of the vault, so compact: the knowledge base's
-    own notes by key in a dict, every other file only as an 8-byte entry of a table
-    (a hash of its key and its position in the listing), and likewise every file by
-    name once a bare `[[Name]]` is resolved. A hash found is confirmed against the
-    listing's path, so a collision never resolves a target to the wrong file.
+    own notes by key in a dict; every other file, once a target outside the knowledge
+    base's folder is resolved, only as an 8-byte entry of a table (a hash of its key and
+    its position in the listing, whose paths may be in a temporary file), and likewise
+    every file by name once a bare `[[Name]]` is resolved. A hash found is confirmed
+    against the listing's path, so a collision never resolves a target to the wrong file.
     """
 
     def __init__(self, files: Listing | Iterable[MarkdownFile], kb_dir: str,
@@ -107,9 +109,9 @@ class KnowledgeBase:
     def _by_key(self, key: str) -> str | None:
         """The first path of the listing whose normalised key is `key`."""
         if key.startswith(self.kb_prefix):  # only a KB note's key starts so
-            return self._index()[0].get(key)
+            return self._kb_notes().get(key)
         paths = self.listing.paths
-        found = [position for position in self._index()[1].positions(key)
+        found = [position for position in self._others().positions(key)
                  if normalise(paths[position]) == key]
         return paths[min(found)] if found else None
 
@@ -124,29 +126,35 @@ class KnowledgeBase:
                  if _name(normalise(paths[position])) == name]
         return paths[found[0]] if len(found) == 1 else None  # two: neither is meant
 
-    def _index(self) -> tuple[dict[str, str], _Table]:
-        """The KB notes by key, and the others' table (made on first use: a warm
-        `vt validate` never needs them)."""
-        if self._kb is None or self._keys is None:
+    def _kb_notes(self) -> dict[str, str]:
+        """The KB notes by key (key -> the first note of that key), made on first use:
+        a warm `vt validate` never needs them."""
+        if self._kb is None:
             kb: dict[str, str] = {}
-            others = _Table(len(self.listing.paths))  # a few KB notes' slots stay empty
-            others.fill(self._kb_apart(kb))
-            self._kb, self._keys = kb, others
-        return self._kb, self._keys
+            prefix = self.kb_prefix
+            for batch in in_batches(self.listing.paths):
+                for relative in batch:
+                    key = normalise(relative)
+                    if key.startswith(prefix):
+                        kb.setdefault(key, relative)
+            self._kb = kb
+        return self._kb
 
-    def _kb_apart(self, kb: dict[str, str]) -> Iterator[tuple[str, int]]:
-        """(key, position) of each file outside the knowledge base; its notes go to `kb`
-        (key -> the first note of that key)."""
-        prefix = self.kb_prefix
-        for position, relative in enumerate(self.listing.paths):
-            key = normalise(relative)
-            if key.startswith(prefix):
-                kb.setdefault(key, relative)
-            else:
-                yield key, position
+    def _others(self) -> _Table:
+        """The files outside the knowledge base by key, made on first use: only a target
+        that does not start with the knowledge base's folder needs them (rarely, so a
+        clean vault never pays for the table, nor its forked workers for a copy)."""
+        if self._keys is None:
+            prefix = self.kb_prefix
+            others = _Table(len(self.listing.paths))  # a few KB notes' slots stay empty
+            others.fill((key, position) for position, key in
+                        enumerate(map(normalise, self.listing.paths))
+                        if not key.startswith(prefix))
+            self._keys = others
+        return self._keys
 
     def notes_in_kb(self) -> list[str]:
-        return sorted(self._index()[0].values())
+        return sorted(self._kb_notes().values())
 
     def alias_index(self) -> dict[str, tuple[str, ...]]:
         """Every knowledge-base note (vault-relative path) -> its `aliases` property.
@@ -247,9 +255,8 @@ def _listing_digest(kb_dir: str, listing: Listing, batch: int = 1024) -> str:
     """sha256 of the folder and the listing, one `path<TAB>escapes` line each, fed a batch
     of lines at a time (the whole text, built at once, is megabytes on a large vault)."""
     digest = hashlib.sha256(f"{kb_dir}\n".encode())
-    paths, escaping = listing.paths, listing.escaping
-    for start in range(0, len(paths), batch):
-        part = paths[start:start + batch]
+    escaping = listing.escaping
+    for start, part in enumerate(in_batches(listing.paths, batch)):
         if escaping and not escaping.isdisjoint(part):
             text = "\n".join(f"{path}\t{int(path in escaping)}" for path in part)
         else:

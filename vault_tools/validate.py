@@ -7,9 +7,10 @@ schemas, the knowledge base's file list or vt itself change.
 A whole-vault run streams: the notes are checked in path order and each note's
 findings go to a `Sink` as its result arrives (and, as piped text, to the cache's
 memo), so memory stays flat as the vault grows; the cache is written as it goes too.
-What a run keeps per note: its path in the listing and, for the duplicate check, a
-hash of its claim_id, its line and the claim_id's bytes in a shared buffer (and, on a
-warm run, the loaded index). The order of the findings:
+What a run keeps in memory per note: for the duplicate check, an 8-byte hash of its
+claim_id (the rest of its record goes to a temporary file), and on a warm run the
+loaded index; a large vault's listing is in a temporary file too (see vault.py). The
+order of the findings:
 by path, then line, code, message; the claim-id-duplicate findings of a whole-vault
 run come last (they are known only when every note has been seen), sorted the same
 way. An explicit run (notes given) is small and is sorted as one list.
@@ -18,12 +19,13 @@ way. An explicit run (notes given) is small and is sorted as one list.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import itertools
 import marshal
 import os
+import struct
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol
 
@@ -39,7 +41,8 @@ from vault_tools.config import Settings
 from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_key
 from vault_tools.kb import KnowledgeBase
 from vault_tools.schemas import Schemas
-from vault_tools.vault import Listing, given_notes, list_vault
+from vault_tools.sortedruns import in_batches
+from vault_tools.vault import Listing, Paths, given_notes, list_vault
 
 if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
     from vault_tools.checks import CheckContext
@@ -200,7 +203,15 @@ def validate_into(settings: Settings, sink: Sink, paths: list[Path] | None = Non
 
 def _validate(settings: Settings, sink: Sink, paths: list[Path] | None,
               progress: Progress | None) -> Summary:
-    listing = list_vault(settings.vault)
+    listing = list_vault(settings.vault, spill=not paths)  # a large one in a temporary file
+    try:
+        return _validate_listed(settings, sink, paths, progress, listing)
+    finally:
+        listing.close()
+
+
+def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
+                     progress: Progress | None, listing: Listing) -> Summary:
     schemas = Schemas(settings.schemas_dir)
     kb = KnowledgeBase(listing, settings.kb_dir, settings.vault)
     ctx = _LazyContext(settings, schemas, kb)
@@ -227,7 +238,7 @@ def _validate(settings: Settings, sink: Sink, paths: list[Path] | None,
     return summary
 
 
-def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache: ResultCache,
+def _vault_run(settings: Settings, ctx: _LazyContext, targets: Paths, cache: ResultCache,
                before: dict[str, list[Finding]], sink: Sink,
                progress: Progress | None) -> Summary:
     """Every note of the vault, streamed to `sink` in path order, the duplicates last."""
@@ -244,14 +255,24 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
                     return _memo_summary(targets, hits, before)
     if progress:
         progress(len(hits), len(targets))
+    with _ClaimIds() as claims:
+        return _stream(settings, ctx, targets, (hits, misses), cache, before, sink,
+                       progress, claims, run)
+
+
+def _stream(settings: Settings, ctx: _LazyContext, targets: Paths,
+            looked_up: tuple[dict[str, tuple], Paths], cache: ResultCache,
+            before: dict[str, list[Finding]], sink: Sink, progress: Progress | None,
+            claims: _ClaimIds, run: str) -> Summary:
+    """`_vault_run`'s loop: each target's findings out in path order, the duplicates last."""
+    hits, misses = looked_up
     fresh = iter(_check_all(settings, ctx, misses, len(hits), len(targets), progress))
-    memo_out = None if not misses and cache.memo and cache.memo[0] == run \
+    memo_out = None if not len(misses) and cache.memo and cache.memo[0] == run \
         else cache.memo_writer()
     out = _Emitter(sink, memo_out)
-    claims = _ClaimIds(targets)
     notes = 0
     outside = sorted(before)  # symlinks out of the vault: never among the targets
-    for position, target in enumerate(targets):
+    for target in targets:
         entry = hits.get(target)
         if entry is None:
             entry = next(fresh)
@@ -261,7 +282,7 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
             payload = None
         while outside and outside[0] < target:
             out.findings(outside[0], before.pop(outside.pop(0)))
-        notes += claims.add(entry, position)
+        notes += claims.add(entry)
         if entry[ERRORS] + entry[WARNINGS]:
             out.block(Block(target, entry[ERRORS], entry[WARNINGS],
                             payload or cache.findings_of(entry)))
@@ -276,28 +297,29 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: list[str], cache:
     return Summary(notes, out.errors, out.warnings)
 
 
-def _run_digest(targets: list[str], batch: int = 1024) -> str:
+def _run_digest(targets: Iterable[str], batch: int = 1024) -> str:
     """`content_digest` of the targets, one a line, fed a batch at a time (the whole
     text, built at once, is megabytes on a large vault)."""
     digest = hashlib.blake2b(digest_size=16)  # as content_digest
-    for start in range(0, len(targets), batch):
-        text = "\n".join(targets[start:start + batch])
+    for start, part in enumerate(in_batches(targets, batch)):
+        text = "\n".join(part)
         digest.update(f"\n{text}".encode() if start else text.encode())
     return digest.hexdigest()
 
 
-def _memo_summary(targets: list[str], hits: dict[str, tuple],
+def _memo_summary(targets: Paths, hits: dict[str, tuple],
                   before: dict[str, list[Finding]]) -> Summary:
     """The counts of an unchanged vault whose output is the memo."""
-    claims = _ClaimIds(targets)
     notes = errors = warnings = 0
-    for position, target in enumerate(targets):
-        entry = hits[target]
-        notes += claims.add(entry, position)
-        errors += entry[ERRORS]
-        warnings += entry[WARNINGS]
+    with _ClaimIds() as claims:
+        for target in targets:
+            entry = hits[target]
+            notes += claims.add(entry)
+            errors += entry[ERRORS]
+            warnings += entry[WARNINGS]
+        duplicates = claims.duplicates(None)
     extra = [f for found in before.values() for f in found]
-    extra += [f for _, found in claims.duplicates(None) for f in found]
+    extra += [f for _, found in duplicates for f in found]
     extra_errors = sum(1 for f in extra if f.severity == ERROR)
     return Summary(notes, errors + extra_errors, warnings + len(extra) - extra_errors)
 
@@ -323,34 +345,46 @@ class _Emitter:
 class _ClaimIds:
     """The claim_id of every review note seen, for the duplicate check at the end.
 
-    A whole-vault run keeps this for every note, so it is compact: per note its position
-    among `paths` (the run's own path strings, never a worker's copy), a hash of its
-    claim_id, its line and the claim_id's UTF-8 bytes in one shared buffer, about 40
-    bytes where a dict of strings and tuples took a few hundred. Notes are grouped by
-    hash only at the end, then by the claim_ids themselves, so that a hash collision
-    never makes (nor hides) a duplicate.
+    A whole-vault run adds every note, so only an 8-byte hash of each claim_id stays in
+    memory; the rest (path, line, the claim_id's bytes) is a record appended to a buffer
+    that goes to an anonymous temporary file (no name on disk) once it grows past
+    SPILL_BYTES. Hashes seen twice are found with a bounded bit filter, then counted
+    exactly; only when some hash is repeated are the records read back, and the notes
+    of those hashes grouped by the claim_ids themselves, so that a hash collision never
+    makes (nor hides) a duplicate. Use it as a context manager (the file is closed).
     """
 
-    def __init__(self, paths: Sequence[str]) -> None:
-        self.paths = paths
-        self._where = array("i")  # position in paths
+    def __init__(self) -> None:
         self._hashes = array("q")
-        self._lines = array("i")  # NO_LINE: None
-        self._ends = array("I")  # where each claim_id ends in _text
-        self._text = bytearray()
+        self._buffer = bytearray()  # records not yet spilled
+        self._file: BinaryIO | None = None
+        self._spilled = 0  # bytes in the file
 
-    def add(self, entry: tuple, position: int) -> bool:
-        """Note the claim_id of the entry of `paths[position]`; whether it is a review
-        note (has one)."""
+    def __enter__(self) -> _ClaimIds:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def add(self, entry: tuple) -> bool:
+        """Note the claim_id of a note's entry; whether it is a review note (has one)."""
         claim_id = entry[CLAIM_ID]
         if claim_id is None:
             return False
         line = entry[CLAIM_ID_LINE]
-        self._where.append(position)
+        path = entry[PATH].encode("utf-8", "surrogatepass")
+        raw = claim_id.encode("utf-8", "surrogatepass")
         self._hashes.append(_claim_hash(claim_id))
-        self._lines.append(NO_LINE if line is None else line)
-        self._text += claim_id.encode("utf-8", "surrogatepass")
-        self._ends.append(len(self._text))
+        self._buffer += _RECORD.pack(NO_LINE if line is None else line, len(path), len(raw))
+        self._buffer += path
+        self._buffer += raw
+        if len(self._buffer) >= SPILL_BYTES:
+            self._spill()
         return True
 
     def duplicates(self, checked: set[str] | None) -> list[tuple[str, list[Finding]]]:
@@ -372,34 +406,92 @@ class _ClaimIds:
         repeated = _repeated(self._hashes)
         if not repeated:  # the usual case: no two notes share a hash, let alone a claim_id
             return
-        groups: dict[int, list[int]] = {}
-        for note, value in enumerate(self._hashes):
-            if value in repeated:
-                groups.setdefault(value, []).append(note)
+        groups: dict[int, list[tuple[str, int, bytes]]] = {}
+        hashes = self._hashes
+        for note, record in enumerate(self._records()):
+            if hashes[note] in repeated:
+                groups.setdefault(hashes[note], []).append(record())
         for notes in groups.values():
-            by_claim: dict[bytes, list[int]] = {}
+            by_claim: dict[bytes, list[tuple[str, int, bytes]]] = {}
             for note in notes:
-                by_claim.setdefault(self._claim_bytes(note), []).append(note)
+                by_claim.setdefault(note[2], []).append(note)
             for raw, owners in by_claim.items():
                 if len(owners) > 1:
                     yield raw.decode("utf-8", "surrogatepass"), [
-                        (self.paths[self._where[n]],
-                         None if self._lines[n] == NO_LINE else self._lines[n])
-                        for n in owners]
+                        (path, None if line == NO_LINE else line) for path, line, _ in owners]
 
-    def _claim_bytes(self, note: int) -> bytes:
-        start = self._ends[note - 1] if note else 0
-        return bytes(self._text[start:self._ends[note]])
+    def _spill(self) -> None:
+        if self._file is None:
+            import tempfile
+
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._file.write(self._buffer)
+        self._spilled += len(self._buffer)
+        self._buffer.clear()
+
+    def _records(self) -> Iterator[Callable[[], tuple[str, int, bytes]]]:
+        """Per note in order, a function making its (path, line, claim_id bytes): only
+        the notes asked for are decoded."""
+        if self._file is not None:
+            self._file.flush()
+            fd, position, tail = self._file.fileno(), 0, b""
+            while position < self._spilled:
+                block = os.pread(fd, min(SPILL_BYTES, self._spilled - position), position)
+                position += len(block)
+                tail = yield from _parsed(tail + block)
+            yield from _parsed(tail + self._buffer)
+        else:
+            yield from _parsed(bytes(self._buffer))
 
 
 NO_LINE = -1
+SPILL_BYTES = 1 << 16  # the claim records a run keeps in memory before spilling them
+FILTER_BITS = 1 << 21  # the bit filter of `_repeated` (256 KiB)
+_RECORD = struct.Struct("<iII")  # line, then the lengths of the path and the claim_id
 _claim_hash: Callable[[str], int] = hash  # 64 bits; collisions are resolved exactly
 
 
+def _parsed(data: bytes) -> Generator[Callable[[], tuple[str, int, bytes]], None, bytes]:
+    """The whole records at the start of `data` (see `_ClaimIds._records`); returns the
+    bytes of a record cut short."""
+    offset, size, unpack = 0, len(data), _RECORD.unpack_from
+    while offset + _RECORD.size <= size:
+        line, path_size, claim_size = unpack(data, offset)
+        start = offset + _RECORD.size
+        end = start + path_size + claim_size
+        if end > size:
+            break
+        yield functools.partial(_record, data, start, path_size, end, line)
+        offset = end
+    return data[offset:]
+
+
+def _record(data: bytes, start: int, path_size: int, end: int,
+            line: int) -> tuple[str, int, bytes]:
+    middle = start + path_size
+    return data[start:middle].decode("utf-8", "surrogatepass"), line, data[middle:end]
+
+
 def _repeated(values: array) -> set[int]:
-    """The values occurring more than once."""
-    ordered = sorted(values)
-    return {a for a, b in itertools.pairwise(ordered) if a == b}
+    """The values occurring more than once: those that meet a value already seen in a
+    bit filter (of a bounded size), counted exactly."""
+    bits = bytearray(FILTER_BITS >> 3)
+    mask = FILTER_BITS - 1
+    maybe: set[int] = set()
+    for value in values:
+        slot = value & mask
+        bit = 1 << (slot & 7)
+        if bits[slot >> 3] & bit:
+            maybe.add(value)
+        else:
+            bits[slot >> 3] |= bit
+    if not maybe:
+        return maybe
+    counts = dict.fromkeys(maybe, 0)
+    for value in values:
+        if value in counts:
+            counts[value] += 1
+    return {value for value, count in counts.items() if count > 1}
 
 
 def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
@@ -408,17 +500,17 @@ def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
     """The notes given: few, so their findings are gathered and sorted as one list."""
     results = _results(settings, ctx, targets, cache, progress)
     others = _current_claim_ids(settings, ctx, cache, results)
-    claims = _ClaimIds([entry[PATH] for entry in (*results, *others)])
     notes = 0
-    for position, entry in enumerate(results):
-        if entry[CLAIM_ID] is None and not entry[ERRORS] + entry[WARNINGS]:
-            before.setdefault(entry[PATH], []).append(
-                error(entry[PATH], None, "not-review-note",
-                      "not a review note (its frontmatter has no claim_id)"))
-        notes += claims.add(entry, position)
-    for position, entry in enumerate(others, len(results)):
-        claims.add(entry, position)
-    after = dict(claims.duplicates({r[PATH] for r in results}))
+    with _ClaimIds() as claims:
+        for entry in results:
+            if entry[CLAIM_ID] is None and not entry[ERRORS] + entry[WARNINGS]:
+                before.setdefault(entry[PATH], []).append(
+                    error(entry[PATH], None, "not-review-note",
+                          "not a review note (its frontmatter has no claim_id)"))
+            notes += claims.add(entry)
+        for entry in others:
+            claims.add(entry)
+        after = dict(claims.duplicates({r[PATH] for r in results}))
     out = _Emitter(sink, None)
     by_path = {entry[PATH]: entry for entry in results}
     for path in sorted(by_path.keys() | before.keys() | after.keys()):
@@ -502,10 +594,10 @@ def _results(settings: Settings, ctx: _LazyContext, targets: list[str], cache: R
     return [results[t] for t in targets]
 
 
-def _check_all(settings: Settings, ctx: _LazyContext, targets: list[str], done: int,
+def _check_all(settings: Settings, ctx: _LazyContext, targets: Paths, done: int,
                total: int, progress: Progress | None) -> Iterator[tuple]:
     """The packed results of `targets`, in their order, made as they are consumed."""
-    if not targets:
+    if not len(targets):
         return iter(())
     from vault_tools.pool import map_chunks
 
@@ -518,7 +610,7 @@ def _check_all(settings: Settings, ctx: _LazyContext, targets: list[str], done: 
         assert progress is not None
         progress(done + checked, total)
 
-    return map_chunks(work, targets, workers=settings.workers,
+    return map_chunks(work, targets, workers=settings.workers, count=len(targets),
                       progress=counted if progress else None, threshold=PARALLEL_THRESHOLD)
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from vault_tools.config import IGNORED_DIRS
 from vault_tools.findings import Finding, error
+from vault_tools.sortedruns import SortedRuns, SpilledStrings, SpillError
 
 
 class MarkdownFile(NamedTuple):
@@ -19,11 +21,14 @@ class MarkdownFile(NamedTuple):
 
 
 class Listing(NamedTuple):
-    """The `.md` files of a vault as plain strings, which is all a run keeps of each (a
-    whole-vault `vt validate` holds the listing to the end: the knowledge base's index
-    and the run's targets share its one list)."""
+    """The `.md` files of a vault as plain strings, which is all a run keeps of each.
 
-    paths: list[str]  # vault-relative, '/'-separated, sorted
+    `paths` is a list, or on a large vault listed with a limit (see `list_vault`) a
+    `SpilledStrings` in a temporary file that `close()` lets go of: a whole-vault
+    `vt validate` holds the listing to the end (the knowledge base's index and the
+    run's targets share it), and its memory should not grow with the vault."""
+
+    paths: Sequence[str]  # vault-relative, '/'-separated, sorted
     escaping: frozenset[str] = frozenset()  # those that are symlinks leading outside
 
     @classmethod
@@ -34,11 +39,46 @@ class Listing(NamedTuple):
     def files(self) -> list[MarkdownFile]:
         return [MarkdownFile(relative, relative in self.escaping) for relative in self.paths]
 
-    def inside(self) -> list[str]:
-        """The paths that stay inside the vault (the listing's own list when all do)."""
+    def inside(self) -> Sequence[str] | Paths:
+        """The paths that stay inside the vault (the listing's own sequence when all do;
+        a filtering view of a spilled one: iterable, with a length)."""
         if not self.escaping:
             return self.paths
-        return [relative for relative in self.paths if relative not in self.escaping]
+        if isinstance(self.paths, list):
+            return [relative for relative in self.paths if relative not in self.escaping]
+        return _Without(self.paths, self.escaping)
+
+    def close(self) -> None:
+        """Let go of a spilled listing's file (nothing to do for a list)."""
+        if isinstance(self.paths, SpilledStrings):
+            self.paths.close()
+
+
+class Paths(Protocol):
+    """What a whole-vault run needs of its targets: their count, and them in order."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+
+class _Without:
+    """The paths of a spilled listing but the escaping ones, as they are read."""
+
+    def __init__(self, paths: Sequence[str], skipped: frozenset[str]):
+        self.paths, self.skipped = paths, skipped
+
+    def __len__(self) -> int:
+        return len(self.paths) - len(self.skipped)  # every skipped path is listed
+
+    def __iter__(self) -> Iterator[str]:
+        skipped = self.skipped
+        return (relative for relative in self.paths if relative not in skipped)
+
+
+# Above this many files a listing made with `spill=True` is sorted in runs of this size
+# spilled to a temporary file (see sortedruns.py): its memory stays flat as the vault grows.
+SPILL_PATHS = 4096
 
 
 def markdown_files(vault: Path) -> list[MarkdownFile]:
@@ -46,36 +86,41 @@ def markdown_files(vault: Path) -> list[MarkdownFile]:
     return list_vault(vault).files()
 
 
-def list_vault(vault: Path) -> Listing:
+def list_vault(vault: Path, spill: bool = False) -> Listing:
     """Every `.md` file of the vault, sorted, skipping dot-folders (.obsidian, .git, …).
 
     Symlinked folders are not followed; a symlinked file is listed, marked when it
-    leads outside the vault so that links to it are refused.
+    leads outside the vault so that links to it are refused. `spill`: above
+    SPILL_PATHS files the paths are kept in a temporary file (close the listing).
     """
-    found: list[str] = []
+    runs = SortedRuns(SPILL_PATHS if spill else sys.maxsize)
     escaping: set[str] = set()
     stack = [(str(vault), "")]
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            files, links, folders = _scan(folder, prefix, vault)
-        except OSError:
-            continue
-        found += files
-        escaping.update(links)
-        stack += folders
-    found.sort()
-    return Listing(found, frozenset(escaping))
+    try:
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                stack += _scan(folder, prefix, vault, runs, escaping)
+            except SpillError:
+                raise
+            except OSError:  # an unreadable folder: its files found so far stay listed
+                continue
+        return Listing(runs.result(), frozenset(escaping))
+    except BaseException:
+        runs.close()
+        raise
 
 
-def _scan(folder: str, prefix: str, vault: Path) -> tuple[list[str], list[str], list[tuple]]:
-    """One folder's `.md` files, those leading outside, and its subfolders to scan.
+def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
+          escaping: set[str]) -> list[tuple[str, str]]:
+    """Add one folder's `.md` files to `runs` (those leading outside to `escaping`
+    too); its subfolders to scan.
 
     The entries are taken one at a time: a list of them (a folder may hold fifty
     thousand notes) would cost megabytes that the run's memory then keeps.
     """
-    files: list[str] = []
-    links: list[str] = []
+    files = runs.run
+    limit = runs.limit
     folders: list[tuple[str, str]] = []
     with os.scandir(folder) as entries:
         for entry in entries:
@@ -85,10 +130,12 @@ def _scan(folder: str, prefix: str, vault: Path) -> tuple[list[str], list[str], 
             if name.endswith(".md") and not entry.is_dir(follow_symlinks=False):
                 files.append(prefix + name)
                 if entry.is_symlink() and not _inside(Path(entry.path), vault):
-                    links.append(files[-1])
+                    escaping.add(files[-1])
+                if len(files) >= limit:
+                    runs.spill()
             elif entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, f"{prefix}{name}/"))
-    return files, links, folders
+    return folders
 
 
 def _inside(path: Path, vault: Path) -> bool:
