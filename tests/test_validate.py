@@ -100,6 +100,20 @@ def test_workers_give_identical_findings(generated, monkeypatch: pytest.MonkeyPa
     assert one.notes == two.notes > 250
 
 
+def test_checking_in_batches_gives_what_checking_one_by_one_gives(generated) -> None:
+    vault, _ = generated
+    (vault / "plain.md").write_text("no frontmatter, not a review note\n", encoding="utf-8")
+    settings = settings_for(vault)
+    ctx = validate_mod.make_context(settings)
+    relatives = [*sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")),
+                 "03_claims/gone.md"]  # unreadable: a read-error result
+    assert len(relatives) > validate_mod.CHECK_BATCH
+    batched = list(validate_mod.check_files(settings, ctx, relatives))
+    assert batched == [validate_mod.check_file(settings, ctx, r) for r in relatives]
+    assert {r.findings[0].code for r in batched if r.path == "03_claims/gone.md"} == {"read-error"}
+    (vault / "plain.md").unlink()
+
+
 def test_progress_reports_reach_the_total(generated) -> None:
     vault, _ = generated
     seen: list[tuple[int, int]] = []
