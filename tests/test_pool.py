@@ -115,6 +115,26 @@ def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:
         assert chunks >= min(2 * CHUNKS_PER_WORKER, -(-items // CHUNK))
 
 
+@pytest.mark.parametrize("items", [1, 63, 64, 401, 5_000, 10_000, 50_001])
+def test_chunks_shrink_towards_the_end_of_a_run(items: int) -> None:
+    from vault_tools.pool import CHUNK, chunk_size, chunk_sizes
+
+    sizes = list(chunk_sizes(items, 2))
+    assert sum(sizes) == items
+    assert sizes[0] == min(items, chunk_size(items, 2))
+    assert sizes == sorted(sizes, reverse=True)  # never growing again
+    assert all(size >= CHUNK for size in sizes[:-1])
+    if items >= 4 * CHUNK:  # the last chunks are the smallest a chunk may be
+        assert sizes[-2] == CHUNK and sizes[-1] <= CHUNK
+
+
+def test_shrinking_chunks_keep_every_item_in_order() -> None:
+    items = list(range(3_001))
+    assert list(map_chunks(_square, items, workers=2, threshold=1)) == [n * n for n in items]
+    assert list(map_chunks(_square, iter(items), workers=2, threshold=1,
+                           count=len(items))) == [n * n for n in items]
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_stream_with_its_count(workers: int) -> None:
     """An iterable that is no sequence (a spilled listing, a filtered view), read once."""

@@ -23,9 +23,12 @@ PARALLEL_THRESHOLD = 400
 # Items per chunk: at least CHUNK; more on a large run, where each chunk costs the pool's
 # machinery in the parent (a message each way, its bookkeeping), keeping CHUNKS_PER_WORKER
 # chunks for each worker so that they still finish together.
+# Near the end of a run the chunks shrink (see chunk_sizes), so that the workers finish
+# within a small chunk of each other instead of one working alone through a large one.
 CHUNK = 64
 MAX_CHUNK = 512
 CHUNKS_PER_WORKER = 8
+TAIL_SHARES = 2  # near the end, a chunk is a worker's 1/TAIL_SHARES share of what is left
 
 _WORK: Callable[[list[Any]], list[Any]] | None = None  # the running map's work, for workers
 
@@ -52,10 +55,11 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Iterable[Item]
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
     total = len(items) if count is None else count  # type: ignore[arg-type]
-    chunk = chunk or chunk_size(total, workers)
+    sizes = itertools.repeat(chunk) if chunk else chunk_sizes(total, workers)
+    largest = chunk or chunk_size(total, workers)
     # made as the pool hands them out: a large run never holds a second list of its items
     rest = iter(items)
-    chunks = iter(lambda: list(itertools.islice(rest, chunk)), [])
+    chunks = itertools.takewhile(bool, (list(itertools.islice(rest, size)) for size in sizes))
     if workers < 2 or total < threshold or not _can_fork():
         yield from _counted(map(work, chunks), total, progress)
         if meanwhile:
@@ -68,7 +72,7 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Iterable[Item]
     failure: Exception | None = None
     try:
         # the workers are forked here, before `meanwhile` may start threads or open files
-        with multiprocessing.get_context("fork").Pool(min(workers, -(-total // chunk)),
+        with multiprocessing.get_context("fork").Pool(min(workers, -(-total // largest)),
                                                       initializer=_prepare) as pool:
             mapper = pool.imap if ordered else pool.imap_unordered
             results = mapper(_run_in_worker, chunks)  # handed out by the pool's own thread
@@ -87,6 +91,17 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Iterable[Item]
 def chunk_size(items: int, workers: int) -> int:
     """CHUNK, or larger for a large run (see CHUNK)."""
     return max(CHUNK, min(MAX_CHUNK, -(-items // (workers * CHUNKS_PER_WORKER))))
+
+
+def chunk_sizes(items: int, workers: int) -> Iterator[int]:
+    """The sizes of a run's chunks, in the order they are handed out: `chunk_size` while
+    much is left, then a share of what is left (never below CHUNK), so that the last
+    chunks are small. They add up to `items`."""
+    largest, left = chunk_size(items, workers), items
+    while left > 0:
+        size = min(largest, max(CHUNK, -(-left // (workers * TAIL_SHARES))), left)
+        yield size
+        left -= size
 
 
 def _counted(batches: Iterable[list[Result]], total: int,
