@@ -263,3 +263,23 @@ def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: boo
     expected = [(m.group(), assist._value(m.group())) for m in pattern.finditer(normal)]
     expected = [(token, value) for token, value in expected if value is not None]
     assert assist.numbers_in.__wrapped__(text, names_too) == expected
+
+
+def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
+    """The large caches hold labels and names, which recur from note to note; each note's
+    claim and comparison expression (unique, even when short) must stay out of them, or
+    they grow with the vault until full and a worker's memory with them."""
+    from conftest import DEFAULT_FRAME
+
+    def check(number: int) -> None:
+        frame = {**DEFAULT_FRAME, "comparison_expression": f"DFlash {number} 較快"}
+        raw = render_note(claim=f"DFlash 第 {number} 版較快", frame=frame).encode()
+        check_note(parse_note(raw, f"03_claims/n{number}.md"), CTX)
+
+    caches = (assist._fold_short, assist._words_short)
+    for number in range(20):
+        check(number)
+    sizes = [cache.cache_info().currsize for cache in caches]
+    for number in range(20, 80):
+        check(number)
+    assert [cache.cache_info().currsize for cache in caches] == sizes

@@ -57,14 +57,22 @@ def fold(text: str) -> str:
     return (_fold_long if len(text) > _SHORT else _fold_short)(text)
 
 
+def _fold_text(text: str) -> str:
+    """`fold` of a note's own text (its claim, an expression, its evidence): asked about
+    while its note is checked, so it is kept among the few long texts, never in the
+    cache of the names and labels that recur from note to note."""
+    return _fold_long(text)
+
+
 def _fold(text: str) -> str:
     text = _STEMMABLE_RUN.sub(lambda m: _stem(m.group()), _nfkc_casefold(text))
     return text.translate(_KEPT)
 
 
 # Two caches: labels and knowledge-base names (short, a few hundred, asked note after
-# note) must not be evicted by the claims, which are long, unique, and asked about only
-# within their own note. A small cache for the long texts keeps memory flat.
+# note) must not be evicted by the claims, which are unique and asked about only within
+# their own note (see _fold_text). A small cache for those keeps memory flat: the large
+# one fills with names only, so it stops growing once a vault's names are all seen.
 _SHORT = 120
 _fold_short = functools.lru_cache(maxsize=4096)(_fold)
 _fold_long = functools.lru_cache(maxsize=32)(_fold)
@@ -91,16 +99,27 @@ _KEPT = _KeepTable(lambda ch: not unicodedata.category(ch).startswith(_SKIPPED_C
 
 def occurs(needle: str, haystack: str) -> bool:
     """Whether `needle` is said in `haystack`: as a folded substring, or (for a label of
-    several Latin words, e.g. "TV loss" in "TV or Likelihood loss") word by word in order."""
-    key = fold(needle)
+    several Latin words, e.g. "TV loss" in "TV or Likelihood loss") word by word in order.
+    `needle` is a label or a name, which recur from note to note."""
+    return _occurs(needle, haystack, fold, _words)
+
+
+def _text_occurs(text: str, haystack: str) -> bool:
+    """`occurs` for a needle that is a note's own text (see _fold_text)."""
+    return _occurs(text, haystack, _fold_text, _text_words)
+
+
+def _occurs(needle: str, haystack: str, fold_needle: Callable[[str], str],
+            needle_words: Callable[[str], tuple[str, ...]]) -> bool:
+    key = fold_needle(needle)
     if not key:
         return False
-    if key in fold(haystack):
+    if key in _fold_text(haystack):
         return True
-    words = _words(needle)
+    words = needle_words(needle)
     if len(words) < 2 or _has_cjk(needle):
         return False
-    position, found = 0, _words(haystack)
+    position, found = 0, _text_words(haystack)
     for word in words:
         if word not in found:  # the usual miss, without raising ValueError
             return False
@@ -138,6 +157,11 @@ def _split_words(text: str) -> tuple[str, ...]:
 
 _words_short = functools.lru_cache(maxsize=4096)(_split_words)  # see _fold_short
 _words_long = functools.lru_cache(maxsize=32)(_split_words)
+
+
+def _text_words(text: str) -> tuple[str, ...]:
+    """`_words` of a note's own text (see _fold_text)."""
+    return _words_long(text)
 
 
 _value_lines = functools.lru_cache(maxsize=64)(value_lines)
@@ -186,7 +210,7 @@ def _value(token: str) -> Decimal | None:
         return None
 
 
-@functools.lru_cache(maxsize=256)  # the same claim + evidence is searched once per mention
+@functools.lru_cache(maxsize=64)  # the same claim + evidence is searched once per mention
 def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
     """The numbers written with digits in `text` (full-width digits included)."""
     if not text.isascii():  # NFKC leaves ASCII as it is
@@ -202,12 +226,12 @@ def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
     return found
 
 
-@functools.lru_cache(maxsize=256)  # a note's claim and evidence, once for all its numbers
+@functools.lru_cache(maxsize=64)  # a note's claim and evidence, once for all its numbers
 def _number_values(text: str) -> frozenset[Decimal]:
     return frozenset(value for _, value in numbers_in(text, names_too=True))
 
 
-@functools.lru_cache(maxsize=1024)  # an evidence paragraph is asked about the same numbers
+@functools.lru_cache(maxsize=256)  # an evidence paragraph is asked about the same numbers
 def _mentions_number(text: str, value: Decimal) -> bool:
     """Whether `text` states `value`, in digits or (for 1–10) in words."""
     if value in _number_values(text):
@@ -228,7 +252,7 @@ _NUMBER_WORD_PATTERNS = {word: re.compile(rf"\b{word}\b") for words in _NUMBER_W
                          for word in words if word.isascii()}
 
 
-@functools.lru_cache(maxsize=256)  # a claim is folded, split into words and searched
+@functools.lru_cache(maxsize=64)  # a claim is folded, split into words and searched
 def _nfkc_casefold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
@@ -336,7 +360,7 @@ def _relevant_evidence(evidence: str, claim: str) -> str:
     another; only the sentences the claim shares words with say how sure the source is.
     """
     sentences = _worded_sentences(evidence)
-    claim_words = {w for w in _words(claim) if len(w) > 1}
+    claim_words = {w for w in _text_words(claim) if len(w) > 1}
     scores = [len(claim_words & words) for _, words in sentences]
     best = max(scores, default=0)
     if best < 2:
@@ -346,17 +370,17 @@ def _relevant_evidence(evidence: str, claim: str) -> str:
     return " ".join(kept)
 
 
-@functools.lru_cache(maxsize=256)  # several claims are drawn from one evidence paragraph
+@functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def _worded_sentences(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """The evidence's non-blank sentences, each with its set of words."""
     return tuple((s, frozenset(_words(s))) for s in _sentences(evidence) if s.strip())
 
 
 # the sentences a claim draws on repeat for the claims drawn from one paragraph
-_evidence_hedge = functools.lru_cache(maxsize=256)(hedge_in)
+_evidence_hedge = functools.lru_cache(maxsize=64)(hedge_in)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _evidence_tone(evidence: str) -> bool | None:
     """Whether the evidence hedges or is conditional; None when it holds a letter whose
     case the fast scans do not settle alone (see _hedged_or_conditional)."""
@@ -508,7 +532,7 @@ _TITLE_STOPWORDS = frozenset("a an and the of for in on to with by or vs".split(
 def _foreign_title_words(title: str, text: str) -> list[str]:
     """Words of a knowledge-base title found nowhere in `text`: Latin words as whole words
     ("IC" is not inside "speculative"), a CJK run as a substring."""
-    folded, latin = fold(text), set(_words(text))
+    folded, latin = _fold_text(text), set(_text_words(text))
     foreign = []
     for word in re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", title)):
         if word.casefold() in _TITLE_STOPWORDS:
@@ -602,10 +626,10 @@ def _missing_from(expression: str, claim: str) -> list[str]:
     paraphrased freely (高於 for 比…更), so its characters count only when most of them,
     and at least six, are absent: then the expression states something else.
     """
-    if occurs(expression, claim):
+    if _text_occurs(expression, claim):
         return []
-    latin = set(_words(claim))
-    missing = [w for w in dict.fromkeys(_words(expression))
+    latin = set(_text_words(claim))
+    missing = [w for w in dict.fromkeys(_text_words(expression))
                if w not in latin and not _number_word_match(w, claim)]
     han = [ch for ch in unicodedata.normalize("NFKC", expression)
            if _is_cjk(ch) and ch not in _FUNCTION_HAN]
@@ -653,7 +677,7 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
     claim_folded, evidence_folded = _nfkc_casefold(claim), _nfkc_casefold(evidence)
     key = unicodedata.normalize("NFKC", mention).casefold().strip()
     if _has_cjk(key):  # Chinese runs on across the newline: look in the two as one
-        return fold(key) in fold(claim_folded) + fold(evidence_folded)
+        return _fold_text(key) in _fold_text(claim_folded) + _fold_text(evidence_folded)
     # a symbol such as k or N: a whole token, not a letter inside a word
     token = re.compile(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])")
     if "\n" in key:
