@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from vault_tools import pool
 from vault_tools.pool import map_chunks
 
 
@@ -62,10 +63,14 @@ def _cycles_left_from_earlier_chunks(chunk: list[int]) -> list[tuple[bool, int]]
     return [(gc.isenabled(), alive) for _ in chunk]
 
 
-def test_workers_collect_once_per_chunk_not_automatically() -> None:
-    results = list(map_chunks(_cycles_left_from_earlier_chunks, list(range(40)), workers=2,
+def test_workers_collect_every_so_many_items_not_automatically(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool, "COLLECT_EVERY", 4)  # after every second chunk of 2
+    results = list(map_chunks(_cycles_left_from_earlier_chunks, list(range(80)), workers=2,
                               threshold=1, chunk=2))
-    assert results == [(False, 0)] * 40  # off during the work, every chunk's cycle collected
+    assert {enabled for enabled, _ in results} == {False}  # off during the work
+    # at most the cycle of the chunk before: a worker's 20 chunks never pile theirs up
+    assert max(alive for _, alive in results) <= 1
 
 
 def _wait_for_marker(marker: Path, chunk: list[int]) -> list[bool]:
@@ -108,7 +113,7 @@ def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:
     from vault_tools.pool import CHUNK, CHUNKS_PER_WORKER, MAX_CHUNK, chunk_size
 
     assert chunk_size(500, 2) == CHUNK  # small runs: small chunks
-    assert chunk_size(5_000, 2) == -(-5_000 // (2 * CHUNKS_PER_WORKER))
+    assert chunk_size(1_500, 2) == -(-1_500 // (2 * CHUNKS_PER_WORKER))
     assert chunk_size(1_000_000, 2) == MAX_CHUNK
     for items in (401, 5_000, 10_000, 50_000):
         chunks = -(-items // chunk_size(items, 2))
