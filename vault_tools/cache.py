@@ -73,6 +73,7 @@ class ResultCache:
         self.token = token  # names the payload file's version that goes with the index
         self._old = payload  # the payload file the entries point into (open, token checked)
         self._new: BinaryIO | None = None  # this run's payload file, written as notes come
+        self._new_size = 0  # its bytes so far (BufferedWriter.tell() costs a system call)
         self._index: BinaryIO | None = None  # this run's index file, likewise
         self._chunk: dict[str, Entry] = {}  # checked entries not yet written to the index
         self._broken = False  # a write failed: this run's files are dropped, the old kept
@@ -183,8 +184,9 @@ class ResultCache:
         try:
             out = self._new or self._open_outputs()
             record = marshal.dumps(entry[INDEXED:])
-            offset = out.tell()
+            offset = self._new_size
             out.write(record)
+            self._new_size += len(record)
             self.entries.pop(entry[PATH], None)  # the old entry: not carried over
             self._chunk[entry[PATH]] = (*entry[:INDEXED], (offset, len(record)))
             if len(self._chunk) >= CHUNK_ENTRIES:
@@ -278,7 +280,9 @@ class ResultCache:
         self._index = open(_temp(self.path), "wb")  # noqa: SIM115
         self._new = open(_temp(self.path.with_name(PAYLOAD_FILE)), "wb")  # noqa: SIM115
         self._new_token = os.urandom(8).hex()
-        self._new.write(self._new_token.encode())
+        token = self._new_token.encode()
+        self._new.write(token)
+        self._new_size = len(token)
         return self._new
 
     def _flush_chunk(self) -> None:
@@ -295,8 +299,9 @@ class ResultCache:
             offset, size = entry[LOCATION]
             self._old.seek(offset)
             record = self._old.read(size)
-            self.entries[path] = (*entry[:INDEXED], (self._new.tell(), size))
+            self.entries[path] = (*entry[:INDEXED], (self._new_size, size))
             self._new.write(record)
+            self._new_size += size
 
     def _close_old(self) -> None:
         if self._old is not None:
