@@ -244,6 +244,16 @@ def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
         assist._stem(w) for w in assist._WORD.findall(lowered))
 
 
+def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
+    """The classes numbers_in searches for, checked against the Unicode database."""
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        ch = chr(code)
+        holds = re.search(r"\d", unicodedata.normalize("NFKC", ch)) is not None
+        assert assist._has_digit_source(ch) == holds, hex(code)
+
+
 def test_no_digit_is_made_or_unmade_by_composition() -> None:
     """What numbers_in's shortcut relies on, checked against the Unicode database."""
     for code in range(0x110000):
