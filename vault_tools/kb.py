@@ -21,7 +21,7 @@ from pathlib import Path
 
 from vault_tools import frontmatter
 from vault_tools.sortedruns import in_batches
-from vault_tools.vault import Listing, MarkdownFile
+from vault_tools.vault import Listing, MarkdownFile, read_file
 
 OK = "ok"
 MISSING = "missing"
@@ -164,8 +164,10 @@ class KnowledgeBase:
         if self._aliases is None:
             self._aliases = {}
             if self.root is not None:
+                root = str(self.root)
                 for relative in self.notes_in_kb():
-                    self._aliases[relative] = _read_aliases(self.root / relative, relative)
+                    self._aliases[relative] = _read_record(os.path.join(root, relative),
+                                                           relative)[1]
         return self._aliases
 
     def load_aliases(self, known: dict[str, tuple], fresh: Callable[[os.stat_result], bool],
@@ -182,18 +184,12 @@ class KnowledgeBase:
         if self.root is None:
             return records
         notes = list(known) if listing and listing == self.digest else self.notes_in_kb()
+        root = str(self.root)
         for relative in notes:
-            absolute = self.root / relative
-            try:
-                info = os.stat(absolute)
-                signature: tuple | None = (info.st_mtime_ns, info.st_ctime_ns, info.st_size,
-                                           info.st_ino)
-            except OSError:
-                info = signature = None
+            absolute = os.path.join(root, relative)
             record = known.get(relative)
-            if record is None or signature is None or record[0] != signature \
-                    or not fresh(info):
-                record = (signature, _read_aliases(absolute, relative))  # stat, then read
+            if record is None or not _unchanged(absolute, record[0], fresh):
+                record = _read_record(absolute, relative)
             records[relative] = record
             self._aliases[relative] = record[1]
         return records
@@ -265,11 +261,35 @@ def _listing_digest(kb_dir: str, listing: Listing, batch: int = 1024) -> str:
     return digest.hexdigest()
 
 
-def _read_aliases(path: Path, relative: str) -> tuple[str, ...]:
-    """A note's `aliases` (or `alias`) property as strings; () when unreadable or absent."""
+def _signature(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+
+
+def _unchanged(absolute: str, signature: tuple | None,
+               fresh: Callable[[os.stat_result], bool]) -> bool:
+    """Whether the file still has `signature` and was surely written before it was taken."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        info = os.stat(absolute)
+    except OSError:
+        return False
+    return signature == _signature(info) and fresh(info)
+
+
+def _read_record(absolute: str, relative: str) -> tuple[tuple | None, tuple[str, ...]]:
+    """(stat signature, aliases) of a knowledge-base note, read now. The signature is the
+    open file's, taken before its bytes are read: an edit made meanwhile shows next time."""
+    try:
+        raw, info = read_file(absolute)
+    except OSError:
+        return None, ()
+    return _signature(info), _aliases_of(raw, relative)
+
+
+def _aliases_of(raw: bytes, relative: str) -> tuple[str, ...]:
+    """A note's `aliases` (or `alias`) property as strings; () when absent or not UTF-8."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
         return ()
     lines = [line.rstrip("\r") for line in text.split("\n")]
     properties = frontmatter.read(lines, relative).properties
