@@ -243,12 +243,17 @@ TAMPERING: dict[str, tuple[Callable[[Lines], Lines], bool]] = {
 }
 
 
+def fill_tampered(vault: Path, tamper: Callable[[Lines], Lines]) -> None:
+    """A ledger of N events, then its lines tampered with."""
+    ledger = filled(N, vault)
+    write_lines(ledger, tamper(lines_of(ledger)))
+
+
 @pytest.mark.parametrize("case", TAMPERING, ids=list(TAMPERING))
 def test_tampering_in_the_helpers_half(vault: Path, tmp_path: Path, monkeypatch, spy,
                                        case: str) -> None:
     tamper, helper_clean = TAMPERING[case]
-    ledger = filled(N, vault)
-    write_lines(ledger, tamper(lines_of(ledger)))
+    fill_tampered(vault, tamper)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert not seq.ok and seq.problems
     assert len(spy.forks) == 1 and spy.adopted is helper_clean
@@ -316,8 +321,7 @@ BOUNDARY = {
 def test_tampering_at_the_split(vault: Path, tmp_path: Path, monkeypatch, spy,
                                 case: str) -> None:
     tamper, split = BOUNDARY[case]
-    ledger = filled(N, vault)
-    write_lines(ledger, tamper(lines_of(ledger)))
+    fill_tampered(vault, tamper)
     split_before_line(monkeypatch, split)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert not seq.ok

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from vault_tools.vault import read_file
+from vault_tools.vault import read_file, stat_signature
 
 CACHE_FILE = "validate-cache.marshal"
 PAYLOAD_FILE = "validate-cache.payload"
@@ -135,7 +135,7 @@ class ResultCache:
         if entry is None:
             return None
         info = os.stat(absolute)
-        if (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino) == entry[STAT] \
+        if stat_signature(info) == entry[STAT] \
                 and self.fresh(info):
             return entry
         return self._reread(absolute, relative, entry)
@@ -355,10 +355,6 @@ def read_with_stat(path: str) -> tuple[bytes, tuple[int, ...]]:
     """The file's bytes and the stat signature they were read under."""
     raw, info = read_file(path)
     return raw, stat_signature(info)
-
-
-def stat_signature(info: os.stat_result) -> tuple[int, ...]:
-    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
 
 def content_digest(raw: bytes) -> str:

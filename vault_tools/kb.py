@@ -21,7 +21,7 @@ from pathlib import Path
 
 from vault_tools import frontmatter
 from vault_tools.sortedruns import in_batches
-from vault_tools.vault import Listing, MarkdownFile, read_file
+from vault_tools.vault import Listing, MarkdownFile, read_file, stat_signature
 
 OK = "ok"
 MISSING = "missing"
@@ -132,11 +132,10 @@ class KnowledgeBase:
         if self._kb is None:
             kb: dict[str, str] = {}
             prefix = self.kb_prefix
-            for batch in in_batches(self.listing.paths):
-                for relative in batch:
-                    key = normalise(relative)
-                    if key.startswith(prefix):
-                        kb.setdefault(key, relative)
+            for relative in self.listing.paths:  # a spilled listing reads a block at a time
+                key = normalise(relative)
+                if key.startswith(prefix):
+                    kb.setdefault(key, relative)
             self._kb = kb
         return self._kb
 
@@ -261,10 +260,6 @@ def _listing_digest(kb_dir: str, listing: Listing, batch: int = 1024) -> str:
     return digest.hexdigest()
 
 
-def _signature(info: os.stat_result) -> tuple[int, ...]:
-    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
-
-
 def _unchanged(absolute: str, signature: tuple | None,
                fresh: Callable[[os.stat_result], bool]) -> bool:
     """Whether the file still has `signature` and was surely written before it was taken."""
@@ -272,7 +267,7 @@ def _unchanged(absolute: str, signature: tuple | None,
         info = os.stat(absolute)
     except OSError:
         return False
-    return signature == _signature(info) and fresh(info)
+    return signature == stat_signature(info) and fresh(info)
 
 
 def _read_record(absolute: str, relative: str) -> tuple[tuple | None, tuple[str, ...]]:
@@ -282,7 +277,7 @@ def _read_record(absolute: str, relative: str) -> tuple[tuple | None, tuple[str,
         raw, info = read_file(absolute)
     except OSError:
         return None, ()
-    return _signature(info), _aliases_of(raw, relative)
+    return stat_signature(info), _aliases_of(raw, relative)
 
 
 def _aliases_of(raw: bytes, relative: str) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ import hashlib
 import marshal
 import os
 import struct
+import tempfile
 from array import array
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -423,8 +424,6 @@ class _ClaimIds:
 
     def _spill(self) -> None:
         if self._file is None:
-            import tempfile
-
             self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         self._file.write(self._buffer)
         self._spilled += len(self._buffer)

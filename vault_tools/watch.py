@@ -49,7 +49,7 @@ from vault_tools.preview import (
     preview_note,
 )
 from vault_tools.validate import check_file, make_context, validate
-from vault_tools.vault import MarkdownFile, markdown_files
+from vault_tools.vault import MarkdownFile, markdown_files, stat_signature
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
 MAX_WAIT_FACTOR = 10  # a path saved continuously is still handled after this many periods
@@ -599,7 +599,7 @@ class Watcher:
             except OSError:
                 yield relative
                 continue
-            if (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino) != known.stat:
+            if stat_signature(info) != known.stat:
                 yield relative
 
 
