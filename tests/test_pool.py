@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import gc
+import os
+import signal
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
 import pytest
 
 from vault_tools import pool
+from vault_tools.errors import UsageError
 from vault_tools.pool import map_chunks
 
 
@@ -156,3 +161,88 @@ def test_a_stream_with_its_count(workers: int) -> None:
     assert got == [n * n for n in range(300)]
     assert reads == list(range(300))  # once each
     assert done[-1] == (300, 300)
+
+
+# --- the pool's own pipes: failures, large messages, early ends ------------------------
+
+def _fail_at(bad: int, chunk: list[int]) -> list[int]:
+    if bad in chunk:
+        raise UsageError("no such note", "03_claims/x.md", 7)
+    return _square(chunk)
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_an_exception_in_a_worker_is_raised_in_the_caller(ordered: bool) -> None:
+    got = []
+    with pytest.raises(UsageError) as raised:
+        for value in map_chunks(partial(_fail_at, 23), list(range(40)), workers=2,
+                                threshold=1, chunk=5, ordered=ordered):
+            got.append(value)
+    # the same error, its place kept, the worker's traceback as its cause
+    assert str(raised.value) == "03_claims/x.md:7: no such note"
+    assert "_fail_at" in str(raised.value.__cause__)
+    if ordered:  # every chunk before the failing one, in order
+        assert got == [n * n for n in range(20)]
+    _assert_no_children()
+
+
+def _unpicklable(chunk: list[int]) -> list:
+    return [(lambda: None) for _ in chunk]
+
+
+def test_a_result_that_cannot_cross_is_an_error_not_a_hang() -> None:
+    with pytest.raises(Exception, match="pickle"):
+        list(map_chunks(_unpicklable, list(range(10)), workers=2, threshold=1, chunk=2))
+    _assert_no_children()
+
+
+def _die_at(bad: int, chunk: list[int]) -> list[int]:
+    if bad in chunk:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _square(chunk)
+
+
+def test_a_worker_killed_is_reported_not_waited_for() -> None:
+    with pytest.raises(pool.WorkerError, match="ended unexpectedly.*SIGKILL"):
+        list(map_chunks(partial(_die_at, 13), list(range(40)), workers=2, threshold=1,
+                        chunk=3))
+    _assert_no_children()
+
+
+def _echo_large(chunk: list[str]) -> list[str]:
+    return [text * 3 for text in chunk]
+
+
+def test_chunks_and_results_larger_than_a_pipe_holds() -> None:
+    """Messages of several pipe-fuls each way: none is given ahead, and none blocks."""
+    items = [f"{n:08d}" * 10_000 for n in range(24)]  # 80 kB each, 160 kB a chunk
+    with _failing_after(60):  # a deadlock fails the test instead of hanging the suite
+        got = list(map_chunks(_echo_large, items, workers=2, threshold=1, chunk=2))
+    assert got == [text * 3 for text in items]
+
+
+def test_a_caller_that_stops_reading_ends_the_workers() -> None:
+    results = map_chunks(_square, list(range(2_000)), workers=2, threshold=1, chunk=5)
+    assert next(results) == 0
+    results.close()
+    _assert_no_children()
+
+
+@contextmanager
+def _failing_after(seconds: int) -> Iterator[None]:
+    def alarm(signum: int, frame: object) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _assert_no_children() -> None:
+    """Every worker was waited for: this process has no child left, zombie or not."""
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)

@@ -27,6 +27,9 @@ class VtError(Exception):
         self.path = path
         self.line = line
 
+    def __reduce__(self) -> tuple:  # path and line survive a trip from a worker process
+        return type(self), (self.message, self.path, self.line)
+
     def __str__(self) -> str:
         where = ""
         if self.path:
