@@ -191,6 +191,7 @@ class _Pool:
     def _fork(self) -> _Worker:
         task_read, task_write = os.pipe()
         answer_read, answer_write = os.pipe()
+        _widen(answer_write)
         pid = os.fork()
         if pid == 0:  # the worker: never returns
             os.close(task_write)
@@ -405,6 +406,23 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
         parts.append(part)
         left -= len(part)
     return b"".join(parts)
+
+
+# A chunk's answer (its results, several kB each with their findings) is larger than a
+# pipe holds by default (64 KiB on Linux): a worker writing it would wait, several times
+# over, for the parent to be scheduled and read. A pipe this wide takes it at once.
+ANSWER_PIPE = 1 << 20
+
+
+def _widen(fd: int) -> None:
+    """Let the pipe hold ANSWER_PIPE bytes where the system allows (Linux; within
+    /proc/sys/fs/pipe-max-size), else leave it as it is."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, ANSWER_PIPE)
+    except (ImportError, AttributeError, OSError):
+        pass
 
 
 def _pipe_capacity(fd: int) -> int:
