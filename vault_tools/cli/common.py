@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -47,3 +48,8 @@ def run_app(app: typer.Typer) -> None:
         sys.stderr.write(f"vt: internal error: {type(exc).__name__}: {exc}\n"
                          "Please report this with the command you ran.\n")
         sys.exit(int(ExitCode.USAGE))
+    finally:
+        # The command is done and has closed what it wrote. What is still alive goes with
+        # the process; frozen, it is skipped by the collections the interpreter runs as it
+        # exits, which otherwise walk every object (~10 ms after a 10k-note validate).
+        gc.freeze()
