@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import threading
 import time
 import weakref
 from collections.abc import Iterator
@@ -246,3 +247,13 @@ def _assert_no_children() -> None:
     """Every worker was waited for: this process has no child left, zombie or not."""
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
+
+
+def test_a_map_started_from_another_thread() -> None:
+    """The forked workers of a thread (not the main one) still set their own signals."""
+    got: list[list[int]] = []
+    thread = threading.Thread(target=lambda: got.append(list(
+        map_chunks(_square, list(range(100)), workers=2, threshold=1, chunk=10))))
+    thread.start()
+    thread.join()
+    assert got == [[n * n for n in range(100)]]

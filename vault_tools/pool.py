@@ -315,9 +315,10 @@ def _serve(tasks: int, answers: int) -> NoReturn:
     cleanup, atexit handlers and buffered output are the parent's alone)."""
     code = 1
     try:
-        # Ctrl-C and SIGTERM end a worker at once and quietly; the parent reports
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # Ctrl-C and SIGTERM end a worker at once and quietly (the parent reports), not
+        # through handlers it inherited (such as `vt watch`'s, which would go on)
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, signal.SIG_DFL)
         _prepare()
         while (data := _read(tasks)) is not None:
             index, chunk = pickle.loads(data)
