@@ -79,6 +79,26 @@ def test_workers_collect_every_so_many_items_not_automatically(
     assert max(alive for _, alive in results) <= 1
 
 
+_KEPT: list[list] = []  # what a worker keeps from chunk to chunk, like its caches
+
+
+def _frozen_so_far(chunk: list[int]) -> list[tuple[int, int]]:
+    _KEPT.append([object() for _ in range(10)])
+    return [(os.getpid(), gc.get_freeze_count()) for _ in chunk]
+
+
+def test_what_outlives_a_collection_is_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool, "COLLECT_EVERY", 4)
+    by_worker: dict[int, list[int]] = {}
+    for pid, count in map_chunks(_frozen_so_far, list(range(40)), workers=2, threshold=1,
+                                 chunk=2):
+        by_worker.setdefault(pid, []).append(count)
+    # a worker's later chunks find more frozen: what it kept was frozen after a collection
+    # (its first collection comes after its second chunk)
+    long_lived = [counts for counts in by_worker.values() if len(counts) > 2]
+    assert long_lived and all(counts[-1] > counts[0] for counts in long_lived)
+
+
 def _wait_for_marker(marker: Path, chunk: list[int]) -> list[bool]:
     """True for each item if the marker file appeared while this chunk was worked on."""
     deadline = time.monotonic() + 5
