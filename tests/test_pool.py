@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import weakref
@@ -277,3 +279,70 @@ def test_a_map_started_from_another_thread() -> None:
     thread.start()
     thread.join()
     assert got == [[n * n for n in range(100)]]
+
+
+# --- a real process interrupted or killed: no worker outlives it --------------------------
+
+_SLOW_MAP = """
+import time
+from vault_tools.pool import map_chunks
+
+def slow(chunk):
+    time.sleep(0.01 * len(chunk))
+    return chunk
+
+for _ in map_chunks(slow, list(range(100_000)), workers=2, threshold=1, chunk=4):
+    pass
+"""
+
+
+def _group(pgid: int) -> dict[int, tuple[int, str]]:
+    """The processes of a process group: pid -> (parent pid, state), from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid:
+            found[int(entry.name)] = (int(fields[1]), fields[0])
+    return found
+
+
+def _running_with_two_workers() -> subprocess.Popen:
+    process = subprocess.Popen([sys.executable, "-c", _SLOW_MAP], start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while sum(1 for ppid, _ in _group(process.pid).values() if ppid == process.pid) < 2:
+        assert time.monotonic() < deadline, "the workers never started"
+        time.sleep(0.01)
+    return process
+
+
+def _gone(pgid: int, timeout: float) -> bool:
+    """Whether every process of the group ended (zombies awaiting init count as ended)."""
+    deadline = time.monotonic() + timeout
+    while any(state != "Z" for _, state in _group(pgid).values()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_ends_the_workers_with_the_run() -> None:
+    process = _running_with_two_workers()
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C does
+    assert process.wait(timeout=30) != 0
+    assert _group(process.pid) == {}  # every worker ended and was waited for
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_end_by_themselves_when_their_parent_is_killed() -> None:
+    process = _running_with_two_workers()
+    process.kill()  # SIGKILL: no cleanup of the parent's runs
+    process.wait(timeout=30)
+    # each finds its pipe closed once its chunk is done, and exits
+    assert _gone(process.pid, timeout=30)
