@@ -346,3 +346,9 @@ def test_workers_end_by_themselves_when_their_parent_is_killed() -> None:
     process.wait(timeout=30)
     # each finds its pipe closed once its chunk is done, and exits
     assert _gone(process.pid, timeout=30)
+
+
+@pytest.mark.parametrize("items", [[], [7]])
+def test_nothing_or_one_item_needs_no_pool(items: list[int]) -> None:
+    assert list(map_chunks(_square, items, workers=2, threshold=0)) == [n * n for n in items]
+    _assert_no_children()

@@ -83,7 +83,7 @@ def map_chunks(work: Callable[[list[Item]], list[Result]], items: Iterable[Item]
     # made as they are handed out: a large run never holds a second list of its items
     rest = iter(items)
     chunks = itertools.takewhile(bool, (list(itertools.islice(rest, size)) for size in sizes))
-    if workers < 2 or total < threshold or not _can_fork():
+    if workers < 2 or total < max(threshold, 2) or not _can_fork():  # a pool needs work
         yield from _counted(map(work, chunks), total, progress)
         if meanwhile:
             meanwhile()
