@@ -130,11 +130,13 @@ def _occurs(needle: str, haystack: str, fold_needle: Callable[[str], str],
     return True
 
 
-_CJK = re.compile("[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff]")
-
-
 def _has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
+    return not text.isascii() and _cjk().search(text) is not None
+
+
+@functools.cache  # compiled on first use: its class takes ~3 ms to build, ASCII text none
+def _cjk() -> re.Pattern:
+    return re.compile("[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff]")
 
 
 def _is_cjk(ch: str) -> bool:

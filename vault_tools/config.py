@@ -11,11 +11,6 @@ from pathlib import Path
 from vault_tools.errors import UsageError
 from vault_tools.findings import CODES
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 CONFIG_FILE = "vt.toml"
 STATE_DIR = ".vt"
 # folders that are never notes (DESIGN §2); other dot-folders are skipped too, as Obsidian does
@@ -74,6 +69,11 @@ def load_settings(explicit: Path | None = None, cwd: Path | None = None) -> Sett
 
 
 def _read_toml(path: Path) -> dict:
+    # imported here: most vaults have no vt.toml, and every run would pay for the parser
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
