@@ -165,3 +165,18 @@ def test_relative_path_inside_settings(tmp_path: Path) -> None:
     settings = load_settings(_vault(tmp_path / "v"))
     note = settings.vault / "03_claims" / "x.md"
     assert settings.relative(note) == "03_claims/x.md"
+
+
+def test_the_toml_parser_is_loaded_only_for_a_vt_toml(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom pathlib import Path\nfrom vault_tools.config import "
+              "load_settings\nload_settings(Path(sys.argv[1]))\n"
+              "print(sys.modules.get('tomllib') is not None or 'tomli' in sys.modules)\n")
+    plain = _vault(tmp_path / "plain")
+    configured = _vault(tmp_path / "configured", marker="vt.toml")
+    loaded = [subprocess.run([sys.executable, "-c", script, str(vault)], capture_output=True,
+                             text=True, check=True).stdout.strip()
+              for vault in (plain, configured)]
+    assert loaded == ["False", "True"]
