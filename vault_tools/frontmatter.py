@@ -12,7 +12,6 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from vault_tools.findings import Finding, error
@@ -82,7 +81,8 @@ def _closing_line(lines: list[str]) -> int | None:
         close = lines.index("---", 1)
     except ValueError:
         close = len(lines)
-    if not any(map(str.startswith, itertools.islice(lines, 1, close), repeat(("---", "...")))):
+    if not any(map(str.startswith, itertools.islice(lines, 1, close),
+                    itertools.repeat(("---", "...")))):
         return close if close < len(lines) else None
     return next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
 

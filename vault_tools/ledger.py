@@ -29,7 +29,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
-from vault_tools.durable import fsync_folder
+from vault_tools.durable import fsync_folder, write_all
 from vault_tools.errors import ExitCode, IntegrityError, RefusedError, UsageError, VtError
 from vault_tools.lock import FileLock
 from vault_tools.pool import _can_fork
@@ -1404,9 +1404,7 @@ def _part_child(out_fd: int, path: Path, state_dir: Path, remembered: tuple | No
             # Ctrl-C: die quietly (no KeyboardInterrupt traceback); the parent re-checks
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         summary = _verify_part(path, state_dir, remembered, *span)
-        data = json.dumps(summary).encode()
-        while data:
-            data = data[os.write(out_fd, data):]
+        write_all(out_fd, json.dumps(summary).encode())
         code = 0 if summary["clean"] else 1
     except BaseException:  # noqa: B036 - anything at all: "not clean", no traceback
         code = 2

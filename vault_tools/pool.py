@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from typing import Any, NoReturn, TypeVar
 
+from vault_tools.durable import write_all
 from vault_tools.errors import VtError
 
 Item = TypeVar("Item")
@@ -225,7 +226,7 @@ class _Pool:
                                      or worker.given[-1][1] > self.ahead_limit):
                     return
                 try:
-                    _write(worker.tasks, message)
+                    write_all(worker.tasks, message)
                 except BrokenPipeError:
                     _gone(worker)
                 worker.given.append((index, len(message)))
@@ -322,7 +323,7 @@ def _serve(tasks: int, answers: int) -> NoReturn:
         _prepare()
         while (data := _read(tasks)) is not None:
             index, chunk = pickle.loads(data)
-            _write(answers, _answer(index, chunk))
+            write_all(answers, _answer(index, chunk))
             _collect_now_and_then(len(chunk))
         code = 0
     except BaseException:  # noqa: B036, BLE001 - the parent sees the pipe close
@@ -384,12 +385,6 @@ def _prepare() -> None:
 def _message(value: Any) -> bytes:
     data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
     return _HEADER.pack(len(data)) + data
-
-
-def _write(fd: int, message: bytes) -> None:
-    view = memoryview(message)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _read(fd: int) -> bytes | None:

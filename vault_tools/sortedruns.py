@@ -1,13 +1,13 @@
 """Sort more strings than a run should hold in memory: sorted runs spilled to a file.
 
-`SortedRuns` takes strings (a caller may append to its `run` list directly, checking
-`full()`); at most `limit` are in memory at once. Below the limit `result()` is the
-plain sorted list; above it each full run is sorted and written out, and the runs are
-merged as a stream into a `SpilledStrings`: a read-only sequence backed
-by an anonymous temporary file (no name on disk, so nothing is left behind even when
-the process is killed), read with `os.pread` (no shared file offset, so threads and
-forked processes may read it at once) and never mapped (mapped pages would count in
-the reader's memory).
+`SortedRuns` takes strings (a caller may append to its `run` list directly, calling
+`spill()` once it holds `limit`); at most `limit` are in memory at once. Below the limit
+`result()` is the plain sorted list; above it each full run is sorted and written out,
+and the runs are merged as a stream into a `SpilledStrings`: a read-only sequence backed
+by an anonymous temporary file (no name on disk, so nothing is left behind even when the
+process is killed), read with `os.pread` (no shared file offset, so threads and forked
+processes may read it at once) and never mapped (mapped pages would count in the
+reader's memory).
 
 Strings are stored UTF-8 ('surrogatepass', so file names that are not valid UTF-8
 round-trip) and NUL-separated: they must not hold NUL (no file name does).
@@ -92,9 +92,6 @@ class SortedRuns:
         self.run.append(text)
         if len(self.run) >= self.limit:
             self.spill()
-
-    def full(self) -> bool:
-        return len(self.run) >= self.limit
 
     def spill(self) -> None:
         """Sort the strings in memory and write them out as one run."""
@@ -202,11 +199,6 @@ def _write_all(fd: int, data: bytes, position: int) -> None:
     while view:
         written = os.pwrite(fd, view, position)
         view, position = view[written:], position + written
-
-
-def _strings(fd: int, start: int, end: int) -> Iterator[str]:
-    for batch in _read_strings(fd, start, end):
-        yield from batch
 
 
 def _read_strings(fd: int, start: int, end: int) -> Iterator[list[str]]:

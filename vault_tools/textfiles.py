@@ -45,6 +45,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         raise
     fsync_folder(path.parent)
 
+
 def append_lines(text: str, lines: list[str]) -> str:
     """`text` with `lines` appended, each on its own line; nothing else changes."""
     if not lines:

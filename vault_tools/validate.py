@@ -19,7 +19,6 @@ way. An explicit run (notes given) is small and is sorted as one list.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import marshal
 import os
@@ -408,19 +407,18 @@ class _ClaimIds:
         repeated = _repeated(self._hashes)
         if not repeated:  # the usual case: no two notes share a hash, let alone a claim_id
             return
-        groups: dict[int, list[tuple[str, int, bytes]]] = {}
-        hashes = self._hashes
-        for note, record in enumerate(self._records()):
-            if hashes[note] in repeated:
-                groups.setdefault(hashes[note], []).append(record())
+        groups: dict[int, list[tuple[int, bytes, bytes]]] = {}
+        for value, record in zip(self._hashes, self._records(), strict=True):
+            if value in repeated:
+                groups.setdefault(value, []).append(record)
         for notes in groups.values():
-            by_claim: dict[bytes, list[tuple[str, int, bytes]]] = {}
+            by_claim: dict[bytes, list[tuple[int, bytes, bytes]]] = {}
             for note in notes:
                 by_claim.setdefault(note[2], []).append(note)
             for raw, owners in by_claim.items():
                 if len(owners) > 1:
-                    yield raw.decode("utf-8", "surrogatepass"), [
-                        (path, None if line == NO_LINE else line) for path, line, _ in owners]
+                    yield _decoded(raw), [(_decoded(path), None if line == NO_LINE else line)
+                                          for line, path, _ in owners]
 
     def _spill(self) -> None:
         if self._file is None:
@@ -429,9 +427,8 @@ class _ClaimIds:
         self._spilled += len(self._buffer)
         self._buffer.clear()
 
-    def _records(self) -> Iterator[Callable[[], tuple[str, int, bytes]]]:
-        """Per note in order, a function making its (path, line, claim_id bytes): only
-        the notes asked for are decoded."""
+    def _records(self) -> Iterator[tuple[int, bytes, bytes]]:
+        """Per note in order, its (line, path, claim_id) as stored (UTF-8 bytes)."""
         if self._file is not None:
             self._file.flush()
             fd, position, tail = self._file.fileno(), 0, b""
@@ -451,7 +448,7 @@ _RECORD = struct.Struct("<iII")  # line, then the lengths of the path and the cl
 _claim_hash: Callable[[str], int] = hash  # 64 bits; collisions are resolved exactly
 
 
-def _parsed(data: bytes) -> Generator[Callable[[], tuple[str, int, bytes]], None, bytes]:
+def _parsed(data: bytes) -> Generator[tuple[int, bytes, bytes], None, bytes]:
     """The whole records at the start of `data` (see `_ClaimIds._records`); returns the
     bytes of a record cut short."""
     offset, size, unpack = 0, len(data), _RECORD.unpack_from
@@ -461,15 +458,13 @@ def _parsed(data: bytes) -> Generator[Callable[[], tuple[str, int, bytes]], None
         end = start + path_size + claim_size
         if end > size:
             break
-        yield functools.partial(_record, data, start, path_size, end, line)
+        yield line, data[start:start + path_size], data[start + path_size:end]
         offset = end
     return data[offset:]
 
 
-def _record(data: bytes, start: int, path_size: int, end: int,
-            line: int) -> tuple[str, int, bytes]:
-    middle = start + path_size
-    return data[start:middle].decode("utf-8", "surrogatepass"), line, data[middle:end]
+def _decoded(stored: bytes) -> str:
+    return stored.decode("utf-8", "surrogatepass")
 
 
 def _repeated(values: array) -> set[int]:
