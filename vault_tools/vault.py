@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from vault_tools.boundary import is_inside
 from vault_tools.config import IGNORED_DIRS
 from vault_tools.findings import Finding, error
 from vault_tools.sortedruns import SortedRuns, SpilledStrings, SpillError
@@ -129,21 +130,13 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
                 continue
             if name.endswith(".md") and not entry.is_dir(follow_symlinks=False):
                 files.append(prefix + name)
-                if entry.is_symlink() and not _inside(Path(entry.path), vault):
+                if entry.is_symlink() and not is_inside(vault, entry.path):
                     escaping.add(files[-1])
                 if len(files) >= limit:
                     runs.spill()
             elif entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, f"{prefix}{name}/"))
     return folders
-
-
-def _inside(path: Path, vault: Path) -> bool:
-    try:
-        path.resolve().relative_to(vault.resolve())
-    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
-        return False
-    return True
 
 
 def relative_in_vault(vault: Path, path: Path) -> str | None:
