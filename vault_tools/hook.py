@@ -78,7 +78,8 @@ def _is_ours(path: Path) -> bool:
 
 
 def attributes_line(repo: GitRepo, settings: Settings) -> str:
-    pattern = repo.relative(settings.ledger_path)
+    # the ledger's path as git sees it in the working tree (not where a symlink leads)
+    pattern = "/".join(part for part in (repo.relative(settings.vault), settings.ledger) if part)
     if "/" not in pattern:
         pattern = "/" + pattern  # anchor a top-level ledger to the root
     if any(c in pattern for c in ' \t"\\'):
