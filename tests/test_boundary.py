@@ -93,6 +93,19 @@ def test_paths_outside_by_name_and_loops_are_refused(spaces: tuple[Path, Path]) 
     assert not is_inside(vault, "Loop.md")
 
 
+def test_dot_dot_after_a_symlink_is_resolved_as_the_kernel_does(
+        spaces: tuple[Path, Path]) -> None:
+    vault, outside = spaces
+    (outside / "deep").mkdir()
+    os.symlink(outside / "deep", vault / "link", target_is_directory=True)
+    (vault / "secret.md").write_text("in the vault")
+    # by name this is <vault>/secret.md; opened, it is <outside>/secret.md
+    with pytest.raises(BoundaryError):
+        writable_path(vault, "link/../secret.md")
+    assert not is_inside(vault, "link/../secret.md")
+    assert writable_path(vault, "sub/../secret.md") == vault.resolve() / "secret.md"
+
+
 def test_a_link_out_and_back_in_lands_inside(spaces: tuple[Path, Path]) -> None:
     vault, outside = spaces
     (vault / "real.md").write_text("r")

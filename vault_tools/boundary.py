@@ -29,7 +29,9 @@ the check and the write is not caught (POSIX offers no race-free "open beneath" 
 
 from __future__ import annotations
 
+import functools
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,15 +46,18 @@ def writable_path(root: Path | str, path: Path | str, where: str = "the vault") 
     Raises BoundaryError (nothing written) when `path` lies outside `root` or a symlink on
     its way leads outside it.
     """
-    given = Path(root) / path  # an absolute `path` stays as it is
-    real_root = os.path.realpath(root)
+    given = os.path.join(root, path)  # an absolute `path` stays as it is
+    real_root = _real_root(os.fspath(root))
+    fast = _plain_inside(os.fspath(root), given, real_root)
+    if fast is not None:
+        return Path(fast)
     real = os.path.realpath(given)
     shown = _shown(root, given)
     if os.path.islink(real):  # realpath leaves a loop unresolved
         raise BoundaryError("refusing to write: a symlink on its way loops", shown)
     if _within(real, real_root):
         return Path(real)
-    link = _escaping_link(Path(root), given, real_root)
+    link = _escaping_link(Path(root), Path(given), real_root)
     if link is None:
         raise BoundaryError(f"refusing to write: it lies outside {where}", shown)
     try:
@@ -65,8 +70,41 @@ def writable_path(root: Path | str, path: Path | str, where: str = "the vault") 
 
 def is_inside(root: Path | str, path: Path | str) -> bool:
     """Whether `writable_path(root, path)` would allow a write to `path`."""
-    real = os.path.realpath(Path(root) / path)
-    return not os.path.islink(real) and _within(real, os.path.realpath(root))
+    given = os.path.join(root, path)
+    real_root = _real_root(os.fspath(root))
+    if _plain_inside(os.fspath(root), given, real_root) is not None:
+        return True
+    real = os.path.realpath(given)
+    return not os.path.islink(real) and _within(real, real_root)
+
+
+@functools.lru_cache(maxsize=16)
+def _real_root(root: str) -> str:
+    # a run has one vault (and perhaps a hooks folder): resolved once, not at every write
+    return os.path.realpath(root)
+
+
+def _plain_inside(root: str, path: str, real_root: str) -> str | None:
+    """The real path of `path` when it lies under `root` by name and no component below
+    the root is a symlink (the common case: a few lstat calls instead of a realpath of
+    the whole path); None when that cannot be told so cheaply."""
+    prefix = root.rstrip(os.sep) + os.sep
+    if not path.startswith(prefix):
+        return None
+    parts = path[len(prefix):].split(os.sep)
+    if any(part in ("", ".", "..") for part in parts):
+        return None  # `..` after a symlink is the kernel's to resolve, not the string's
+    at = root.rstrip(os.sep)
+    for part in parts:
+        at = f"{at}{os.sep}{part}"
+        try:
+            if stat.S_ISLNK(os.lstat(at).st_mode):
+                return None
+        except FileNotFoundError:
+            break  # the rest is created by vt itself, as plain folders and files
+        except OSError:
+            return None
+    return os.path.join(real_root, *parts)
 
 
 def _within(real: str, real_root: str) -> bool:
