@@ -133,14 +133,20 @@ def _shown(root: Path | str, path: Path | str) -> str:
         return os.path.abspath(path)
 
 
+def escaping_note(relative: str) -> Finding:
+    """The finding for a note (vault-relative by name) that a symlink leads out of the
+    vault: never read and never written. validate, preview, draft and apply all report
+    such a note so, whether listed in a vault run or given on the command line."""
+    return error(relative, None, "read-error", "leads outside the vault through a symlink "
+                 "(or a symlink loops); not read or written")
+
+
 def escaping_notes(claims_dir: str, escaping: Iterable[str]) -> list[Finding]:
-    """The review notes among `escaping` (vault-relative `.md` files that are symlinks
-    leading out of the vault, as the listing marks them): one finding each. Never read
-    and never written; validate, preview and apply all report them so."""
+    """`escaping_note` for the review notes among `escaping` (vault-relative `.md` files
+    that are symlinks leading out of the vault, as the listing marks them)."""
     prefix = claims_dir.rstrip("/") + "/"
-    return [error(relative, None, "read-error",
-                  "a symlink that leads outside the vault (or loops); not read or written")
-            for relative in sorted(escaping) if relative.startswith(prefix)]
+    return [escaping_note(relative) for relative in sorted(escaping)
+            if relative.startswith(prefix)]
 
 
 def state_files(database: Path) -> tuple[Path, ...]:

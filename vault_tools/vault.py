@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from vault_tools.boundary import is_inside
+from vault_tools.boundary import escaping_note, is_inside
 from vault_tools.config import IGNORED_DIRS
 from vault_tools.findings import Finding, error
 from vault_tools.sortedruns import SortedRuns, SpilledStrings, SpillError
@@ -148,6 +148,16 @@ def relative_in_vault(vault: Path, path: Path) -> str | None:
         return None
 
 
+def _by_name(vault: Path, path: Path) -> str | None:
+    """The vault-relative form of `path` by its name alone (no symlink resolved), or None."""
+    absolute = os.path.abspath(path)
+    for root in (os.path.abspath(vault), os.path.realpath(vault)):
+        relative = os.path.relpath(absolute, root)
+        if relative != "." and not relative.startswith(".." + os.sep) and relative != "..":
+            return Path(relative).as_posix()
+    return None
+
+
 def read_file(path: str | Path) -> tuple[bytes, os.stat_result]:
     """A file's bytes and the fstat of the open file they were read from, so that the
     two belong together (one open, one fstat and, as a rule, one read)."""
@@ -179,6 +189,10 @@ def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Findi
     for path in paths:
         relative = relative_in_vault(vault, path)
         if relative is None:
+            by_name = _by_name(vault, path)
+            if by_name is not None:  # inside by name: a symlink on its way leads out
+                yield by_name, escaping_note(by_name)
+                continue
             yield str(path), error(str(path), None, "path-outside-vault",
                                    f"not inside the vault {vault}")
         elif not (vault / relative).is_file():
