@@ -1,7 +1,8 @@
 """Writes that survive a crash: a temporary file written and fsynced beside its target
 (then renamed or linked into place by the caller), and the folder fsync that makes the
 rename or link itself durable. The note writer, the small text files, the importer and
-the ledger all write this way.
+the ledger all write this way; each checks its target against the vault boundary
+(boundary.py) before calling in here, so a temporary file lands beside an allowed target.
 """
 
 from __future__ import annotations
