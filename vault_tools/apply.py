@@ -31,8 +31,10 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from vault_tools import writer
+from vault_tools.boundary import escaping_notes, is_inside
 from vault_tools.checks import CheckContext, check_note
 from vault_tools.config import Settings
+from vault_tools.durable import remove_stale_temps
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.findings import ERROR
 from vault_tools.ledger import CHECK_KEYS, CLAIM_KEYS, Ledger, Transaction, canonical, iter_lines
@@ -484,7 +486,7 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
                                                  "vt_event_id": event_id, "vt_applied_at": ts})
     try:
         # the folder is fsynced once for the whole batch (_mark_all): group commit
-        writer.write_if_changed(snapshot, text, sync_folder=False)
+        writer.write_if_changed(snapshot, text, sync_folder=False, root=settings.vault)
     except RefusedError as exc:
         try:
             if _marked_as(writer.read_snapshot(snapshot.path).raw, path, event_id):
@@ -543,6 +545,9 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
         targets = _explicit_targets(settings, paths, report)
     else:
         targets = [f.relative for f in files if not f.escapes]
+        for finding in escaping_notes(settings.claims_dir, (f.relative for f in files
+                                                            if f.escapes)):
+            report.refused.append(Entry(finding.path, None, finding.message))
     examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx,
                        explicit=bool(paths))
     candidates = _sorted_out(report, [c for c in examined if c is not None])
@@ -601,12 +606,14 @@ def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
     """The run's one ledger transaction. A dry run decides the same way and writes
     nothing: the transaction is abandoned (or, without a ledger yet, a scratch one)."""
     if not dry_run:
-        with Ledger(settings.ledger_path, settings.state_dir).transaction() as txn:
+        with Ledger(settings.ledger_path, settings.state_dir,
+                    root=settings.vault).transaction() as txn:
+            _remove_stale_temps(settings)
             yield txn
         return
     with TemporaryDirectory(prefix="vt-dry-run-") as scratch:
         if settings.ledger_path.exists():
-            ledger = Ledger(settings.ledger_path, settings.state_dir)
+            ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
         else:
             ledger = Ledger(Path(scratch) / "ledger.jsonl", Path(scratch) / "state")
         try:
@@ -615,6 +622,16 @@ def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
                 raise _DryRun
         except _DryRun:
             pass
+
+
+def _remove_stale_temps(settings: Settings) -> None:
+    """Temp files of an earlier vt killed while writing notes (see durable.write_temp),
+    removed from the folders vt writes notes into; under the ledger lock, so never those
+    of a run applying meanwhile. A folder leading out of the vault is not vt's to clean."""
+    for folder, recursive in ((settings.claims_dir, True), (settings.kb_dir, True),
+                              ("", False)):
+        if is_inside(settings.vault, folder):
+            remove_stale_temps(settings.vault / folder, recursive)
 
 
 def _refresh(settings: Settings, report: ApplyReport) -> None:

@@ -426,7 +426,7 @@ def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
         result.changed = True
         if dry_run:
             return result
-        if create_file(path, initial_text(content).encode("utf-8")):
+        if create_file(path, initial_text(content).encode("utf-8"), root=settings.vault):
             result.written = result.created = True
             return result
         # created by someone else meanwhile: update it like any existing dashboard
@@ -434,7 +434,7 @@ def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
     new_text = writer.set_block(snapshot.text, BLOCK, content)
     result.changed = new_text != snapshot.text
     if result.changed and not dry_run:
-        result.written = writer.write_if_changed(snapshot, new_text)
+        result.written = writer.write_if_changed(snapshot, new_text, root=settings.vault)
     return result
 
 

@@ -100,7 +100,7 @@ def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> D
         return result
     text = writer.insert_section_before(snapshot.text, BEFORE_HEADING, result.section)
     try:
-        result.written = writer.write_if_changed(snapshot, text)
+        result.written = writer.write_if_changed(snapshot, text, root=settings.vault)
     except RefusedError as exc:
         result.findings.append(error(relative, exc.line, "write-refused",
                                      f"{exc.message}; run vt draft again"))

@@ -43,6 +43,11 @@ class UsageError(VtError):
     exit_code = ExitCode.USAGE
 
 
+class BoundaryError(UsageError):
+    """A write that would land outside the vault (through a symlink leading out); nothing
+    was written. See boundary.py."""
+
+
 class RefusedError(VtError):
     """A write vt declined to make (e.g. the note changed on disk since it was read)."""
 

@@ -103,7 +103,7 @@ def export_claims(settings: Settings, fmt: str = "jsonl", output: Path | None = 
         if output.is_dir():
             raise UsageError("is a folder; give a file to write", str(output))
         try:
-            write_atomic(output, data)
+            write_atomic(output, data, root=None)  # where the user asked, in or out of the vault
         except OSError as exc:
             raise VtError(f"cannot write: {exc.strerror or exc}", str(output)) from None
     return ExportResult(len(records), fmt, str(output) if output is not None else None, data)

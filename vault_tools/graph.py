@@ -103,4 +103,4 @@ def _sync_one(settings: Settings, relative: str, content: str | None) -> bool:
     snapshot = writer.read_snapshot(path)
     new_text = writer.set_block(snapshot.text, BLOCK, content)
     # one folder fsync for all the blocks (sync_kb_blocks): they are derived state
-    return writer.write_if_changed(snapshot, new_text, sync_folder=False)
+    return writer.write_if_changed(snapshot, new_text, sync_folder=False, root=settings.vault)

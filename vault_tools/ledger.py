@@ -29,6 +29,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
+from vault_tools.boundary import state_files, writable_path
 from vault_tools.durable import fsync_folder, write_all
 from vault_tools.errors import ExitCode, IntegrityError, RefusedError, UsageError, VtError
 from vault_tools.lock import FileLock
@@ -717,11 +718,18 @@ def _truncate_back(fd: int, size: int) -> None:
 
 
 class Ledger:
-    """One ledger file and its state dir (usually `<vault>/.vt`)."""
+    """One ledger file and its state dir (usually `<vault>/.vt`).
 
-    def __init__(self, path: Path | str, state_dir: Path | str) -> None:
+    `root`: the vault. Taking the lock then refuses, with BoundaryError and before any
+    write, a ledger, lock, `.torn` or state file that leads outside it (see boundary.py).
+    None only for a private ledger of no vault (a dry run's scratch copy).
+    """
+
+    def __init__(self, path: Path | str, state_dir: Path | str, *,
+                 root: Path | None = None) -> None:
         self.path = Path(path)
         self.state_dir = Path(state_dir)
+        self.root = root
 
     @property
     def lock_path(self) -> Path:
@@ -734,6 +742,10 @@ class Ledger:
     @contextmanager
     def locked(self) -> Iterator[tuple[int, TornInfo | None]]:
         """Hold the lock; yields the open ledger fd (O_APPEND) and any recovered torn tail."""
+        if self.root is not None:
+            for path in (self.lock_path, self.path, self.torn_path,
+                         *state_files(self.state_dir / STATE_DB)):
+                writable_path(self.root, path)
         with FileLock(self.lock_path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = not self.path.exists()

@@ -25,6 +25,7 @@ from typing import Any
 
 from vault_tools import kb as kbmod
 from vault_tools import writer
+from vault_tools.boundary import escaping_notes
 from vault_tools.checks import CheckContext, check_drafts
 from vault_tools.config import Settings
 from vault_tools.diff import (
@@ -147,7 +148,7 @@ def preview_note(settings: Settings, ctx: CheckContext, relative: str, *,
     if isinstance(loaded, PreviewResult):
         return loaded
     snapshot, note = loaded
-    return _preview_loaded(ctx, snapshot, note, dry_run)
+    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
 
 
 def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | PreviewResult:
@@ -160,7 +161,7 @@ def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | P
 
 
 def _preview_loaded(ctx: CheckContext, snapshot: writer.Snapshot, note: Note,
-                    dry_run: bool) -> PreviewResult:
+                    dry_run: bool, vault: Path) -> PreviewResult:
     result = PreviewResult(note.path, note.claim_id)
     action = note.properties.get("review_action")
     result.review_action = str(action) if action is not None else None
@@ -186,7 +187,7 @@ def _preview_loaded(ctx: CheckContext, snapshot: writer.Snapshot, note: Note,
     elif dry_run:
         result.remark = "dry run: nothing written"
     else:
-        _write(snapshot, result)
+        _write(snapshot, result, vault)
     return result
 
 
@@ -254,12 +255,12 @@ def _v1_metadata(note: Note) -> dict[str, Any]:
 # writing the note
 
 
-def _write(snapshot: writer.Snapshot, result: PreviewResult) -> None:
+def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> None:
     """Set the owned properties and the preview block; a refusal becomes a finding."""
     assert result.state is not None and result.preview_hash is not None
     try:
         text, findings = note_text_with_preview(snapshot.text, result)
-        result.written = writer.write_if_changed(snapshot, text)
+        result.written = writer.write_if_changed(snapshot, text, root=vault)
     except RefusedError as exc:
         result.findings.append(error(result.path, exc.line, "write-refused",
                                      f"{exc.message}; run vt preview again"))
@@ -395,8 +396,11 @@ def preview_vault(settings: Settings, paths: list[Path] | None = None, dry_run: 
         targets = _explicit_targets(settings, paths, report)
         explicit = True
     else:
-        targets = [f.relative for f in files]
+        targets = [f.relative for f in files if not f.escapes]
         explicit = False
+        for finding in escaping_notes(settings.claims_dir, (f.relative for f in files
+                                                            if f.escapes)):
+            report.previews.append(PreviewResult(finding.path, findings=[finding]))
     for result in _run(settings, ctx, targets, explicit, dry_run, progress):
         report.previews.append(result)
     return report
@@ -430,7 +434,7 @@ def _preview_target(settings: Settings, ctx: CheckContext, relative: str, explic
     snapshot, note = loaded
     if note.properties.get("review_action") != REQUEST_REPAIR:
         return None
-    return _preview_loaded(ctx, snapshot, note, dry_run)
+    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
 
 
 def _run(settings: Settings, ctx: CheckContext, targets: list[str], explicit: bool,

@@ -69,7 +69,7 @@ def revert_event(settings: Settings, event_id: str, comment: str = "",
     """Append a REVERT of `event_id`; refused for an unknown id, a REVERT, or an event
     already reverted. Then brings the Claim Store up to date."""
     event_id = _normalised(event_id)
-    ledger = Ledger(settings.ledger_path, settings.state_dir)
+    ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
     if not ledger.path.exists():
         raise UnknownEventError(f"no event {event_id}: the ledger is empty",
                                 str(settings.ledger))

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from vault_tools import kb as kbmod
+from vault_tools.boundary import state_files, writable_path
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger import GENESIS, ClaimState, canonical, claim_states, iter_lines
@@ -167,6 +168,8 @@ class ClaimStore:
 
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
+        for path in state_files(settings.state_dir / STORE_DB):
+            writable_path(settings.vault, path)
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(settings.state_dir / STORE_DB, isolation_level=None,
                                timeout=60.0)

@@ -11,6 +11,7 @@ import contextlib
 import os
 from pathlib import Path
 
+from vault_tools.boundary import writable_path
 from vault_tools.durable import fsync_folder, write_temp
 from vault_tools.errors import UsageError
 
@@ -25,11 +26,16 @@ def read_text(path: Path) -> str:
         raise UsageError(f"not UTF-8 ({exc}); nothing written", str(path)) from None
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None, *,
+                 root: Path | None) -> None:
     """Write `data` to `path` atomically: temp file in the same folder, fsync, os.replace.
 
-    `mode` None keeps the mode of the file being replaced (0o644 for a new one).
+    `mode` None keeps the mode of the file being replaced (0o644 for a new one). `root`:
+    the folder `path` must stay inside (see boundary.py), else BoundaryError and nothing
+    written; None only for a path the user or git chose (an export, git's merge file).
     """
+    if root is not None:
+        writable_path(root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:

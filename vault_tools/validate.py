@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol
 
 from vault_tools import __version__
+from vault_tools.boundary import escaping_notes, writable_path
 from vault_tools.cache import (
     CACHE_FILE,
     CacheCorrupt,
@@ -221,9 +222,9 @@ def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
         targets = _explicit_targets(settings, paths, before)
     else:
         targets = listing.inside()  # never read outside; the listing's list when it can
-        for finding in _escaping_notes(settings, listing):
+        for finding in escaping_notes(settings.claims_dir, listing.escaping):
             before.setdefault(finding.path, []).append(finding)
-    cache = ResultCache.read(settings.state_dir)
+    cache = ResultCache.read(writable_path(settings.vault, settings.state_dir))
     try:
         aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
         if aliases != cache.aliases or cache.listing != kb.digest:
@@ -522,14 +523,6 @@ def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
 def _payload(entry: tuple, cache: ResultCache) -> tuple:
     """(packed findings, piped text) of an entry: its own, or the cache's for an index entry."""
     return entry[PACKED:] if len(entry) > PACKED + 1 else cache.findings_of(entry)
-
-
-def _escaping_notes(settings: Settings, listing: Listing) -> list[Finding]:
-    """Symlinks among the review notes that lead out of the vault: reported, never read."""
-    prefix = settings.claims_dir.rstrip("/") + "/"
-    return [error(relative, None, "read-error",
-                  "a symlink that leads outside the vault (or loops); not read")
-            for relative in sorted(listing.escaping) if relative.startswith(prefix)]
 
 
 def _explicit_targets(settings: Settings, paths: list[Path],

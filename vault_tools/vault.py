@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from vault_tools.boundary import escaping_note, is_inside
 from vault_tools.config import IGNORED_DIRS
 from vault_tools.findings import Finding, error
 from vault_tools.sortedruns import SortedRuns, SpilledStrings, SpillError
@@ -129,21 +130,13 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
                 continue
             if name.endswith(".md") and not entry.is_dir(follow_symlinks=False):
                 files.append(prefix + name)
-                if entry.is_symlink() and not _inside(Path(entry.path), vault):
+                if entry.is_symlink() and not is_inside(vault, entry.path):
                     escaping.add(files[-1])
                 if len(files) >= limit:
                     runs.spill()
             elif entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, f"{prefix}{name}/"))
     return folders
-
-
-def _inside(path: Path, vault: Path) -> bool:
-    try:
-        path.resolve().relative_to(vault.resolve())
-    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
-        return False
-    return True
 
 
 def relative_in_vault(vault: Path, path: Path) -> str | None:
@@ -153,6 +146,16 @@ def relative_in_vault(vault: Path, path: Path) -> str | None:
         return absolute.resolve().relative_to(vault.resolve()).as_posix()
     except ValueError:
         return None
+
+
+def _by_name(vault: Path, path: Path) -> str | None:
+    """The vault-relative form of `path` by its name alone (no symlink resolved), or None."""
+    absolute = os.path.abspath(path)
+    for root in (os.path.abspath(vault), os.path.realpath(vault)):
+        relative = os.path.relpath(absolute, root)
+        if relative != "." and not relative.startswith(".." + os.sep) and relative != "..":
+            return Path(relative).as_posix()
+    return None
 
 
 def read_file(path: str | Path) -> tuple[bytes, os.stat_result]:
@@ -186,6 +189,10 @@ def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Findi
     for path in paths:
         relative = relative_in_vault(vault, path)
         if relative is None:
+            by_name = _by_name(vault, path)
+            if by_name is not None:  # inside by name: a symlink on its way leads out
+                yield by_name, escaping_note(by_name)
+                continue
             yield str(path), error(str(path), None, "path-outside-vault",
                                    f"not inside the vault {vault}")
         elif not (vault / relative).is_file():

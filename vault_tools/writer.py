@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from vault_tools.boundary import writable_path
 from vault_tools.durable import fsync_folder, write_temp
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.headings import normalise_heading_title
@@ -622,14 +623,19 @@ def _unchanged_on_disk(target: Path, snapshot: Snapshot) -> bool:
         return False  # vanished or unreadable: certainly not what we read
 
 
-def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = True) -> bool:
+def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = True,
+                     root: Path | None = None) -> bool:
     """Write `new_text` over the note atomically; False (nothing written) if identical.
 
     Refuses with RefusedError when the note changed on disk since `snapshot` was read.
     A symlinked note is written through the link (the link stays a link).
     `sync_folder=False` leaves the folder's fsync (which makes the rename durable) to a
     caller writing many notes, who then calls `sync_folders` once per folder.
+    `root`: the vault; a note leading outside it is refused with BoundaryError before
+    anything is written (None only for a file of no vault).
     """
+    if root is not None:
+        writable_path(root, snapshot.path)
     data = encode_note(new_text, snapshot.bom)
     if data == snapshot.raw:
         # never touch an unchanged note: watchers (Obsidian) would see a modification
