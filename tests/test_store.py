@@ -179,7 +179,9 @@ def test_conflict_is_cleared_by_a_later_decision(cfg: Settings) -> None:
         store.catch_up()
         assert store.conflicts() == ["A"]
         assert store.status_counts() == {"CONFLICT": 1}
-        ledger.append([decision("A", comment="settled after the merge")])
+        heads = sorted(ev["id"] for ev in store.heads("A"))
+        assert len(heads) == 2 and {k: sorted(v) for k, v in store.forked().items()} == {"A": heads}
+        ledger.append([decision("A", comment="settled after the merge", supersedes=heads)])
         assert store.catch_up().rebuilt is False
         assert store.conflicts() == []
         assert store.claim("A").status == "ACCEPTED"  # type: ignore[union-attr]
