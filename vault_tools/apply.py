@@ -371,7 +371,7 @@ class _Mark:
 
 # what the note decides, against what the claim's heads say
 
-NEW = "new"  # the claim has no event yet: the decision is a new event
+FIRST = "first"  # the claim has no event yet: the decision is its first event
 AGREES = "agrees"  # every head records the note's decision: the note is marked, nothing added
 REVERTED = "reverted"  # the note's applied decision was reverted, and the note is unchanged
 DIFFERS = "differs"  # a new event, superseding every head
@@ -381,12 +381,12 @@ DIFFERS = "differs"  # a new event, superseding every head
 class Verdict:
     """How a note's decision stands against its claim's heads (see `judge`)."""
 
-    kind: str  # NEW | AGREES | REVERTED | DIFFERS
+    kind: str  # FIRST | AGREES | REVERTED | DIFFERS
     heads: tuple[dict, ...] = ()
     event: dict | None = None  # AGREES: the head the note is to name; REVERTED: the REVERT
 
     def supersedes(self) -> str | list[str] | None:
-        """The `supersedes` of the event a NEW or DIFFERS verdict appends: every head."""
+        """The `supersedes` of the event a FIRST or DIFFERS verdict appends: every head."""
         return supersedes_value(h["id"] for h in self.heads)
 
 
@@ -405,7 +405,7 @@ def judge(decision: dict[str, Any], heads: Sequence[dict], applied_id: str | Non
     only then) is not applied again until its reviewer decides anew.
     """
     if not heads:
-        return Verdict(NEW)
+        return Verdict(FIRST)
     heads = tuple(heads)
     if all(same_decision(decision, h) for h in heads):
         named = next((h for h in heads if h["id"] == applied_id), heads[-1])
