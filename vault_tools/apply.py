@@ -5,11 +5,13 @@ A run has four phases, and the order is what makes it safe to kill at any moment
 1. examine: read, parse and check every candidate note (a process pool for many notes),
    before the ledger lock is taken, so the lock is held only for the decisions;
 2. decide and append, in ONE ledger transaction: a note's decision becomes an event only
-   if its claim's history does not already record it; the transaction fsyncs once on exit;
+   if its claim's heads do not already all record it (`judge`); the transaction fsyncs
+   once on exit;
 3. only then mark the notes `review_state: APPLIED` (one atomic rewrite each, refused if
    the note changed since phase 1): a note never says APPLIED for an event that is not
-   durable, and a crash between 2 and 3 is finished by the next run (the ledger is the
-   truth: the note's decision is found recorded, and the note is completed);
+   durable, and a crash between 2 and 3 is finished by the next run (the note is the
+   reviewer's decision: found recorded, the note is completed; changed since, it is a
+   new event superseding the one the crashed run appended);
 4. bring the Claim Store and the knowledge-base blocks up to date (`store.refresh`).
 
 Plain data in, plain data out: the CLI renders `ApplyReport`.
