@@ -99,11 +99,14 @@ def test_a_claim_decided_differently_is_settled_by_deciding_again(
         "differs", [reject["id"], accept["id"]])
     assert "the claim is in CONFLICT between bob REJECT" in entry["reason"]
 
-    applied = vt_json(bob, "apply", str(bob / NOTE))
-    (settle,) = applied["applied"]
-    assert settle["new"] and settle["action"] == {"APPROVE": "ACCEPT", "REJECT": "REJECT"}[final]
-    *_, last = events(bob)
-    assert last["id"] == settle["id"] and last["actor"] == "bob"
+    done = vt(bob, "apply", str(bob / NOTE))
+    assert done.returncode == 0, done.stderr
+    *_, settle = events(bob)
+    action = {"APPROVE": "ACCEPT", "REJECT": "REJECT"}[final]
+    assert (f"{NOTE} (DV1-0001): {action} appended (supersedes 2 concurrent heads: settled), "
+            f"seq 3, {settle['id']}") in done.stdout
+    last = settle
+    assert (last["action"], last["actor"]) == (action, "bob")
     assert last["supersedes"] == sorted([accept["id"], reject["id"]])
     assert props(bob)["vt_event_id"] == settle["id"] and props(bob)["review_state"] == "APPLIED"
     settled = {"APPROVE": "ACCEPTED", "REJECT": "REJECTED"}[final]

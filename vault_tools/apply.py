@@ -88,6 +88,7 @@ class Applied:
     ts: str
     new: bool = True  # False: the event was already there (a crashed run), the note completed
     marked: bool = False  # the note now says APPLIED
+    settled: int = 0  # a new event superseding this many concurrent heads (2+: a CONFLICT)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "claim_id": self.claim_id, "action": self.action,
@@ -500,6 +501,8 @@ class _Decider:
                                  "supersedes": verdict.supersedes()})
         self.report.events.append(event)
         self._mark(cand, event, new=True)
+        if len(verdict.heads) > 1:
+            self.report.applied[-1].settled = len(verdict.heads)
 
     def _late_check(self, cand: Candidate) -> list[str]:
         """check_note for an approval found to be new only under the lock (rare)."""
