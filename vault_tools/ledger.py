@@ -1124,25 +1124,29 @@ class _Verifier:
         self._duplicates()
         for col in ("supersedes", "reverts"):
             for line, seq, target in conn.execute(
-                f"SELECT a.line, a.seq, a.{col} FROM seen a WHERE a.{col} IS NOT NULL AND "
-                f"a.{col} NOT LIKE '[%' AND NOT EXISTS (SELECT 1 FROM seen b WHERE "
-                f"b.id = a.{col} AND b.line < a.line AND b.claim_id = a.claim_id)"
+                f"SELECT a.line, a.seq, a.{col} FROM seen a WHERE a.{col} IS NOT NULL AND NOT "
+                f"EXISTS (SELECT 1 FROM seen b WHERE b.id = a.{col} AND b.line < a.line "
+                "AND b.claim_id = a.claim_id)"
             ):
-                self.problem(seq, line, f"line {line}: {col} {target}, which is not an earlier "
-                                        "event of the same claim")  # fmt: skip
-        # a `supersedes` of several ids is kept as its JSON list: each id is checked
-        for line, seq, target in conn.execute(
-            "SELECT a.line, a.seq, j.value FROM seen a, json_each(a.supersedes) j WHERE "
-            "a.supersedes LIKE '[%' AND NOT EXISTS (SELECT 1 FROM seen b WHERE "
-            "b.id = j.value AND b.line < a.line AND b.claim_id = a.claim_id)"
-        ):
-            self.problem(seq, line, f"line {line}: supersedes {target}, which is not an "
-                                    "earlier event of the same claim")  # fmt: skip
+                # a `supersedes` of several ids (its JSON list never matches an id): each
+                # id is checked on its own, only for these rare lines
+                for missing in self._unseen(line, target):
+                    self.problem(seq, line, f"line {line}: {col} {missing}, which is not an "
+                                            "earlier event of the same claim")  # fmt: skip
         self.memory_proven = self._prefix_proves_memory()
         if not self.memory_proven:
             self._check_memory()
         if self.dropped:
             self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+
+    def _unseen(self, line: int, target: str) -> list[str]:
+        """The ids `target` (one id, or a JSON list of ids) names that are not earlier
+        events of line `line`'s claim."""
+        if not target.startswith("["):
+            return [target]
+        return [i for i in json.loads(target) if self.db.conn.execute(
+            "SELECT 1 FROM seen b, seen a WHERE a.line = ? AND b.id = ? AND b.line < a.line "
+            "AND b.claim_id = a.claim_id", (line, i)).fetchone() is None]
 
     def _duplicates(self) -> None:
         conn = self.db.conn
