@@ -140,3 +140,46 @@ def test_pool_gives_the_same_report(example_vault: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr("vault_tools.pool.PARALLEL_THRESHOLD", 1)
     assert run(example_vault, workers=2).to_json() == serial
     assert serial["edited_since_apply"][0]["reason"].startswith("review_action is now PENDING")
+
+
+def test_a_decision_that_saw_one_head_leaves_the_other_named(example_vault: Path) -> None:
+    settings = load_settings(example_vault)
+    ledger = ledger_for(settings)
+    (first,) = ledger.append([decision("DV1-0004")])
+    reject, accept = ledger.append([
+        decision("DV1-0004", "REJECT", actor="bob", supersedes=first["id"]),
+        decision("DV1-0004", "ACCEPT", actor="cy", comment="b", supersedes=first["id"])])
+    # dee saw cy's ACCEPT only (bob's REJECT had not reached her clone) and accepts again
+    (again,) = ledger.append([decision("DV1-0004", "ACCEPT", actor="dee",
+                                       supersedes=accept["id"])])
+    report = run(example_vault)
+    assert report.claims == {"CONFLICT": 1}
+    (conflict,) = report.conflicts
+    assert [(h["actor"], h["action"]) for h in conflict["heads"]] == [
+        ("bob", "REJECT"), ("dee", "ACCEPT")]
+    assert conflict["unseen"] == [reject["id"]]
+    # superseding both heads settles it
+    ledger.append([decision("DV1-0004", "REJECT", actor="eve",
+                            supersedes=sorted([reject["id"], again["id"]]))])
+    report = run(example_vault)
+    assert report.claims == {"REJECTED": 1} and report.conflicts == []
+
+
+def test_a_reverted_decision_is_listed_until_the_reviewer_decides_again(
+        example_vault: Path) -> None:
+    from vault_tools.apply import apply_notes
+    from vault_tools.revert import revert_event
+
+    settings = load_settings(example_vault)
+    (applied,) = apply_notes(settings, [example_vault / DV1]).applied
+    assert run(example_vault).disagreements == []
+    revert = revert_event(settings, applied.id).event
+    (entry,) = run(example_vault).disagreements
+    assert (entry["path"], entry["kind"], [h["id"] for h in entry["heads"]]) == (
+        DV1, "reverted", [revert["id"]])
+    assert entry["reason"].endswith("change review_action to decide again")
+    replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: REJECT")
+    (entry,) = run(example_vault).disagreements
+    assert entry["kind"] == "differs"
+    apply_notes(settings, [example_vault / DV1])
+    assert run(example_vault).disagreements == []
