@@ -199,11 +199,12 @@ class ClaimStore:
     def _ensure_schema(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self._script(_TABLES_SQL + _INDEXES_SQL)
+            self._script(_TABLES_SQL)
             if self._get("schema") != SCHEMA_VERSION:
                 self._clear()
-                self._script(_INDEXES_SQL)
                 self._put(schema=SCHEMA_VERSION)
+            # after the check: an older store's tables may lack a column an index names
+            self._script(_INDEXES_SQL)
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
