@@ -179,7 +179,9 @@ def test_conflict_is_cleared_by_a_later_decision(cfg: Settings) -> None:
         store.catch_up()
         assert store.conflicts() == ["A"]
         assert store.status_counts() == {"CONFLICT": 1}
-        ledger.append([decision("A", comment="settled after the merge")])
+        heads = sorted(ev["id"] for ev in store.heads("A"))
+        assert len(heads) == 2 and {k: sorted(v) for k, v in store.forked().items()} == {"A": heads}
+        ledger.append([decision("A", comment="settled after the merge", supersedes=heads)])
         assert store.catch_up().rebuilt is False
         assert store.conflicts() == []
         assert store.claim("A").status == "ACCEPTED"  # type: ignore[union-attr]
@@ -349,3 +351,21 @@ def test_history_rows_hold_the_canonical_event_line(cfg: Settings) -> None:
         assert store.history("A") == [json.loads(line)]
         (row,) = store.dump()["events"]
         assert row[-1] == line
+
+
+def test_a_store_of_the_previous_schema_is_rebuilt(cfg: Settings) -> None:
+    ledger = ledger_for(cfg)
+    ledger.append([decision("A"), decision("B", "REJECT")])
+    cfg.state_dir.mkdir(parents=True, exist_ok=True)
+    old = sqlite3.connect(cfg.state_dir / "claims.sqlite")
+    # schema 1: no claims.heads
+    old.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE claims (claim_id TEXT PRIMARY KEY, status TEXT NOT NULL, "
+        "event_id TEXT NOT NULL, claim TEXT, note TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema', '1');")
+    old.close()
+    with ClaimStore.open(cfg) as store:
+        assert store.catch_up().rebuilt
+        assert store.status_counts() == {"ACCEPTED": 1, "REJECTED": 1}
+        assert store.forked() == {}

@@ -87,6 +87,21 @@ class DuplicateEventError(RefusedError):
     """The ledger already holds a decision with this id."""
 
 
+# ---------------------------------------------------------------- fault injection
+
+CRASH_ENV = "VT_TEST_CRASH_AT"
+
+
+def crash_point(name: str) -> None:
+    """The crash tests' one seam: when the environment variable VT_TEST_CRASH_AT names
+    this point, the process is killed right here, as a power cut or `kill -9` would kill
+    it (no cleanup, no buffers flushed). Points: `after-write` (ledger lines fsynced,
+    derived state not updated), `after-append` (lock released, no note marked),
+    `after-mark` (the first note marked, the rest and the Claim Store not)."""
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 # ---------------------------------------------------------------- pure helpers
 
 
@@ -148,6 +163,34 @@ def _is_str(value: object) -> bool:
     return isinstance(value, str)
 
 
+def _supersedes_ok(value: object) -> bool:
+    """null, one event id, or a strictly sorted list of two or more (the heads an event
+    settles: one id stays a string, so ledgers written before lists existed keep their ids)."""
+    if value is None:
+        return True
+    if type(value) is str:
+        return _SHA.fullmatch(value) is not None
+    return (type(value) is list and len(value) >= 2
+            and all(type(v) is str and _SHA.fullmatch(v) is not None for v in value)
+            and all(a < b for a, b in zip(value, value[1:], strict=False)))
+
+
+def superseded_ids(value: str | list[str] | None) -> tuple[str, ...]:
+    """The event ids a `supersedes` value names."""
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def supersedes_value(ids: Iterable[str]) -> str | list[str] | None:
+    """The `supersedes` of an event decided over these heads: null, one id, or the sorted
+    list of several."""
+    unique = sorted(set(ids))
+    if not unique:
+        return None
+    return unique[0] if len(unique) == 1 else unique
+
+
 def _claim_problems(action: str, claim: object) -> list[str]:
     if action in ("REJECT", "REVERT"):
         return [] if claim is None else [f"claim must be null for {action}"]
@@ -179,8 +222,9 @@ def _decision_problems(ev: dict) -> list[str]:
         problems.append("base must be 'sha256:<64 hex>'")
     if ev["preview"] is not None and not _is_sha(ev["preview"]):
         problems.append("preview must be 'sha256:<64 hex>' or null")
-    if ev["supersedes"] is not None and not _is_sha(ev["supersedes"]):
-        problems.append("supersedes must be an event id or null")
+    if not _supersedes_ok(ev["supersedes"]):
+        problems.append("supersedes must be an event id, a sorted list of two or more event "
+                        "ids, or null")
     if not (_is_str(ev["note"]) and ev["note"]):
         problems.append("note must be a non-empty vault-relative path")
     if not _is_str(ev["comment"]):
@@ -643,6 +687,7 @@ class Transaction:
             return
         data = b"".join(self._lines)
         _write_durably(self._fd, data, self.start.size, str(self.ledger.path))
+        crash_point("after-write")
         self._record_after_commit()
 
     def _record_after_commit(self) -> None:
@@ -831,7 +876,9 @@ _encode_str = json.encoder.encode_basestring  # what the ensure_ascii=False enco
 _sha256 = hashlib.sha256
 
 
-def _scalar(value: str | None) -> str:
+def _scalar(value: str | list[str] | None) -> str:
+    if type(value) is list:  # a `supersedes` of several ids
+        return canonical(value)
     return "null" if value is None else f'"{value}"'
 
 
@@ -889,7 +936,8 @@ def _quick_ok(ev: object) -> bool:
         and _sha_match(base) is not None
         and (preview is None or (type(preview) is str and _sha_match(preview) is not None))
         and (supersedes is None
-             or (type(supersedes) is str and _sha_match(supersedes) is not None))
+             or (type(supersedes) is str and _sha_match(supersedes) is not None)
+             or _supersedes_ok(supersedes))
         and (action != "REVERT" or _sha_or_none(ev["reverts"]) and ev["reverts"] is not None)
         and type(checks) is dict
         and checks.keys() <= _CHECK_SET
@@ -932,6 +980,8 @@ def _scalar_at(body: bytes, key: bytes, start: int) -> str | None:
     v = k + len(key)
     if body[v : v + 4] == b"null":
         return None
+    if body[v : v + 1] == b"[":  # a `supersedes` of several ids: kept as its JSON text
+        return body[v : body.find(b"]", v) + 1].decode()
     return body[v + 1 : body.find(b'"', v + 1)].decode()
 
 
@@ -1034,7 +1084,10 @@ class _Verifier:
         if self.remembered and n == self.remembered[0] and ev["hash"] == self.remembered[1]:
             self.remembered_head_intact = True
         self.prev_seq, self.prev_hash = seq, ev["hash"]
-        self.rows.append((n, seq, ev["id"], ev["ts"], ev["claim_id"], ev["supersedes"],
+        supersedes = ev["supersedes"]
+        if type(supersedes) is list:  # several ids: kept as their JSON text (see finish)
+            supersedes = canonical(supersedes)
+        self.rows.append((n, seq, ev["id"], ev["ts"], ev["claim_id"], supersedes,
                           ev.get("reverts")))  # fmt: skip
         if len(self.rows) >= 5000:
             self.flush()
@@ -1087,13 +1140,25 @@ class _Verifier:
                 f"EXISTS (SELECT 1 FROM seen b WHERE b.id = a.{col} AND b.line < a.line "
                 "AND b.claim_id = a.claim_id)"
             ):
-                self.problem(seq, line, f"line {line}: {col} {target}, which is not an earlier "
-                                        "event of the same claim")  # fmt: skip
+                # a `supersedes` of several ids (its JSON list never matches an id): each
+                # id is checked on its own, only for these rare lines
+                for missing in self._unseen(line, target):
+                    self.problem(seq, line, f"line {line}: {col} {missing}, which is not an "
+                                            "earlier event of the same claim")  # fmt: skip
         self.memory_proven = self._prefix_proves_memory()
         if not self.memory_proven:
             self._check_memory()
         if self.dropped:
             self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+
+    def _unseen(self, line: int, target: str) -> list[str]:
+        """The ids `target` (one id, or a JSON list of ids) names that are not earlier
+        events of line `line`'s claim."""
+        if not target.startswith("["):
+            return [target]
+        return [i for i in json.loads(target) if self.db.conn.execute(
+            "SELECT 1 FROM seen b, seen a WHERE a.line = ? AND b.id = ? AND b.line < a.line "
+            "AND b.claim_id = a.claim_id", (line, i)).fetchone() is None]
 
     def _duplicates(self) -> None:
         conn = self.db.conn
@@ -1595,6 +1660,15 @@ def resolve_ledger(text: bytes) -> bytes:
 # ---------------------------------------------------------------- claim status
 
 
+DECISION_KEYS = ("action", "claim", "preview", "reverts")
+
+
+def same_decision(a: dict, b: dict) -> bool:
+    """Do two decisions (events, or a note's decision) decide the same thing? What was
+    decided counts: who decided, when, the comment and the checklist do not."""
+    return all(a.get(k) == b.get(k) for k in DECISION_KEYS)
+
+
 @dataclass(slots=True)
 class ClaimState:
     """A claim's current status computed from its events in ledger order."""
@@ -1603,34 +1677,44 @@ class ClaimState:
     status: str  # ACCEPTED | REPAIRED | REJECTED | REVERTED | CONFLICT
     latest: dict  # its latest event (by seq)
     current: dict | None  # the ACCEPT/REPAIR event whose claim is in force, if any
-    contenders: list[str]  # ids of the competing latest decisions (2+ only in CONFLICT)
+    # the events no later event supersedes, in ledger order: one, or several after
+    # decisions made without seeing each other (on two branches, in two clones)
+    heads: list[dict]
     events: int = 0
+    decided: str = ""  # the status the events give, a disagreement of the heads aside
+
+    @property
+    def contenders(self) -> list[str]:
+        """The heads' ids."""
+        return [h["id"] for h in self.heads]
+
+    @property
+    def agreed(self) -> bool:
+        """One head, or several that decide the same thing."""
+        first = self.heads[0]
+        return all(same_decision(first, h) for h in self.heads[1:])
 
 
 def _apply_event(state: ClaimState | None, ev: dict) -> ClaimState:
     if state is None:
         state = ClaimState(ev["claim_id"], "", ev, None, [])
-        contenders: list[str] = []
-    else:
-        contenders = state.contenders
-    # a decision that supersedes one of the contenders settles the claim; one that
-    # supersedes anything else was made on another branch: a fork, so a conflict
-    contenders = [ev["id"]] if ev["supersedes"] in contenders else [*contenders, ev["id"]]
-    previous_status = state.status
-    state.latest, state.contenders, state.events = ev, contenders, state.events + 1
+    superseded = superseded_ids(ev["supersedes"])
+    # the event settles the heads it names; a head it did not see stays one beside it
+    state.heads = [h for h in state.heads if h["id"] not in superseded]
+    state.heads.append(ev)
+    state.latest, state.events = ev, state.events + 1
     action = ev["action"]
     if action in ("ACCEPT", "REPAIR"):
-        state.current, state.status = ev, STATUS_BY_ACTION[action]
+        state.current, state.decided = ev, STATUS_BY_ACTION[action]
     elif action == "REJECT":
-        state.current, state.status = None, "REJECTED"
-    elif ev.get("reverts") == ev["supersedes"] or (
+        state.current, state.decided = None, "REJECTED"
+    elif ev.get("reverts") in superseded or (
         state.current is not None and ev.get("reverts") == state.current["id"]
     ):
-        state.current, state.status = None, "REVERTED"
+        state.current, state.decided = None, "REVERTED"
     else:
-        state.status = previous_status or "REVERTED"  # reverting a superseded event
-    if len(contenders) > 1:
-        state.status = CONFLICT
+        state.decided = state.decided or "REVERTED"  # reverting a superseded event
+    state.status = state.decided if len(state.heads) == 1 or state.agreed else CONFLICT
     return state
 
 

@@ -30,7 +30,7 @@ from vault_tools.errors import IntegrityError
 from vault_tools.ledger import GENESIS, ClaimState, canonical, claim_states, iter_lines
 
 STORE_DB = "claims.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: claims.heads
 ACCEPTED_STATUSES = ("ACCEPTED", "REPAIRED")
 _BATCH = 5000
 
@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS events (
     supersedes TEXT, reverts TEXT, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS claims (
     claim_id TEXT PRIMARY KEY, status TEXT NOT NULL, event_id TEXT NOT NULL,
-    claim TEXT, note TEXT NOT NULL);
+    claim TEXT, note TEXT NOT NULL, heads TEXT);
 CREATE TABLE IF NOT EXISTS edges (
     claim_id TEXT NOT NULL, target_key TEXT NOT NULL, target TEXT NOT NULL,
     role TEXT NOT NULL, label TEXT NOT NULL, PRIMARY KEY (claim_id, role));
@@ -53,6 +53,7 @@ _INDEXES_SQL = """
 CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events(id);
 CREATE INDEX IF NOT EXISTS events_claim ON events(claim_id, seq);
 CREATE INDEX IF NOT EXISTS claims_status ON claims(status);
+CREATE INDEX IF NOT EXISTS claims_forked ON claims(claim_id) WHERE heads IS NOT NULL;
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target_key);
 """
 _DERIVED = ("events", "claims", "edges")
@@ -115,8 +116,11 @@ def edges_of(claim: dict | None) -> list[tuple[str, str, str, str]]:
 
 
 def _event_row(ev: dict, line: str) -> tuple:
+    supersedes = ev.get("supersedes")
+    if isinstance(supersedes, list):  # several ids: kept as their JSON text
+        supersedes = canonical(supersedes)
     return (ev["seq"], ev["id"], ev["claim_id"], ev["action"], ev["actor"], ev["ts"],
-            ev["note"], ev.get("supersedes"), ev.get("reverts"), line)
+            ev["note"], supersedes, ev.get("reverts"), line)
 
 
 class _Reader:
@@ -198,11 +202,12 @@ class ClaimStore:
     def _ensure_schema(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self._script(_TABLES_SQL + _INDEXES_SQL)
+            self._script(_TABLES_SQL)
             if self._get("schema") != SCHEMA_VERSION:
                 self._clear()
-                self._script(_INDEXES_SQL)
                 self._put(schema=SCHEMA_VERSION)
+            # after the check: an older store's tables may lack a column an index names
+            self._script(_INDEXES_SQL)
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -382,14 +387,16 @@ class ClaimStore:
         for st in states:
             current = st.current["claim"] if st.current is not None else None
             ids.append((st.claim_id,))
+            # NULL for the usual single head: it is the latest event
+            heads = canonical(st.contenders) if len(st.heads) > 1 else None
             claim_rows.append((st.claim_id, st.status, st.latest["id"],
                                canonical(current) if current is not None else None,
-                               st.latest["note"]))
+                               st.latest["note"], heads))
             if st.status in ACCEPTED_STATUSES:
                 edge_rows += [(st.claim_id, *edge) for edge in edges_of(current)]
         if not fresh:
             self.conn.executemany("DELETE FROM edges WHERE claim_id=?", ids)
-        self.conn.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)", claim_rows)
+        self.conn.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)", claim_rows)
         self.conn.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)", edge_rows)
 
     # -- reading
@@ -413,6 +420,23 @@ class ClaimStore:
     def history(self, claim_id: str) -> list[dict]:
         """The claim's events, oldest first."""
         return list(self._claim_events(claim_id))
+
+    def heads(self, claim_id: str) -> list[dict]:
+        """The claim's heads (the events no later event supersedes), in ledger order:
+        its latest event alone, or several after decisions made without seeing each
+        other; empty for a claim never decided."""
+        row = self.conn.execute("SELECT event_id, heads FROM claims WHERE claim_id=?",
+                                (claim_id,)).fetchone()
+        if row is None:
+            return []
+        ids = json.loads(row[1]) if row[1] else [row[0]]
+        events = [ev for ev in map(self.event, ids) if ev is not None]
+        return sorted(events, key=_seq)
+
+    def forked(self) -> dict[str, list[str]]:
+        """claim_id → its heads' ids, for every claim with more than one head."""
+        return {claim_id: json.loads(heads) for claim_id, heads in self.conn.execute(
+            "SELECT claim_id, heads FROM claims WHERE heads IS NOT NULL")}
 
     def event(self, event_id: str) -> dict | None:
         row = self.conn.execute("SELECT json FROM events WHERE id=?", (event_id,)).fetchone()
@@ -486,6 +510,10 @@ def refresh(settings: Settings) -> RefreshResult:
         problems: list[str] = []
         written = sync_kb_blocks(settings, store, problems)
     return RefreshResult(caught, written, problems)
+
+
+def _seq(event: dict) -> int:
+    return event["seq"]
 
 
 def _claim_key(state: ClaimState) -> str:

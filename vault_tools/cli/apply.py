@@ -67,6 +67,8 @@ def show_apply(reporter: Any, report: Any) -> None:
             verb = "would append"
         else:
             verb = "appended" if item.new else "completed (event already in the ledger)"
+            if item.settled:
+                verb += f" (supersedes {item.settled} concurrent heads: settled)"
         reporter.text(f"{item.path} ({item.claim_id}): {item.action} {verb}, seq {item.seq}, "
                       f"{item.id}", "green")
     for item in report.skipped:
