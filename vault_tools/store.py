@@ -27,6 +27,7 @@ from vault_tools import kb as kbmod
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger import GENESIS, ClaimState, canonical, claim_states, iter_lines
+from vault_tools.sqlitedb import connect, rollback
 
 STORE_DB = "claims.sqlite"
 SCHEMA_VERSION = "1"
@@ -168,8 +169,7 @@ class ClaimStore:
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(settings.state_dir / STORE_DB, isolation_level=None,
-                               timeout=60.0)
+        conn = connect(settings.state_dir / STORE_DB, isolation_level=None, timeout=60.0)
         # rows hold ~1 KiB of event JSON: large pages pack them with little waste (only
         # takes effect when the file is created)
         conn.execute("PRAGMA page_size=16384")
@@ -202,7 +202,7 @@ class ClaimStore:
                 self._put(schema=SCHEMA_VERSION)
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
 
     def _script(self, sql: str) -> None:
@@ -273,7 +273,7 @@ class ClaimStore:
                 result = CatchUp(self._project_from(mark), rebuilt=False)
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
         return result
 
@@ -312,7 +312,7 @@ class ClaimStore:
             result = work()
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
         return result
 
