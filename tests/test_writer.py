@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from vault_tools import writer
 from vault_tools.durable import TMP_SUFFIX
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.errors import ExitCode, IOFailure, RefusedError, VtError
 from vault_tools.writer import (
     atx_heading,
     code_mask,
@@ -429,20 +430,25 @@ def test_refuses_when_the_note_vanished(tmp_path: Path) -> None:
     assert not note.exists()
 
 
-def test_failed_fsync_leaves_the_note_and_no_temp_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("call", "code"), [("fsync", errno.EIO), ("fsync", errno.ENOSPC),
+                                            ("write", errno.ENOSPC), ("write", errno.EIO)])
+def test_a_failed_write_leaves_the_note_and_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, code: int
 ) -> None:
     note = tmp_path / "n.md"
     note.write_text(ODD, encoding="utf-8")
     snap = read_snapshot(note)
 
-    def no_space(fd: int) -> None:
-        raise OSError(28, "No space left on device")
+    def failing(*args: object) -> None:
+        raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(os, "fsync", no_space)
-    with pytest.raises(VtError) as info:
+    monkeypatch.setattr(os, call, failing)
+    with pytest.raises(IOFailure) as info:
         write_if_changed(snap, ODD + "x")
-    assert "No space left" in str(info.value)
+    monkeypatch.undo()
+    assert info.value.exit_code == ExitCode.IO
+    assert str(info.value) == \
+        f"{note}: cannot write: {os.strerror(code)} ({errno.errorcode[code]})"
     assert note.read_text(encoding="utf-8") == ODD
     assert _tmp_files(tmp_path) == []
 

@@ -66,6 +66,20 @@ class IOFailure(VtError):
     exit_code = ExitCode.IO
 
 
+# the errors of a failing disk, file system or permission, as opposed to a missing file
+# or a wrong kind of file (which vt checks for where it expects them)
+STORAGE_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EIO", "EROFS", "EACCES", "EPERM",
+                                      "EFBIG", "EMFILE", "ENFILE", "ESTALE", "ENOLCK")
+    if hasattr(errno, name)
+)
+
+
+def is_storage_error(exc: OSError) -> bool:
+    """Whether `exc` says the disk, the file system or a permission failed."""
+    return exc.errno in STORAGE_ERRNOS
+
+
 def os_error_text(exc: OSError) -> str:
     """The OS error as the user should see it: `No space left on device (ENOSPC)`."""
     text = exc.strerror or str(exc) or type(exc).__name__

@@ -35,7 +35,7 @@ from vault_tools.diff import (
     fence_for,
     repair_changes,
 )
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error, sort_key
 from vault_tools.jsonlines import line_of
 from vault_tools.note import Note, parse_note
@@ -265,6 +265,8 @@ def _write(snapshot: writer.Snapshot, result: PreviewResult) -> None:
                                      f"{exc.message}; run vt preview again"))
         result.remark = "not written"
         return
+    except IOFailure:
+        raise  # the disk, not the note: every other note would fail alike
     except VtError as exc:
         result.findings.append(error(result.path, exc.line, "write-refused", exc.message))
         result.remark = "not written"

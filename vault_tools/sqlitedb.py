@@ -10,6 +10,7 @@ what it is. `rollback` keeps a failed COMMIT's error visible.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable
 from contextlib import suppress
@@ -42,10 +43,21 @@ class StorageError(IOFailure, sqlite3.OperationalError):
 
 
 def io_failure(exc: sqlite3.Error, path: str | Path | None) -> StorageError:
-    """`path: SQLite failed: database or disk is full (SQLITE_FULL)`."""
+    """`path: SQLite failed: database or disk is full (SQLITE_FULL)`, and whether the
+    file system holding it is full (SQLite keeps the OS error to itself: a full disk
+    often shows as a "disk I/O error" about its shared-memory file)."""
     name = getattr(exc, "sqlite_errorname", None)
     detail = f"{exc} ({name})" if name else str(exc)
+    if path is not None:
+        with suppress(OSError):
+            fs = os.statvfs(os.path.dirname(os.path.abspath(path)))
+            free = fs.f_bavail * fs.f_frsize
+            if free < _NEARLY_FULL:
+                detail += f"; the file system holding it is full ({free // 1024} KiB free)"
     return StorageError(f"SQLite failed: {detail}", str(path) if path is not None else None)
+
+
+_NEARLY_FULL = 1 << 20  # bytes free: less than a WAL's few pages and its index need
 
 
 class Connection(sqlite3.Connection):
@@ -86,7 +98,7 @@ class Connection(sqlite3.Connection):
             raise
 
 
-def connect(path: Path, **options: Any) -> Connection:
+def connect(path: str | Path, **options: Any) -> Connection:
     """`sqlite3.connect(path, **options)`, as a `Connection`."""
     try:
         conn = sqlite3.connect(path, factory=Connection, **options)
