@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from vault_tools.durable import exchange, fsync_folder, write_temp
+from vault_tools.durable import TMP_SUFFIX, exchange, fsync_folder, write_temp
 from vault_tools.errors import RefusedError, VtError, io_failure
 from vault_tools.headings import normalise_heading_title
 from vault_tools.vault import read_file
@@ -662,17 +662,23 @@ def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = T
         if isinstance(exc, OSError):
             raise io_failure(exc, snapshot.path) from exc
         raise
-    _check_displaced(displaced, target, snapshot, data)
-    if sync_folder:
-        _fsync_dir(target.parent, snapshot.path)
+    try:
+        if sync_folder:
+            _fsync_dir(target.parent, snapshot.path)
+    finally:
+        # after the folder's fsync: a save that had found the note's name just before the
+        # swap (and was still opening the file) has had time to land in the displaced file
+        if displaced is not None:
+            _check_displaced(displaced, target, snapshot, data)
     return True
 
 
 CHANGED_ON_DISK = "changed on disk since vt read it; not overwritten"
 
 
-def _swap_in(tmp_name: str, target: Path) -> str:
-    """Put the file `tmp_name` at `target`; the name now holding the file it displaced.
+def _swap_in(tmp_name: str, target: Path) -> str | None:
+    """Put the file `tmp_name` at `target`; the name now holding the file it displaced
+    (None on a file system with neither, where the displaced file is gone).
 
     POSIX has no compare-and-swap rename: a save landing between the last check and the
     rename would be overwritten. So the displaced file is kept, to be checked after the
@@ -684,8 +690,14 @@ def _swap_in(tmp_name: str, target: Path) -> str:
     """
     if exchange(tmp_name, target):
         return tmp_name
-    side = f"{tmp_name}.displaced"
-    os.link(target, side)
+    side = f"{tmp_name[:-len(TMP_SUFFIX)]}-displaced{TMP_SUFFIX}"
+    try:
+        os.link(target, side)
+    except FileNotFoundError:
+        raise
+    except OSError:  # no hard links here (FAT, some network file systems): as before
+        os.replace(tmp_name, target)
+        return None
     try:
         os.replace(tmp_name, target)
     except BaseException:
@@ -699,9 +711,9 @@ def _check_displaced(displaced: str, target: Path, snapshot: Snapshot, data: byt
     """Keep the new text only if the file it displaced was still the snapshot.
 
     Otherwise a save landed while vt worked: its bytes are put back at `target` (unless a
-    later save replaced vt's file there already) and the write is refused. A save still
-    being written into the displaced file after this check is beyond what the file
-    system lets vt see.
+    later save replaced vt's file there already) and the write is refused. A save that
+    looked up the note's name before the swap but opens the file only after this check
+    is beyond what the file system lets vt see.
     """
     if _unchanged_on_disk(Path(displaced), snapshot):
         with contextlib.suppress(OSError):
@@ -711,7 +723,10 @@ def _check_displaced(displaced: str, target: Path, snapshot: Snapshot, data: byt
         if _holds(target, data):
             # vt's file is still in place and unchanged: swap the user's save back
             if exchange(displaced, target):
-                os.unlink(displaced)  # now vt's file
+                if not _holds(displaced, data):
+                    # a save landed on vt's file just before the swap: newer, so it wins
+                    exchange(displaced, target)
+                os.unlink(displaced)
             else:
                 os.replace(displaced, target)
         else:
