@@ -174,3 +174,35 @@ def test_a_failed_commit_keeps_its_own_error(disk: Path) -> None:
     assert str(caught.value).startswith(f"{path}: SQLite failed: ")
     assert "full" in str(caught.value)
     conn.close()
+
+
+def test_notes_that_cannot_be_marked_after_the_ledger_append(disk: Path) -> None:
+    """The ledger takes the decisions, then the notes' folder turns out read-only (a
+    read-only bind mount): apply says which notes and why, exits 4, and the next run,
+    with the folder writable again, marks them."""
+    vault = approved_vault(disk / "vault", 5)
+    claims = vault / "03_claims"
+    before = files(claims)
+    bind = subprocess.run(["mount", "--bind", str(claims), str(claims)], capture_output=True)
+    if bind.returncode != 0:
+        pytest.skip("cannot bind-mount here")
+    try:
+        remount = subprocess.run(["mount", "-o", "remount,ro,bind", str(claims)],
+                                 capture_output=True)
+        if remount.returncode != 0:
+            pytest.skip("cannot remount read-only here")
+        done = vt(vault, "apply")
+        assert done.returncode == ExitCode.IO, (done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr + done.stdout
+        shown = done.stdout + done.stderr
+        assert shown.count(f"cannot write: {os.strerror(errno.EROFS)} (EROFS)") == 5
+        assert "03_claims/K-0000.md" in shown
+        assert files(claims) == before  # no note half-marked
+        assert verify_ledger(vault / LEDGER, vault / ".vt").ok
+        assert (vault / LEDGER).read_bytes().count(b"\n") == 5  # the decisions are durable
+    finally:
+        subprocess.run(["umount", "-l", str(claims)], capture_output=True)
+    again = vt(vault, "apply", "--json")
+    assert again.returncode == 0, again.stderr
+    assert (vault / LEDGER).read_bytes().count(b"\n") == 5  # nothing appended twice
+    assert all(b"review_state: APPLIED" in raw for raw in files(claims).values())
