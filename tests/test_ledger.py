@@ -445,7 +445,7 @@ def test_failed_write_leaves_no_partial_line(vault: Path, monkeypatch, code: int
         ledger.append([decision("C7"), decision("C8")])
     monkeypatch.undo()
     assert len(calls) == 2
-    assert info.value.exit_code == ExitCode.INTEGRITY
+    assert info.value.exit_code == ExitCode.IO
     assert os.strerror(code) in str(info.value)
     assert ledger.path.read_bytes() == before
     ledger.append([decision("C7")])

@@ -36,7 +36,7 @@ from vault_tools.boundary import escaping_notes, is_inside
 from vault_tools.checks import CheckContext, check_note
 from vault_tools.config import Settings
 from vault_tools.durable import remove_stale_temps
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR
 from vault_tools.ledger import (
     CHECK_KEYS,
@@ -118,6 +118,8 @@ class ApplyReport:
     dry_run: bool = False
     refresh: Any = None  # store.RefreshResult
     refresh_error: VtError | None = None
+    # the first note vt could not mark because the system failed the write (full disk…)
+    io_error: IOFailure | None = None
 
     @property
     def failed(self) -> bool:
@@ -533,9 +535,10 @@ class _Decider:
 
 
 def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, int, int],
-              event_id: str, ts: str) -> str | None:
+              event_id: str, ts: str) -> str | IOFailure | None:
     """Set review_state APPLIED, vt_event_id and vt_applied_at on a note that still has
-    the bytes apply decided on. None when done; otherwise why the note was not marked."""
+    the bytes apply decided on. None when done; otherwise why the note was not marked
+    (the IOFailure itself when the system failed the write)."""
     try:
         snapshot = writer.read_snapshot(settings.vault / path)
     except VtError as exc:
@@ -557,6 +560,8 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
         except VtError:
             pass
         return exc.message
+    except IOFailure as exc:
+        return exc
     except VtError as exc:
         return exc.message
     return None
@@ -577,12 +582,17 @@ def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
     try:
         writer.sync_folders(settings.vault / m.applied.path for m in marks)
     except VtError as exc:  # the marks are in place but may not survive a crash
+        if isinstance(exc, IOFailure):
+            report.io_error = report.io_error or exc
         report.refused.append(Entry(exc.path or "", None, f"{exc.message}; run vt apply "
                                     "again after a crash to mark the notes"))
     for mark, problem in zip(marks, outcomes, strict=True):
         if problem is None:
             mark.applied.marked = True
         else:
+            if isinstance(problem, IOFailure):
+                report.io_error = report.io_error or problem
+                problem = problem.message
             report.refused.append(Entry(
                 mark.applied.path, mark.applied.claim_id,
                 f"{problem}; the decision is in the ledger ({mark.applied.id}): run vt apply "
@@ -590,7 +600,7 @@ def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
 
 
 def _mark_chunk(settings: Settings, ctx: CheckContext | None,
-                jobs: list[tuple]) -> list[str | None]:
+                jobs: list[tuple]) -> list[str | IOFailure | None]:
     return [mark_note(settings, *job) for job in jobs]
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from vault_tools import writer
 from vault_tools.config import Settings
-from vault_tools.diff import fence_for
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error
+from vault_tools.markdown import fence_for
 from vault_tools.note import Note, parse_note
 from vault_tools.vault import given_notes
 
@@ -104,6 +104,8 @@ def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> D
     except RefusedError as exc:
         result.findings.append(error(relative, exc.line, "write-refused",
                                      f"{exc.message}; run vt draft again"))
+    except IOFailure:
+        raise  # the disk, not the note: every other note would fail alike
     except VtError as exc:
         result.findings.append(error(relative, exc.line, "write-refused", exc.message))
     return result

@@ -24,7 +24,7 @@ from typing import Any
 from vault_tools.boundary import writable_path
 from vault_tools.config import Settings
 from vault_tools.durable import fsync_folder, write_all, write_temp
-from vault_tools.errors import UsageError, VtError
+from vault_tools.errors import UsageError, io_failure
 from vault_tools.note import Note, parse_note
 from vault_tools.schemas import Schemas
 
@@ -267,12 +267,15 @@ def create_file(path: Path, data: bytes, *, root: Path | None = None) -> bool:
             # still never overwrites, though a crash may leave a partial note behind
             return _create_exclusive(path, data)
     except OSError as exc:
-        raise VtError(f"cannot write: {exc.strerror or exc}", str(path)) from exc
+        raise io_failure(exc, path) from exc
     finally:
         if tmp:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    fsync_folder(path.parent)
+    try:
+        fsync_folder(path.parent)
+    except OSError as exc:
+        raise io_failure(exc, path, "written, but syncing its folder failed") from exc
     return True
 
 

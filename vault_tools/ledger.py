@@ -31,9 +31,10 @@ from typing import BinaryIO, NoReturn
 
 from vault_tools.boundary import state_files, writable_path
 from vault_tools.durable import fsync_folder, write_all
-from vault_tools.errors import ExitCode, IntegrityError, RefusedError, UsageError, VtError
+from vault_tools.errors import IntegrityError, IOFailure, RefusedError, UsageError, os_error_text
 from vault_tools.lock import FileLock
 from vault_tools.pool import _can_fork
+from vault_tools.sqlitedb import connect, rollback
 
 ACTIONS = ("ACCEPT", "REJECT", "REPAIR", "REVERT")
 CHECK_KEYS = (
@@ -73,10 +74,8 @@ _TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 # ---------------------------------------------------------------- errors
 
 
-class LedgerWriteError(VtError):
+class LedgerWriteError(IOFailure):
     """The ledger could not be written or fsynced. Nothing was appended; never retried."""
-
-    exit_code = ExitCode.INTEGRITY
 
 
 class InvalidEventError(UsageError):
@@ -468,7 +467,7 @@ class _StateDB:
 
     def __init__(self, state_dir: Path) -> None:
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(state_dir / STATE_DB, isolation_level=None)
+        self.conn = connect(state_dir / STATE_DB, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")  # derived state: rebuildable
         self.conn.executescript(_SCHEMA_SQL)
@@ -561,7 +560,7 @@ def _catch_up(db: _StateDB, fd: int, path: str, size: int) -> None:
         db.put(idx_size=head.size, idx_seq=head.seq, idx_hash=head.hash)
         db.conn.execute("COMMIT")
     except BaseException:
-        db.conn.execute("ROLLBACK")
+        rollback(db.conn)
         raise
 
 
@@ -710,8 +709,8 @@ class Transaction:
                 db.put(ver_seq=self.head.seq, ver_hash=self.head.hash, ver_count=count)
             db.conn.execute("COMMIT")
         except sqlite3.Error:
-            if self._db is not None and self._db.conn.in_transaction:
-                self._db.conn.execute("ROLLBACK")
+            if self._db is not None:
+                rollback(self._db.conn)
 
     def close(self) -> None:
         if self._db is not None:
@@ -742,7 +741,7 @@ def _write_durably(fd: int, data: bytes, pre_size: int, path: str) -> None:
     except OSError as exc:
         _truncate_back(fd, pre_size)
         raise LedgerWriteError(
-            f"cannot write the ledger ({exc.strerror or exc}); nothing was appended", path
+            f"cannot write the ledger ({os_error_text(exc)}); nothing was appended", path
         ) from exc
     try:
         os.fsync(fd)
@@ -750,7 +749,7 @@ def _write_durably(fd: int, data: bytes, pre_size: int, path: str) -> None:
         # never retried: after a failed fsync the page cache may already be lying
         _truncate_back(fd, pre_size)
         raise LedgerWriteError(
-            f"fsync of the ledger failed ({exc.strerror or exc}); the events are not "
+            f"fsync of the ledger failed ({os_error_text(exc)}); the events are not "
             "durable and were not appended",
             path,
         ) from exc

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tools import kb as kbmod
-from vault_tools import writer
+from vault_tools import markdown, writer
 from vault_tools.boundary import escaping_notes
 from vault_tools.checks import CheckContext, check_drafts
 from vault_tools.config import Settings
@@ -33,10 +32,9 @@ from vault_tools.diff import (
     Change,
     char_diff,
     diff_text_lines,
-    fence_for,
     repair_changes,
 )
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error, sort_key
 from vault_tools.jsonlines import line_of
 from vault_tools.note import Note, parse_note
@@ -266,6 +264,8 @@ def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> Non
                                      f"{exc.message}; run vt preview again"))
         result.remark = "not written"
         return
+    except IOFailure:
+        raise  # the disk, not the note: every other note would fail alike
     except VtError as exc:
         result.findings.append(error(result.path, exc.line, "write-refused", exc.message))
         result.remark = "not written"
@@ -342,8 +342,7 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
                 "> Fix the V2 drafts, then run `vt preview` again:"]
     for finding in findings:
         where = f"line {finding.line}" if finding.line else "note"
-        message = " ".join(finding.message.split())
-        out.append(f"> - {where}: `{finding.code}` {message}")
+        out.append(f"> - {where}: `{finding.code}` {markdown.text(finding.message)}")
     out.append("")
     if not result.changes:
         out += [NO_CHANGES, ""]
@@ -351,7 +350,7 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
     claim = next((c for c in result.changes if c.field == CLAIM), None)
     if claim is not None:
         body = diff_text_lines(claim.old, claim.new)
-        fence = fence_for(body)
+        fence = markdown.fence_for(body)
         out += ["### Atomic Claim", f"{fence}diff", body.rstrip("\n"), fence, ""]
     rows = [c for c in result.changes if c.field != CLAIM]
     if rows:
@@ -364,22 +363,14 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
 
 
 def _table_row(change: Change) -> str:
-    old = "" if change.op == "add" else _code_span(_json(change.old))
-    new = "" if change.op == "remove" else _code_span(_json(change.new))
-    return f"| {change.field} | {change.op} | {_code_span(change.pointer or '/')} | {old} | {new} |"
+    old = "" if change.op == "add" else markdown.code_span(_json(change.old))
+    new = "" if change.op == "remove" else markdown.code_span(_json(change.new))
+    pointer = markdown.code_span(change.pointer or "/")
+    return f"| {change.field} | {change.op} | {pointer} | {old} | {new} |"
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _code_span(text: str) -> str:
-    """An inline code span safe inside a table cell: a `|` is escaped (GFM tables split
-    cells before parsing code), and the backtick run is longer than any in the text."""
-    text = text.replace("|", "\\|")
-    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 # ---------------------------------------------------------------------------

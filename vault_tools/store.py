@@ -28,6 +28,7 @@ from vault_tools.boundary import state_files, writable_path
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger import GENESIS, ClaimState, canonical, claim_states, iter_lines
+from vault_tools.sqlitedb import connect, rollback
 
 STORE_DB = "claims.sqlite"
 SCHEMA_VERSION = "2"  # 2: claims.heads
@@ -175,8 +176,7 @@ class ClaimStore:
         for path in state_files(settings.state_dir / STORE_DB):
             writable_path(settings.vault, path)
         settings.state_dir.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(settings.state_dir / STORE_DB, isolation_level=None,
-                               timeout=60.0)
+        conn = connect(settings.state_dir / STORE_DB, isolation_level=None, timeout=60.0)
         # rows hold ~1 KiB of event JSON: large pages pack them with little waste (only
         # takes effect when the file is created)
         conn.execute("PRAGMA page_size=16384")
@@ -210,7 +210,7 @@ class ClaimStore:
             self._script(_INDEXES_SQL)
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
 
     def _script(self, sql: str) -> None:
@@ -281,7 +281,7 @@ class ClaimStore:
                 result = CatchUp(self._project_from(mark), rebuilt=False)
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
         return result
 
@@ -320,7 +320,7 @@ class ClaimStore:
             result = work()
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
         return result
 

@@ -53,6 +53,8 @@ def apply(
     if report.refresh_error is not None:
         reporter.error(f"vt: {report.refresh_error}")
         finish(report.refresh_error.exit_code)
+    if report.io_error is not None:
+        finish(report.io_error.exit_code)  # said in the refusals above: the note, the error
     finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
