@@ -300,7 +300,7 @@ def test_install_writes_hook_driver_and_attribute(repo: Path) -> None:
     assert git(repo, "config", "merge.vt-ledger.driver").stdout.strip() == \
         f"{sys.executable} -m vault_tools ledger merge %O %A %B"
     assert git(repo, "config", "merge.vt-ledger.name").stdout.strip() == "vt decision ledger"
-    assert (repo / ".gitattributes").read_text() == f"vault/{LEDGER} merge=vt-ledger\n"
+    assert (repo / ".gitattributes").read_text() == f"vault/{LEDGER} merge=vt-ledger -text\n"
     attr = git(repo, "check-attr", "merge", f"vault/{LEDGER}").stdout
     assert attr.strip().endswith("merge: vt-ledger")
 
@@ -409,7 +409,7 @@ def test_vault_at_the_repository_root(tmp_path: Path) -> None:
     copy_vault(root)
     hook.install(load_settings(root))
     assert "--vault ." in (root / ".git" / "hooks" / "pre-commit").read_text()
-    assert (root / ".gitattributes").read_text() == f"{LEDGER} merge=vt-ledger\n"
+    assert (root / ".gitattributes").read_text() == f"{LEDGER} merge=vt-ledger -text\n"
     git(root, "add", "-A")
     assert commit(root, "vault").returncode == 0
     note = root / NOTE

@@ -102,6 +102,7 @@ class ApplyReport:
     dry_run: bool = False
     refresh: Any = None  # store.RefreshResult
     refresh_error: VtError | None = None
+    torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
 
     @property
     def failed(self) -> bool:
@@ -549,6 +550,7 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
     if not candidates:
         return report
     with _transaction(settings, dry_run) as txn:
+        report.torn = txn.torn
         decider = _Decider(settings, txn, report, ctx)
         decider.run(candidates)
     for entries in (report.applied, report.skipped, report.refused):
