@@ -14,6 +14,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +24,9 @@ from conftest import settings_for
 
 from vault_tools import ledger as L
 from vault_tools.apply import apply_notes
+from vault_tools.errors import IntegrityError
 from vault_tools.ledger import CHECK_KEYS, Ledger, canonical, decision_id, line_hash
+from vault_tools.lock import FileLock
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 PENDING = "03_claims/DV1-0004.md"  # set to REJECT: the decision the tampered apply must not make
@@ -229,6 +233,25 @@ def test_a_deleted_ledger_is_refused(vault: Path) -> None:
     result = vt(vault, "apply")  # the lock holder opens (creates) the file: it is empty
     assert result.returncode == 3 and "the ledger is empty, but 5 events" in result.stderr
     assert (vault / LEDGER).read_bytes() == b""
+
+
+def test_a_reader_checks_without_waiting_and_rechecks_a_failure_under_the_lock(
+        vault: Path) -> None:
+    ledger = Ledger(vault / LEDGER, vault / ".vt")
+    state = (vault / ".vt" / L.STATE_DB).read_bytes()
+    lock = FileLock(ledger.lock_path)
+    lock.acquire()  # another vt appending
+    try:
+        assert ledger.trusted_head().seq == 5  # passed without the lock: nothing written
+        assert (vault / ".vt" / L.STATE_DB).read_bytes() == state
+        (vault / LEDGER).write_bytes(same_length_edit(lines_of(vault)))
+        threading.Timer(0.3, lock.release).start()
+        start = time.monotonic()
+        with pytest.raises(IntegrityError, match="changed since it was verified"):
+            ledger.trusted_head()
+        assert time.monotonic() - start >= 0.3  # the failure was checked again, locked
+    finally:
+        lock.release()
 
 
 # ---------------------------------------------------------------- verify

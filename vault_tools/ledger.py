@@ -853,34 +853,49 @@ class Ledger:
 
         Remembers what it checked when the lock is free and the state dir writable;
         otherwise (another vt appending, a read-only vault) it checks without the lock
-        and writes nothing, which only costs time the next run.
+        and writes nothing, which only costs time the next run. A check made without the
+        lock that fails is made again under it: an append may have been under way.
         """
         lock = FileLock(self.lock_path, timeout=0)
         with suppress(RefusedError, OSError):
             lock.acquire()
         try:
-            try:
-                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-            except FileNotFoundError:
-                fd = None
-            try:
-                size = 0 if fd is None else _complete_size(fd)
-                db = None
-                if lock.held:
-                    with suppress(OSError, sqlite3.Error):
-                        db = _StateDB(self.state_dir)
-                remember = db is not None
-                db = db or _StateDB.read_only(self.state_dir)
-                try:
-                    head = _gate(self, db, fd, size, remember)
-                finally:
-                    db.close()
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            return self._gate_now(lock.held)
+        except IntegrityError:
+            if lock.held:
+                raise
         finally:
             lock.release()
-        return head
+        try:
+            lock = FileLock(self.lock_path)  # waits for the appender
+            lock.acquire()
+        except OSError:  # a read-only vault: no appender can be at work
+            return self._gate_now(False)
+        try:
+            return self._gate_now(True)
+        finally:
+            lock.release()
+
+    def _gate_now(self, locked: bool) -> Head:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None
+        try:
+            db = None
+            if locked:
+                with suppress(OSError, sqlite3.Error):
+                    db = _StateDB(self.state_dir)
+            remember = db is not None
+            db = db or _StateDB.read_only(self.state_dir)
+            try:
+                size = 0 if fd is None else _complete_size(fd)
+                return _gate(self, db, fd, size, remember)
+            finally:
+                db.close()
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def verify(self) -> VerifyResult:
         return verify_ledger(self.path, self.state_dir)
