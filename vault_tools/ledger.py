@@ -1696,8 +1696,9 @@ def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head
         if start is None:  # everything was verified: a fresh index
             conn.execute("DELETE FROM idx_event")
             conn.execute("DELETE FROM idx_latest")
+        # in key order: b-tree appends rather than random inserts
         conn.execute("INSERT OR IGNORE INTO idx_event(id, seq, claim_id) "
-                      "SELECT id, seq, claim_id FROM temp.seen")
+                     "SELECT id, seq, claim_id FROM temp.seen ORDER BY id")
         latest = dict(conn.execute("SELECT MAX(line), claim_id FROM temp.seen GROUP BY claim_id"))
         offset, n = (start.size, start.seq) if start else (0, 0)
         rows = []
@@ -1707,6 +1708,7 @@ def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head
                 break
             if n in latest:
                 rows.append((latest[n], n, raw[:-1].decode()))
+        rows.sort()
         conn.executemany("INSERT OR REPLACE INTO idx_latest(claim_id, seq, line) "
                          "VALUES (?, ?, ?)", rows)
         added = conn.execute("INSERT OR IGNORE INTO verified(id, ts) "
