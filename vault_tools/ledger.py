@@ -396,7 +396,7 @@ def _crlf_converted(fd: int, size: int) -> bool:
 
 
 CRLF_MESSAGE = (
-    "every line ends in CRLF: the ledger's line endings were converted (git with "
+    "the lines end in CRLF: the ledger's line endings were converted (git with "
     "core.autocrlf?); check it out again with LF endings (`vt init` marks it -text in "
     ".gitattributes)"
 )
@@ -481,7 +481,6 @@ class _StateDB:
     """`.vt/ledger-index.sqlite`. Only written while the ledger lock is held."""
 
     def __init__(self, state_dir: Path, conn: sqlite3.Connection | None = None) -> None:
-        self.writable = conn is None
         if conn is None:
             state_dir.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(state_dir / STATE_DB, isolation_level=None)
@@ -496,10 +495,11 @@ class _StateDB:
 
     @classmethod
     def read_only(cls, state_dir: Path, immutable: bool = False) -> _StateDB:
-        """The state as it stands, opened so that nothing in the state dir is written (no
-        state at all: an empty memory, in memory). `immutable`: the caller holds the
-        ledger lock, so no writer can be at work; without a WAL file left over, sqlite
-        then reads the database file alone and creates no -wal/-shm files beside it."""
+        """The state as it stands, opened read-only (no state at all, or one that cannot
+        be read: an empty memory, in memory). `immutable`: the caller holds the ledger
+        lock (shared), so no writer can be at work; without a WAL file left over, sqlite
+        then reads the database file alone and creates no -wal/-shm files beside it, so
+        nothing in the state dir is written or even touched."""
         path = state_dir / STATE_DB
         wal = Path(str(path) + "-wal")
         if path.is_file():
