@@ -57,7 +57,7 @@ def test_init_in_git_installs_hook_and_driver_and_is_idempotent(vault: Path) -> 
     assert any("pre-commit hook" in c for c in result.changes)
     assert (vault / ".git" / "hooks" / "pre-commit").is_file()
     assert (vault / ".gitattributes").read_text() == \
-        "05_ledger/decision_ledger.jsonl merge=vt-ledger\n"
+        "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n"
     before = snapshot(vault)
     assert init_vault(load_settings(vault)).changes == []
     assert snapshot(vault) == before

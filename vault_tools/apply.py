@@ -120,6 +120,7 @@ class ApplyReport:
     refresh_error: VtError | None = None
     # the first note vt could not mark because the system failed the write (full disk…)
     io_error: IOFailure | None = None
+    torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
 
     @property
     def failed(self) -> bool:
@@ -627,6 +628,7 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
     if not candidates:
         return report
     with _transaction(settings, dry_run) as txn:
+        report.torn = txn.torn
         decider = _Decider(settings, txn, report, ctx)
         decider.run(candidates)
     if not dry_run:

@@ -84,7 +84,14 @@ def attributes_line(repo: GitRepo, settings: Settings) -> str:
         pattern = "/" + pattern  # anchor a top-level ledger to the root
     if any(c in pattern for c in ' \t"\\'):
         pattern = '"' + pattern.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return f"{pattern} merge={DRIVER}"
+    # -text: git never converts the ledger's line endings (with core.autocrlf, a CRLF
+    # checkout would fail every line's hash)
+    return f"{pattern} merge={DRIVER} -text"
+
+
+def _vt_lines(line: str) -> tuple[str, str]:
+    """The attributes line, and the one earlier versions wrote (without -text)."""
+    return line, line.removesuffix(" -text")
 
 
 def install(settings: Settings, dry_run: bool = False) -> list[str]:
@@ -146,8 +153,9 @@ def _install_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> lis
     if line in (existing.strip() for existing in text.splitlines()):
         return []
     writable_path(repo.root, path, "the working tree")  # a dry run (init's plan) says so too
+    older = [x for x in text.splitlines(keepends=True) if x.strip() not in _vt_lines(line)]
     if not dry_run:
-        write_atomic(path, append_lines(text, [line]).encode(), root=repo.root)
+        write_atomic(path, append_lines("".join(older), [line]).encode(), root=repo.root)
     return [f"added `{line}` to {path}"]
 
 
@@ -182,7 +190,7 @@ def _uninstall_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> l
     line = attributes_line(repo, settings)
     text = read_text(path)
     lines = text.splitlines(keepends=True)
-    kept = [existing for existing in lines if existing.strip() != line]
+    kept = [existing for existing in lines if existing.strip() not in _vt_lines(line)]
     if len(kept) == len(lines):
         return []
     if not dry_run:

@@ -29,6 +29,7 @@ class RevertResult:
     dry_run: bool = False
     refresh: Any = None  # store.RefreshResult
     refresh_error: VtError | None = None
+    torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
 
     def to_json(self) -> dict[str, Any]:
         ev = self.event
@@ -109,7 +110,7 @@ def _append(settings: Settings, ledger: Ledger, event_id: str, comment: str,
                 "reverts": event_id,
                 "v": 1,
             })
-            result = RevertResult(event, target, dry_run)
+            result = RevertResult(event, target, dry_run, torn=txn.torn)
             if dry_run:
                 raise _Abandon
     except _Abandon:

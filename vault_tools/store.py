@@ -27,7 +27,7 @@ from vault_tools import kb as kbmod
 from vault_tools.boundary import state_files, writable_path
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
-from vault_tools.ledger import GENESIS, ClaimState, canonical, claim_states, iter_lines
+from vault_tools.ledger import GENESIS, ClaimState, Ledger, canonical, claim_states, iter_lines
 from vault_tools.sqlitedb import connect, rollback
 
 STORE_DB = "claims.sqlite"
@@ -128,9 +128,10 @@ class _Reader:
     """Parses ledger lines from a mark on, checking the chain links as it goes (the full
     hash and id checks are `vt ledger verify`'s job) and collecting event rows."""
 
-    def __init__(self, path: Path, mark: _Mark) -> None:
+    def __init__(self, path: Path, mark: _Mark, stop: int) -> None:
         self.path = path
         self.mark = mark
+        self.stop = stop  # the gate checked the lines up to here
         self.rows: list[tuple] = []
         self.count = 0
 
@@ -141,6 +142,8 @@ class _Reader:
         path, loads = self.path, json.loads
         try:
             for line_end, raw in iter_lines(path, mark.end):
+                if line_end > self.stop:
+                    break
                 n = seq + 1
                 try:
                     text = raw[:-1].decode("utf-8")
@@ -167,9 +170,10 @@ class _Reader:
 class ClaimStore:
     """`.vt/claims.sqlite`. Use as a context manager, or call `close()`."""
 
-    def __init__(self, conn: sqlite3.Connection, ledger_path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, ledger_path: Path, state_dir: Path) -> None:
         self.conn = conn
         self.ledger_path = ledger_path
+        self.ledger = Ledger(ledger_path, state_dir)
 
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
@@ -183,7 +187,7 @@ class ClaimStore:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # derived state: rebuildable from the ledger
         conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a rebuild's pages stay in memory
-        store = cls(conn, settings.ledger_path)
+        store = cls(conn, settings.ledger_path, settings.state_dir)
         store._ensure_schema()
         return store
 
@@ -271,14 +275,16 @@ class ClaimStore:
 
     def catch_up(self) -> CatchUp:
         """Project the lines appended since the last run; rebuild when the projected
-        prefix changed (re-chained by a merge, rewritten, shortened) or was never built."""
+        prefix changed (re-chained by a merge) or was never built. Only a ledger that
+        passes the gate is projected (IntegrityError otherwise)."""
+        stop = self.ledger.trusted_head().size
         self.conn.execute("BEGIN IMMEDIATE")  # one writer at a time; readers see a snapshot
         try:
             mark = self._mark()
             if mark is None or not self._still_valid(mark):
-                result = CatchUp(self._project_all(), rebuilt=True)
+                result = CatchUp(self._project_all(stop), rebuilt=True)
             else:
-                result = CatchUp(self._project_from(mark), rebuilt=False)
+                result = CatchUp(self._project_from(mark, stop), rebuilt=False)
             self.conn.execute("COMMIT")
         except BaseException:
             rollback(self.conn)
@@ -293,14 +299,16 @@ class ClaimStore:
         a rollback journal instead of the WAL and without syncs (the store is derived).
         Pages taken from the freelist need no journaling, so each page is written once
         rather than to the WAL and again at the checkpoint. A failed load rolls back to
-        an empty, unmarked store, which the next catch-up rebuilds.
+        an empty, unmarked store, which the next catch-up rebuilds. Only a ledger that
+        passes the gate is replayed (IntegrityError otherwise, the store untouched).
         """
+        stop = self.ledger.trusted_head().size
         bulk = self._journal_mode("TRUNCATE") == "truncate"
         try:
             if bulk:
                 self.conn.execute("PRAGMA synchronous=OFF")
                 self._transaction(self._clear)
-            return self._transaction(self._project_all)
+            return self._transaction(lambda: self._project_all(stop))
         finally:
             if bulk:
                 self._journal_mode("WAL")
@@ -328,9 +336,9 @@ class ClaimStore:
         self._put(start=mark.start, end=mark.end, seq=mark.seq, hash=mark.hash,
                   ledger=self.ledger_path)
 
-    def _project_all(self) -> int:
+    def _project_all(self, stop: int) -> int:
         self._clear()
-        reader = _Reader(self.ledger_path, _Mark())
+        reader = _Reader(self.ledger_path, _Mark(), stop)
         # parsed events form no cycles: pausing the cyclic GC spares its repeated scans
         # of the many young objects json.loads and the rows create
         was_enabled = gc.isenabled()
@@ -358,8 +366,8 @@ class ClaimStore:
                               reader.rows)
         reader.rows = []
 
-    def _project_from(self, mark: _Mark) -> int:
-        reader = _Reader(self.ledger_path, mark)
+    def _project_from(self, mark: _Mark, stop: int) -> int:
+        reader = _Reader(self.ledger_path, mark, stop)
         touched = {ev["claim_id"] for ev in self._flushing(reader)}
         self._insert_events(reader)
         if not reader.count:
