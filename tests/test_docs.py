@@ -1,0 +1,219 @@
+"""The specification in docs/ against the code it describes.
+
+- docs/examples/verify_ledger.py, the standalone verifier, run as a real process on
+  ledgers written by real `vt apply` / `vt revert` runs: a valid ledger passes, every kind
+  of tampering fails with `LEDGER:LINE: reason`, and `vt ledger verify` agrees.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import REPO, copy_example_vault
+
+from vault_tools.ledger import GENESIS, NOT_IN_ID, canonical, decision_id, line_hash
+
+DOCS = REPO / "docs"
+VERIFIER = DOCS / "examples" / "verify_ledger.py"
+LEDGER = "05_ledger/decision_ledger.jsonl"
+
+
+def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def verify_script(ledger: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(VERIFIER), str(ledger)], capture_output=True,
+                          text=True, timeout=60)
+
+
+def set_property(note: Path, key: str, value: str) -> None:
+    """Change one property line, as a reviewer does in Obsidian."""
+    text = note.read_text(encoding="utf-8")
+    changed = re.sub(rf"^{key}: .*$", f"{key}: {value}", text, count=1, flags=re.M)
+    assert changed != text
+    note.write_text(changed, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def decided_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the example vault after a review cycle: ACCEPT and REJECT, a change of
+    mind (a REJECT superseding the ACCEPT), and a REVERT."""
+    vault = copy_example_vault(tmp_path_factory.mktemp("docs") / "vault")
+    (vault / "vt.toml").write_text('[review]\nactor = "bob"\n', encoding="utf-8")
+    first = vt(vault, "apply")
+    assert first.returncode == 0, first.stderr
+    set_property(vault / "03_claims" / "DV1-0001.md", "review_action", "REJECT")
+    second = vt(vault, "apply")
+    assert second.returncode == 0, second.stderr
+    events = [json.loads(line) for line in (vault / LEDGER).read_text("utf-8").splitlines()]
+    rejected = next(e for e in events if e["claim_id"] == "DV1-0002")
+    third = vt(vault, "revert", rejected["id"], "--comment", "rejected by mistake")
+    assert third.returncode == 0, third.stderr
+    return vault
+
+
+def ledger_lines(vault: Path) -> list[str]:
+    return (vault / LEDGER).read_text(encoding="utf-8").splitlines()
+
+
+def test_the_cycle_wrote_every_kind_of_link(decided_vault: Path) -> None:
+    events = [json.loads(line) for line in ledger_lines(decided_vault)]
+    assert [e["action"] for e in events] == ["ACCEPT", "REJECT", "REJECT", "REVERT"]
+    assert events[2]["supersedes"] == events[0]["id"]
+    assert events[3]["reverts"] == events[1]["id"] == events[3]["supersedes"]
+
+
+def test_a_valid_ledger_verifies(decided_vault: Path) -> None:
+    done = verify_script(decided_vault / LEDGER)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("4 events verify")
+    assert done.stderr == ""
+
+
+def test_an_empty_ledger_verifies(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert verify_script(tmp_path / "empty.jsonl").returncode == 0
+
+
+def test_a_missing_ledger_exits_2(tmp_path: Path) -> None:
+    done = verify_script(tmp_path / "none.jsonl")
+    assert done.returncode == 2 and "cannot read" in done.stderr
+
+
+def test_a_torn_last_line_is_reported_not_failed(decided_vault: Path, tmp_path: Path) -> None:
+    ledger = tmp_path / "torn.jsonl"
+    ledger.write_bytes((decided_vault / LEDGER).read_bytes() + b'{"action":"ACC')
+    done = verify_script(ledger)
+    assert done.returncode == 0
+    assert f"{ledger}:5: torn last line" in done.stderr
+
+
+def _edit(lines: list[str], n: int, change: Callable[[dict], None], rehash: bool) -> None:
+    """Change line `n` (1-based) as a forger would: optionally recomputing its hash, so that
+    only the check the forgery is aimed at can catch it."""
+    ev = json.loads(lines[n - 1])
+    change(ev)
+    if rehash:
+        ev["hash"] = line_hash(ev)
+    lines[n - 1] = canonical(ev)
+
+
+def _bad_json(lines: list[str]) -> None:
+    lines[1] = lines[1][:40]
+
+
+def _not_canonical(lines: list[str]) -> None:
+    lines[1] = json.dumps(json.loads(lines[1]), ensure_ascii=False, sort_keys=True)
+
+
+def _wrong_hash(lines: list[str]) -> None:
+    _edit(lines, 2, lambda ev: ev.update(ts="2020-01-01T00:00:00Z"), rehash=False)
+
+
+def _wrong_id(lines: list[str]) -> None:
+    _edit(lines, 2, lambda ev: ev.update(comment="a comment nobody wrote"), rehash=True)
+
+
+def _wrong_seq(lines: list[str]) -> None:
+    _edit(lines, 3, lambda ev: ev.update(seq=7), rehash=True)
+
+
+def _wrong_prev(lines: list[str]) -> None:
+    _edit(lines, 2, lambda ev: ev.update(prev=GENESIS), rehash=True)
+
+
+def _deleted_line(lines: list[str]) -> None:
+    del lines[1]
+
+
+def _swapped_lines(lines: list[str]) -> None:
+    lines[1], lines[2] = lines[2], lines[1]
+
+
+def _duplicated_line(lines: list[str]) -> None:
+    ev = json.loads(lines[1])
+    tail = json.loads(lines[-1])
+    ev.update(seq=tail["seq"] + 1, prev=tail["hash"])
+    ev["hash"] = line_hash(ev)
+    lines.append(canonical(ev))
+
+
+def _dangling_supersedes(lines: list[str]) -> None:
+    def point_away(ev: dict) -> None:
+        ev["supersedes"] = "sha256:" + "1" * 64
+        ev["id"] = decision_id(ev)
+
+    _edit(lines, 3, point_away, rehash=True)
+
+
+TAMPERINGS: dict[str, tuple[Callable[[list[str]], None], int, str]] = {
+    # name: (the tampering, the line reported first, what the reason says)
+    "bad-json": (_bad_json, 2, "not valid JSON"),
+    "not-canonical": (_not_canonical, 2, "not canonical JSON"),
+    "wrong-hash": (_wrong_hash, 2, "hash mismatch"),
+    "wrong-id": (_wrong_id, 2, "id mismatch"),
+    "wrong-seq": (_wrong_seq, 3, "seq 3 expected, found 7"),
+    "wrong-prev": (_wrong_prev, 2, "prev is not the hash of line 1"),
+    "deleted-line": (_deleted_line, 2, "seq 2 expected, found 3"),
+    "swapped-lines": (_swapped_lines, 2, "seq 2 expected, found 3"),
+    "duplicated-line": (_duplicated_line, 5, "duplicate id"),
+    "dangling-supersedes": (_dangling_supersedes, 3, "is not an earlier event of the same"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TAMPERINGS))
+def test_every_tampering_fails_with_its_line(decided_vault: Path, tmp_path: Path,
+                                             kind: str) -> None:
+    tamper, line, reason = TAMPERINGS[kind]
+    lines = ledger_lines(decided_vault)
+    tamper(lines)
+    ledger = tmp_path / "ledger.jsonl"
+    ledger.write_text("".join(f"{text}\n" for text in lines), encoding="utf-8")
+    done = verify_script(ledger)
+    assert done.returncode == 1, done.stdout
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"{ledger}:{line}: ") and reason in first, done.stderr
+    # vt itself agrees: the same file in a fresh vault does not verify
+    vault = copy_example_vault(tmp_path / "vault")
+    (vault / LEDGER).parent.mkdir(parents=True, exist_ok=True)
+    (vault / LEDGER).write_bytes(ledger.read_bytes())
+    assert vt(vault, "ledger", "verify").returncode == 3
+
+
+def test_crlf_line_endings_fail(decided_vault: Path, tmp_path: Path) -> None:
+    ledger = tmp_path / "crlf.jsonl"
+    ledger.write_bytes((decided_vault / LEDGER).read_bytes().replace(b"\n", b"\r\n"))
+    done = verify_script(ledger)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"{ledger}:1: CRLF line ending")
+    assert "hash mismatch" not in done.stderr  # the lines are otherwise intact
+
+
+def test_the_verifier_is_small_and_standard_library_only() -> None:
+    source = VERIFIER.read_text(encoding="utf-8")
+    assert len(source.splitlines()) <= 60
+    modules = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules.add((node.module or "").split(".")[0])
+    assert modules and modules <= set(sys.stdlib_module_names), modules
+
+
+def test_the_verifier_states_the_codes_rules() -> None:
+    namespace: dict = {}
+    exec(compile(VERIFIER.read_text(encoding="utf-8").split('\nif __name__')[0],
+                 str(VERIFIER), "exec"), namespace)
+    assert namespace["GENESIS"] == GENESIS
+    assert namespace["NOT_IN_ID"] == set(NOT_IN_ID)
+
