@@ -2,12 +2,16 @@
 
 - docs/examples/verify_ledger.py, the standalone verifier, run as a real process on
   ledgers written by real `vt apply` / `vt revert` runs: a valid ledger passes, every kind
-  of tampering fails with `LEDGER:LINE: reason`, and `vt ledger verify` agrees.
+  of tampering fails with `LEDGER:LINE: reason`, and `vt ledger verify` agrees;
+- the worked example of docs/ledger.md recomputed with the code's own functions, so the
+  document cannot drift from what vt writes;
+- every `vt.toml` key that config.py reads is documented in docs/configuration.md.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 import subprocess
@@ -217,3 +221,60 @@ def test_the_verifier_states_the_codes_rules() -> None:
     assert namespace["GENESIS"] == GENESIS
     assert namespace["NOT_IN_ID"] == set(NOT_IN_ID)
 
+
+# ---------------------------------------------------------------- docs/ledger.md
+
+
+def _doc_events() -> list[str]:
+    """The ledger lines of docs/ledger.md's worked example (those carrying a hash)."""
+    text = (DOCS / "ledger.md").read_text(encoding="utf-8")
+    return [line for line in text.splitlines()
+            if line.startswith('{"action":') and '"hash":"sha256:' in line]
+
+
+def test_the_worked_example_is_what_the_code_computes(tmp_path: Path) -> None:
+    text = (DOCS / "ledger.md").read_text(encoding="utf-8")
+    lines = _doc_events()
+    assert len(lines) == 2
+    first, second = (json.loads(line) for line in lines)
+    for line, ev in zip(lines, (first, second), strict=True):
+        assert canonical(ev) == line
+        assert line_hash(ev) == ev["hash"] and decision_id(ev) == ev["id"]
+        # the intermediate texts the document shows are the code's
+        id_input = canonical({k: v for k, v in ev.items() if k not in NOT_IN_ID})
+        hash_input = canonical({k: v for k, v in ev.items() if k != "hash"})
+        assert id_input in text and hash_input in text
+        assert "sha256:" + hashlib.sha256(id_input.encode()).hexdigest() == ev["id"]
+    assert (first["seq"], first["prev"], first["supersedes"]) == (1, GENESIS, None)
+    assert (second["seq"], second["prev"]) == (2, first["hash"])
+    assert second["supersedes"] == second["reverts"] == first["id"]
+    ledger = tmp_path / "worked.jsonl"
+    ledger.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    assert verify_script(ledger).returncode == 0
+
+
+# ---------------------------------------------------------------- docs/configuration.md
+
+
+def _config_keys() -> set[tuple[str, str]]:
+    """Every (table, key) that config.py reads from vt.toml, found in its source."""
+    source = (REPO / "vault_tools" / "config.py").read_text(encoding="utf-8")
+    tables = dict(re.findall(r'(\w+) = _table\(data, "(\w+)"\)', source))
+    keys = {(tables[var], key) for key, var in re.findall(r'if "(\w+)" in (\w+):', source)}
+    for names, var in re.findall(r"for key in \(([^)]*)\):\s*\n\s*if key in (\w+):", source):
+        keys |= {(tables[var], key) for key in re.findall(r'"(\w+)"', names)}
+    return keys
+
+
+def test_every_config_key_is_documented() -> None:
+    from vault_tools.config import Settings
+
+    keys = _config_keys()
+    assert len(keys) >= 8  # the search above found the keys, not nothing
+    doc = (DOCS / "configuration.md").read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^## `\[(\w+)\]`\n(.*?)(?=^## |\Z)", doc, flags=re.M | re.S))
+    for table, key in sorted(keys):
+        assert f"| `{key}` |" in sections.get(table, ""), f"[{table}] {key} is not documented"
+    defaults = Settings(vault=REPO)
+    for value in (defaults.claims_dir, defaults.kb_dir, defaults.ledger, *defaults.required_checks):
+        assert f'"{value}"' in doc
