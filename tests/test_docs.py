@@ -278,3 +278,35 @@ def test_every_config_key_is_documented() -> None:
     defaults = Settings(vault=REPO)
     for value in (defaults.claims_dir, defaults.kb_dir, defaults.ledger, *defaults.required_checks):
         assert f'"{value}"' in doc
+
+
+# ---------------------------------------------------------------- links
+
+
+def _prose(markdown: str) -> str:
+    """`markdown` without its fenced code blocks (of three or four backticks)."""
+    return re.sub(r"^(````?).*?^\1", "", markdown, flags=re.M | re.S)
+
+
+def _anchors(markdown: str) -> set[str]:
+    """The anchors a Markdown renderer (GitHub's rule) gives the headings of `markdown`."""
+    headings = re.findall(r"^#{1,6} (.+)$", _prose(markdown), flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_link_between_the_documents_resolves() -> None:
+    pages = [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+    checked = 0
+    for page in pages:
+        text = re.sub(r"`[^`\n]*`", "", _prose(page.read_text(encoding="utf-8")))
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if "://" in target:
+                continue
+            file, _, anchor = target.partition("#")
+            path = (page.parent / file).resolve() if file else page
+            assert path.exists(), f"{page.name}: broken link {target}"
+            if anchor:
+                assert anchor in _anchors(path.read_text(encoding="utf-8")), \
+                    f"{page.name}: no heading for {target}"
+            checked += 1
+    assert checked > 20
