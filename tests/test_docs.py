@@ -2,7 +2,9 @@
 
 - docs/examples/verify_ledger.py, the standalone verifier, run as a real process on
   ledgers written by real `vt apply` / `vt revert` runs: a valid ledger passes, every kind
-  of tampering fails with `LEDGER:LINE: reason`, and `vt ledger verify` agrees;
+  of tampering fails with `LEDGER:LINE: reason`, and `vt ledger verify` agrees; a claim
+  decided in two copies of a vault, merged by `vt ledger merge` and settled by `vt apply`
+  gives the `supersedes` list;
 - the worked example of docs/ledger.md recomputed with the code's own functions, so the
   document cannot drift from what vt writes;
 - every `vt.toml` key that config.py reads is documented in docs/configuration.md.
@@ -14,6 +16,7 @@ import ast
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -220,6 +223,62 @@ def test_the_verifier_states_the_codes_rules() -> None:
                  str(VERIFIER), "exec"), namespace)
     assert namespace["GENESIS"] == GENESIS
     assert namespace["NOT_IN_ID"] == set(NOT_IN_ID)
+
+
+@pytest.fixture(scope="module")
+def settled_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two copies of a vault decide DV1-0001 differently (REJECT here, a REVERT of its
+    ACCEPT there), their ledgers are merged by `vt ledger merge` as git's driver would,
+    and `vt apply` settles the claim with an event superseding both heads."""
+    root = tmp_path_factory.mktemp("heads")
+    ours = copy_example_vault(root / "ours")
+    (ours / "vt.toml").write_text('[review]\nactor = "bob"\n', encoding="utf-8")
+    assert vt(ours, "apply").returncode == 0
+    theirs = root / "theirs"
+    shutil.copytree(ours, theirs, ignore=shutil.ignore_patterns(".vt"))
+    base = (ours / LEDGER).read_bytes()
+    (root / "base.jsonl").write_bytes(base)
+    set_property(ours / "03_claims" / "DV1-0001.md", "review_action", "REJECT")
+    assert vt(ours, "apply").returncode == 0
+    accept = json.loads(base.splitlines()[0])
+    assert vt(theirs, "revert", accept["id"]).returncode == 0
+    merged = subprocess.run([sys.executable, "-m", "vault_tools", "ledger", "merge",
+                             str(root / "base.jsonl"), str(ours / LEDGER), str(theirs / LEDGER)],
+                            capture_output=True, text=True, timeout=120)
+    assert merged.returncode == 0, merged.stderr
+    settle = vt(ours, "apply")
+    assert settle.returncode == 0, settle.stderr
+    return ours
+
+
+def test_a_settling_event_lists_the_heads_it_supersedes(settled_vault: Path,
+                                                         tmp_path: Path) -> None:
+    from vault_tools import ledger
+
+    if not hasattr(ledger, "supersedes_value"):
+        pytest.skip("this version of vt records one superseded head per event")
+    lines = ledger_lines(settled_vault)
+    events = [json.loads(line) for line in lines]
+    heads = sorted(e["id"] for e in events[2:4])
+    assert [e["action"] for e in events] == ["ACCEPT", "REJECT", "REJECT", "REVERT", "REJECT"]
+    assert events[4]["supersedes"] == heads  # the sorted list of both heads
+    done = verify_script(settled_vault / LEDGER)
+    assert done.returncode == 0, done.stderr
+    # the same list unsorted, with a forged id and hash: vt and the script refuse it
+    settle = events[4]
+    settle["supersedes"] = heads[::-1]
+    settle["id"] = decision_id(settle)
+    settle["hash"] = line_hash(settle)
+    lines[4] = canonical(settle)
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    done = verify_script(forged)
+    assert done.returncode == 1
+    assert f"{forged}:5: supersedes is not a sorted list" in done.stderr
+    vault = copy_example_vault(tmp_path / "vault")
+    (vault / LEDGER).parent.mkdir(parents=True, exist_ok=True)
+    (vault / LEDGER).write_bytes(forged.read_bytes())
+    assert vt(vault, "ledger", "verify").returncode == 3
 
 
 # ---------------------------------------------------------------- docs/ledger.md

@@ -36,7 +36,9 @@ def problems(lines: list[bytes]) -> Iterator[tuple[int, str]]:
                   (prev in (None, ev.get("prev")), f"prev is not the hash of line {n - 1}"),
                   (ev.get("hash") == sha(ev, {"hash"}), "hash mismatch (edited line?)"),
                   (ev.get("id") == sha(ev, NOT_IN_ID), "id mismatch (edited decision?)"),
-                  (str(ev.get("id")) not in claim_of, f"duplicate id {ev.get('id')}")]
+                  (str(ev.get("id")) not in claim_of, f"duplicate id {ev.get('id')}"),
+                  (not isinstance(named, list) or len(named) > 1 and named == sorted(set(
+                      map(str, named))), "supersedes is not a sorted list of 2 or more ids")]
         for target in [*(named if isinstance(named, list) else [named]), ev.get("reverts")]:
             checks.append((target is None or claim_of.get(str(target)) == ev.get("claim_id"),
                            f"{target} is not an earlier event of the same claim"))
@@ -54,7 +56,5 @@ if __name__ == "__main__":
         sys.exit(print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr) or 2)
     if tail:  # no final newline: an interrupted write, as vt reports it, not a failure
         print(f"{path}:{len(lines) + 1}: torn last line, not checked", file=sys.stderr)
-    found = [f"{path}:{n}: {reason}" for n, reason in problems(lines)]
-    print("\n".join(found) or f"{path}: {len(lines)} events verify", file=sys.stderr if found
-          else sys.stdout)
-    sys.exit(1 if found else 0)
+    found = "\n".join(f"{path}:{n}: {reason}" for n, reason in problems(lines))
+    sys.exit(found or print(f"{path}: {len(lines)} events verify"))  # text: stderr, exit 1
