@@ -312,3 +312,52 @@ def test_verify_says_crlf_in_one_line(vault: Path) -> None:
     assert problems == [f"{LEDGER}:1: {L.CRLF_MESSAGE}"]
     payload = json.loads(vt(vault, "ledger", "verify", "--json").stdout)
     assert [p["message"] for p in payload["problems"]] == [f"line 1: {L.CRLF_MESSAGE}"]
+
+
+def gate_once(vault: Path) -> L.Head:
+    """One gate as a reader holding the lock runs it (it may remember what it saw)."""
+    return Ledger(vault / LEDGER, vault / ".vt").trusted_head()
+
+
+def forbid_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_: object) -> str:
+        raise AssertionError("the gate hashed the ledger")
+
+    monkeypatch.setattr(L, "_block_digests", refuse)
+
+
+def test_an_unchanged_ledger_is_not_hashed_again(vault: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(L, "RACY_NS", 0)
+    head = gate_once(vault)  # hashes, then remembers the file's stat signature
+    forbid_hashing(monkeypatch)
+    assert gate_once(vault) == head
+
+
+def test_a_fresh_signature_is_not_trusted(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taken within RACY_NS of the file's last change, a signature proves nothing: a
+    same-length write in the same timestamp tick would leave it equal."""
+    gate_once(vault)
+    forbid_hashing(monkeypatch)
+    with pytest.raises(AssertionError, match="hashed"):
+        gate_once(vault)
+
+
+@pytest.mark.parametrize("kind", ["same-length edit mid-file", "last line removed (rollback)"])
+def test_a_write_after_the_signature_is_caught(vault: Path, kind: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(L, "RACY_NS", 0)
+    gate_once(vault)
+    time.sleep(0.05)  # past the file system's timestamp tick: the write changes ctime
+    path = vault / LEDGER
+    before = os.stat(path)
+    fd = os.open(path, os.O_WRONLY)  # in place: same inode, as an editor saving in place
+    try:
+        data = TAMPERINGS[kind][0](lines_of(vault))
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+    assert os.stat(path).st_ino == before.st_ino
+    with pytest.raises(IntegrityError):
+        gate_once(vault)

@@ -503,6 +503,16 @@ CREATE TABLE IF NOT EXISTS verified (id TEXT PRIMARY KEY, ts TEXT NOT NULL) WITH
 """
 _TABLES = frozenset({"meta", "idx_event", "idx_latest", "verified"})
 _TRUST_KEYS = ("trust_size", "trust_seq", "trust_hash", "trust_count", "trust_blocks")
+# A stat signature younger than this may hide a same-length write in the same timestamp
+# tick ("racily clean", as git calls it); 2 s covers FAT's mtime granularity too.
+RACY_NS = 2_000_000_000
+
+
+def stat_signature(st: os.stat_result) -> str:
+    """The ledger file's identity and last change as the kernel keeps them. Any write or
+    rename changes ctime (which no user call can set back), so an equal signature that is
+    not racily clean proves the bytes are the ones hashed when it was taken."""
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -591,9 +601,27 @@ class _StateDB:
         except ValueError:
             return None
 
-    def trust(self, trusted: _Trusted) -> None:
+    def trust(self, trusted: _Trusted, fd: int) -> None:
         self.put(trust_size=trusted.size, trust_seq=trusted.seq, trust_hash=trusted.hash,
                  trust_count=trusted.count, trust_blocks=trusted.blocks)
+        self.remember_stat(fd, trusted.size)
+
+    def remember_stat(self, fd: int, size: int) -> None:
+        """Remember the file's stat signature, when the file is exactly the trusted
+        prefix (no torn tail), so that the next gate need not hash it again."""
+        st = os.fstat(fd)
+        value = f"{stat_signature(st)}@{time.time_ns()}" if st.st_size == size else ""
+        self.put(trust_stat=value)
+
+    def stat_unchanged(self, fd: int, size: int) -> bool:
+        """Whether the file still has the signature remembered with a trusted prefix of
+        `size` bytes, taken long enough after its last change to be conclusive."""
+        remembered = self.get("trust_stat") or ""
+        signature, _, taken = remembered.partition("@")
+        st = os.fstat(fd)
+        if not taken or st.st_size != size or signature != stat_signature(st):
+            return False
+        return int(taken) - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_NS
 
     def memory_size(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM verified").fetchone()[0]
@@ -776,7 +804,8 @@ class Transaction:
                 db.index_add(list(zip(self.appended, lines, strict=True)))
                 db.trust(_Trusted(self.head.size, self.head.seq, self.head.hash,
                                   trusted.count + added,
-                                  _extended_blocks(self._fd, trusted, self.head.size)))
+                                  _extended_blocks(self._fd, trusted, self.head.size)),
+                         self._fd)
             db.conn.execute("COMMIT")
         except (sqlite3.Error, OSError):
             rollback(db.conn)
@@ -1746,11 +1775,15 @@ def _gate(ledger: Ledger, db: _StateDB, fd: int | None, size: int, remember: boo
             raise _gate_error(ledger, 1, f"the ledger is {what}, but {remembered} events were "
                                          "verified before")  # fmt: skip
         return Head()
+    if known is not None and known.size == size and db.stat_unchanged(fd, size):
+        return known.head  # not a byte written since it was hashed: nothing to hash
     start = None
     if known is not None and known.size <= size \
             and _block_digests(fd, 0, known.size) == known.blocks:
         start = known
         if known.size == size:
+            if remember:
+                _remember_stat(db, fd, size)
             return known.head
     if _crlf_converted(fd, size):
         raise _gate_error(ledger, 1, CRLF_MESSAGE)
@@ -1766,6 +1799,12 @@ def _gate(ledger: Ledger, db: _StateDB, fd: int | None, size: int, remember: boo
     finally:
         verifier.close()
     return head
+
+
+def _remember_stat(db: _StateDB, fd: int, size: int) -> None:
+    # best effort: without it the next gate hashes the prefix again, nothing worse
+    with suppress(sqlite3.Error, OSError):
+        db.remember_stat(fd, size)
 
 
 def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head) -> None:
@@ -1798,7 +1837,7 @@ def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head
             blocks, count = _block_digests(fd, 0, head.size), db.memory_size()
         else:
             blocks, count = _extended_blocks(fd, start, head.size), start.count + added
-        db.trust(_Trusted(head.size, head.seq, head.hash, count, blocks))
+        db.trust(_Trusted(head.size, head.seq, head.hash, count, blocks), fd)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
