@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -419,12 +421,27 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
         note.findings.append(error(note.path, section.line, "claim-empty",
                                    "the Atomic Claim section has no claim text"))
         text = Text("", section.line)
+    _check_control(note, body, text, "the claim text")
     for label, value in (("Epistemic Mode", mode), ("Mapping Status", status)):
         if value is None or not value.value:
             where = value.line if value else section.line
             note.findings.append(error(note.path, where, "claim-field",
                                        f"the claim has no '- {label}:' value"))
     note.claim = Claim(text, mode, status)
+
+
+def _check_control(note: Note, body: _Body, text: Text, what: str) -> None:
+    """A finding when a claim text holds a control character (see frontmatter.CONTROL),
+    on the first line from the text's start that holds it."""
+    found = frontmatter.CONTROL.search(text.value)
+    if found is None:
+        return
+    line = text.line
+    for index in range(text.line - 1, len(body.lines)):
+        if found.group() in body.lines[index]:
+            line = index + 1
+            break
+    note.findings.append(frontmatter.control_finding(note.path, line, what, found.group()))
 
 
 def _parse_frame(note: Note, body: _Body, section: Section) -> None:
@@ -444,8 +461,10 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
                                    f"(first at line {blocks[0].line})"))
     block = JsonBlock("\n".join(blocks[0].lines), blocks[0].line + 1)
     try:
-        block.data = json.loads(block.text)
+        block.data = _JSON.decode(block.text)
         block.ok = True
+        if _MAYBE_UNSAFE.search(block.text):  # rare: only then is the value walked
+            _unsafe_json(note, block, what)
     except json.JSONDecodeError as exc:
         # an empty block (e.g. a fence on the file's last line) points at its fence
         last = blocks[0].line + len(blocks[0].lines)
@@ -455,7 +474,79 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
     except RecursionError:
         note.findings.append(error(note.path, block.line, "json-syntax",
                                    f"{what}: nested too deeply"))
+    except _NotJson as exc:
+        found = _NON_JSON_CONSTANT.search(block.text)
+        line = block.line + (block.text.count("\n", 0, found.start()) if found else 0)
+        note.findings.append(error(note.path, line, "json-syntax",
+                                   f"{what}: {exc} is not JSON (write a number or a string)"))
+    except ValueError:  # an integer longer than Python converts (int() of a string)
+        line, digits = frontmatter.longest_number(block.text)
+        limit = frontmatter.digits_limit()
+        if not (limit and digits > limit):
+            raise
+        note.findings.append(error(note.path, block.line + line - 1, "number-too-large",
+                                   f"{what}: a number of {digits:,} digits (vt reads at most "
+                                   f"{limit:,})"))
     return block
+
+
+class _NotJson(ValueError):
+    """NaN or Infinity in a JSON block: Python reads them, JSON has no such numbers."""
+
+
+def _not_json_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
+# json.loads as the standard decoder does it, but NaN and Infinity are refused
+_JSON = json.JSONDecoder(parse_constant=_not_json_constant)
+_NON_JSON_CONSTANT = re.compile(r"-?Infinity|NaN")
+# what may make a parsed block unfit for the ledger: an escaped control character
+# (\u0000-\u001f, \u007f) in a string, or a number too large for a double (an exponent of
+# three digits, or 309 digits and more); absent from nearly every block, so the value is
+# walked only when one of them is there
+_MAYBE_UNSAFE = re.compile(r"\\u00[01]|\\u007|[eE][+-]?\d{3}|\d{309}")
+
+
+def _unsafe_json(note: Note, block: JsonBlock, what: str) -> None:
+    """Findings for a control character in a string (or key) of a parsed block, and for a
+    number that overflowed to infinity."""
+    control = _first(block.data, lambda v: isinstance(v, str) and frontmatter.CONTROL.search(v))
+    if control is not None:
+        found = re.search(r"\\u00[01][0-9a-fA-F]|\\u007[fF]", block.text)
+        line = block.line + (block.text.count("\n", 0, found.start()) if found else 0)
+        character = frontmatter.CONTROL.search(control)
+        assert character is not None
+        note.findings.append(frontmatter.control_finding(note.path, line, what,
+                                                         character.group()))
+    if _first(block.data, lambda v: isinstance(v, float) and not math.isfinite(v)) is not None:
+        line = block.line
+        for number in _NUMBER.finditer(block.text):
+            if math.isinf(float(number.group())):
+                line += block.text.count("\n", 0, number.start())
+                break
+        note.findings.append(error(note.path, line, "number-too-large",
+                                   f"{what}: a number beyond the range of a double"))
+        block.ok = False  # not a value JSON can carry: never checked nor recorded
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def _first(value: Any, wanted: Callable[[Any], Any]) -> Any:
+    """The first value (or object key) inside `value` for which `wanted` is true, else
+    None; a walk with a stack, not recursion (a block may nest deeply)."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if wanted(current):
+            return current
+        if isinstance(current, dict):
+            stack.extend(current)
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return None
 
 
 def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
@@ -513,6 +604,7 @@ def _parse_drafts(note: Note, body: _Body, section: Section) -> None:
             continue
         if "atomic claim" in key:
             drafts.claim = _text_of(parts) or Text("", line)
+            _check_control(note, body, drafts.claim, "the V2 Atomic Claim Draft")
             if not drafts.claim.value:
                 note.findings.append(error(note.path, line, "claim-empty",
                                            "the V2 Atomic Claim Draft has no text"))

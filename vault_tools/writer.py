@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from vault_tools.config import MAX_NOTE_BYTES
 from vault_tools.durable import fsync_folder, write_temp
 from vault_tools.errors import RefusedError, VtError
 from vault_tools.headings import normalise_heading_title
@@ -600,11 +601,12 @@ def _signature(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def read_snapshot(path: Path) -> Snapshot:
-    """Read a note once: its bytes, its text and the stat signature to check writes against."""
+def read_snapshot(path: Path, limit: int | None = MAX_NOTE_BYTES) -> Snapshot:
+    """Read a note once: its bytes, its text and the stat signature to check writes against
+    (only a regular file of at most `limit` bytes: see `read_file`)."""
     path = Path(path)
     try:
-        raw, st = read_file(path)  # the signature belongs to exactly the bytes read
+        raw, st = read_file(path, limit)  # the signature belongs to exactly the bytes read
     except OSError as exc:
         raise VtError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     text, bom = decode_note(raw, path)
