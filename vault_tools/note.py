@@ -308,7 +308,9 @@ def _add_text(parts: list[_Part], index: int, lines: list[str]) -> None:
 
 def _vt_block_end(body: _Body, k: int, limit: int) -> int:
     """The index of the end marker of the vt block opened at marks[k]."""
-    for index in body.marks[k + 1:]:
+    marks = body.marks
+    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per block is quadratic
+        index = marks[j]
         if index >= limit:
             break
         if _VT_END.match(body.lines[index]):
@@ -318,7 +320,9 @@ def _vt_block_end(body: _Body, k: int, limit: int) -> int:
 
 def _fence_end(body: _Body, k: int, limit: int, marker: str) -> int:
     """The index of the line closing the fence opened at marks[k]."""
-    for index in body.marks[k + 1:]:
+    marks = body.marks
+    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per fence is quadratic
+        index = marks[j]
         if index >= limit:
             break
         line = body.lines[index]

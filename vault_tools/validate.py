@@ -544,7 +544,8 @@ def _explicit_targets(settings: Settings, paths: list[Path],
 def _cache_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:
     """What every cached result depends on besides the note's own bytes."""
     parts = [__version__, schemas.digest, kb.digest, kb.aliases_digest(),
-             ",".join(sorted(settings.disabled_findings)), settings.claims_dir]
+             ",".join(sorted(settings.disabled_findings)), settings.claims_dir,
+             str(settings.max_note_bytes)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -148,6 +148,13 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
             name = entry.name
             if name.startswith(".") or name in IGNORED_DIRS:
                 continue
+            if not name.isascii() and _undecodable(name):
+                # its path could be neither shown nor written as UTF-8 (JSON, the cache)
+                if entry.is_dir(follow_symlinks=False) or name.endswith(".md"):
+                    shown = (prefix + name).encode("utf-8", "surrogateescape")
+                    problems.append(error(shown.decode("utf-8", "replace"), None, "read-error",
+                                          "the name is not valid UTF-8; not read"))
+                continue
             if entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, f"{prefix}{name}/"))
             elif entry.is_symlink():
@@ -172,6 +179,15 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
             if len(files) >= limit:
                 runs.spill()
     return folders
+
+
+def _undecodable(name: str) -> bool:
+    """Whether a file name held bytes that are not UTF-8 (os.fsdecode made surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _is_folder(entry: os.DirEntry) -> bool:
