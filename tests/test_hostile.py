@@ -70,6 +70,9 @@ NUL_IN_FRAME = _hostile(frame='{"comparison_expression": "a\\u0000b"}')
 NAN_FRAME = _hostile(frame='{"x": NaN}')
 OVERFLOW_FRAME = _hostile(frame='{"x": 1e999}')
 INF_PROPERTY = _hostile(extra_properties="weight: .inf\n")
+# read by YAML without the limit on digits, failing only when written: in a comment, it
+# would have gone to the ledger
+HEX_COMMENT = _hostile().replace('review_comment: ""', "review_comment: 0x" + "f" * 5000)
 DEEP_JSON = _hostile(frame="[" * 100_000)
 DEEP_YAML = _hostile(extra_properties="deep: " + "[" * 100_000 + "]" * 100_000 + "\n")
 LAUGHS = "".join(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 9 if i else ["lol"] * 9) + "]\n"
@@ -185,6 +188,8 @@ CASES = [
          "number-too-large", _line(OVERFLOW_FRAME, "1e999")),
     Case("infinity-property", _note("H-0001.md", INF_PROPERTY), f"{CLAIMS}/H-0001.md",
          "number-too-large", _line(INF_PROPERTY, ".inf")),
+    Case("hex-int-in-comment", _note("H-0001.md", HEX_COMMENT), f"{CLAIMS}/H-0001.md",
+         "number-too-large", _line(HEX_COMMENT, "review_comment:")),
     Case("note-over-the-size-limit", _too_large, f"{CLAIMS}/H-0001.md", "note-too-large",
          unreadable=True),
     Case("sparse-10-gb-note", _sparse_huge, f"{CLAIMS}/S-0001.md", "note-too-large",

@@ -164,10 +164,10 @@ def _construct_properties(loader: Any, node: yaml.MappingNode, path: str,
             continue
         if (found := _control_in(value)) is not None:  # written as a YAML escape (\0, \x01)
             fm.findings.append(control_finding(path, line, f"property '{name}'", found))
-        if (number := _non_finite(value)) is not None:
+        if (number := _unwritable(value)) is not None:
             fm.findings.append(error(path, line, "number-too-large",
-                                     f"property '{name}' holds {number}, which is no number "
-                                     "JSON can hold"))
+                                     f"property '{name}' holds {number}, which no JSON "
+                                     "number carries"))
             continue
         fm.properties[name] = value
         fm.lines[name] = line
@@ -209,14 +209,22 @@ def _control_in(value: Any) -> str | None:
     return None
 
 
-def _non_finite(value: Any) -> str | None:
-    """`.inf` / `.nan` (or a float beyond a double), anywhere in a value, as written."""
+def _unwritable(value: Any) -> str | None:
+    """What in a value no JSON carries: `.nan`, an infinity (`.inf`, a float beyond a
+    double) or an integer of more digits than Python writes (a long `0x…` is read
+    without the limit on digits, and fails only when it is written)."""
     if isinstance(value, float):
         return None if math.isfinite(value) else repr(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        limit = digits_limit()
+        # 10**limit has about 3.32 bits a digit: a shorter integer cannot reach it
+        if limit and value.bit_length() > 3 * limit and abs(value) >= 10 ** limit:
+            return f"an integer of more than {limit:,} digits"
+        return None
     if isinstance(value, list):
-        return next((c for c in map(_non_finite, value) if c), None)
+        return next((c for c in map(_unwritable, value) if c), None)
     if isinstance(value, dict):
-        return next((c for c in map(_non_finite, value.values()) if c), None)
+        return next((c for c in map(_unwritable, value.values()) if c), None)
     return None
 
 
