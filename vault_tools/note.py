@@ -437,6 +437,8 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
 def _check_control(note: Note, body: _Body, text: Text, what: str) -> None:
     """A finding when a claim text holds a control character (see frontmatter.CONTROL),
     on the first line from the text's start that holds it."""
+    if text.value.isprintable():  # the usual one-line claim: one C pass, no regex
+        return
     found = frontmatter.CONTROL.search(text.value)
     if found is None:
         return
@@ -467,8 +469,9 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
     try:
         block.data = _JSON.decode(block.text)
         block.ok = True
-        if _MAYBE_UNSAFE.search(block.text):  # rare: only then is the value walked
-            _unsafe_json(note, block, what)
+        # an escaped control character in a string: rare, and only then is the value walked
+        if "\\u00" in block.text and (found := _ESCAPED_CONTROL.search(block.text)):
+            _control_in_json(note, block, what, found)
     except json.JSONDecodeError as exc:
         # an empty block (e.g. a fence on the file's last line) points at its fence
         last = blocks[0].line + len(blocks[0].lines)
@@ -483,6 +486,12 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
         line = block.line + (block.text.count("\n", 0, found.start()) if found else 0)
         note.findings.append(error(note.path, line, "json-syntax",
                                    f"{what}: {exc} is not JSON (write a number or a string)"))
+    except _Overflow as exc:
+        at = block.text.find(str(exc))
+        line = block.line + (block.text.count("\n", 0, at) if at >= 0 else 0)
+        note.findings.append(error(note.path, line, "number-too-large",
+                                   f"{what}: {_shown(str(exc))} is beyond the range of a "
+                                   "double"))
     except ValueError:  # an integer longer than Python converts (int() of a string)
         line, digits = frontmatter.longest_number(block.text)
         limit = frontmatter.digits_limit()
@@ -498,43 +507,42 @@ class _NotJson(ValueError):
     """NaN or Infinity in a JSON block: Python reads them, JSON has no such numbers."""
 
 
+class _Overflow(ValueError):
+    """A number in a JSON block that is infinite as a double (1e999): no JSON number."""
+
+
 def _not_json_constant(name: str) -> Any:
     raise _NotJson(name)
 
 
-# json.loads as the standard decoder does it, but NaN and Infinity are refused
-_JSON = json.JSONDecoder(parse_constant=_not_json_constant)
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Overflow(text)
+    return value
+
+
+# json.loads as the standard decoder does it, but NaN, Infinity and numbers beyond a
+# double are refused (the C scanner calls these only for such constants and for floats)
+_JSON = json.JSONDecoder(parse_constant=_not_json_constant, parse_float=_finite_float)
 _NON_JSON_CONSTANT = re.compile(r"-?Infinity|NaN")
-# what may make a parsed block unfit for the ledger: an escaped control character
-# (\u0000-\u001f, \u007f) in a string, or a number too large for a double (an exponent of
-# three digits, or 309 digits and more); absent from nearly every block, so the value is
-# walked only when one of them is there
-_MAYBE_UNSAFE = re.compile(r"\\u00[01]|\\u007|[eE][+-]?\d{3}|\d{309}")
+_ESCAPED_CONTROL = re.compile(r"\\u00[01][0-9a-fA-F]|\\u007[fF]")
 
 
-def _unsafe_json(note: Note, block: JsonBlock, what: str) -> None:
-    """Findings for a control character in a string (or key) of a parsed block, and for a
-    number that overflowed to infinity."""
+def _shown(number: str) -> str:
+    return number if len(number) <= 24 else f"{number[:10]}…{number[-10:]}"
+
+
+def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match) -> None:
+    """A finding for a control character escaped in a string (or key) of a parsed block,
+    when the value holds one (the escape may be `\\u0000` spelled out after a `\\`)."""
     control = _first(block.data, lambda v: isinstance(v, str) and frontmatter.CONTROL.search(v))
-    if control is not None:
-        found = re.search(r"\\u00[01][0-9a-fA-F]|\\u007[fF]", block.text)
-        line = block.line + (block.text.count("\n", 0, found.start()) if found else 0)
-        character = frontmatter.CONTROL.search(control)
-        assert character is not None
-        note.findings.append(frontmatter.control_finding(note.path, line, what,
-                                                         character.group()))
-    if _first(block.data, lambda v: isinstance(v, float) and not math.isfinite(v)) is not None:
-        line = block.line
-        for number in _NUMBER.finditer(block.text):
-            if math.isinf(float(number.group())):
-                line += block.text.count("\n", 0, number.start())
-                break
-        note.findings.append(error(note.path, line, "number-too-large",
-                                   f"{what}: a number beyond the range of a double"))
-        block.ok = False  # not a value JSON can carry: never checked nor recorded
-
-
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+    if control is None:
+        return
+    character = frontmatter.CONTROL.search(control)
+    assert character is not None
+    line = block.line + block.text.count("\n", 0, found.start())
+    note.findings.append(frontmatter.control_finding(note.path, line, what, character.group()))
 
 
 def _first(value: Any, wanted: Callable[[Any], Any]) -> Any:
