@@ -80,6 +80,12 @@ LAUGHS = "".join(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 9 if i else ["lol"
 BILLION_LAUGHS = _hostile(extra_properties=LAUGHS)
 # an unclosed fence at the end swallows the claim's fields: linear, and one finding
 FENCES = _hostile(claim="claim\n" + "```\nx\n```\n" * 100_000 + "```\n")
+# a million blanks on one line: regexes whose parts could take the same blanks tried
+# every split of them (seconds for twenty thousand, hours for a million)
+BLANKS = " " * 1_000_000
+BLANK_FIELD = _hostile(line_hint="9" + BLANKS + "x")
+BLANK_PROPERTY = _hostile().replace("review_state: NEW", "review_state: NEW" + BLANKS + "x")
+BLANK_FRAME = _hostile(frame='{' + BLANKS + '"x": 1}')
 INVALID_UTF8 = _hostile().encode().replace(b"Deep dive", b"Deep \xff dive")
 ONLY_DASHES = "---\n"
 
@@ -196,6 +202,12 @@ CASES = [
          unreadable=True),
     Case("100k-code-fences", _note("H-0001.md", FENCES), f"{CLAIMS}/H-0001.md", "claim-field",
          _line(FENCES, "## ② Atomic Claim")),
+    Case("blanks-in-a-source-field", _note("H-0001.md", BLANK_FIELD), f"{CLAIMS}/H-0001.md",
+         "source-field", _line(BLANK_FIELD, "- Line hint:")),
+    Case("blanks-in-a-property", _note("H-0001.md", BLANK_PROPERTY), f"{CLAIMS}/H-0001.md",
+         "properties-schema", _line(BLANK_PROPERTY, "review_state:")),
+    Case("blanks-in-a-json-line", _note("H-0001.md", BLANK_FRAME), f"{CLAIMS}/H-0001.md",
+         "frame-schema", _line(BLANK_FRAME, '"x": 1}')),
     Case("folder-named-x.md", _folder_named_md, f"{CLAIMS}/x.md/inner.md",
          "frontmatter-unclosed", 1, refused=False),
     Case("dangling-symlink", _dangling, f"{CLAIMS}/y.md", "read-error", unreadable=True),

@@ -257,7 +257,9 @@ def _value_error(source: str, path: str, exc: ValueError) -> Finding:
 
 # Obsidian writes most properties as `key: value` lines. Those are read without
 # PyYAML when every line is unambiguous; anything else takes the full YAML path.
-_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*")
+# matched against the line less its trailing blanks (a lazy value before `[ \t]*` tried
+# every blank of a long run)
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # a flow-list item may be several words (`aliases: [prefill, warm prefill]`)
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+)*")
@@ -296,10 +298,12 @@ _UNIQUE_KEYS = frozenset({"claim_id"})  # a line no other note repeats: not wort
 
 
 def _simple_line(line: str) -> tuple[str, Any] | None:
-    match = _SIMPLE_LINE.fullmatch(line)
+    content = line.rstrip(" \t")
+    match = _SIMPLE_LINE.fullmatch(content)
     if match is None or match.group(1) in _NOT_STRINGS:
         return None
-    value = _simple_value(match.group(2))
+    text = match.group(2)
+    value = _simple_value("" if text is None and len(content) < len(line) else text)
     if value is _NO_VALUE:
         return None
     entry = (match.group(1), value)

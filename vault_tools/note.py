@@ -19,7 +19,10 @@ from vault_tools import frontmatter
 from vault_tools.findings import Finding, error
 from vault_tools.headings import section_key
 
-_FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z][A-Za-z ]*?)\s*[:：]\s*(.*?)\s*$")
+# `- Name: value`; the value less trailing blanks is group(2).rstrip(). No two parts can
+# take the same characters: a name ends with a letter, so a long run of spaces costs one
+# pass, not one per space (a lazy name before `\s*` backtracked quadratically)
+_FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z]+(?: +[A-Za-z]+)*)\s*[:：]\s*(.*)$")
 _LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
 # an ATX heading's start; its title is the rest of the line less trailing blanks and #s
@@ -388,7 +391,7 @@ def _source_field(note: Note, source: Source, line: str, number: int) -> None:
     match = _FIELD.match(line)
     if not match:
         return
-    name, value = match.group(1).lower(), match.group(2)
+    name, value = match.group(1).lower(), match.group(2).rstrip()
     if name == "source":
         link = _LINK.match(value)
         source.link_text = link.group(1) if link else ""
@@ -414,9 +417,9 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
             match = _FIELD.match(line)
             name = match.group(1).lower() if match else ""
             if name == "epistemic mode":
-                mode = Text(match.group(2), part.line + offset)
+                mode = Text(match.group(2).rstrip(), part.line + offset)
             elif name == "mapping status":
-                status = Text(match.group(2), part.line + offset)
+                status = Text(match.group(2).rstrip(), part.line + offset)
             elif mode is None and status is None:
                 kept.append(line)
         text_parts.append(_Part("text", part.line, kept))
