@@ -195,6 +195,7 @@ def _entities(edges: list[Edge], kb: kbmod.KnowledgeBase) -> list[EntityClaims]:
 
 _SPACE = re.compile(r"\s+")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+CODE_SPAN_TEXT, CODE_SPAN_TICKS = 4096, 32  # beyond these, no code span is kept
 # characters that Obsidian would turn into links, tags, math, comments, highlights, HTML
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>#|$%^=~])")
 _UNLINKABLE = re.compile(r"[\[\]|#^]")
@@ -204,6 +205,10 @@ def inline(text: str) -> str:
     """`text` as one line of literal Markdown: whitespace collapsed, Obsidian syntax
     escaped, `code spans` kept (they are literal already)."""
     text = _SPACE.sub(" ", text).strip()
+    if len(text) > CODE_SPAN_TEXT or text.count("`") > CODE_SPAN_TICKS:
+        # the code-span regex backtracks through every split of a run of backticks, for
+        # every start: a note's text can make that cubic. Such text is escaped whole
+        return _MD_SPECIAL.sub(r"\\\1", text)
     out, last = [], 0
     for match in _CODE_SPAN.finditer(text):
         out.append(_MD_SPECIAL.sub(r"\\\1", text[last:match.start()]))

@@ -589,8 +589,6 @@ def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
     note.mapping = rows
 
 
-_WIKILINK = re.compile(r"\[\[[^\]]*\]\]")
-_PIPE_IN_WIKILINK = re.compile(r"\[\[[^\]]*\|")
 _SEPARATOR_ROW = re.compile(r"[\s|:-]*")
 _SEPARATOR_CHARS = frozenset(":- ")  # what a separator row's cells hold
 
@@ -603,12 +601,38 @@ def split_table_row(line: str) -> list[str]:
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
     if "\\" not in body and ("[[" not in body or (
-            "\x00" not in body and not _PIPE_IN_WIKILINK.search(body))):
+            "\x00" not in body and not _pipe_in_wikilink(body))):
         return [cell.strip() for cell in body.split("|")]
     # protect the pipes that are not cell separators, split, then restore them
-    body = body.replace("\\|", "\x00")
-    body = _WIKILINK.sub(lambda match: match.group().replace("|", "\x00"), body)
+    body = _protect_wikilinks(body.replace("\\|", "\x00"))
     return [cell.replace("\x00", "|").strip() for cell in body.split("|")]
+
+
+# Wikilinks are found by hand, not by `\[\[[^\]]*\]\]`: from every `[[` that regex runs
+# to the next `]`, so a row of many `[[` cost their count squared.
+
+
+def _pipe_in_wikilink(body: str) -> bool:
+    """Whether a `|` follows a `[[` with no `]` between them."""
+    return any((start := part.find("[[")) >= 0 and "|" in part[start + 2:]
+               for part in body.split("]"))
+
+
+def _protect_wikilinks(body: str) -> str:
+    """`body` with the `|` inside each `[[…]]` (no `]` inside) made NUL, leftmost first."""
+    out: list[str] = []
+    copied = search = 0
+    while (start := body.find("[[", search)) >= 0:
+        close = body.find("]", start + 2)
+        if close < 0:
+            break
+        if body.startswith("]]", close):
+            out += body[copied:start], body[start:close + 2].replace("|", "\x00")
+            copied = search = close + 2
+        else:  # every `[[` before this `]` ends at it: none of them is a wikilink
+            search = close + 1
+    out.append(body[copied:])
+    return "".join(out)
 
 
 def _parse_drafts(note: Note, body: _Body, section: Section) -> None:
