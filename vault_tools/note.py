@@ -495,14 +495,15 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
         note.findings.append(error(note.path, line, "number-too-large",
                                    f"{what}: {_shown(str(exc))} is beyond the range of a "
                                    "double"))
-    except ValueError:  # an integer longer than Python converts (int() of a string)
+    except ValueError as exc:  # an integer longer than Python converts (int() of a string)
         line, digits = frontmatter.longest_number(block.text)
         limit = frontmatter.digits_limit()
-        if not (limit and digits > limit):
-            raise
-        note.findings.append(error(note.path, block.line + line - 1, "number-too-large",
-                                   f"{what}: a number of {digits:,} digits (vt reads at most "
-                                   f"{limit:,})"))
+        if limit and digits > limit:
+            note.findings.append(error(note.path, block.line + line - 1, "number-too-large",
+                                       f"{what}: a number of {digits:,} digits (vt reads at "
+                                       f"most {limit:,})"))
+        else:  # nothing else is known to raise it; a finding all the same, never a crash
+            note.findings.append(error(note.path, block.line, "json-syntax", f"{what}: {exc}"))
     return block
 
 
@@ -549,8 +550,8 @@ def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match) -
 
 
 def _first(value: Any, wanted: Callable[[Any], Any]) -> Any:
-    """The first value (or object key) inside `value` for which `wanted` is true, else
-    None; a walk with a stack, not recursion (a block may nest deeply)."""
+    """A value (or object key) inside `value` for which `wanted` is true, else None; a
+    walk with a stack, not recursion (a block may nest deeply)."""
     stack = [value]
     while stack:
         current = stack.pop()

@@ -158,20 +158,23 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
             if entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, f"{prefix}{name}/"))
             elif entry.is_symlink():
-                if name.endswith(".md"):
-                    files.append(prefix + name)
-                    if not _inside(Path(entry.path), vault):
-                        escaping.add(files[-1])
-                elif not _inside(Path(entry.path), vault) and _is_folder(entry):
-                    # not followed (its notes would be read from outside the vault)
-                    problems.append(error(prefix + name, None, "read-error",
-                                          "a symlinked folder that leads outside the vault "
-                                          "(or loops); its notes are not checked"))
-                continue
+                if not name.endswith(".md"):
+                    if not _inside(Path(entry.path), vault) and _is_folder(entry):
+                        # not followed (its notes would be read from outside the vault)
+                        problems.append(error(prefix + name, None, "read-error",
+                                              "a symlinked folder that leads outside the "
+                                              "vault (or loops); its notes are not checked"))
+                    continue
+                files.append(prefix + name)
+                if not _inside(Path(entry.path), vault):
+                    escaping.add(files[-1])
             elif name.endswith(".md"):
                 if not entry.is_file(follow_symlinks=False):
-                    problems.append(not_a_file(prefix + name, _kind(entry.stat(
-                        follow_symlinks=False).st_mode)))
+                    try:
+                        kind = _kind(entry.stat(follow_symlinks=False).st_mode)
+                    except OSError:  # gone since it was listed
+                        continue
+                    problems.append(not_a_file(prefix + name, kind))
                     continue
                 files.append(prefix + name)
             else:
@@ -271,7 +274,7 @@ def _kind(mode: int) -> str:
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
-    return "not a file"
+    return "a special file"
 
 
 def not_a_file(relative: str, kind: str) -> Finding:
