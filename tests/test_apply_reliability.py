@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import random
 import shutil
@@ -31,6 +32,7 @@ from vault_tools.preview import preview_vault
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 REPO = Path(__file__).resolve().parents[1]
+CRASH_POINTS = ("after-write", "after-append", "after-mark")
 V2_CLAIM = "現代 parallel drafter 一次 pass 生成整個 block（修正版）。"
 
 
@@ -66,13 +68,13 @@ def set_action(path: Path, action: str) -> None:
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def vt_apply(vault: Path, *paths: str) -> subprocess.Popen:
+def vt_apply(vault: Path, *paths: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     # a new session: the kill takes the whole process group (pool workers included),
     # as a crash or a power cut would
     return subprocess.Popen([sys.executable, "-m", "vault_tools", "apply", "--vault",
                              str(vault), "--json", *paths],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, cwd=REPO)
+                            start_new_session=True, cwd=REPO, env=env)
 
 
 def decision_of(props: dict) -> str:
@@ -102,7 +104,34 @@ def assert_consistent(vault: Path) -> dict[str, list[dict]]:
     return by_claim
 
 
-def test_sigkill_at_random_moments(tmp_path: Path) -> None:
+def unmarked_decisions(vault: Path) -> list[Path]:
+    """APPROVE/REJECT notes in the state a crash between append and mark leaves: their
+    claim's latest event records their decision, and they do not name it."""
+    latest = {ev["claim_id"]: ev for ev in iter_events(vault / LEDGER)}
+    found = []
+    for path in sorted((vault / "03_claims").glob("*.md")):
+        props = parse_note(path.read_bytes(), path.name).properties
+        event = latest.get(props["claim_id"])
+        if (props["review_action"] in ("APPROVE", "REJECT") and event is not None
+                and event["action"] == decision_of(props)
+                and props.get("vt_event_id") not in (None, event["id"])):
+            found.append(path)
+    return found
+
+
+RUNS = 100
+FLIP_EVERY = 10
+# how each run ends: killed after a random delay, or at one of apply's crash points
+MODES = ("timed", *CRASH_POINTS)
+
+
+def kill_schedule(seed: int) -> list[tuple[str, float]]:
+    """(mode, share of a full run's time to wait for a timed kill) for each run."""
+    rng = random.Random(seed)
+    return [(rng.choices(MODES, weights=[6, 1, 2, 1])[0], rng.random()) for _ in range(RUNS)]
+
+
+def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
     vault = decision_vault(tmp_path / "vault")
     # one full run, on a copy, to learn how long a run takes
     probe = tmp_path / "probe"
@@ -113,28 +142,48 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     full = time.monotonic() - started
     assert len(list(iter_events(probe / LEDGER))) == 200
 
+    schedule = kill_schedule(seed=7)
+    # the schedule reaches "appended but not marked" whatever the timing: reviewers change
+    # their minds just before a run that is killed between its append and its marks
+    assert any(mode in ("after-write", "after-append")
+               for run, (mode, _) in enumerate(schedule) if run % FLIP_EVERY == FLIP_EVERY - 1)
     rng = random.Random(7)
     plain = sorted(p for p in (vault / "03_claims").glob("*.md")
                    if b"review_action: APPROVE\n" in p.read_bytes()
                    or b"review_action: REJECT\n" in p.read_bytes())
-    killed_mid_run = 0
-    for kill in range(100):
-        if kill % 10 == 9:
+    killed_mid_run = unmarked_seen = minds_changed_back = 0
+    for run, (mode, share) in enumerate(schedule):
+        if run % FLIP_EVERY == FLIP_EVERY - 1:
             # reviewers change their minds between crashes, so later runs have work too
             for path in rng.sample(plain, 8):
                 now = parse_note(path.read_bytes(), path.name).properties["review_action"]
                 set_action(path, "REJECT" if now == "APPROVE" else "APPROVE")
-        proc = vt_apply(vault)
-        time.sleep(rng.uniform(0, full))
-        if proc.poll() is None:
-            killed_mid_run += 1
-        with contextlib.suppress(ProcessLookupError):  # the run had finished
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        env = dict(os.environ)
+        env.pop(ledgermod.CRASH_ENV, None)
+        if mode != "timed":
+            env[ledgermod.CRASH_ENV] = mode
+        proc = vt_apply(vault, env=env)
+        if mode == "timed":
+            time.sleep(share * full)
+            if proc.poll() is None:
+                killed_mid_run += 1
+            with contextlib.suppress(ProcessLookupError):  # the run had finished
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(120)
         assert proc.returncode in (0, -signal.SIGKILL), proc.stderr.read()  # type: ignore
+        unmarked = [p for p in unmarked_decisions(vault) if p in plain]
+        unmarked_seen += bool(unmarked)
+        # the reviewer changes their mind back before the interrupted run is finished:
+        # the note says APPLIED for its old event, the ledger's latest event is the other
+        # decision, and the next run must record the note's decision again
+        for path in unmarked:
+            now = parse_note(path.read_bytes(), path.name).properties["review_action"]
+            set_action(path, "REJECT" if now == "APPROVE" else "APPROVE")
+            minds_changed_back += 1
     final = vt_apply(vault)
     assert final.wait(60) == 0, final.stderr.read()  # type: ignore[union-attr]
-    assert killed_mid_run >= 15  # the kills did land inside runs (how many varies with load)
+    assert unmarked_seen >= 1 and minds_changed_back >= 1
+    assert killed_mid_run >= 5  # the timed kills did land inside runs (how many varies)
     by_claim = assert_consistent(vault)
     assert len(by_claim) == 200
     # and a run after that has nothing left to do
@@ -155,6 +204,98 @@ def test_four_concurrent_runs_over_overlapping_notes(tmp_path: Path) -> None:
     by_claim = assert_consistent(vault)
     assert len(by_claim) == 120  # 0 lost
     assert all(len(evs) == 1 for evs in by_claim.values())  # 0 duplicated
+
+
+# --- a crash between append and mark, then a change of mind ------------------------
+
+def vt_json(vault: Path, *args: str, crash_at: str | None = None) -> tuple[int, dict]:
+    """`vt ARGS --vault VAULT --json` as a process; killed at `crash_at` if given."""
+    env = {k: v for k, v in os.environ.items() if k != ledgermod.CRASH_ENV}
+    if crash_at is not None:
+        env[ledgermod.CRASH_ENV] = crash_at
+    done = subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault),
+                           "--json"], capture_output=True, text=True, cwd=REPO, env=env,
+                          timeout=120)
+    if crash_at is not None:
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        return done.returncode, {}
+    return done.returncode, json.loads(done.stdout) if done.stdout.strip() else {}
+
+
+def note_props(vault: Path, name: str) -> dict:
+    path = vault / "03_claims" / name
+    return parse_note(path.read_bytes(), path.name).properties
+
+
+def claim_events(vault: Path, claim_id: str) -> list[dict]:
+    return [ev for ev in iter_events(vault / LEDGER) if ev["claim_id"] == claim_id]
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_the_final_decision_survives_a_crash_between_append_and_mark(
+        tmp_path: Path, point: str) -> None:
+    """APPROVE applied; REJECT, apply killed at `point`; APPROVE again; apply records it."""
+    names = ["C-1.md", "C-2.md"]  # two notes: after-mark kills with one marked, one not
+    vault = build_vault(tmp_path / "vault",
+                        {name: render_note(claim_id=name[:-3]) for name in names})
+    assert vt_json(vault, "apply")[0] == 0
+    accepted = {name: note_props(vault, name)["vt_event_id"] for name in names}
+    for name in names:
+        set_action(vault / "03_claims" / name, "REJECT")
+    vt_json(vault, "apply", crash_at=point)
+    # the REJECTs are durable; the notes are marked with them only up to the crash
+    marked = 0
+    for name in names:
+        reject = claim_events(vault, name[:-3])[-1]
+        assert (reject["action"], reject["supersedes"]) == ("REJECT", accepted[name])
+        marked += note_props(vault, name)["vt_event_id"] == reject["id"]
+    assert marked == (1 if point == "after-mark" else 0)
+    # status already tells: the ledger records REJECT, a note does not say so
+    _, report = vt_json(vault, "status")
+    assert [(d["path"], d["kind"]) for d in report["disagreements"]] == [
+        (f"03_claims/{name}", "unmarked") for name in names
+        if note_props(vault, name)["vt_event_id"] == accepted[name]]
+    # the reviewer changes their mind back before anyone runs apply again
+    for name in names:
+        set_action(vault / "03_claims" / name, "APPROVE")
+    _, report = vt_json(vault, "status")
+    assert [(d["path"], d["kind"], [h["action"] for h in d["heads"]])
+            for d in report["disagreements"]] == [
+        (f"03_claims/{name}", "differs", ["REJECT"]) for name in names]
+    assert report["disagreements"][0]["reason"].startswith(
+        "review_action is APPROVE; the claim's latest event is alice REJECT sha256:")
+    code, applied = vt_json(vault, "apply")
+    assert code == 0 and applied["skipped"] == [] and applied["refused"] == []
+    assert [(a["path"], a["action"], a["new"]) for a in applied["applied"]] == [
+        (f"03_claims/{name}", "ACCEPT", True) for name in names]
+    for name in names:
+        accept, reject, again = claim_events(vault, name[:-3])
+        assert [e["action"] for e in (accept, reject, again)] == ["ACCEPT", "REJECT", "ACCEPT"]
+        assert again["supersedes"] == reject["id"]
+        props = note_props(vault, name)
+        assert (props["review_state"], props["vt_event_id"]) == (APPLIED, again["id"])
+    _, report = vt_json(vault, "status")
+    assert report["disagreements"] == [] and report["edited_since_apply"] == []
+    assert report["claims"] == {"ACCEPTED": 2}
+    assert verify_ledger(vault / LEDGER, vault / ".vt").ok
+    _, again = vt_json(vault, "apply")
+    assert again["applied"] == []
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_a_crash_between_append_and_mark_is_completed_without_a_new_event(
+        tmp_path: Path, point: str) -> None:
+    vault = build_vault(tmp_path / "vault", {"C-1.md": render_note(claim_id="C-1")})
+    vt_json(vault, "apply", crash_at=point)
+    (accept,) = claim_events(vault, "C-1")
+    code, applied = vt_json(vault, "apply")
+    assert code == 0 and claim_events(vault, "C-1") == [accept]
+    if point == "after-mark":  # the only note was marked before the kill
+        assert applied["applied"] == [] and "already applied" in applied["skipped"][0]["reason"]
+    else:
+        assert [(a["id"], a["new"]) for a in applied["applied"]] == [(accept["id"], False)]
+    assert note_props(vault, "C-1.md")["vt_event_id"] == accept["id"]
+    assert vt_json(vault, "status")[1]["disagreements"] == []
 
 
 # --- ENOSPC / EIO -------------------------------------------------------------------

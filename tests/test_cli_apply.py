@@ -80,3 +80,20 @@ def test_demo_json(tmp_path: Path) -> None:
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert data["ok"] is True and len(data["steps"]) == 9 and data["vault"] is None
+
+
+def test_apply_moves_a_torn_tail_aside_and_says_so(example_vault: Path) -> None:
+    note = example_vault / "03_claims" / "DV1-0002.md"
+    assert vt("apply", str(note), "--vault", str(example_vault)).exit_code == 0
+    ledger = example_vault / LEDGER
+    whole = ledger.read_bytes()
+    with open(ledger, "ab") as f:
+        f.write(b'{"action":"ACC')  # an append interrupted mid-line
+    verified = vt("ledger", "verify", "--vault", str(example_vault))
+    assert "the next `vt apply` or `vt revert` moves it" in verified.stderr
+    result = vt("apply", "--vault", str(example_vault))
+    assert result.exit_code == 0, result.output
+    assert (f"vt: {LEDGER}: torn last line (14 bytes at offset {len(whole)}, an interrupted "
+            f"write) moved to {LEDGER}.torn") in result.stderr.splitlines()
+    assert (example_vault / f"{LEDGER}.torn").read_bytes() == b'{"action":"ACC\n'
+    assert ledger.read_bytes().startswith(whole) and len(ledger.read_bytes()) > len(whole)

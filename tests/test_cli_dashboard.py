@@ -103,7 +103,7 @@ def test_report_exit_codes(example_vault: Path, tmp_path: Path) -> None:
     path.unlink()
     break_ledger(example_vault)
     broken = vt("report", "--vault", str(example_vault))
-    assert broken.exit_code == 3 and "the chain is broken here" in broken.stderr
+    assert broken.exit_code == 3 and ":1: the ledger changed since it was verified" in broken.stderr
     assert not path.exists()
     missing = vt("report", "--vault", str(tmp_path / "nowhere"))
     assert missing.exit_code == 2
@@ -171,5 +171,5 @@ def test_export_exit_codes(example_vault: Path, tmp_path: Path) -> None:
         assert message in result.stderr and result.stdout == ""
     break_ledger(example_vault)
     broken = vt("export", "--vault", vault, "-o", str(tmp_path / "x.jsonl"))
-    assert broken.exit_code == 3 and "the chain is broken here" in broken.stderr
+    assert broken.exit_code == 3 and ":1: the ledger changed since it was verified" in broken.stderr
     assert not (tmp_path / "x.jsonl").exists()

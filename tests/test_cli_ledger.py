@@ -69,16 +69,18 @@ def test_verify_tampered_ledger_exits_3(example_vault: Path) -> None:
     assert vt("ledger", "verify", "--vault", str(example_vault), "--json").exit_code == 3
 
 
-def test_verify_reports_a_recovered_torn_tail(example_vault: Path) -> None:
+def test_verify_reports_a_torn_tail_and_leaves_it_to_apply(example_vault: Path) -> None:
     ledger = filled(example_vault)
     with open(ledger.path, "ab") as f:
         f.write(b'{"action":"ACCEPT","act')
+    before = ledger.path.read_bytes()
     result = vt("ledger", "verify", "--vault", str(example_vault))
     assert result.exit_code == 0, result.output
     assert f"{LEDGER}: torn last line (23 bytes" in result.stderr
-    assert f"moved to {LEDGER}.torn" in result.stderr
+    assert f"the next `vt apply` or `vt revert` moves it to {LEDGER}.torn" in result.stderr
     assert "ledger ok: 3 events" in result.stdout
-    assert (example_vault / f"{LEDGER}.torn").read_bytes() == b'{"action":"ACCEPT","act\n'
+    assert ledger.path.read_bytes() == before
+    assert not (example_vault / f"{LEDGER}.torn").exists()
 
 
 def log(vault: Path, *args: str) -> list[dict]:

@@ -39,12 +39,22 @@ def test_status_plain_and_json(example_vault: Path) -> None:
     assert "  by review_action: APPROVE 1, PENDING 2, REJECT 1, REQUEST_REPAIR 2" in out
     assert "  by review_state:  NEW 6" in out
     assert "claims in the ledger: CONFLICT 1" in out
-    assert "CONFLICT (decided on two branches; decide again to settle): DV1-0004" in out
+    assert "claims in CONFLICT (decided differently without seeing each other):" in out
+    assert "  DV1-0004 (03_claims/DV1-0004.md):" in out
+    assert "    to settle: resolve the note, set review_action to the final decision and run " \
+           "vt apply" in out
     assert f"ledger head: seq 3, {ledger.head().hash}" in out
     payload = json.loads(vt("status", "--vault", str(example_vault), "--json").stdout)
     assert payload["notes"] == 6 and payload["claims"] == {"CONFLICT": 1}
-    assert payload["by_state"] == {"NEW": 6} and payload["conflicts"] == ["DV1-0004"]
-    assert {"stale_previews", "edited_since_apply", "ledger_head"} <= set(payload)
+    assert payload["by_state"] == {"NEW": 6}
+    (conflict,) = payload["conflicts"]
+    reject, accept = conflict["heads"]
+    assert (conflict["claim_id"], reject["action"], accept["action"]) == (
+        "DV1-0004", "REJECT", "ACCEPT")
+    assert conflict["unseen"] == [reject["id"]]
+    assert f"    ann REJECT {reject['id']} (not seen by the latest decision)" in out
+    assert f"    ann ACCEPT {accept['id']} (latest)" in out
+    assert {"stale_previews", "edited_since_apply", "disagreements", "ledger_head"} <= set(payload)
 
 
 def test_status_catches_up_after_the_ledger_grew(example_vault: Path) -> None:
@@ -64,7 +74,8 @@ def test_status_of_a_broken_ledger_exits_3(example_vault: Path) -> None:
     ledger.path.write_bytes(lines[1] + lines[0])
     result = vt("status", "--vault", str(example_vault))
     assert result.exit_code == 3
-    assert "line 1: the chain is broken here; run `vt ledger verify`" in result.stderr
+    assert "jsonl:1: the ledger changed since it was verified (" in result.stderr
+    assert result.stderr.rstrip().endswith("; run `vt ledger verify`")
 
 
 def test_history_plain_json_and_unknown_claim(example_vault: Path) -> None:

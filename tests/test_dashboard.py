@@ -390,11 +390,12 @@ def test_dashboard_graph_of_labels_with_quotes_brackets_and_cjk(example_vault: P
     assert "- [[04_knowledge_base/草稿 驗證|草稿 驗證]] (1): [[03_claims/Q-1|Q-1]]" in text
 
 
-def test_inline_escapes_obsidian_syntax_but_keeps_code_spans() -> None:
+def test_inline_escapes_obsidian_syntax_and_code_spans() -> None:
     assert inline("see [[X]] #tag $x$ %%c%% ==h== <b>") == \
-        "see \\[\\[X\\]\\] \\#tag \\$x\\$ \\%\\%c\\%\\% \\=\\=h\\=\\= \\<b\\>"
+        "see \\[\\[X\\]\\] \\#tag \\$x\\$ \\%\\%c\\%\\% \\=\\=h\\=\\= &lt;b&gt;"
+    # a code span would be live (Dataview runs `= …` and `$= …` spans): escaped too
     assert inline("`Mapping Status: [[x]]` and a|b\nnext") == \
-        "`Mapping Status: [[x]]` and a\\|b next"
+        "\\`Mapping Status: \\[\\[x\\]\\]\\` and a\\|b next"
     assert inline("one ` backtick") == "one \\` backtick"
 
 

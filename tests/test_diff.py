@@ -15,7 +15,6 @@ from vault_tools.diff import (
     claim_change,
     diff_text_lines,
     escape_pointer_token,
-    fence_for,
     json_changes,
     repair_changes,
 )
@@ -178,12 +177,6 @@ def test_diff_text_lines() -> None:
     # a claim line holding a fence cannot close the block: every line starts with - or +
     body = diff_text_lines("```", "~~~")
     assert all(line[0] in "-+" for line in body.splitlines())
-
-
-def test_fence_for() -> None:
-    assert fence_for("plain") == "```"
-    assert fence_for("a ``` b") == "````"
-    assert fence_for("`````x``") == "``````"
 
 
 # ---------------------------------------------------------------------------

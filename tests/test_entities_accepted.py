@@ -57,4 +57,4 @@ def test_a_broken_ledger_exits_3(example_vault: Path) -> None:
     ledger.path.write_bytes(lines[1] + lines[0])
     result = vt("entities", "--vault", str(example_vault))
     assert result.exit_code == 3
-    assert "the chain is broken here" in result.stderr
+    assert ":1: the ledger changed since it was verified" in result.stderr

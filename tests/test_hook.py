@@ -300,7 +300,7 @@ def test_install_writes_hook_driver_and_attribute(repo: Path) -> None:
     assert git(repo, "config", "merge.vt-ledger.driver").stdout.strip() == \
         f"{sys.executable} -m vault_tools ledger merge %O %A %B"
     assert git(repo, "config", "merge.vt-ledger.name").stdout.strip() == "vt decision ledger"
-    assert (repo / ".gitattributes").read_text() == f"vault/{LEDGER} merge=vt-ledger\n"
+    assert (repo / ".gitattributes").read_text() == f"vault/{LEDGER} merge=vt-ledger -text\n"
     attr = git(repo, "check-attr", "merge", f"vault/{LEDGER}").stdout
     assert attr.strip().endswith("merge: vt-ledger")
 
@@ -409,7 +409,7 @@ def test_vault_at_the_repository_root(tmp_path: Path) -> None:
     copy_vault(root)
     hook.install(load_settings(root))
     assert "--vault ." in (root / ".git" / "hooks" / "pre-commit").read_text()
-    assert (root / ".gitattributes").read_text() == f"{LEDGER} merge=vt-ledger\n"
+    assert (root / ".gitattributes").read_text() == f"{LEDGER} merge=vt-ledger -text\n"
     git(root, "add", "-A")
     assert commit(root, "vault").returncode == 0
     note = root / NOTE
@@ -417,3 +417,30 @@ def test_vault_at_the_repository_root(tmp_path: Path) -> None:
     git(root, "add", "-A")
     done = commit(root)
     assert done.returncode == 1 and f"{NOTE}:55: frame-schema" in done.stderr
+
+
+def test_the_ledger_keeps_lf_in_a_checkout_with_autocrlf(repo: Path) -> None:
+    ledger = repo / "vault" / LEDGER
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    data = b'{"seq":1}\n{"seq":2}\n'
+    ledger.write_bytes(data)
+    git(repo, "add", f"vault/{LEDGER}")
+    git(repo, "commit", "-q", "--no-verify", "-m", "ledger")
+    git(repo, "config", "core.autocrlf", "true")
+    ledger.unlink()
+    git(repo, "checkout", "-q", "--", f"vault/{LEDGER}")
+    assert ledger.read_bytes() == data
+    assert git(repo, "check-attr", "text", f"vault/{LEDGER}").stdout.strip().endswith("unset")
+
+
+def test_install_replaces_the_attribute_line_without_text(repo: Path) -> None:
+    attributes = repo / ".gitattributes"
+    attributes.write_text(f"*.png binary\nvault/{LEDGER} merge=vt-ledger\n*.md text\n")
+    changes = hook.install(load_settings(repo / "vault"))
+    assert changes == [f"added `vault/{LEDGER} merge=vt-ledger -text` to {attributes}"]
+    assert attributes.read_text() == \
+        f"*.png binary\n*.md text\nvault/{LEDGER} merge=vt-ledger -text\n"
+    hook.uninstall(load_settings(repo / "vault"))
+    attributes.write_text(f"vault/{LEDGER} merge=vt-ledger\n*.md text\n")
+    hook.uninstall(load_settings(repo / "vault"))
+    assert attributes.read_text() == "*.md text\n"

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from vault_tools import importer
 from vault_tools.checks import check_note
 from vault_tools.config import load_settings
+from vault_tools.errors import IOFailure
 from vault_tools.frontmatter import CONTROL
 from vault_tools.importer import full_record, import_records, record_of, render
 from vault_tools.note import parse_note
@@ -214,7 +215,7 @@ def test_failed_fsync_is_an_error_and_writes_no_note(tmp_path: Path,
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", broken)
-    with pytest.raises(importer.VtError, match="Input/output error"):
+    with pytest.raises(IOFailure, match=r"n\.md: cannot write: Input/output error \(EIO\)"):
         importer.create_file(tmp_path / "n.md", b"x")
     assert list(tmp_path.iterdir()) == []
 

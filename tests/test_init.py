@@ -40,7 +40,8 @@ def test_init_outside_git_then_again_changes_nothing(vault: Path) -> None:
     assert len(result.changes) == 3
     assert (vault / "vt.toml").read_text() == VT_TOML
     assert (vault / ".gitignore").read_text() == (
-        ".vt/\n05_ledger/decision_ledger.jsonl.lock\n05_ledger/decision_ledger.jsonl.torn\n")
+        ".vt/\n05_ledger/decision_ledger.jsonl.lock\n05_ledger/decision_ledger.jsonl.torn\n"
+        "*.vt-tmp\n")
     assert json.loads((vault / ".obsidian" / "types.json").read_text()) == \
         {"types": PROPERTY_TYPES}
     before = snapshot(vault)
@@ -56,7 +57,7 @@ def test_init_in_git_installs_hook_and_driver_and_is_idempotent(vault: Path) -> 
     assert any("pre-commit hook" in c for c in result.changes)
     assert (vault / ".git" / "hooks" / "pre-commit").is_file()
     assert (vault / ".gitattributes").read_text() == \
-        "05_ledger/decision_ledger.jsonl merge=vt-ledger\n"
+        "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n"
     before = snapshot(vault)
     assert init_vault(load_settings(vault)).changes == []
     assert snapshot(vault) == before
@@ -101,7 +102,8 @@ def test_gitignore_lines_are_appended_never_rewritten(vault: Path) -> None:
     assert any(".gitignore" in c and ".vt/" not in c for c in result.changes)
     assert gitignore.read_bytes() == (b"*.tmp\r\n/.vt\r\nnotes/private\r\n"
                                       b"05_ledger/decision_ledger.jsonl.lock\r\n"
-                                      b"05_ledger/decision_ledger.jsonl.torn\r\n")
+                                      b"05_ledger/decision_ledger.jsonl.torn\r\n"
+                                      b"*.vt-tmp\r\n")
 
 
 def test_existing_vt_toml_is_left_alone_and_its_ledger_path_used(vault: Path) -> None:

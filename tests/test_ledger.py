@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -87,11 +88,24 @@ def messages(result: L.VerifyResult) -> list[str]:
 
 
 def filled(n: int, vault: Path, verified: bool = False) -> Ledger:
+    """A ledger of `n` events. The appends remember their ids; `verified`: the prefix
+    they were appended to stays trusted (later verifies re-prove it by its hash chain),
+    else it is forgotten, so that every line is parsed and checked in full."""
     ledger = ledger_of(vault)
     ledger.append(decision(f"C{i}", ("ACCEPT", "REJECT", "REPAIR")[i % 3]) for i in range(n))
-    if verified:  # the .vt memory now holds every line: later verifies trust the prefix
-        assert verify_ledger(ledger.path, ledger.state_dir).ok
+    if not verified:
+        forget_trust(ledger)
     return ledger
+
+
+def forget_trust(ledger: Ledger) -> None:
+    """Drop the trusted prefix, keep the memory of every id: as if no prefix was trusted."""
+    conn = sqlite3.connect(ledger.state_dir / L.STATE_DB)
+    try:
+        conn.execute("DELETE FROM meta WHERE key LIKE 'trust_%'")
+        conn.commit()
+    finally:
+        conn.close()
 
 
 # every tampering test runs twice: on a ledger never verified, and on one verified before
@@ -220,17 +234,30 @@ def test_revert_and_statuses(vault: Path) -> None:
         ledger.append([decision("C2", "REVERT", claim=None)])
 
 
-def test_index_catches_up_incrementally_and_rebuilds_after_a_rewrite(vault: Path) -> None:
-    ledger = filled(3, vault)
+def test_index_catches_up_incrementally_and_rebuilds_after_a_rechain(vault: Path) -> None:
+    ledger = filled(3, vault, verified=True)
     other = Ledger(ledger.path, vault / ".vt-other")  # another clone's state: stale index
     other.append([decision("C1", "ACCEPT")])
     with ledger.transaction() as txn:
         assert txn.latest("C1")["action"] == "ACCEPT"  # caught up on the tail only
-    # a rewrite (here: a shortened file) makes the remembered head useless: full rebuild
-    write_lines(ledger, lines_of(ledger)[:2])
+    # a merge that re-chained the events (same ids, new seq/prev/hash): the trusted
+    # prefix no longer matches, the whole file verifies, the index is rebuilt
+    events = [json.loads(raw) for raw in lines_of(ledger)]
+    ledger.path.write_bytes(L._rechain([events[1], events[0], *events[2:]]))
     with ledger.transaction() as txn:
-        assert txn.latest("C2") is None
-        assert txn.latest("C1")["action"] == "REJECT"
+        assert txn.latest("C1")["action"] == "ACCEPT"
+        assert txn.latest("C0")["seq"] == 2
+        assert txn.has_id(events[0]["id"])
+
+
+def test_a_shortened_ledger_is_refused_by_the_next_transaction(vault: Path) -> None:
+    ledger = filled(3, vault, verified=True)
+    write_lines(ledger, lines_of(ledger)[:2])
+    before = ledger.path.read_bytes()
+    with pytest.raises(L.IntegrityError, match="changed since it was verified.*missing") as exc:
+        ledger.append([decision("C9")])
+    assert exc.value.line == 3  # the first line that is gone
+    assert ledger.path.read_bytes() == before
 
 
 def test_log_newest_first_with_filters(vault: Path) -> None:
@@ -405,10 +432,12 @@ def test_torn_tail_at_every_byte_of_the_last_line(vault: Path, tmp_path: Path) -
         result = verify_ledger(case.path, case.state_dir)
         assert result.ok and result.events == 1, (cut, result.problems)
         assert result.torn is not None and result.torn.offset == start
-        assert result.torn.length == cut - start
-        assert case.torn_path.read_bytes() == whole[start:cut] + b"\n"
-        assert case.path.read_bytes() == whole[:start]
+        assert result.torn.length == cut - start and not result.torn.moved
+        assert "the next `vt apply` or `vt revert` moves it to" in result.torn.message()
+        # verify writes nothing: the next append moves the torn bytes aside
+        assert case.path.read_bytes() == whole[:cut] and not case.torn_path.exists()
         case.append([decision("C3")])
+        assert case.torn_path.read_bytes() == whole[start:cut] + b"\n"
         assert verify_ledger(case.path, case.state_dir).ok
 
 
@@ -445,7 +474,7 @@ def test_failed_write_leaves_no_partial_line(vault: Path, monkeypatch, code: int
         ledger.append([decision("C7"), decision("C8")])
     monkeypatch.undo()
     assert len(calls) == 2
-    assert info.value.exit_code == ExitCode.INTEGRITY
+    assert info.value.exit_code == ExitCode.IO
     assert os.strerror(code) in str(info.value)
     assert ledger.path.read_bytes() == before
     ledger.append([decision("C7")])
@@ -626,10 +655,11 @@ def test_apply_refuses_a_ledger_whose_chain_is_broken(vault: Path) -> None:
     del raw[1]
     write_lines(ledger, raw)
     with (
-        pytest.raises(L.IntegrityError, match="line 2: the chain is broken"),
-        ledger.transaction() as txn,
+        pytest.raises(L.IntegrityError, match=r"does not verify \(seq 2 expected, found 3") as exc,
+        ledger.transaction(),
     ):
-        txn.latest("C1")
+        pass
+    assert exc.value.line == 2 and "run `vt ledger verify`" in exc.value.message
 
 
 def test_a_second_verify_reproves_the_prefix_without_reparsing(vault: Path, monkeypatch) -> None:

@@ -169,8 +169,16 @@ def test_two_branches_superseding_the_same_event_conflict_until_a_new_decision(
     states = claim_states(events)
     assert states["C1"].status == "CONFLICT" and len(states["C1"].contenders) == 2
     assert states["C2"].status == "ACCEPTED"
-    # a decision made after the merge supersedes the latest event and settles the claim
-    after = branch(tmp_path, "after", merged, [decision("C1", "ACCEPT", actor="cy")])
+    # a decision that saw only one head leaves the other one standing
+    heads = states["C1"].contenders
+    partial = branch(tmp_path, "partial", merged,
+                     [decision("C1", "ACCEPT", actor="cy", supersedes=heads[1])])
+    states = claim_states(iter_events(tmp_path / "partial" / "decision_ledger.jsonl"))
+    assert states["C1"].status == "CONFLICT" and states["C1"].contenders[0] == heads[0]
+    assert verifies(tmp_path, partial)
+    # a decision made after the merge supersedes both heads and settles the claim
+    after = branch(tmp_path, "after", merged,
+                   [decision("C1", "ACCEPT", actor="cy", supersedes=sorted(heads))])
     assert claim_statuses(iter_events(tmp_path / "after" / "decision_ledger.jsonl")) == {
         "C1": "ACCEPTED",
         "C2": "ACCEPTED",

@@ -149,7 +149,9 @@ def test_different_decisions_on_one_claim_conflict_until_a_new_decision(tmp_path
     append(alice, decision("DV1-0004", "REJECT", "alice"))
     commit_all(alice, "alice")
     git(alice, "push", "-q", "origin", "main")
-    append(bob, decision("DV1-0004", "REJECT", "bob"))
+    claim = {"atomic_claim": "x", "epistemic_mode": "ASSERTED", "mapping_status": "FULL",
+             "semantic_frame": {}}
+    append(bob, dict(decision("DV1-0004", "ACCEPT", "bob"), claim=claim))
     commit_all(bob, "bob")
     assert pull_merge(bob).returncode == 0
     assert claim_statuses(iter_events(bob / LEDGER)) == {"DV1-0004": "CONFLICT"}
@@ -157,8 +159,9 @@ def test_different_decisions_on_one_claim_conflict_until_a_new_decision(tmp_path
     git(bob, "push", "-q", "origin", "main")
     git(alice, "pull", "-q", "--no-rebase", "origin", "main")
     assert statuses(alice) == {"DV1-0004": "CONFLICT"}
-    # a decision made after the merge settles it
-    append(alice, decision("DV1-0004", "REJECT", "carol"))
+    # a decision made after the merge, superseding both heads, settles it
+    heads = sorted(ev["id"] for ev in iter_events(alice / LEDGER))
+    append(alice, dict(decision("DV1-0004", "REJECT", "carol"), supersedes=heads))
     assert claim_statuses(iter_events(alice / LEDGER)) == {"DV1-0004": "REJECTED"}
     assert statuses(alice) == {"DV1-0004": "REJECTED"}
     commit_all(alice, "carol settles it")

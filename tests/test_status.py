@@ -9,6 +9,7 @@ from test_store import decision, ledger_for
 
 from vault_tools.apply import claim_base, v1_claim
 from vault_tools.config import load_settings
+from vault_tools.ledger import Ledger, iter_events
 from vault_tools.note import parse_note
 from vault_tools.preview import preview_hash
 from vault_tools.status import StatusReport, status
@@ -18,6 +19,10 @@ from vault_tools.writer import set_properties
 DV1 = "03_claims/DV1-0001.md"
 DV3 = "03_claims/DV1-0003.md"
 SA = "03_claims/SA260324R-0125.md"
+
+
+def ledger_events(ledger: Ledger) -> list[dict]:
+    return list(iter_events(ledger.path))
 
 
 def run(vault: Path, workers: int = 1) -> StatusReport:
@@ -53,6 +58,7 @@ def test_counts_of_the_example_vault(example_vault: Path) -> None:
         "claims": {},
         "stale_previews": [],
         "edited_since_apply": [],
+        "disagreements": [],
         "conflicts": [],
         "ledger_head": {"seq": 0, "hash": "0" * 64},
         "unreadable": [],
@@ -115,7 +121,16 @@ def test_conflicts_and_head(example_vault: Path) -> None:
     ledger.append([decision("DV1-0004", "REJECT", supersedes=first["id"]),
                    decision("DV1-0004", "REPAIR", supersedes=first["id"])])
     report = run(example_vault)
-    assert report.conflicts == ["DV1-0004"] and report.claims == {"CONFLICT": 1}
+    (conflict,) = report.conflicts
+    reject, repair = (ev for ev in ledger_events(ledger) if ev["seq"] > 1)
+    assert conflict == {
+        "claim_id": "DV1-0004", "note": "03_claims/DV1-0004.md",
+        "heads": [{k: ev[k] for k in ("id", "action", "actor", "ts", "note")}
+                  for ev in (reject, repair)],
+        "unseen": [reject["id"]],
+        "settle": "resolve the note, set review_action to the final decision and run vt "
+                  "apply: one new event then supersedes every head"}
+    assert report.claims == {"CONFLICT": 1}
     assert report.ledger_head == {"seq": 3, "hash": ledger.head().hash}
 
 
@@ -126,3 +141,46 @@ def test_pool_gives_the_same_report(example_vault: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr("vault_tools.pool.PARALLEL_THRESHOLD", 1)
     assert run(example_vault, workers=2).to_json() == serial
     assert serial["edited_since_apply"][0]["reason"].startswith("review_action is now PENDING")
+
+
+def test_a_decision_that_saw_one_head_leaves_the_other_named(example_vault: Path) -> None:
+    settings = load_settings(example_vault)
+    ledger = ledger_for(settings)
+    (first,) = ledger.append([decision("DV1-0004")])
+    reject, accept = ledger.append([
+        decision("DV1-0004", "REJECT", actor="bob", supersedes=first["id"]),
+        decision("DV1-0004", "ACCEPT", actor="cy", comment="b", supersedes=first["id"])])
+    # dee saw cy's ACCEPT only (bob's REJECT had not reached her clone) and accepts again
+    (again,) = ledger.append([decision("DV1-0004", "ACCEPT", actor="dee",
+                                       supersedes=accept["id"])])
+    report = run(example_vault)
+    assert report.claims == {"CONFLICT": 1}
+    (conflict,) = report.conflicts
+    assert [(h["actor"], h["action"]) for h in conflict["heads"]] == [
+        ("bob", "REJECT"), ("dee", "ACCEPT")]
+    assert conflict["unseen"] == [reject["id"]]
+    # superseding both heads settles it
+    ledger.append([decision("DV1-0004", "REJECT", actor="eve",
+                            supersedes=sorted([reject["id"], again["id"]]))])
+    report = run(example_vault)
+    assert report.claims == {"REJECTED": 1} and report.conflicts == []
+
+
+def test_a_reverted_decision_is_listed_until_the_reviewer_decides_again(
+        example_vault: Path) -> None:
+    from vault_tools.apply import apply_notes
+    from vault_tools.revert import revert_event
+
+    settings = load_settings(example_vault)
+    (applied,) = apply_notes(settings, [example_vault / DV1]).applied
+    assert run(example_vault).disagreements == []
+    revert = revert_event(settings, applied.id).event
+    (entry,) = run(example_vault).disagreements
+    assert (entry["path"], entry["kind"], [h["id"] for h in entry["heads"]]) == (
+        DV1, "reverted", [revert["id"]])
+    assert entry["reason"].endswith("change review_action to decide again")
+    replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: REJECT")
+    (entry,) = run(example_vault).disagreements
+    assert entry["kind"] == "differs"
+    apply_notes(settings, [example_vault / DV1])
+    assert run(example_vault).disagreements == []

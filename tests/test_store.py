@@ -179,7 +179,9 @@ def test_conflict_is_cleared_by_a_later_decision(cfg: Settings) -> None:
         store.catch_up()
         assert store.conflicts() == ["A"]
         assert store.status_counts() == {"CONFLICT": 1}
-        ledger.append([decision("A", comment="settled after the merge")])
+        heads = sorted(ev["id"] for ev in store.heads("A"))
+        assert len(heads) == 2 and {k: sorted(v) for k, v in store.forked().items()} == {"A": heads}
+        ledger.append([decision("A", comment="settled after the merge", supersedes=heads)])
         assert store.catch_up().rebuilt is False
         assert store.conflicts() == []
         assert store.claim("A").status == "ACCEPTED"  # type: ignore[union-attr]
@@ -222,17 +224,19 @@ def test_targets_naming_one_note_are_grouped(cfg: Settings) -> None:
         assert store.accepted_by_entity() == {"04_knowledge_base/Prefill.md": ["A", "B"]}
 
 
-def test_store_is_rebuilt_after_the_ledger_shrank(cfg: Settings) -> None:
+def test_a_shrunken_ledger_is_refused_and_the_store_kept(cfg: Settings) -> None:
     ledger = ledger_for(cfg)
     ledger.append([decision("A"), decision("B")])
     with ClaimStore.open(cfg) as store:
         store.catch_up()
     first_line = ledger.path.read_bytes().splitlines(keepends=True)[0]
     ledger.path.write_bytes(first_line)
-    with ClaimStore.open(cfg) as store:
-        caught = store.catch_up()
-        assert (caught.new_events, caught.rebuilt) == (1, True)
-        assert store.claim("B") is None
+    for project in (ClaimStore.catch_up, ClaimStore.rebuild):
+        with ClaimStore.open(cfg) as store:
+            with pytest.raises(IntegrityError, match="changed since it was verified") as exc:
+                project(store)
+            assert exc.value.line == 2  # the first line that is gone
+            assert store.claim("B") is not None
 
 
 def test_torn_tail_is_not_projected(cfg: Settings) -> None:
@@ -250,8 +254,9 @@ def test_broken_chain_is_an_integrity_error(cfg: Settings) -> None:
     ledger.append([decision("A"), decision("B")])
     lines = ledger.path.read_bytes().splitlines(keepends=True)
     ledger.path.write_bytes(lines[1] + lines[0])
-    with ClaimStore.open(cfg) as store, pytest.raises(IntegrityError, match="line 1: the chain"):
+    with ClaimStore.open(cfg) as store, pytest.raises(IntegrityError, match="changed since") as exc:
         store.catch_up()
+    assert exc.value.line == 1
 
 
 def test_a_store_from_an_older_schema_is_rebuilt(cfg: Settings) -> None:
@@ -349,3 +354,21 @@ def test_history_rows_hold_the_canonical_event_line(cfg: Settings) -> None:
         assert store.history("A") == [json.loads(line)]
         (row,) = store.dump()["events"]
         assert row[-1] == line
+
+
+def test_a_store_of_the_previous_schema_is_rebuilt(cfg: Settings) -> None:
+    ledger = ledger_for(cfg)
+    ledger.append([decision("A"), decision("B", "REJECT")])
+    cfg.state_dir.mkdir(parents=True, exist_ok=True)
+    old = sqlite3.connect(cfg.state_dir / "claims.sqlite")
+    # schema 1: no claims.heads
+    old.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE claims (claim_id TEXT PRIMARY KEY, status TEXT NOT NULL, "
+        "event_id TEXT NOT NULL, claim TEXT, note TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema', '1');")
+    old.close()
+    with ClaimStore.open(cfg) as store:
+        assert store.catch_up().rebuilt
+        assert store.status_counts() == {"ACCEPTED": 1, "REJECTED": 1}
+        assert store.forked() == {}

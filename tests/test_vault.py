@@ -167,3 +167,22 @@ def test_a_large_listing_spills_in_sorted_runs(tmp_path: Path, vault: Path,
     monkeypatch.setattr(vault_mod, "SPILL_PATHS", 10_000)
     small = list_vault(vault, spill=True)
     assert isinstance(small.paths, list) and small.paths == expected  # below: a plain list
+
+
+def test_a_given_note_a_symlink_leads_out_of_is_named_as_given(tmp_path: Path) -> None:
+    """Inside the vault by name, outside once resolved: the same finding a vault run gives
+    that note (not "not inside the vault", which would name the wrong thing)."""
+    from vault_tools.boundary import escaping_note
+    from vault_tools.vault import given_notes
+
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    (vault / "03_claims").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "X.md").write_text("x", encoding="utf-8")
+    os.symlink(outside / "X.md", vault / "03_claims" / "X.md")
+    os.symlink(outside, vault / "linked", target_is_directory=True)
+    given = [vault / "03_claims" / "X.md", vault / "linked" / "X.md"]
+    assert list(given_notes(vault, given)) == [
+        ("03_claims/X.md", escaping_note("03_claims/X.md")),
+        ("linked/X.md", escaping_note("linked/X.md")),
+    ]

@@ -434,3 +434,24 @@ def test_debouncer_folds_a_burst_into_one_call_per_path() -> None:
     assert debouncer.pending() == 0
     debouncer.close()
     assert debouncer.next_due() is None
+
+
+def test_apply_stops_at_a_ledger_changed_since_it_was_verified(vault: Path) -> None:
+    dv1 = "03_claims/DV1-0001.md"
+    ledger = vault / "05_ledger" / "decision_ledger.jsonl"
+    done = subprocess.run([sys.executable, "-m", "vault_tools", "apply", str(vault / DV2),
+                           "--vault", str(vault)], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    ledger.write_bytes(ledger.read_bytes().replace(b'"v":1', b'"v":2'))  # same length
+    tampered = ledger.read_bytes()
+    with running(WatchProcess(vault, "--apply")) as process:
+        process.wait(lambda e: e["event"] == "ready")
+        since = process.mark()
+        edit(vault, dv1, 'reviewer: "alice"', 'reviewer: "bob"')  # APPROVE, to apply
+        error = process.wait_event("error", dv1, since)
+        assert "changed since it was verified" in error["message"]
+        assert "run `vt ledger verify`" in error["message"]
+        assert process.stop() == 0
+    assert ledger.read_bytes() == tampered
+    assert "review_state: NEW" in (vault / dv1).read_text(encoding="utf-8")

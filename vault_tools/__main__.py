@@ -11,7 +11,13 @@ def main() -> None:
     if sys.argv[1:3] == ["hook", "run"]:
         from vault_tools.hook import main as hook_main
 
-        sys.exit(hook_main(sys.argv[3:]))
+        try:
+            code = hook_main(sys.argv[3:])
+        except Exception as exc:  # noqa: BLE001 - never a traceback, as run_app
+            from vault_tools.crash import unhandled
+
+            code = unhandled(exc, ["vt", *sys.argv[1:]])
+        sys.exit(code)
     from vault_tools.cli import main as cli_main
 
     cli_main()

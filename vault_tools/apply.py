@@ -5,11 +5,13 @@ A run has four phases, and the order is what makes it safe to kill at any moment
 1. examine: read, parse and check every candidate note (a process pool for many notes),
    before the ledger lock is taken, so the lock is held only for the decisions;
 2. decide and append, in ONE ledger transaction: a note's decision becomes an event only
-   if its claim's history does not already record it; the transaction fsyncs once on exit;
+   if its claim's heads do not already all record it (`judge`); the transaction fsyncs
+   once on exit;
 3. only then mark the notes `review_state: APPLIED` (one atomic rewrite each, refused if
    the note changed since phase 1): a note never says APPLIED for an event that is not
-   durable, and a crash between 2 and 3 is finished by the next run (the ledger is the
-   truth: the note's decision is found recorded, and the note is completed);
+   durable, and a crash between 2 and 3 is finished by the next run (the note is the
+   reviewer's decision: found recorded, the note is completed; changed since, it is a
+   new event superseding the one the crashed run appended);
 4. bring the Claim Store and the knowledge-base blocks up to date (`store.refresh`).
 
 Plain data in, plain data out: the CLI renders `ApplyReport`.
@@ -19,28 +21,41 @@ from __future__ import annotations
 
 import getpass
 import hashlib
-import json
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tools import writer
+from vault_tools.boundary import is_inside
 from vault_tools.checks import CheckContext, check_note
 from vault_tools.config import Settings
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.durable import remove_stale_temps
+from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR
-from vault_tools.ledger import CHECK_KEYS, CLAIM_KEYS, Ledger, Transaction, canonical, iter_lines
+from vault_tools.ledger import (
+    CHECK_KEYS,
+    CLAIM_KEYS,
+    Ledger,
+    Transaction,
+    canonical,
+    crash_point,
+    same_decision,
+    supersedes_value,
+)
 from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.preview import PREVIEW_FAILED, PREVIEW_READY, preview_hash
 from vault_tools.validate import make_context
 from vault_tools.vault import given_notes, list_vault, read_file
+
+if TYPE_CHECKING:
+    from vault_tools.store import ClaimStore
 
 Progress = Callable[[int, int], None]
 
@@ -77,6 +92,7 @@ class Applied:
     ts: str
     new: bool = True  # False: the event was already there (a crashed run), the note completed
     marked: bool = False  # the note now says APPLIED
+    settled: int = 0  # a new event superseding this many concurrent heads (2+: a CONFLICT)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "claim_id": self.claim_id, "action": self.action,
@@ -104,6 +120,9 @@ class ApplyReport:
     dry_run: bool = False
     refresh: Any = None  # store.RefreshResult
     refresh_error: VtError | None = None
+    # the first note vt could not mark because the system failed the write (full disk…)
+    io_error: IOFailure | None = None
+    torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
 
     @property
     def failed(self) -> bool:
@@ -152,6 +171,23 @@ def v2_claim(note: Note) -> dict[str, Any] | None:
         "semantic_frame": drafts.frame.data if drafts.frame is not None and drafts.frame.ok
         else None,
     }
+
+
+def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:
+    """What the note's `review_action` decides, in the fields `same_decision` compares:
+    the ledger action, the claim (V1 for ACCEPT, the V2 drafts for REPAIR) and the
+    approved preview. None for an action that decides nothing (PENDING, REQUEST_REPAIR)."""
+    action = ACTION_OF.get(review_action)
+    if action is None:
+        return None
+    claim, preview = None, None
+    if action == "ACCEPT":
+        claim = v1_claim(note)
+    elif action == "REPAIR":
+        claim = v2_claim(note)
+        stated = note.properties.get("vt_preview_hash")
+        preview = str(stated) if stated is not None and claim is not None else None
+    return {"action": action, "claim": claim, "preview": preview}
 
 
 def _claim_ok(claim: dict[str, Any] | None) -> bool:
@@ -267,21 +303,21 @@ def _str_or_none(value: object) -> str | None:
 
 def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Candidate) -> None:
     props = note.properties
-    action = ACTION_OF[str(cand.review_action)]
+    content = decision_content(note, str(cand.review_action))
+    assert content is not None
+    action = content["action"]
     checks = {key: props.get(key) is True for key in CHECK_KEYS}
-    v1 = v1_claim(note)
+    v1 = content["claim"] if action == "ACCEPT" else v1_claim(note)
     reviewer = props.get("reviewer")
     comment = props.get("review_comment")
     cand.decision = {
-        "action": action,
+        **content,
         "actor": str(reviewer).strip() if reviewer is not None else "",
         "base": claim_base(v1),
         "checks": checks,
-        "claim": None,
         "claim_id": note.claim_id,
         "comment": "" if comment is None else str(comment),
         "note": cand.path,
-        "preview": None,
         "v": 1,
     }
     if action == "REJECT":
@@ -291,7 +327,6 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
         cand.problems.append(f"unchecked: {', '.join(unchecked)} (every required check must "
                              "be true to approve)")
     if action == "ACCEPT":
-        cand.decision["claim"] = v1
         if cand.review_state == APPLIED and cand.event_id:
             # almost surely applied already: check only if it turns out to be a new decision
             cand.check_later = True
@@ -315,14 +350,12 @@ def _errors_reason(errors: list) -> str:
 
 def _fill_repair(note: Note, cand: Candidate) -> None:
     assert cand.decision is not None
-    v2 = v2_claim(note)
+    v2 = cand.decision["claim"]
     if v2 is None:
         cand.problems.append("the note has no V2 Draft section: run vt draft, edit the drafts, "
                              "set REQUEST_REPAIR and run vt preview")
         return
-    cand.decision["claim"] = v2
-    stated = note.properties.get("vt_preview_hash")
-    cand.decision["preview"] = str(stated) if stated is not None else None
+    stated = cand.decision["preview"]
     if cand.review_state == PREVIEW_FAILED:
         cand.problems.append("the preview failed: fix the drafts, set review_action to "
                              "REQUEST_REPAIR and run vt preview")
@@ -353,17 +386,58 @@ class _Mark:
     signature: tuple[int, int, int]
 
 
-def _same_decision(decision: dict[str, Any], event: dict[str, Any]) -> bool:
-    """Does `event` record this decision? Action, claim and approved preview decide it:
-    who clicked, the comment or a moved note do not make a new decision."""
-    return all(decision.get(k) == event.get(k) for k in ("action", "claim", "preview"))
+# what the note decides, against what the claim's heads say
+
+FIRST = "first"  # the claim has no event yet: the decision is its first event
+AGREES = "agrees"  # every head records the note's decision: the note is marked, nothing added
+REVERTED = "reverted"  # the note's applied decision was reverted, and the note is unchanged
+DIFFERS = "differs"  # a new event, superseding every head
 
 
-def _probe(decision: dict[str, Any], latest: dict[str, Any]) -> dict[str, Any]:
-    """The decision with the latest event's incidental fields, for `txn.recorded`: it then
-    matches exactly when action, claim and preview are those the latest event records."""
-    incidental = ("actor", "base", "checks", "comment", "note")
-    return {**decision, **{k: latest[k] for k in incidental if k in latest}}
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How a note's decision stands against its claim's heads (see `judge`)."""
+
+    kind: str  # FIRST | AGREES | REVERTED | DIFFERS
+    heads: tuple[dict, ...] = ()
+    event: dict | None = None  # AGREES: the head the note is to name; REVERTED: the REVERT
+
+    def supersedes(self) -> str | list[str] | None:
+        """The `supersedes` of the event a FIRST or DIFFERS verdict appends: every head."""
+        return supersedes_value(h["id"] for h in self.heads)
+
+
+def judge(decision: dict[str, Any], heads: Sequence[dict], applied_id: str | None,
+          event_of: Callable[[str], dict | None]) -> Verdict:
+    """The one comparison of a note's decision (`decision_content`) with its claim's
+    heads (the events no later event supersedes, in ledger order), for apply and status.
+
+    The note is the reviewer's decision: when every head records it, the claim agrees
+    (concurrent identical decisions are one agreement), and the note is to name one of
+    them (its own `vt_event_id` if that is a head, else the latest). Otherwise the note's
+    decision is a new event that supersedes every head, whether the claim moved on since
+    the note was marked (a run killed between append and mark, then a change of mind) or
+    was decided differently on two branches. The one exception is a revert: a note marked
+    with the decision its claim's heads revert (`applied_id`, looked up with `event_of`
+    only then) is not applied again until its reviewer decides anew.
+    """
+    if not heads:
+        return Verdict(FIRST)
+    heads = tuple(heads)
+    if all(same_decision(decision, h) for h in heads):
+        named = next((h for h in heads if h["id"] == applied_id), heads[-1])
+        return Verdict(AGREES, heads, named)
+    if applied_id is not None and all(h["action"] == "REVERT" and h.get("reverts") == applied_id
+                                      for h in heads):
+        reverted = event_of(applied_id)
+        if reverted is not None and same_decision(decision, reverted):
+            return Verdict(REVERTED, heads, heads[-1])
+    return Verdict(DIFFERS, heads)
+
+
+def describe_head(event: dict) -> str:
+    """`alice REJECT sha256:…`: who decided what, in which event."""
+    return f"{event['actor']} {event['action']} {event['id']}"
 
 
 class _Decider:
@@ -377,6 +451,8 @@ class _Decider:
         self.report = report
         self.marks: list[_Mark] = []
         self._actor: str | None = None
+        self.store: ClaimStore | None = None
+        self.forked: dict[str, list[str]] = {}
 
     def actor(self) -> str:
         if self._actor is None:
@@ -384,48 +460,63 @@ class _Decider:
         return self._actor
 
     def run(self, candidates: list[Candidate]) -> None:
-        self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
-        earlier: list[Candidate] = []
-        for cand in candidates:
-            if self._decide(cand, allow_earlier=True) is False:
-                earlier.append(cand)
-        if earlier:
-            found = _events_by_id(self.txn, {c.event_id for c in earlier if c.event_id})
-            for cand in earlier:
-                self._decide(cand, allow_earlier=False, found=found)
+        from vault_tools.store import ClaimStore
 
-    def _decide(self, cand: Candidate, allow_earlier: bool,
-                found: dict[str, dict] | None = None) -> bool | None:
-        """Decide one note. False: it needs the event its vt_event_id names (looked up in
-        one pass for all such notes, then decided again)."""
+        self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
+        if self.txn.start.size == 0:  # no event yet (a dry run's scratch ledger too)
+            for cand in candidates:
+                self._decide(cand)
+            return
+        # under the ledger lock the store, caught up, holds exactly the ledger's heads:
+        # claims with several are few, and the rest have their latest event as the head
+        with ClaimStore.open(self.settings) as store:
+            store.catch_up()
+            self.store, self.forked = store, store.forked()
+            try:
+                for cand in candidates:
+                    self._decide(cand)
+            finally:
+                self.store = None
+
+    def _heads(self, claim_id: str) -> list[dict]:
+        if claim_id in self.forked:
+            assert self.store is not None
+            return self.store.heads(claim_id)
+        latest = self.txn.latest(claim_id)
+        return [latest] if latest is not None else []
+
+    def _event_of(self, event_id: str) -> dict | None:
+        assert self.store is not None
+        return self.store.event(event_id)
+
+    def _decide(self, cand: Candidate) -> None:
         decision = cand.decision
         assert decision is not None and cand.claim_id is not None
-        latest = self.txn.latest(cand.claim_id)
-        if latest is not None and self.txn.recorded(_probe(decision, latest)) is not None:
-            if cand.review_state == APPLIED and cand.event_id == latest["id"]:
-                self._skip(cand, f"already applied: {latest['id']}")
+        applied_id = cand.event_id if cand.review_state == APPLIED else None
+        verdict = judge(decision, self._heads(cand.claim_id), applied_id, self._event_of)
+        if verdict.kind == AGREES:
+            assert verdict.event is not None
+            if applied_id == verdict.event["id"]:
+                self._skip(cand, f"already applied: {applied_id}")
             else:
-                self._mark(cand, latest, new=False)  # a run crashed before marking it
-            return None
-        if cand.review_state == APPLIED and cand.event_id and (
-                latest is None or cand.event_id != latest["id"]):
-            if allow_earlier:
-                return False
-            event = (found or {}).get(cand.event_id)
-            if event is not None and _same_decision(decision, event):
-                self._skip(cand, _superseded_reason(event, latest))
-                return None
+                self._mark(cand, verdict.event, new=False)  # a run killed before marking it
+            return
+        if verdict.kind == REVERTED:
+            assert verdict.event is not None
+            self._skip(cand, f"already applied as {applied_id}, which was reverted by "
+                             f"{verdict.event['id']}; to decide again, change review_action")
+            return
         if cand.check_later:
             cand.problems += self._late_check(cand)
         if cand.problems:
             self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
-            return None
-        # the latest event, looked up above, is what this decision supersedes
+            return
         event = self.txn.append({**decision, "actor": decision["actor"] or self.actor(),
-                                 "supersedes": latest["id"] if latest else None})
+                                 "supersedes": verdict.supersedes()})
         self.report.events.append(event)
         self._mark(cand, event, new=True)
-        return None
+        if len(verdict.heads) > 1:
+            self.report.applied[-1].settled = len(verdict.heads)
 
     def _late_check(self, cand: Candidate) -> list[str]:
         """check_note for an approval found to be new only under the lock (rare)."""
@@ -449,38 +540,15 @@ class _Decider:
         self.marks.append(_Mark(applied, cand.digest, cand.signature))
 
 
-def _superseded_reason(event: dict, latest: dict | None) -> str:
-    if latest is not None and latest["action"] == "REVERT" and latest.get("reverts") == event["id"]:
-        return (f"already applied as {event['id']}, which was reverted by {latest['id']}; "
-                "to decide again, change review_action")
-    later = f" (the claim's latest event is {latest['id']}, {latest['action']})" if latest else ""
-    return f"already applied as {event['id']}{later}"
-
-
-def _events_by_id(txn: Transaction, ids: set[str]) -> dict[str, dict]:
-    """The ledger events with these ids, in one pass over the file (a rare path: notes
-    applied before whose claim has moved on since)."""
-    found: dict[str, dict] = {}
-    needles = {f'"id":"{i}"'.encode(): i for i in ids}
-    for end, raw in iter_lines(txn.ledger.path):
-        if end > txn.start.size:
-            break
-        for needle, event_id in needles.items():
-            if needle in raw:
-                event = json.loads(raw)
-                if event.get("id") == event_id:
-                    found[event_id] = event
-    return found
-
-
 # ---------------------------------------------------------------------------
 # phase 3: mark the notes
 
 
 def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, int, int],
-              event_id: str, ts: str) -> str | None:
+              event_id: str, ts: str) -> str | IOFailure | None:
     """Set review_state APPLIED, vt_event_id and vt_applied_at on a note that still has
-    the bytes apply decided on. None when done; otherwise why the note was not marked."""
+    the bytes apply decided on. None when done; otherwise why the note was not marked
+    (the IOFailure itself when the system failed the write)."""
     try:
         snapshot = writer.read_snapshot(settings.vault / path)
     except VtError as exc:
@@ -493,7 +561,8 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
                                                  "vt_event_id": event_id, "vt_applied_at": ts})
     try:
         # the folder is fsynced once for the whole batch (_mark_all): group commit
-        writer.write_if_changed(snapshot, text, sync_folder=False)
+        writer.write_if_changed(snapshot, text, sync_folder=False, root=settings.vault)
+        crash_point("after-mark")
     except RefusedError as exc:
         try:
             if _marked_as(writer.read_snapshot(snapshot.path).raw, path, event_id):
@@ -501,6 +570,8 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
         except VtError:
             pass
         return exc.message
+    except IOFailure as exc:
+        return exc
     except VtError as exc:
         return exc.message
     return None
@@ -521,12 +592,17 @@ def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
     try:
         writer.sync_folders(settings.vault / m.applied.path for m in marks)
     except VtError as exc:  # the marks are in place but may not survive a crash
+        if isinstance(exc, IOFailure):
+            report.io_error = report.io_error or exc
         report.refused.append(Entry(exc.path or "", None, f"{exc.message}; run vt apply "
                                     "again after a crash to mark the notes"))
     for mark, problem in zip(marks, outcomes, strict=True):
         if problem is None:
             mark.applied.marked = True
         else:
+            if isinstance(problem, IOFailure):
+                report.io_error = report.io_error or problem
+                problem = problem.message
             report.refused.append(Entry(
                 mark.applied.path, mark.applied.claim_id,
                 f"{problem}; the decision is in the ledger ({mark.applied.id}): run vt apply "
@@ -534,7 +610,7 @@ def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
 
 
 def _mark_chunk(settings: Settings, ctx: CheckContext | None,
-                jobs: list[tuple]) -> list[str | None]:
+                jobs: list[tuple]) -> list[str | IOFailure | None]:
     return [mark_note(settings, *job) for job in jobs]
 
 
@@ -561,8 +637,11 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
     if not candidates:
         return report
     with _transaction(settings, dry_run) as txn:
+        report.torn = txn.torn
         decider = _Decider(settings, txn, report, ctx)
         decider.run(candidates)
+    if not dry_run:
+        crash_point("after-append")
     for entries in (report.applied, report.skipped, report.refused):
         entries.sort(key=lambda e: e.path)
     if dry_run:
@@ -613,12 +692,14 @@ def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
     """The run's one ledger transaction. A dry run decides the same way and writes
     nothing: the transaction is abandoned (or, without a ledger yet, a scratch one)."""
     if not dry_run:
-        with Ledger(settings.ledger_path, settings.state_dir).transaction() as txn:
+        with Ledger(settings.ledger_path, settings.state_dir,
+                    root=settings.vault).transaction() as txn:
+            _remove_stale_temps(settings)
             yield txn
         return
     with TemporaryDirectory(prefix="vt-dry-run-") as scratch:
         if settings.ledger_path.exists():
-            ledger = Ledger(settings.ledger_path, settings.state_dir)
+            ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
         else:
             ledger = Ledger(Path(scratch) / "ledger.jsonl", Path(scratch) / "state")
         try:
@@ -627,6 +708,16 @@ def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
                 raise _DryRun
         except _DryRun:
             pass
+
+
+def _remove_stale_temps(settings: Settings) -> None:
+    """Temp files of an earlier vt killed while writing notes (see durable.write_temp),
+    removed from the folders vt writes notes into; under the ledger lock, so never those
+    of a run applying meanwhile. A folder leading out of the vault is not vt's to clean."""
+    for folder, recursive in ((settings.claims_dir, True), (settings.kb_dir, True),
+                              ("", False)):
+        if is_inside(settings.vault, folder):
+            remove_stale_temps(settings.vault / folder, recursive)
 
 
 def _refresh(settings: Settings, report: ApplyReport) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_tools import frontmatter, writer
+from vault_tools import frontmatter, markdown, writer
 from vault_tools import kb as kbmod
 from vault_tools.apply import PENDING
 from vault_tools.config import Settings
@@ -155,18 +155,14 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
                      _prop(properties, "review_state", NEW), stale)
 
 
-def _strip_md(path: str) -> str:
-    return path[:-3] if path.lower().endswith(".md") else path
-
-
 def _edges(store: ClaimStore, kb: kbmod.KnowledgeBase) -> list[Edge]:
     edges = []
     for target, claim_id, _role, label, note in store.graph_rows():
         resolution = kb.resolve(target)
         if resolution.status == kbmod.OK and resolution.path is not None:
-            entity = _strip_md(resolution.path)
+            entity = markdown.strip_md(resolution.path)
         else:
-            entity = _strip_md(kbmod.link_target(target))
+            entity = markdown.strip_md(kbmod.link_target(target))
         key = kbmod.normalise(kbmod.link_target(target))
         edges.append(Edge(claim_id, note, key, entity, label))
     edges.sort(key=lambda e: (e.entity_key, e.claim_id, e.label))
@@ -194,38 +190,9 @@ def _entities(edges: list[Edge], kb: kbmod.KnowledgeBase) -> list[EntityClaims]:
 
 
 _SPACE = re.compile(r"\s+")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-CODE_SPAN_TEXT, CODE_SPAN_TICKS = 4096, 32  # beyond these, no code span is kept
-# characters that Obsidian would turn into links, tags, math, comments, highlights, HTML
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>#|$%^=~])")
-_UNLINKABLE = re.compile(r"[\[\]|#^]")
-
-
-def inline(text: str) -> str:
-    """`text` as one line of literal Markdown: whitespace collapsed, Obsidian syntax
-    escaped, `code spans` kept (they are literal already)."""
-    text = _SPACE.sub(" ", text).strip()
-    if len(text) > CODE_SPAN_TEXT or text.count("`") > CODE_SPAN_TICKS:
-        # the code-span regex backtracks through every split of a run of backticks, for
-        # every start: a note's text can make that cubic. Such text is escaped whole
-        return _MD_SPECIAL.sub(r"\\\1", text)
-    out, last = [], 0
-    for match in _CODE_SPAN.finditer(text):
-        out.append(_MD_SPECIAL.sub(r"\\\1", text[last:match.start()]))
-        out.append(match.group(0))
-        last = match.end()
-    out.append(_MD_SPECIAL.sub(r"\\\1", text[last:]))
-    return "".join(out)
-
-
-def wikilink(path: str, shown: str | None = None) -> str:
-    """`[[path|shown]]` (path without `.md`); plain text when Obsidian cannot link it."""
-    target = _strip_md(path)
-    shown = _SPACE.sub(" ", shown if shown is not None else target.rsplit("/", 1)[-1]).strip()
-    if _UNLINKABLE.search(target) or "\n" in target:
-        return inline(shown)
-    shown = _UNLINKABLE.sub("_", shown)
-    return f"[[{target}|{shown}]]" if shown != target else f"[[{target}]]"
+# note text on the dashboard is shown literally: `markdown.text` (as `inline`), wikilinks
+inline = markdown.text
+wikilink = markdown.wikilink
 
 
 def _queue_group(title: str, infos: list[QueueItem]) -> list[str]:
@@ -431,7 +398,7 @@ def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
         result.changed = True
         if dry_run:
             return result
-        if create_file(path, initial_text(content).encode("utf-8")):
+        if create_file(path, initial_text(content).encode("utf-8"), root=settings.vault):
             result.written = result.created = True
             return result
         # created by someone else meanwhile: update it like any existing dashboard
@@ -439,7 +406,7 @@ def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
     new_text = writer.set_block(snapshot.text, BLOCK, content)
     result.changed = new_text != snapshot.text
     if result.changed and not dry_run:
-        result.written = writer.write_if_changed(snapshot, new_text)
+        result.written = writer.write_if_changed(snapshot, new_text, root=settings.vault)
     return result
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,17 +99,11 @@ def diff_text_lines(old: str, new: str) -> str:
     """The body of a ```diff block: `- ` + each old line, then `+ ` + each new line.
 
     Every line starts with `-` or `+`, so no line of the claim can close the fence; use
-    `fence_for` anyway when choosing the fence. Ends with a newline (unless empty).
+    `markdown.fence_for` anyway when choosing the fence. Ends with a newline (unless empty).
     """
     out = [_prefixed("-", line) for line in _lines(old)]
     out += [_prefixed("+", line) for line in _lines(new)]
     return "".join(line + "\n" for line in out)
-
-
-def fence_for(text: str) -> str:
-    """A backtick fence longer than any run of backticks in `text` (at least 3)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
 
 
 # ---------------------------------------------------------------------------

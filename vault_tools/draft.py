@@ -16,9 +16,9 @@ from typing import Any
 
 from vault_tools import writer
 from vault_tools.config import Settings
-from vault_tools.diff import fence_for
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error
+from vault_tools.markdown import fence_for
 from vault_tools.note import Note, parse_note
 from vault_tools.vault import given_notes
 
@@ -100,10 +100,12 @@ def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> D
         return result
     text = writer.insert_section_before(snapshot.text, BEFORE_HEADING, result.section)
     try:
-        result.written = writer.write_if_changed(snapshot, text)
+        result.written = writer.write_if_changed(snapshot, text, root=settings.vault)
     except RefusedError as exc:
         result.findings.append(error(relative, exc.line, "write-refused",
                                      f"{exc.message}; run vt draft again"))
+    except IOFailure:
+        raise  # the disk, not the note: every other note would fail alike
     except VtError as exc:
         result.findings.append(error(relative, exc.line, "write-refused", exc.message))
     return result

@@ -8,7 +8,6 @@ new knowledge-base note, refusing to overwrite one or to use a name Obsidian can
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -249,18 +248,8 @@ def new_entity(settings: Settings, name: str, aliases: list[str] | None = None,
     text = render_entity(name, cleaned)
     written = False
     if not dry_run:
-        target = settings.vault / relative
-        if not _inside(target, settings.vault):
-            raise UsageError("the knowledge-base folder lies outside the vault", relative)
-        written = create_file(target, text.encode("utf-8"))
+        written = create_file(settings.vault / relative, text.encode("utf-8"),
+                              root=settings.vault)
         if not written:
             raise RefusedError("a note of this name exists; not overwritten", relative)
     return NewEntity(relative, text, written, similar)
-
-
-def _inside(path: Path, vault: Path) -> bool:
-    try:
-        Path(os.path.realpath(path.parent)).relative_to(os.path.realpath(vault))
-    except ValueError:
-        return False
-    return True

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tools.config import Settings
-from vault_tools.errors import UsageError, VtError
+from vault_tools.errors import UsageError
 from vault_tools.ledger import canonical
 from vault_tools.store import ClaimRecord, ClaimStore, edges_of
 from vault_tools.textfiles import write_atomic
@@ -102,8 +102,6 @@ def export_claims(settings: Settings, fmt: str = "jsonl", output: Path | None = 
     if output is not None:
         if output.is_dir():
             raise UsageError("is a folder; give a file to write", str(output))
-        try:
-            write_atomic(output, data)
-        except OSError as exc:
-            raise VtError(f"cannot write: {exc.strerror or exc}", str(output)) from None
+        # where the user asked, in or out of the vault; an IOFailure names the file
+        write_atomic(output, data, root=None)
     return ExportResult(len(records), fmt, str(output) if output is not None else None, data)

@@ -9,11 +9,10 @@ longer referenced loses its block, and a note is rewritten only when its block c
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from vault_tools import kb as kbmod
-from vault_tools import writer
+from vault_tools import markdown, writer
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.store import ClaimStore
@@ -22,7 +21,6 @@ from vault_tools.vault import markdown_files, read_file
 BLOCK = "claims"
 HEADER = "Accepted claims using this entity (maintained by vt from the Decision Ledger):"
 _MARKER = f"<!-- vt:{BLOCK}:start -->".encode()
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +33,9 @@ class Use:
     note: str  # the claim's review note, vault-relative
 
     def line(self) -> str:
-        link = self.note[:-3] if self.note.lower().endswith(".md") else self.note
-        label = _SPACE.sub(" ", self.label).strip()
-        tail = f"{self.role}, {label}" if label else self.role
-        return f"- [[{link}|{self.claim_id}]] — {tail}"
+        label = markdown.text(self.label)
+        tail = f"{self.role}, {label}" if label else self.role  # the role is vt's own word
+        return f"- {markdown.wikilink(self.note, self.claim_id)} — {tail}"
 
 
 def render_block(uses: list[Use]) -> str:
@@ -103,4 +100,4 @@ def _sync_one(settings: Settings, relative: str, content: str | None) -> bool:
     snapshot = writer.read_snapshot(path, settings.max_note_bytes)
     new_text = writer.set_block(snapshot.text, BLOCK, content)
     # one folder fsync for all the blocks (sync_kb_blocks): they are derived state
-    return writer.write_if_changed(snapshot, new_text, sync_folder=False)
+    return writer.write_if_changed(snapshot, new_text, sync_folder=False, root=settings.vault)

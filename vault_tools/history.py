@@ -1,7 +1,9 @@
 """`vt history CLAIM_ID`: every decision on a claim, oldest first, from the Claim Store.
 
-Each entry says who decided what and when, with the comment, the event it superseded and
-the claim as it stood (the claim of an ACCEPT or REPAIR). A REPAIR also gets its V1 → V2
+Each entry says who decided what and when, with the comment, the event(s) it superseded
+and the claim as it stood (the claim of an ACCEPT or REPAIR). The claim's heads (the
+events no later one supersedes) are listed too: several after decisions made without
+seeing each other, alike (an agreement) or not (a CONFLICT). A REPAIR also gets its V1 → V2
 diff. The V1 it was based on is found through the event's `base` (apply's `claim_base` of
 the V1 claim): first among the claim's earlier ACCEPT/REPAIR events, then in the review
 note as it stands now; when neither matches, the V1 is not available.
@@ -49,9 +51,11 @@ class ClaimHistory:
     status: str
     note: str
     entries: list[Entry] = field(default_factory=list)
+    heads: list[dict] = field(default_factory=list)  # ledger order
 
     def to_json(self) -> dict[str, Any]:
         return {"claim_id": self.claim_id, "status": self.status, "note": self.note,
+                "heads": [{k: h[k] for k in ("id", "action", "actor")} for h in self.heads],
                 "events": [e.to_json() for e in self.entries]}
 
 
@@ -108,7 +112,7 @@ def claim_history(settings: Settings, store: ClaimStore, claim_id: str) -> Claim
         return None
     events = store.history(claim_id)
     notes = _NoteV1(settings)
-    result = ClaimHistory(claim_id, record.status, record.note)
+    result = ClaimHistory(claim_id, record.status, record.note, heads=store.heads(claim_id))
     for i, ev in enumerate(events):
         entry = Entry(ev)
         if entry.is_repair and isinstance(ev.get("claim"), dict):

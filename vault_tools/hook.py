@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vault_tools.boundary import writable_path
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.findings import ERROR, Finding, error
@@ -77,12 +78,20 @@ def _is_ours(path: Path) -> bool:
 
 
 def attributes_line(repo: GitRepo, settings: Settings) -> str:
-    pattern = repo.relative(settings.ledger_path)
+    # the ledger's path as git sees it in the working tree (not where a symlink leads)
+    pattern = "/".join(part for part in (repo.relative(settings.vault), settings.ledger) if part)
     if "/" not in pattern:
         pattern = "/" + pattern  # anchor a top-level ledger to the root
     if any(c in pattern for c in ' \t"\\'):
         pattern = '"' + pattern.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return f"{pattern} merge={DRIVER}"
+    # -text: git never converts the ledger's line endings (with core.autocrlf, a CRLF
+    # checkout would fail every line's hash)
+    return f"{pattern} merge={DRIVER} -text"
+
+
+def _vt_lines(line: str) -> tuple[str, str]:
+    """The attributes line, and the one earlier versions wrote (without -text)."""
+    return line, line.removesuffix(" -text")
 
 
 def install(settings: Settings, dry_run: bool = False) -> list[str]:
@@ -105,6 +114,8 @@ def _install_hook(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]
     changes: list[str] = []
     if hook.exists() or hook.is_symlink():
         if _is_ours(hook):
+            # rewritten in place: a link of ours leading out of the hooks folder is refused
+            writable_path(hooks, hook, "git's hooks folder")
             if hook.read_bytes() == script and os.access(hook, os.X_OK):
                 return []
             changes.append(f"updated the pre-commit hook {hook}")
@@ -120,7 +131,7 @@ def _install_hook(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]
     if not changes:
         changes.append(f"installed the pre-commit hook {hook}")
     if not dry_run:
-        write_atomic(hook, script, 0o755)
+        write_atomic(hook, script, 0o755, root=hooks)
     return changes
 
 
@@ -141,8 +152,10 @@ def _install_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> lis
     text = read_text(path)
     if line in (existing.strip() for existing in text.splitlines()):
         return []
+    writable_path(repo.root, path, "the working tree")  # a dry run (init's plan) says so too
+    older = [x for x in text.splitlines(keepends=True) if x.strip() not in _vt_lines(line)]
     if not dry_run:
-        write_atomic(path, append_lines(text, [line]).encode())
+        write_atomic(path, append_lines("".join(older), [line]).encode(), root=repo.root)
     return [f"added `{line}` to {path}"]
 
 
@@ -177,12 +190,12 @@ def _uninstall_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> l
     line = attributes_line(repo, settings)
     text = read_text(path)
     lines = text.splitlines(keepends=True)
-    kept = [existing for existing in lines if existing.strip() != line]
+    kept = [existing for existing in lines if existing.strip() not in _vt_lines(line)]
     if len(kept) == len(lines):
         return []
     if not dry_run:
         if any(existing.strip() for existing in kept):
-            write_atomic(path, "".join(kept).encode())
+            write_atomic(path, "".join(kept).encode(), root=repo.root)
         else:
             path.unlink()  # it held only vt's line
     return [f"removed `{line}` from {path}"]
@@ -398,7 +411,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path) -> int:
     from vault_tools.ledger import merge_ledgers
 
     merged = merge_ledgers(_read_bytes(base), _read_bytes(ours), _read_bytes(theirs))
-    write_atomic(ours, merged)
+    write_atomic(ours, merged, root=None)  # `ours` is git's own temporary file
     return merged.count(b"\n")
 
 
@@ -440,7 +453,7 @@ def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
     resolved = resolve_ledger(text)
     changed = resolved != text
     if changed and not dry_run:
-        write_atomic(path, resolved)
+        write_atomic(path, resolved, root=settings.vault)
     return ResolveResult(settings.ledger, _event_lines(text), resolved.count(b"\n"), changed)
 
 

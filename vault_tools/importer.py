@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vault_tools.boundary import writable_path
 from vault_tools.config import Settings
 from vault_tools.durable import fsync_folder, write_all, write_temp
-from vault_tools.errors import UsageError, VtError
+from vault_tools.errors import UsageError, io_failure
 from vault_tools.note import Note, parse_note
 from vault_tools.schemas import Schemas
 
@@ -243,13 +244,16 @@ def _parse_line(line: bytes, schemas: Schemas) -> tuple[Any, str | None]:
 
 # --- writing ----------------------------------------------------------------------------------
 
-def create_file(path: Path, data: bytes) -> bool:
+def create_file(path: Path, data: bytes, *, root: Path | None = None) -> bool:
     """Create `path` holding `data`, atomically and never over an existing file.
 
     The bytes go to a temp file in the same folder (fsynced), which is then hard-linked
     to `path`: the link fails if `path` exists, so nothing is ever overwritten and no
-    reader sees a half-written note. Returns False when `path` exists.
+    reader sees a half-written note. Returns False when `path` exists. `root`: the vault;
+    a path leading outside it is refused with BoundaryError before anything is written.
     """
+    if root is not None:
+        writable_path(root, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = ""
     try:
@@ -263,12 +267,15 @@ def create_file(path: Path, data: bytes) -> bool:
             # still never overwrites, though a crash may leave a partial note behind
             return _create_exclusive(path, data)
     except OSError as exc:
-        raise VtError(f"cannot write: {exc.strerror or exc}", str(path)) from exc
+        raise io_failure(exc, path) from exc
     finally:
         if tmp:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    fsync_folder(path.parent)
+    try:
+        fsync_folder(path.parent)
+    except OSError as exc:
+        raise io_failure(exc, path, "written, but syncing its folder failed") from exc
     return True
 
 
@@ -303,6 +310,8 @@ def import_records(settings: Settings, file: Path, dry_run: bool = False) -> Imp
     report = ImportReport(str(file), dry_run=dry_run)
     records, report.errors = read_records(file, schemas)
     folder = settings.vault / settings.claims_dir
+    if not dry_run:
+        writable_path(settings.vault, folder)  # refused before the first note, not after
     for line, record in records:
         claim_id = record["claim_id"]
         relative = f"{settings.claims_dir.rstrip('/')}/{claim_id}.md"
@@ -317,7 +326,8 @@ def import_records(settings: Settings, file: Path, dry_run: bool = False) -> Imp
                                              f"{settings.relative(existing)} exists; not "
                                              f"overwritten"))
             continue
-        if not dry_run and not create_file(folder / f"{claim_id}.md", text.encode("utf-8")):
+        if not dry_run and not create_file(folder / f"{claim_id}.md", text.encode("utf-8"),
+                                           root=settings.vault):
             report.skipped.append(ImportItem(line, claim_id, relative,
                                              "the note appeared meanwhile; not overwritten"))
             continue

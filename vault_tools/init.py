@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_tools import hook
+from vault_tools.boundary import writable_path
 from vault_tools.config import CONFIG_FILE, STATE_DIR, Settings
+from vault_tools.durable import TMP_SUFFIX
 from vault_tools.errors import UsageError
 from vault_tools.gitrepo import GitRepo
 from vault_tools.textfiles import append_lines, read_text, write_atomic
@@ -85,6 +87,8 @@ def init_vault(settings: Settings, dry_run: bool = False) -> InitResult:
     vault = settings.vault
     writes = [w for w in (_plan_config(vault), _plan_gitignore(settings), _plan_types(vault))
               if w is not None]
+    for w in writes:  # a file leading out of the vault stops the plan, dry run or not
+        writable_path(vault, w.path)
     repo = GitRepo.find(vault)
     result = InitResult(vault, [w.message for w in writes], git=repo is not None,
                         dry_run=dry_run)
@@ -93,7 +97,7 @@ def init_vault(settings: Settings, dry_run: bool = False) -> InitResult:
         planned = hook.install(settings, dry_run=True)
     if not dry_run:
         for w in writes:
-            write_atomic(w.path, w.data)
+            write_atomic(w.path, w.data, root=vault)
     if repo is not None:
         result.changes += planned if dry_run else hook.install(settings)
     if not (vault / ".obsidian").is_dir():
@@ -110,7 +114,8 @@ def _plan_config(vault: Path) -> _Write | None:
 
 
 def gitignore_lines(settings: Settings) -> list[str]:
-    return [f"{STATE_DIR}/", f"{settings.ledger}.lock", f"{settings.ledger}.torn"]
+    return [f"{STATE_DIR}/", f"{settings.ledger}.lock", f"{settings.ledger}.torn",
+            f"*{TMP_SUFFIX}"]
 
 
 def _ignored(pattern: str, existing: set[str]) -> bool:

@@ -4,35 +4,48 @@ Every line is one canonical JSON event. `id` names the decision (stable across m
 `hash`/`prev`/`seq` chain the lines. Appends happen inside a `Transaction` that holds a
 kernel lock on `<ledger>.lock`, writes all its lines in one `os.write` and fsyncs once.
 
-Derived state lives in `<state_dir>/ledger-index.sqlite` (the state dir is `<vault>/.vt/`):
-- an index (every id, each claim's latest event) keyed by the ledger size and head hash,
-  caught up incrementally, so an apply does not re-parse a large ledger;
-- the memory of every event ever verified or appended (id and ts), so a ledger that lost
-  or rewrote one is caught by `verify_ledger`, while a merge that only re-chained events
-  (same id, new seq/prev/hash) is not.
+Nothing trusts the file before the gate (`Ledger.transaction`, `Ledger.trusted_head`) has
+checked it: the prefix verified last time must still hash to the remembered block
+digests, and every line after it must pass `vt ledger verify`'s own line checks. A prefix
+that no longer matches is verified in full, including the memory below, so a merge that
+only re-chained events passes and an edit, a rewrite or a rollback does not.
+
+Derived state lives in `<state_dir>/ledger-index.sqlite` (the state dir is `<vault>/.vt/`),
+written only by the lock holder, never by `vt ledger verify`:
+- the trusted prefix: its size, the sha256 of each of its blocks, its last seq and hash;
+- an index of that prefix (every id, each claim's latest event), so an apply does not
+  re-parse a large ledger;
+- the memory of every event ever trusted (id and ts), so a ledger that lost or rewrote one
+  is caught, while a merge that only re-chained events (same id, new seq/prev/hash) is not.
 """
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
+from vault_tools.boundary import state_files, writable_path
 from vault_tools.durable import fsync_folder, write_all
-from vault_tools.errors import ExitCode, IntegrityError, RefusedError, UsageError, VtError
+from vault_tools.errors import IntegrityError, IOFailure, RefusedError, UsageError, os_error_text
 from vault_tools.lock import FileLock
 from vault_tools.pool import _can_fork
+from vault_tools.sqlitedb import connect, rollback
 
 ACTIONS = ("ACCEPT", "REJECT", "REPAIR", "REVERT")
 CHECK_KEYS = (
@@ -63,7 +76,10 @@ MAX_PROBLEMS = 1000  # keep verify's memory bounded on a thoroughly broken file
 _BLOCK = 1 << 16
 # a cold verify with at least this many bytes to parse in full forks a helper for half
 PARALLEL_MIN_BYTES = 8 << 20
-_PART_PREFIX = "verify-part-"  # + helper pid + .sqlite, in the state dir
+_PART_PREFIX = "verify-part-"  # + helper pid + .sqlite, in a temporary folder
+# the trusted prefix is remembered as the sha256 of each block of this many bytes: an
+# append re-hashes only the last block, and the blocks are hashed on two threads
+DIGEST_BLOCK = 4 << 20
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 _TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
@@ -72,10 +88,8 @@ _TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 # ---------------------------------------------------------------- errors
 
 
-class LedgerWriteError(VtError):
+class LedgerWriteError(IOFailure):
     """The ledger could not be written or fsynced. Nothing was appended; never retried."""
-
-    exit_code = ExitCode.INTEGRITY
 
 
 class InvalidEventError(UsageError):
@@ -84,6 +98,21 @@ class InvalidEventError(UsageError):
 
 class DuplicateEventError(RefusedError):
     """The ledger already holds a decision with this id."""
+
+
+# ---------------------------------------------------------------- fault injection
+
+CRASH_ENV = "VT_TEST_CRASH_AT"
+
+
+def crash_point(name: str) -> None:
+    """The crash tests' one seam: when the environment variable VT_TEST_CRASH_AT names
+    this point, the process is killed right here, as a power cut or `kill -9` would kill
+    it (no cleanup, no buffers flushed). Points: `after-write` (ledger lines fsynced,
+    derived state not updated), `after-append` (lock released, no note marked),
+    `after-mark` (the first note marked, the rest and the Claim Store not)."""
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ---------------------------------------------------------------- pure helpers
@@ -147,6 +176,34 @@ def _is_str(value: object) -> bool:
     return isinstance(value, str)
 
 
+def _supersedes_ok(value: object) -> bool:
+    """null, one event id, or a strictly sorted list of two or more (the heads an event
+    settles: one id stays a string, so ledgers written before lists existed keep their ids)."""
+    if value is None:
+        return True
+    if type(value) is str:
+        return _SHA.fullmatch(value) is not None
+    return (type(value) is list and len(value) >= 2
+            and all(type(v) is str and _SHA.fullmatch(v) is not None for v in value)
+            and all(a < b for a, b in zip(value, value[1:], strict=False)))
+
+
+def superseded_ids(value: str | list[str] | None) -> tuple[str, ...]:
+    """The event ids a `supersedes` value names."""
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def supersedes_value(ids: Iterable[str]) -> str | list[str] | None:
+    """The `supersedes` of an event decided over these heads: null, one id, or the sorted
+    list of several."""
+    unique = sorted(set(ids))
+    if not unique:
+        return None
+    return unique[0] if len(unique) == 1 else unique
+
+
 def _claim_problems(action: str, claim: object) -> list[str]:
     if action in ("REJECT", "REVERT"):
         return [] if claim is None else [f"claim must be null for {action}"]
@@ -178,8 +235,9 @@ def _decision_problems(ev: dict) -> list[str]:
         problems.append("base must be 'sha256:<64 hex>'")
     if ev["preview"] is not None and not _is_sha(ev["preview"]):
         problems.append("preview must be 'sha256:<64 hex>' or null")
-    if ev["supersedes"] is not None and not _is_sha(ev["supersedes"]):
-        problems.append("supersedes must be an event id or null")
+    if not _supersedes_ok(ev["supersedes"]):
+        problems.append("supersedes must be an event id, a sorted list of two or more event "
+                        "ids, or null")
     if not (_is_str(ev["note"]) and ev["note"]):
         problems.append("note must be a non-empty vault-relative path")
     if not _is_str(ev["comment"]):
@@ -237,17 +295,19 @@ class Head:
 
 @dataclass(frozen=True, slots=True)
 class TornInfo:
-    """A torn last line that was moved aside."""
+    """A torn last line: moved aside by the lock holder, or found by `vt ledger verify`
+    (which writes nothing, so it says what the next append will do)."""
 
     offset: int  # where the torn bytes started in the ledger
     length: int
-    backup: str  # the `.torn` file they were appended to
+    backup: str  # the `.torn` file they were (or will be) appended to
+    moved: bool = True
 
     def message(self) -> str:
-        return (
-            f"torn last line ({self.length} bytes at offset {self.offset}, an interrupted "
-            f"write) moved to {self.backup}"
-        )
+        what = f"torn last line ({self.length} bytes at offset {self.offset}, an interrupted write)"
+        if self.moved:
+            return f"{what} moved to {self.backup}"
+        return f"{what}; the next `vt apply` or `vt revert` moves it to {self.backup}"
 
 
 def _line_start(fd: int, end: int) -> int:
@@ -361,6 +421,31 @@ def ledger_head(path: Path | str) -> Head:
         os.close(fd)
 
 
+def _complete_size(fd: int) -> int:
+    """Where the last complete line ends (a torn tail is not part of the ledger)."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        return _line_start(fd, size + 1)
+    return size
+
+
+def _crlf_converted(fd: int, size: int) -> bool:
+    """True when the first and the last line end in CRLF: a canonical line ends in `}`,
+    so the file went through a checkout that converts line endings."""
+    if size < 2 or os.pread(fd, 2, size - 2) != b"\r\n":
+        return False
+    first = os.pread(fd, min(size, 1 << 20), 0)
+    i = first.find(b"\n")
+    return i > 0 and first[i - 1 : i] == b"\r"
+
+
+CRLF_MESSAGE = (
+    "the lines end in CRLF: the ledger's line endings were converted (git with "
+    "core.autocrlf?); check it out again with LF endings (`vt init` marks it -text in "
+    ".gitattributes)"
+)
+
+
 # ---------------------------------------------------------------- log
 
 
@@ -416,17 +501,69 @@ CREATE TABLE IF NOT EXISTS idx_latest (claim_id TEXT PRIMARY KEY, seq INTEGER NO
                                        line TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verified (id TEXT PRIMARY KEY, ts TEXT NOT NULL) WITHOUT ROWID;
 """
+_TABLES = frozenset({"meta", "idx_event", "idx_latest", "verified"})
+_TRUST_KEYS = ("trust_size", "trust_seq", "trust_hash", "trust_count", "trust_blocks")
+
+
+@dataclass(frozen=True, slots=True)
+class _Trusted:
+    """The prefix the gate trusted last: bytes 0..size, lines 1..seq (every remembered id
+    lies within them), and the sha256 of each DIGEST_BLOCK of those bytes (hex, joined)."""
+
+    size: int
+    seq: int
+    hash: str
+    count: int  # remembered ids
+    blocks: str
+
+    @property
+    def head(self) -> Head:
+        return Head(self.seq, self.hash, self.size)
 
 
 class _StateDB:
     """`.vt/ledger-index.sqlite`. Only written while the ledger lock is held."""
 
-    def __init__(self, state_dir: Path) -> None:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(state_dir / STATE_DB, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")  # derived state: rebuildable
-        self.conn.executescript(_SCHEMA_SQL)
+    def __init__(self, state_dir: Path, conn: sqlite3.Connection | None = None) -> None:
+        if conn is None:
+            state_dir.mkdir(parents=True, exist_ok=True)
+            conn = connect(state_dir / STATE_DB, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")  # derived state: rebuildable
+                conn.executescript(_SCHEMA_SQL)
+            except BaseException:
+                conn.close()
+                raise
+        self.conn = conn
+
+    @classmethod
+    def read_only(cls, state_dir: Path, immutable: bool = False) -> _StateDB:
+        """The state as it stands, opened read-only (no state at all, or one that cannot
+        be read: an empty memory, in memory). `immutable`: the caller holds the ledger
+        lock (shared), so no writer can be at work; without a WAL file left over, sqlite
+        then reads the database file alone and creates no -wal/-shm files beside it, so
+        nothing in the state dir is written or even touched."""
+        path = state_dir / STATE_DB
+        wal = Path(str(path) + "-wal")
+        if path.is_file():
+            query = "mode=ro"
+            if immutable and not (wal.exists() and wal.stat().st_size):
+                query += "&immutable=1"
+            conn = None
+            try:
+                conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True,
+                                       isolation_level=None)
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+                if tables >= _TABLES:
+                    return cls(state_dir, conn)
+            except (sqlite3.Error, OSError):
+                pass
+            if conn is not None:
+                conn.close()
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.executescript(_SCHEMA_SQL)
+        return cls(state_dir, conn)
 
     def close(self) -> None:
         self.conn.close()
@@ -441,17 +578,33 @@ class _StateDB:
             [(k, str(v)) for k, v in values.items()],
         )
 
-    def index_head(self) -> Head | None:
-        size, seq, hash_ = self.get("idx_size"), self.get("idx_seq"), self.get("idx_hash")
-        if size is None or seq is None or hash_ is None:
+    def trusted(self) -> _Trusted | None:
+        marks = ",".join("?" * len(_TRUST_KEYS))
+        values = dict(self.conn.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({marks})", _TRUST_KEYS))  # noqa: S608
+        if len(values) != len(_TRUST_KEYS):
             return None
-        return Head(int(seq), hash_, int(size))
+        try:
+            return _Trusted(int(values["trust_size"]), int(values["trust_seq"]),
+                            values["trust_hash"], int(values["trust_count"]),
+                            values["trust_blocks"])
+        except ValueError:
+            return None
 
-    def remember(self, events: Iterable[dict]) -> None:
-        self.conn.executemany(
+    def trust(self, trusted: _Trusted) -> None:
+        self.put(trust_size=trusted.size, trust_seq=trusted.seq, trust_hash=trusted.hash,
+                 trust_count=trusted.count, trust_blocks=trusted.blocks)
+
+    def memory_size(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM verified").fetchone()[0]
+
+    def remember(self, events: Iterable[dict]) -> int:
+        """Remember the events' ids; returns how many were new."""
+        cur = self.conn.executemany(
             "INSERT OR IGNORE INTO verified(id, ts) VALUES (?, ?)",
             ((ev["id"], ev["ts"]) for ev in events),
         )
+        return cur.rowcount
 
     def index_add(self, rows: list[tuple[dict, str]]) -> None:
         """Add (event, line) pairs to the index, in ledger order."""
@@ -465,59 +618,25 @@ class _StateDB:
         )
 
 
-def _index_valid_from(db: _StateDB, fd: int, size: int, path: str) -> Head:
-    """Where the remembered index still matches the file (Head() = rebuild from scratch)."""
-    known = db.index_head()
-    if known is None or known.size > size:
-        return Head()
-    if known.size == 0:
-        return known
-    try:
-        if os.pread(fd, 1, known.size - 1) != b"\n":
-            return Head()
-        at = _head_of(fd, known.size, path)
-    except IntegrityError:
-        return Head()
-    # the line ending there still has the remembered hash: the whole prefix is unchanged
-    return known if (at.seq, at.hash) == (known.seq, known.hash) else Head()
+def _block_digests(fd: int, start: int, size: int) -> str:
+    """The sha256 (hex) of each DIGEST_BLOCK bytes of bytes start..size, joined; `start`
+    is a block boundary. Two threads: sha256 and pread release the GIL."""
+    spans = range(start, size, DIGEST_BLOCK)
+
+    def one(offset: int) -> str:
+        return hashlib.sha256(os.pread(fd, min(DIGEST_BLOCK, size - offset), offset)).hexdigest()
+
+    if len(spans) < 2 or (os.cpu_count() or 1) < 2:
+        return "".join(map(one, spans))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return "".join(pool.map(one, spans))
 
 
-def _catch_up(db: _StateDB, fd: int, path: str, size: int) -> None:
-    """Bring the index up to `size` bytes, parsing only lines it has not seen."""
-    known = db.index_head()
-    start = _index_valid_from(db, fd, size, path)
-    if known is not None and start == known and known.size == size:
-        return
-    db.conn.execute("BEGIN")
-    try:
-        if start.size == 0:
-            db.conn.execute("DELETE FROM idx_event")
-            db.conn.execute("DELETE FROM idx_latest")
-        head, batch = start, []
-        for end, raw in iter_lines(path, start.size):
-            if end > size:
-                break
-            line = raw[:-1].decode("utf-8", "replace")
-            ev = _parse_line(raw, head.seq + 1, path)
-            if ev.get("seq") != head.seq + 1 or ev.get("prev") != head.hash:
-                raise IntegrityError(
-                    f"line {head.seq + 1}: the chain is broken here; run `vt ledger verify`",
-                    path, head.seq + 1,
-                )  # fmt: skip
-            for key in ("id", "claim_id", "hash"):
-                if not _is_str(ev.get(key)):
-                    raise IntegrityError(f"line {head.seq + 1}: {key} missing", path, head.seq + 1)
-            batch.append((ev, line))
-            head = Head(ev["seq"], ev["hash"], end)
-            if len(batch) >= 5000:
-                db.index_add(batch)
-                batch = []
-        db.index_add(batch)
-        db.put(idx_size=head.size, idx_seq=head.seq, idx_hash=head.hash)
-        db.conn.execute("COMMIT")
-    except BaseException:
-        db.conn.execute("ROLLBACK")
-        raise
+def _extended_blocks(fd: int, trusted: _Trusted, size: int) -> str:
+    """The block digests of bytes 0..size, given those of the trusted prefix (only its
+    last, partial block and the new bytes are hashed)."""
+    keep = trusted.size // DIGEST_BLOCK
+    return trusted.blocks[: keep * 64] + _block_digests(fd, keep * DIGEST_BLOCK, size)
 
 
 # ---------------------------------------------------------------- transactions
@@ -526,7 +645,8 @@ def _catch_up(db: _StateDB, fd: int, path: str, size: int) -> None:
 class Transaction:
     """Decisions appended under the ledger lock; see `Ledger.transaction`."""
 
-    def __init__(self, ledger: Ledger, fd: int, head: Head, torn: TornInfo | None) -> None:
+    def __init__(self, ledger: Ledger, fd: int, head: Head, torn: TornInfo | None,
+                 db: _StateDB | None = None) -> None:
         self.ledger = ledger
         self.torn = torn  # a torn tail recovered when the lock was taken
         self.start = head  # the ledger as it stood when the lock was taken
@@ -537,19 +657,12 @@ class Transaction:
         self._pending_latest: dict[str, dict] = {}
         self._pending_ids: set[str] = set()
         self._no_events: set[str] = set()  # claims found (by `look_up`) to have no event
-        self._db: _StateDB | None = None
+        self._db = db  # the gate's: its index covers the ledger as it stood at the lock
 
     # -- reading, under the lock
 
     def _index(self) -> _StateDB:
-        if self._db is None:
-            db = _StateDB(self.ledger.state_dir)
-            try:
-                _catch_up(db, self._fd, str(self.ledger.path), self.start.size)
-            except BaseException:
-                db.close()
-                raise
-            self._db = db
+        assert self._db is not None, "a Transaction comes from Ledger.transaction"
         return self._db
 
     def look_up(self, claim_ids: Iterable[str]) -> None:
@@ -642,30 +755,31 @@ class Transaction:
             return
         data = b"".join(self._lines)
         _write_durably(self._fd, data, self.start.size, str(self.ledger.path))
+        crash_point("after-write")
         self._record_after_commit()
 
     def _record_after_commit(self) -> None:
-        """Update the derived state; the ledger is already durable, so failures here only
-        leave the index stale (it catches up by itself next time)."""
+        """Trust our own lines: remember them, index them, extend the prefix digest. The
+        ledger is already durable, so a failure here only leaves the trusted prefix where
+        it was (the next gate verifies these lines like any others)."""
+        db = self._db
+        if db is None:
+            return
         try:
-            db = self._db or _StateDB(self.ledger.state_dir)
-            self._db = db
             db.conn.execute("BEGIN")
-            db.remember(self.appended)
-            if db.index_head() == self.start:
+            trusted = db.trusted()
+            if trusted is None and self.start.size == 0:  # the gate passed: nothing remembered
+                trusted = _Trusted(0, 0, GENESIS, 0, "")
+            if trusted is not None and trusted.head == self.start:
+                added = db.remember(self.appended)
                 lines = [raw[:-1].decode() for raw in self._lines]
                 db.index_add(list(zip(self.appended, lines, strict=True)))
-                db.put(idx_size=self.head.size, idx_seq=self.head.seq, idx_hash=self.head.hash)
-            verified = (db.get("ver_seq"), db.get("ver_hash"))
-            if verified == (str(self.start.seq), self.start.hash):
-                # the verified prefix plus our own lines: still "every remembered id lies
-                # within lines 1..head" as long as the count agrees
-                (count,) = db.conn.execute("SELECT COUNT(*) FROM verified").fetchone()
-                db.put(ver_seq=self.head.seq, ver_hash=self.head.hash, ver_count=count)
+                db.trust(_Trusted(self.head.size, self.head.seq, self.head.hash,
+                                  trusted.count + added,
+                                  _extended_blocks(self._fd, trusted, self.head.size)))
             db.conn.execute("COMMIT")
-        except sqlite3.Error:
-            if self._db is not None and self._db.conn.in_transaction:
-                self._db.conn.execute("ROLLBACK")
+        except (sqlite3.Error, OSError):
+            rollback(db.conn)
 
     def close(self) -> None:
         if self._db is not None:
@@ -696,7 +810,7 @@ def _write_durably(fd: int, data: bytes, pre_size: int, path: str) -> None:
     except OSError as exc:
         _truncate_back(fd, pre_size)
         raise LedgerWriteError(
-            f"cannot write the ledger ({exc.strerror or exc}); nothing was appended", path
+            f"cannot write the ledger ({os_error_text(exc)}); nothing was appended", path
         ) from exc
     try:
         os.fsync(fd)
@@ -704,7 +818,7 @@ def _write_durably(fd: int, data: bytes, pre_size: int, path: str) -> None:
         # never retried: after a failed fsync the page cache may already be lying
         _truncate_back(fd, pre_size)
         raise LedgerWriteError(
-            f"fsync of the ledger failed ({exc.strerror or exc}); the events are not "
+            f"fsync of the ledger failed ({os_error_text(exc)}); the events are not "
             "durable and were not appended",
             path,
         ) from exc
@@ -717,11 +831,18 @@ def _truncate_back(fd: int, size: int) -> None:
 
 
 class Ledger:
-    """One ledger file and its state dir (usually `<vault>/.vt`)."""
+    """One ledger file and its state dir (usually `<vault>/.vt`).
 
-    def __init__(self, path: Path | str, state_dir: Path | str) -> None:
+    `root`: the vault. Taking the lock then refuses, with BoundaryError and before any
+    write, a ledger, lock, `.torn` or state file that leads outside it (see boundary.py).
+    None only for a private ledger of no vault (a dry run's scratch copy).
+    """
+
+    def __init__(self, path: Path | str, state_dir: Path | str, *,
+                 root: Path | None = None) -> None:
         self.path = Path(path)
         self.state_dir = Path(state_dir)
+        self.root = root
 
     @property
     def lock_path(self) -> Path:
@@ -734,6 +855,10 @@ class Ledger:
     @contextmanager
     def locked(self) -> Iterator[tuple[int, TornInfo | None]]:
         """Hold the lock; yields the open ledger fd (O_APPEND) and any recovered torn tail."""
+        if self.root is not None:
+            for path in (self.lock_path, self.path, self.torn_path,
+                         *state_files(self.state_dir / STATE_DB)):
+                writable_path(self.root, path)
         with FileLock(self.lock_path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = not self.path.exists()
@@ -754,7 +879,13 @@ class Ledger:
         an exception inside the block appends nothing.
         """
         with self.locked() as (fd, torn):
-            txn = Transaction(self, fd, _head_of(fd, os.fstat(fd).st_size, str(self.path)), torn)
+            db = _StateDB(self.state_dir)
+            try:
+                head = _gate(self, db, fd, os.fstat(fd).st_size, remember=True)
+            except BaseException:
+                db.close()
+                raise
+            txn = Transaction(self, fd, head, torn, db)
             try:
                 yield txn
                 txn._commit()
@@ -769,6 +900,57 @@ class Ledger:
 
     def head(self) -> Head:
         return ledger_head(self.path)
+
+    def trusted_head(self) -> Head:
+        """The gate for a command that reads the ledger without appending (rebuild,
+        export, status, history, report): the head of the ledger once it has passed the
+        gate (raises IntegrityError otherwise). Lines after `size` were not checked.
+
+        Remembers what it checked when the lock is free and the state dir writable;
+        otherwise (another vt appending, a read-only vault) it checks without the lock
+        and writes nothing, which only costs time the next run. A check made without the
+        lock that fails is made again under it: an append may have been under way.
+        """
+        lock = FileLock(self.lock_path, timeout=0)
+        with suppress(RefusedError, OSError):
+            lock.acquire()
+        try:
+            return self._gate_now(lock.held)
+        except IntegrityError:
+            if lock.held:
+                raise
+        finally:
+            lock.release()
+        try:
+            lock = FileLock(self.lock_path)  # waits for the appender
+            lock.acquire()
+        except OSError:  # a read-only vault: no appender can be at work
+            return self._gate_now(False)
+        try:
+            return self._gate_now(True)
+        finally:
+            lock.release()
+
+    def _gate_now(self, locked: bool) -> Head:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None
+        try:
+            db = None
+            if locked:
+                with suppress(OSError, sqlite3.Error):
+                    db = _StateDB(self.state_dir)
+            remember = db is not None
+            db = db or _StateDB.read_only(self.state_dir)
+            try:
+                size = 0 if fd is None else _complete_size(fd)
+                return _gate(self, db, fd, size, remember)
+            finally:
+                db.close()
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def verify(self) -> VerifyResult:
         return verify_ledger(self.path, self.state_dir)
@@ -819,7 +1001,9 @@ _encode_str = json.encoder.encode_basestring  # what the ensure_ascii=False enco
 _sha256 = hashlib.sha256
 
 
-def _scalar(value: str | None) -> str:
+def _scalar(value: str | list[str] | None) -> str:
+    if type(value) is list:  # a `supersedes` of several ids
+        return canonical(value)
     return "null" if value is None else f'"{value}"'
 
 
@@ -877,7 +1061,8 @@ def _quick_ok(ev: object) -> bool:
         and _sha_match(base) is not None
         and (preview is None or (type(preview) is str and _sha_match(preview) is not None))
         and (supersedes is None
-             or (type(supersedes) is str and _sha_match(supersedes) is not None))
+             or (type(supersedes) is str and _sha_match(supersedes) is not None)
+             or _supersedes_ok(supersedes))
         and (action != "REVERT" or _sha_or_none(ev["reverts"]) and ev["reverts"] is not None)
         and type(checks) is dict
         and checks.keys() <= _CHECK_SET
@@ -920,6 +1105,8 @@ def _scalar_at(body: bytes, key: bytes, start: int) -> str | None:
     v = k + len(key)
     if body[v : v + 4] == b"null":
         return None
+    if body[v : v + 1] == b"[":  # a `supersedes` of several ids: kept as its JSON text
+        return body[v : body.find(b"]", v) + 1].decode()
     return body[v + 1 : body.find(b'"', v + 1)].decode()
 
 
@@ -942,7 +1129,8 @@ def _known_row(n: int, body: bytes, i: int) -> tuple:
 class _Verifier:
     """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
 
-    def __init__(self, db: _StateDB, trust_prefix: bool = True) -> None:
+    def __init__(self, db: _StateDB, trust_prefix: bool = True,
+                 after: _Trusted | None = None) -> None:
         self.db = db
         self.problems: list[Problem] = []
         self.dropped = 0
@@ -950,13 +1138,18 @@ class _Verifier:
         self.prev_seq = 0
         self.prev_hash: str | None = GENESIS
         self.rows: list[tuple] = []
-        seq, hash_, count = db.get("ver_seq"), db.get("ver_hash"), db.get("ver_count")
-        # the last line verified before, and how many ids were remembered then
-        self.remembered = (int(seq), hash_, int(count)) if seq and hash_ and count else None
+        trusted = db.trusted()
+        # the last line trusted before, and how many ids were remembered then
+        self.remembered = (trusted.seq, trusted.hash, trusted.count) if trusted else None
         self.remembered_head_intact = False
         self.memory_proven = False
         # lines 1..prefix were verified before: re-proved by their hash chain (see _known)
         self.prefix = self.remembered[0] if self.remembered and trust_prefix else 0
+        # the gate: lines 1..after.seq are proven by their digest, only later lines are fed
+        self.after = after
+        if after is not None:
+            self.prefix, self.events = 0, after.seq
+            self.prev_seq, self.prev_hash = after.seq, after.hash
         db.conn.execute("DROP TABLE IF EXISTS temp.seen")
         db.conn.execute(
             "CREATE TEMP TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, "
@@ -980,7 +1173,11 @@ class _Verifier:
             text = body.decode("utf-8")
             ev = json.loads(text)
         except (UnicodeDecodeError, ValueError) as exc:
-            self.problem(None, n, f"line {n}: not valid JSON ({exc})")
+            if body[:7] in _MARKERS:
+                self.problem(None, n, f"line {n}: a git conflict marker: the ledger was merged "
+                                      "without the vt merge driver; run `vt ledger resolve`")
+            else:
+                self.problem(None, n, f"line {n}: not valid JSON ({exc})")
             self.prev_seq, self.prev_hash = self.prev_seq + 1, None
             return
         if not _quick_ok(ev):
@@ -1022,7 +1219,10 @@ class _Verifier:
         if self.remembered and n == self.remembered[0] and ev["hash"] == self.remembered[1]:
             self.remembered_head_intact = True
         self.prev_seq, self.prev_hash = seq, ev["hash"]
-        self.rows.append((n, seq, ev["id"], ev["ts"], ev["claim_id"], ev["supersedes"],
+        supersedes = ev["supersedes"]
+        if type(supersedes) is list:  # several ids: kept as their JSON text (see finish)
+            supersedes = canonical(supersedes)
+        self.rows.append((n, seq, ev["id"], ev["ts"], ev["claim_id"], supersedes,
                           ev.get("reverts")))  # fmt: skip
         if len(self.rows) >= 5000:
             self.flush()
@@ -1069,19 +1269,46 @@ class _Verifier:
         # covering (id, ts): remembering the ids and the memory check read the index alone
         conn.execute("CREATE INDEX temp.seen_id ON seen(id, ts)")
         self._duplicates()
+        # after a trusted prefix, its events are in the index (idx_event), not in `seen`
+        in_prefix = ("" if self.after is None else
+                     " AND NOT EXISTS (SELECT 1 FROM idx_event i WHERE i.id = a.{col} "
+                     "AND i.claim_id = a.claim_id)")  # fmt: skip
         for col in ("supersedes", "reverts"):
             for line, seq, target in conn.execute(
                 f"SELECT a.line, a.seq, a.{col} FROM seen a WHERE a.{col} IS NOT NULL AND NOT "
                 f"EXISTS (SELECT 1 FROM seen b WHERE b.id = a.{col} AND b.line < a.line "
-                "AND b.claim_id = a.claim_id)"
+                f"AND b.claim_id = a.claim_id){in_prefix.format(col=col)}"
             ):
-                self.problem(seq, line, f"line {line}: {col} {target}, which is not an earlier "
-                                        "event of the same claim")  # fmt: skip
+                # a `supersedes` of several ids (its JSON list never matches an id): each
+                # id is checked on its own, only for these rare lines
+                for missing in self._unseen(line, target):
+                    self.problem(seq, line, f"line {line}: {col} {missing}, which is not an "
+                                            "earlier event of the same claim")  # fmt: skip
+        if self.after is not None:  # the prefix's digest proves every remembered id there
+            self.memory_proven = True
+            if self.dropped:
+                self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+            return
         self.memory_proven = self._prefix_proves_memory()
         if not self.memory_proven:
             self._check_memory()
         if self.dropped:
             self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+
+    def _unseen(self, line: int, target: str) -> list[str]:
+        """The ids `target` (one id, or a JSON list of ids) names that are not earlier
+        events of line `line`'s claim."""
+        if not target.startswith("["):
+            return [target]
+        conn = self.db.conn
+        # after a trusted prefix, its events are in the index (idx_event), not in `seen`
+        in_prefix = ("" if self.after is None else
+                     " AND NOT EXISTS (SELECT 1 FROM idx_event i, seen a WHERE a.line = ? "
+                     "AND i.id = ? AND i.claim_id = a.claim_id)")  # fmt: skip
+        query = ("SELECT 1 FROM seen a WHERE a.line = ? AND NOT EXISTS (SELECT 1 FROM seen b "
+                 "WHERE b.id = ? AND b.line < a.line AND b.claim_id = a.claim_id)" + in_prefix)
+        args = (lambda i: (line, i)) if self.after is None else (lambda i: (line, i, line, i))
+        return [i for i in json.loads(target) if conn.execute(query, args(i)).fetchone()]
 
     def _duplicates(self) -> None:
         conn = self.db.conn
@@ -1092,6 +1319,11 @@ class _Verifier:
             lines = conn.execute("SELECT line, seq FROM seen WHERE id=? ORDER BY line", (id_,))
             (first, _), *rest = lines.fetchall()
             for line, seq in rest:
+                self.problem(seq, line, f"line {line}: duplicate id {id_} (first on line {first})")
+        if self.after is not None:
+            for line, seq, id_, first in conn.execute(
+                "SELECT s.line, s.seq, s.id, i.seq FROM seen s JOIN idx_event i ON i.id = s.id"
+            ):
                 self.problem(seq, line, f"line {line}: duplicate id {id_} (first on line {first})")
 
     def _prefix_proves_memory(self) -> bool:
@@ -1104,29 +1336,16 @@ class _Verifier:
         return count == self.remembered[2]
 
     def _check_memory(self) -> None:
-        for id_, ts, now_ts in self.db.conn.execute(
-            "SELECT v.id, v.ts, s.ts FROM verified v LEFT JOIN seen s ON s.id = v.id "
+        for id_, ts, now_ts, line in self.db.conn.execute(
+            "SELECT v.id, v.ts, s.ts, s.line FROM verified v LEFT JOIN seen s ON s.id = v.id "
             "WHERE s.id IS NULL OR s.ts != v.ts ORDER BY v.id"
         ):
             if now_ts is None:
                 msg = f"event {id_} verified before is missing: ledger shortened or rewritten"
+                self.problem(None, None, msg)
             else:
-                msg = f"event {id_} verified before has changed its ts ({ts} → {now_ts})"
-            self.problem(None, None, msg)
-
-    def remember(self, head: Head) -> None:
-        conn = self.db.conn
-        after = self.remembered[0] if self.memory_proven and self.remembered else 0
-        conn.execute("BEGIN")
-        conn.execute(
-            "INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen WHERE line > ? "
-            "ORDER BY id",
-            (after,),
-        )
-        (count,) = conn.execute("SELECT COUNT(*) FROM verified").fetchone()
-        # every remembered id now lies within lines 1..head.seq only if the count says so
-        self.db.put(ver_seq=head.seq, ver_hash=head.hash, ver_count=count)
-        conn.execute("COMMIT")
+                self.problem(None, line, f"line {line}: event {id_} verified before has "
+                                         f"changed its ts ({ts} → {now_ts})")
 
     def close(self) -> None:
         self.db.conn.execute("DROP TABLE IF EXISTS temp.seen")
@@ -1164,10 +1383,10 @@ class _Lines:
         self.n, self.end = n, end
 
 
-def _verify_lines(verifier: _Verifier, path: Path, size: int,
-                  state_dir: Path | None = None) -> None:
-    """Feed every line to `verifier`. Given a `state_dir` and many bytes to parse in full,
-    a forked helper checks the second half meanwhile (see `_verify_halves`)."""
+def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
+    """Feed every line (after the gate's trusted prefix: every later line) to `verifier`.
+    With many bytes to parse in full, a forked helper checks the second half meanwhile
+    (see `_verify_halves`)."""
     # parsed events never form cycles and are dropped line by line: pausing the cyclic
     # GC saves its repeated scans of the young objects json.loads creates
     was_enabled = gc.isenabled()
@@ -1179,17 +1398,14 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int,
             return
         with handle:
             lines = _Lines(handle, size)
-            if verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
+            if verifier.after is not None:
+                lines.skip_to(verifier.after.seq, verifier.after.size)
+            elif verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
                 lines.feed(verifier, size, stop_line=verifier.prefix)
-            if (
-                not lines.done
-                and state_dir is not None
-                and size - lines.end >= PARALLEL_MIN_BYTES
-                and _can_fork()
-            ):
+            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES and _can_fork():
                 split = _split_at(handle.fileno(), lines.end, size)
                 if split is not None:
-                    _verify_halves(verifier, lines, path, state_dir, split)
+                    _verify_halves(verifier, lines, path, split)
             if not lines.done:
                 lines.feed(verifier, size)
     finally:
@@ -1226,45 +1442,25 @@ def _remove_part(part: Path) -> None:
             (part.parent / name).unlink()
 
 
-def _remove_stale_parts(state_dir: Path) -> None:
-    """Part files of helpers that are gone (a verify killed before it could clean up)."""
-    for part in state_dir.glob(_PART_PREFIX + "*.sqlite*"):
-        pid = part.name[len(_PART_PREFIX):].split(".", 1)[0]
-        if pid.isdigit() and _alive(int(pid)):
-            continue  # perhaps another ledger's verify, sharing this state dir
-        with suppress(FileNotFoundError):
-            part.unlink()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
-
-
-def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, state_dir: Path,
-                   split: int) -> None:
+def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, split: int) -> None:
     """Verify the lines before byte `split` here while a forked helper verifies the rest.
 
     When the helper found every one of its lines flawless and its first line continues
     this process's chain, its `seen` rows are taken over and `lines` skips its range;
     otherwise (a problem, a crash, any doubt) the range is left for the caller to verify
-    here as usual, so the messages are exactly those of a sequential verify.
+    here as usual, so the messages are exactly those of a sequential verify. The helper's
+    rows go through a temporary folder outside the vault: verify writes nothing there.
     """
-    _remove_stale_parts(state_dir)
+    scratch = Path(tempfile.mkdtemp(prefix="vt-verify-"))
     first_n, first_end = lines.n, lines.end
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the helper: never returns
         os.close(read_fd)
-        _part_child(write_fd, path, state_dir, verifier.remembered,
+        _part_child(write_fd, path, scratch, verifier.remembered,
                     (first_n, first_end, split, lines.size))  # fmt: skip
     os.close(write_fd)
-    part = _part_path(state_dir, pid)
+    part = _part_path(scratch, pid)
     reaped = False
     try:
         lines.feed(verifier, split)
@@ -1291,6 +1487,7 @@ def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, state_dir: Pa
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         _remove_part(part)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _read_all(fd: int) -> bytes:
@@ -1371,7 +1568,7 @@ class _PartVerifier(_Verifier):
         self.prev_seq, self.prev_hash = 0, None
         self.rows = []
         self.remembered, self.remembered_head_intact = remembered, False
-        self.memory_proven, self.prefix = False, 0
+        self.memory_proven, self.prefix, self.after = False, 0, None
         self.first: tuple[int, int, str] | None = None
         conn.execute(
             "CREATE TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, ts TEXT, "
@@ -1456,52 +1653,185 @@ def _count_lines(fd: int, start: int, stop: int) -> int:
 
 
 def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
-    """Check every line and the chain; compare with every event verified before.
+    """Check every line and the chain; compare with every event trusted before.
 
-    Holds the ledger lock (so a concurrent append is never mistaken for a torn tail);
-    moves a torn tail aside (reported in `torn`, not a failure); never repairs anything
-    else. On success, remembers the ids it verified. With at least PARALLEL_MIN_BYTES
-    to parse in full (a cold verify of a large ledger) and fork available, a forked helper
-    checks the second half meanwhile; the result is the same either way.
+    Writes nothing, in the vault or its state dir: the memory is read as it stands, a
+    torn tail is reported (`torn`, not a failure; the next append moves it aside), and
+    nothing is ever repaired. Holds the ledger lock shared, when the lock file exists, so
+    an append in progress is never mistaken for a torn tail. A ledger whose every line
+    ends in CRLF is one problem, said once. With at least PARALLEL_MIN_BYTES to parse in
+    full (a cold verify of a large ledger) and fork available, a forked helper checks the
+    second half meanwhile; the result is the same either way.
     """
     ledger = Ledger(path, state_dir)
-    db = _StateDB(ledger.state_dir)
-    if not ledger.path.exists():
-        return _verify_missing(db, ledger.path)
-    try:
-        with ledger.locked() as (fd, torn):
-            size = os.fstat(fd).st_size
+    with _shared_lock(ledger.lock_path) as locked:
+        db = _StateDB.read_only(ledger.state_dir, immutable=locked)
+        try:
+            try:
+                fd = os.open(ledger.path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return _verify_missing(db, ledger.path)
+            try:
+                size = _complete_size(fd)
+                torn = None
+                if size != os.fstat(fd).st_size:
+                    torn = TornInfo(size, os.fstat(fd).st_size - size, str(ledger.torn_path),
+                                    moved=False)
+                if _crlf_converted(fd, size):
+                    problem = Problem(None, 1, f"line 1: {CRLF_MESSAGE}")
+                    return VerifyResult(False, _count_lines(fd, 0, size), "?", [problem], torn)
+            finally:
+                os.close(fd)
             # its temp table goes with the connection: dropping it first only costs time
             verifier = _Verifier(db)
             try:
-                _verify_lines(verifier, ledger.path, size, ledger.state_dir)
+                _verify_lines(verifier, ledger.path, size)
             except _PrefixChanged:
                 verifier = _Verifier(db, trust_prefix=False)
-                _verify_lines(verifier, ledger.path, size, ledger.state_dir)
+                _verify_lines(verifier, ledger.path, size)
             verifier.finish()
-            problems = sorted(verifier.problems,
-                              key=lambda p: (p.line is None, p.line or 0))  # fmt: skip
-            head = verifier.prev_hash or "?"
-            ok = not problems
-            if ok:
-                verifier.remember(Head(verifier.prev_seq, head, size))
+        finally:
+            db.close()
+    problems = sorted(verifier.problems, key=lambda p: (p.line is None, p.line or 0))
+    return VerifyResult(not problems, verifier.events, verifier.prev_hash or "?", problems, torn)
+
+
+@contextmanager
+def _shared_lock(path: Path) -> Iterator[bool]:
+    """The ledger lock, shared, if its file exists (True); nothing is created or written:
+    no lock file means no vt has appended yet."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield True
     finally:
-        db.close()
-    return VerifyResult(ok, verifier.events, head, problems, torn)
+        os.close(fd)  # drops the lock
 
 
 def _verify_missing(db: _StateDB, path: Path) -> VerifyResult:
     """No ledger file: fine for a new vault, an integrity failure if events were verified."""
-    try:
-        verifier = _Verifier(db)
-        verifier.finish()
-        verifier.close()
-    finally:
-        db.close()
+    verifier = _Verifier(db)
+    verifier.finish()
+    verifier.close()
     problems = verifier.problems
     if problems:
         problems.insert(0, Problem(None, None, f"{path.name} is missing"))
     return VerifyResult(not problems, 0, GENESIS, problems, None)
+
+
+# ---------------------------------------------------------------- the gate
+
+
+def _gate(ledger: Ledger, db: _StateDB, fd: int | None, size: int, remember: bool) -> Head:
+    """The one check before anything trusts or appends to the ledger; returns its head.
+
+    `fd` holds the ledger (None: there is none), whose complete lines end at `size`. The
+    prefix trusted last time must still hash to its remembered block digests; then only
+    the lines after it are checked, by `vt ledger verify`'s own line checks, plus their
+    ids against the index of the prefix. Otherwise (nothing remembered, a prefix that
+    changed or shrank) the whole file is verified, memory included: a merge that only
+    re-chained events passes, an edit, a rewrite or a rollback does not. Raises
+    IntegrityError naming the first bad line. With `remember` (the caller holds the lock
+    and `db` is writable) what passed becomes the trusted prefix, indexed and remembered.
+    """
+    known = db.trusted()
+    if fd is None or size == 0:
+        remembered = db.memory_size()
+        if remembered:
+            what = "missing" if fd is None else "empty"
+            raise _gate_error(ledger, 1, f"the ledger is {what}, but {remembered} events were "
+                                         "verified before")  # fmt: skip
+        return Head()
+    start = None
+    if known is not None and known.size <= size \
+            and _block_digests(fd, 0, known.size) == known.blocks:
+        start = known
+        if known.size == size:
+            return known.head
+    if _crlf_converted(fd, size):
+        raise _gate_error(ledger, 1, CRLF_MESSAGE)
+    verifier = _Verifier(db, trust_prefix=False, after=start)
+    try:
+        _verify_lines(verifier, ledger.path, size)
+        verifier.finish()
+        if verifier.problems:
+            raise _refusal(ledger, verifier, changed=known is not None and start is None)
+        head = Head(verifier.prev_seq, verifier.prev_hash or GENESIS, size)
+        if remember:
+            _trust(db, fd, ledger.path, start, head)
+    finally:
+        verifier.close()
+    return head
+
+
+def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head) -> None:
+    """Make the lines the gate just checked (in `temp.seen`) part of the trusted prefix:
+    remembered, indexed, and digested, in one sqlite transaction."""
+    conn = db.conn
+    conn.execute("BEGIN")
+    try:
+        if start is None:  # everything was verified: a fresh index
+            conn.execute("DELETE FROM idx_event")
+            conn.execute("DELETE FROM idx_latest")
+        # in key order: b-tree appends rather than random inserts
+        conn.execute("INSERT OR IGNORE INTO idx_event(id, seq, claim_id) "
+                     "SELECT id, seq, claim_id FROM temp.seen ORDER BY id")
+        latest = dict(conn.execute("SELECT MAX(line), claim_id FROM temp.seen GROUP BY claim_id"))
+        offset, n = (start.size, start.seq) if start else (0, 0)
+        rows = []
+        for end, raw in iter_lines(path, offset):
+            n += 1
+            if end > head.size:
+                break
+            if n in latest:
+                rows.append((latest[n], n, raw[:-1].decode()))
+        rows.sort()
+        conn.executemany("INSERT OR REPLACE INTO idx_latest(claim_id, seq, line) "
+                         "VALUES (?, ?, ?)", rows)
+        added = conn.execute("INSERT OR IGNORE INTO verified(id, ts) "
+                             "SELECT id, ts FROM temp.seen ORDER BY id").rowcount
+        if start is None:
+            blocks, count = _block_digests(fd, 0, head.size), db.memory_size()
+        else:
+            blocks, count = _extended_blocks(fd, start, head.size), start.count + added
+        db.trust(_Trusted(head.size, head.seq, head.hash, count, blocks))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _refusal(ledger: Ledger, verifier: _Verifier, changed: bool) -> IntegrityError:
+    """One error for the first problem: its line (a lost event: the first line that is
+    not one verified before, or the line after the last), what it is, and what to run."""
+    problems = sorted(verifier.problems, key=lambda p: (p.line is None, p.line or 0))
+    first = problems[0]
+    line = first.line
+    if line is None:
+        row = verifier.db.conn.execute(
+            "SELECT MIN(s.line) FROM seen s WHERE NOT EXISTS "
+            "(SELECT 1 FROM verified v WHERE v.id = s.id)").fetchone()
+        line = row[0] if row[0] is not None else verifier.events + 1
+    what = _LINE_PREFIX.sub("", first.message)
+    if len(problems) > 1:
+        what += f"; {len(problems) - 1} more problem(s)"
+    if changed:
+        return _gate_error(ledger, line, f"the ledger changed since it was verified ({what})")
+    return _gate_error(ledger, line, f"the ledger does not verify ({what})")
+
+
+_LINE_PREFIX = re.compile(r"^line \d+: ")
+
+
+def _gate_error(ledger: Ledger, line: int, message: str) -> IntegrityError:
+    shown = ledger.path
+    with suppress(ValueError):  # shown relative to the vault, as the user names it
+        shown = ledger.path.relative_to(ledger.state_dir.parent)
+    return IntegrityError(f"{message}; run `vt ledger verify`", str(shown), line)
 
 
 # ---------------------------------------------------------------- merge
@@ -1583,6 +1913,15 @@ def resolve_ledger(text: bytes) -> bytes:
 # ---------------------------------------------------------------- claim status
 
 
+DECISION_KEYS = ("action", "claim", "preview", "reverts")
+
+
+def same_decision(a: dict, b: dict) -> bool:
+    """Do two decisions (events, or a note's decision) decide the same thing? What was
+    decided counts: who decided, when, the comment and the checklist do not."""
+    return all(a.get(k) == b.get(k) for k in DECISION_KEYS)
+
+
 @dataclass(slots=True)
 class ClaimState:
     """A claim's current status computed from its events in ledger order."""
@@ -1591,34 +1930,44 @@ class ClaimState:
     status: str  # ACCEPTED | REPAIRED | REJECTED | REVERTED | CONFLICT
     latest: dict  # its latest event (by seq)
     current: dict | None  # the ACCEPT/REPAIR event whose claim is in force, if any
-    contenders: list[str]  # ids of the competing latest decisions (2+ only in CONFLICT)
+    # the events no later event supersedes, in ledger order: one, or several after
+    # decisions made without seeing each other (on two branches, in two clones)
+    heads: list[dict]
     events: int = 0
+    decided: str = ""  # the status the events give, a disagreement of the heads aside
+
+    @property
+    def contenders(self) -> list[str]:
+        """The heads' ids."""
+        return [h["id"] for h in self.heads]
+
+    @property
+    def agreed(self) -> bool:
+        """One head, or several that decide the same thing."""
+        first = self.heads[0]
+        return all(same_decision(first, h) for h in self.heads[1:])
 
 
 def _apply_event(state: ClaimState | None, ev: dict) -> ClaimState:
     if state is None:
         state = ClaimState(ev["claim_id"], "", ev, None, [])
-        contenders: list[str] = []
-    else:
-        contenders = state.contenders
-    # a decision that supersedes one of the contenders settles the claim; one that
-    # supersedes anything else was made on another branch: a fork, so a conflict
-    contenders = [ev["id"]] if ev["supersedes"] in contenders else [*contenders, ev["id"]]
-    previous_status = state.status
-    state.latest, state.contenders, state.events = ev, contenders, state.events + 1
+    superseded = superseded_ids(ev["supersedes"])
+    # the event settles the heads it names; a head it did not see stays one beside it
+    state.heads = [h for h in state.heads if h["id"] not in superseded]
+    state.heads.append(ev)
+    state.latest, state.events = ev, state.events + 1
     action = ev["action"]
     if action in ("ACCEPT", "REPAIR"):
-        state.current, state.status = ev, STATUS_BY_ACTION[action]
+        state.current, state.decided = ev, STATUS_BY_ACTION[action]
     elif action == "REJECT":
-        state.current, state.status = None, "REJECTED"
-    elif ev.get("reverts") == ev["supersedes"] or (
+        state.current, state.decided = None, "REJECTED"
+    elif ev.get("reverts") in superseded or (
         state.current is not None and ev.get("reverts") == state.current["id"]
     ):
-        state.current, state.status = None, "REVERTED"
+        state.current, state.decided = None, "REVERTED"
     else:
-        state.status = previous_status or "REVERTED"  # reverting a superseded event
-    if len(contenders) > 1:
-        state.status = CONFLICT
+        state.decided = state.decided or "REVERTED"  # reverting a superseded event
+    state.status = state.decided if len(state.heads) == 1 or state.agreed else CONFLICT
     return state
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tools import kb as kbmod
-from vault_tools import writer
+from vault_tools import markdown, writer
 from vault_tools.checks import CheckContext, check_drafts
 from vault_tools.config import Settings
 from vault_tools.diff import (
@@ -32,10 +31,9 @@ from vault_tools.diff import (
     Change,
     char_diff,
     diff_text_lines,
-    fence_for,
     repair_changes,
 )
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error, sort_key
 from vault_tools.jsonlines import line_of
 from vault_tools.note import Note, parse_note
@@ -147,7 +145,7 @@ def preview_note(settings: Settings, ctx: CheckContext, relative: str, *,
     if isinstance(loaded, PreviewResult):
         return loaded
     snapshot, note = loaded
-    return _preview_loaded(ctx, snapshot, note, dry_run)
+    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
 
 
 def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | PreviewResult:
@@ -160,7 +158,7 @@ def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | P
 
 
 def _preview_loaded(ctx: CheckContext, snapshot: writer.Snapshot, note: Note,
-                    dry_run: bool) -> PreviewResult:
+                    dry_run: bool, vault: Path) -> PreviewResult:
     result = PreviewResult(note.path, note.claim_id)
     action = note.properties.get("review_action")
     result.review_action = str(action) if action is not None else None
@@ -186,7 +184,7 @@ def _preview_loaded(ctx: CheckContext, snapshot: writer.Snapshot, note: Note,
     elif dry_run:
         result.remark = "dry run: nothing written"
     else:
-        _write(snapshot, result)
+        _write(snapshot, result, vault)
     return result
 
 
@@ -254,17 +252,19 @@ def _v1_metadata(note: Note) -> dict[str, Any]:
 # writing the note
 
 
-def _write(snapshot: writer.Snapshot, result: PreviewResult) -> None:
+def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> None:
     """Set the owned properties and the preview block; a refusal becomes a finding."""
     assert result.state is not None and result.preview_hash is not None
     try:
         text, findings = note_text_with_preview(snapshot.text, result)
-        result.written = writer.write_if_changed(snapshot, text)
+        result.written = writer.write_if_changed(snapshot, text, root=vault)
     except RefusedError as exc:
         result.findings.append(error(result.path, exc.line, "write-refused",
                                      f"{exc.message}; run vt preview again"))
         result.remark = "not written"
         return
+    except IOFailure:
+        raise  # the disk, not the note: every other note would fail alike
     except VtError as exc:
         result.findings.append(error(result.path, exc.line, "write-refused", exc.message))
         result.remark = "not written"
@@ -341,8 +341,7 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
                 "> Fix the V2 drafts, then run `vt preview` again:"]
     for finding in findings:
         where = f"line {finding.line}" if finding.line else "note"
-        message = " ".join(finding.message.split())
-        out.append(f"> - {where}: `{finding.code}` {message}")
+        out.append(f"> - {where}: `{finding.code}` {markdown.text(finding.message)}")
     out.append("")
     if not result.changes:
         out += [NO_CHANGES, ""]
@@ -350,7 +349,7 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
     claim = next((c for c in result.changes if c.field == CLAIM), None)
     if claim is not None:
         body = diff_text_lines(claim.old, claim.new)
-        fence = fence_for(body)
+        fence = markdown.fence_for(body)
         out += ["### Atomic Claim", f"{fence}diff", body.rstrip("\n"), fence, ""]
     rows = [c for c in result.changes if c.field != CLAIM]
     if rows:
@@ -363,22 +362,14 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
 
 
 def _table_row(change: Change) -> str:
-    old = "" if change.op == "add" else _code_span(_json(change.old))
-    new = "" if change.op == "remove" else _code_span(_json(change.new))
-    return f"| {change.field} | {change.op} | {_code_span(change.pointer or '/')} | {old} | {new} |"
+    old = "" if change.op == "add" else markdown.code_span(_json(change.old))
+    new = "" if change.op == "remove" else markdown.code_span(_json(change.new))
+    pointer = markdown.code_span(change.pointer or "/")
+    return f"| {change.field} | {change.op} | {pointer} | {old} | {new} |"
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _code_span(text: str) -> str:
-    """An inline code span safe inside a table cell: a `|` is escaped (GFM tables split
-    cells before parsing code), and the backtick run is longer than any in the text."""
-    text = text.replace("|", "\\|")
-    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 # ---------------------------------------------------------------------------
@@ -431,7 +422,7 @@ def _preview_target(settings: Settings, ctx: CheckContext, relative: str, explic
     snapshot, note = loaded
     if note.properties.get("review_action") != REQUEST_REPAIR:
         return None
-    return _preview_loaded(ctx, snapshot, note, dry_run)
+    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
 
 
 def _run(settings: Settings, ctx: CheckContext, targets: list[str], explicit: bool,

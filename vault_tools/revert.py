@@ -29,6 +29,7 @@ class RevertResult:
     dry_run: bool = False
     refresh: Any = None  # store.RefreshResult
     refresh_error: VtError | None = None
+    torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
 
     def to_json(self) -> dict[str, Any]:
         ev = self.event
@@ -69,7 +70,7 @@ def revert_event(settings: Settings, event_id: str, comment: str = "",
     """Append a REVERT of `event_id`; refused for an unknown id, a REVERT, or an event
     already reverted. Then brings the Claim Store up to date."""
     event_id = _normalised(event_id)
-    ledger = Ledger(settings.ledger_path, settings.state_dir)
+    ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
     if not ledger.path.exists():
         raise UnknownEventError(f"no event {event_id}: the ledger is empty",
                                 str(settings.ledger))
@@ -109,7 +110,7 @@ def _append(settings: Settings, ledger: Ledger, event_id: str, comment: str,
                 "reverts": event_id,
                 "v": 1,
             })
-            result = RevertResult(event, target, dry_run)
+            result = RevertResult(event, target, dry_run, torn=txn.torn)
             if dry_run:
                 raise _Abandon
     except _Abandon:

@@ -2,7 +2,9 @@
 
 Notes by `review_action` and `review_state`; previews gone stale (the drafts changed after
 `vt preview` recorded `vt_preview_hash`); notes marked APPLIED whose decision no longer
-matches the ledger event they name (`vt_event_id`); claims in CONFLICT; the ledger head.
+matches the ledger event they name (`vt_event_id`); notes whose decision disagrees with
+their claim's latest event(s) (apply's own `judge`); claims in CONFLICT, with their heads
+and what settles them; the ledger head.
 Every review note is parsed once (in forked workers for a large vault); the claim
 statuses come from the Claim Store, caught up first.
 """
@@ -16,9 +18,20 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from vault_tools.apply import ACTION_OF, APPLIED, PENDING, v1_claim, v2_claim
+from vault_tools.apply import (
+    AGREES,
+    APPLIED,
+    DIFFERS,
+    FIRST,
+    PENDING,
+    REVERTED,
+    decision_content,
+    describe_head,
+    judge,
+)
 from vault_tools.config import Settings
 from vault_tools.findings import Finding
+from vault_tools.ledger import same_decision
 from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR, preview_hash
@@ -28,6 +41,9 @@ from vault_tools.vault import list_vault, read_file, read_finding
 Progress = Callable[[int, int], None]
 
 NEW = "NEW"  # review_state of a note that names none
+UNMARKED = "unmarked"  # the ledger records the note's decision; the note does not say so
+SETTLE = ("resolve the note, set review_action to the final decision and run vt apply: one "
+          "new event then supersedes every head")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +56,7 @@ class NoteInfo:
     state: str
     stale_preview: bool
     event_id: str | None  # vt_event_id
-    decision: tuple[str, dict | None] | None  # (ledger action, claim) the note now says
+    decision: dict | None  # what the note's review_action decides (`decision_content`)
 
 
 @dataclass(slots=True)
@@ -51,7 +67,8 @@ class StatusReport:
     claims: dict[str, int] = field(default_factory=dict)
     stale_previews: list[dict[str, Any]] = field(default_factory=list)
     edited_since_apply: list[dict[str, Any]] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
     ledger_head: dict[str, Any] = field(default_factory=dict)
     # files and folders that could not be read (each may hide a review note), by path
     unreadable: list[Finding] = field(default_factory=list)
@@ -59,7 +76,8 @@ class StatusReport:
     def to_json(self) -> dict[str, Any]:
         return {"notes": self.notes, "by_action": self.by_action, "by_state": self.by_state,
                 "claims": self.claims, "stale_previews": self.stale_previews,
-                "edited_since_apply": self.edited_since_apply, "conflicts": self.conflicts,
+                "edited_since_apply": self.edited_since_apply,
+                "disagreements": self.disagreements, "conflicts": self.conflicts,
                 "ledger_head": self.ledger_head,
                 "unreadable": [f.to_json() for f in self.unreadable]}
 
@@ -79,18 +97,6 @@ def _stale(note: Note, action: str) -> bool:
         return True
 
 
-def _decision(note: Note, action: str) -> tuple[str, dict | None] | None:
-    """The ledger action and claim the note's current review_action would record."""
-    ledger_action = ACTION_OF.get(action)
-    if ledger_action == "ACCEPT":
-        return ledger_action, v1_claim(note)
-    if ledger_action == "REPAIR":
-        return ledger_action, v2_claim(note)
-    if ledger_action == "REJECT":
-        return ledger_action, None
-    return None
-
-
 def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
     """One vault file's status, None when it is not a review note, or the finding why it
     could not be read."""
@@ -105,29 +111,71 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
         return None
     action = _prop(note, "review_action", PENDING) or PENDING
     state = _prop(note, "review_state", NEW) or NEW
-    applied = state == APPLIED
     return NoteInfo(relative, note.claim_id or "", action, state, _stale(note, action),
-                    _prop(note, "vt_event_id", None), _decision(note, action) if applied else None)
+                    _prop(note, "vt_event_id", None), decision_content(note, action))
 
 
-def _edited(info: NoteInfo, store: ClaimStore) -> str | None:
-    """Why an APPLIED note no longer says what the ledger recorded; None if it does."""
+def _edited(info: NoteInfo, event: dict | None) -> str | None:
+    """Why an APPLIED note no longer says what the ledger recorded (`event`, the one its
+    vt_event_id names); None if it does."""
     if info.event_id is None:
         return "marked APPLIED but has no vt_event_id"
-    event = store.event(info.event_id)
     if event is None:
         return f"vt_event_id {info.event_id} is not in the ledger"
-    if info.decision is None:
-        return f"review_action is now {info.action}; {event['action']} was applied"
-    action, claim = info.decision
-    if action != event["action"]:
+    if info.decision is None or info.decision["action"] != event["action"]:
         return f"review_action is now {info.action}; {event['action']} was applied"
     if event["claim_id"] != info.claim_id:
         return f"claim_id is now {info.claim_id}; the event is for {event['claim_id']}"
-    if action != "REJECT" and claim != event["claim"]:
+    if not same_decision(info.decision, event):
+        action = event["action"]
         what = "the V2 drafts" if action == "REPAIR" else "the claim"
         return f"{what} changed since {action} was applied"
     return None
+
+
+def _head_json(event: dict) -> dict[str, Any]:
+    return {k: event[k] for k in ("id", "action", "actor", "ts", "note")}
+
+
+def _disagreement(info: NoteInfo, heads: list[dict], store: ClaimStore) -> dict | None:
+    """The note's entry in `disagreements`, if its decision is not what its claim's heads
+    record (or the note does not name the event that records it); None otherwise."""
+    assert info.decision is not None
+    applied_id = info.event_id if info.state == APPLIED else None
+    verdict = judge(info.decision, heads, applied_id, store.event)
+    kind = verdict.kind
+    if kind == FIRST:
+        return None
+    shown = ", ".join(describe_head(h) for h in heads)
+    if kind == AGREES:
+        assert verdict.event is not None
+        if applied_id == verdict.event["id"]:
+            return None
+        kind = UNMARKED
+        reason = (f"the ledger records this decision ({verdict.event['id']}) but the note "
+                  "is not marked with it: run vt apply to mark it")
+    elif kind == REVERTED:
+        reason = (f"its decision was reverted ({shown}); vt apply will not apply it again: "
+                  "change review_action to decide again")
+    elif len(heads) == 1:
+        reason = (f"review_action is {info.action}; the claim's latest event is {shown}: "
+                  f"run vt apply to record {info.action}")
+    else:
+        reason = (f"review_action is {info.action}; the claim is in CONFLICT between {shown}: "
+                  f"run vt apply to settle it with {info.action}")
+    assert kind in (UNMARKED, REVERTED, DIFFERS)
+    return {"path": info.path, "claim_id": info.claim_id, "review_action": info.action,
+            "kind": kind, "heads": [_head_json(h) for h in heads], "reason": reason}
+
+
+def _conflict(claim_id: str, store: ClaimStore) -> dict[str, Any]:
+    """A claim in CONFLICT: its heads, the latest last, and what settles it."""
+    heads = store.heads(claim_id)
+    record = store.claim(claim_id)
+    return {"claim_id": claim_id, "note": record.note if record is not None else heads[-1]["note"],
+            "heads": [_head_json(h) for h in heads],
+            "unseen": [h["id"] for h in heads[:-1]],  # heads the latest decision did not see
+            "settle": SETTLE}
 
 
 def status(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> StatusReport:
@@ -148,12 +196,20 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
         if info.stale_preview:
             report.stale_previews.append({"path": info.path, "claim_id": info.claim_id,
                                           "review_action": info.action})
+        heads = store.heads(info.claim_id) if info.decision is not None else []
         if info.state == APPLIED:
-            reason = _edited(info, store)
+            named = next((h for h in heads if h["id"] == info.event_id), None)
+            if named is None and info.event_id is not None:
+                named = store.event(info.event_id)
+            reason = _edited(info, named)
             if reason is not None:
                 report.edited_since_apply.append({"path": info.path, "claim_id": info.claim_id,
                                                   "event_id": info.event_id, "reason": reason})
-    report.conflicts = store.conflicts()
+        if info.decision is not None:
+            entry = _disagreement(info, heads, store)
+            if entry is not None:
+                report.disagreements.append(entry)
+    report.conflicts = [_conflict(claim_id, store) for claim_id in store.conflicts()]
     seq, hash_ = store.head()
     report.ledger_head = {"seq": seq, "hash": hash_}
     return report

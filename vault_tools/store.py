@@ -24,12 +24,14 @@ from types import TracebackType
 from typing import TypeVar
 
 from vault_tools import kb as kbmod
+from vault_tools.boundary import state_files, writable_path
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
-from vault_tools.ledger import GENESIS, ClaimState, canonical, claim_states, iter_lines
+from vault_tools.ledger import GENESIS, ClaimState, Ledger, canonical, claim_states, iter_lines
+from vault_tools.sqlitedb import connect, rollback
 
 STORE_DB = "claims.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: claims.heads
 ACCEPTED_STATUSES = ("ACCEPTED", "REPAIRED")
 _BATCH = 5000
 
@@ -41,7 +43,7 @@ CREATE TABLE IF NOT EXISTS events (
     supersedes TEXT, reverts TEXT, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS claims (
     claim_id TEXT PRIMARY KEY, status TEXT NOT NULL, event_id TEXT NOT NULL,
-    claim TEXT, note TEXT NOT NULL);
+    claim TEXT, note TEXT NOT NULL, heads TEXT);
 CREATE TABLE IF NOT EXISTS edges (
     claim_id TEXT NOT NULL, target_key TEXT NOT NULL, target TEXT NOT NULL,
     role TEXT NOT NULL, label TEXT NOT NULL, PRIMARY KEY (claim_id, role));
@@ -52,6 +54,7 @@ _INDEXES_SQL = """
 CREATE UNIQUE INDEX IF NOT EXISTS events_id ON events(id);
 CREATE INDEX IF NOT EXISTS events_claim ON events(claim_id, seq);
 CREATE INDEX IF NOT EXISTS claims_status ON claims(status);
+CREATE INDEX IF NOT EXISTS claims_forked ON claims(claim_id) WHERE heads IS NOT NULL;
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target_key);
 """
 _DERIVED = ("events", "claims", "edges")
@@ -114,17 +117,21 @@ def edges_of(claim: dict | None) -> list[tuple[str, str, str, str]]:
 
 
 def _event_row(ev: dict, line: str) -> tuple:
+    supersedes = ev.get("supersedes")
+    if isinstance(supersedes, list):  # several ids: kept as their JSON text
+        supersedes = canonical(supersedes)
     return (ev["seq"], ev["id"], ev["claim_id"], ev["action"], ev["actor"], ev["ts"],
-            ev["note"], ev.get("supersedes"), ev.get("reverts"), line)
+            ev["note"], supersedes, ev.get("reverts"), line)
 
 
 class _Reader:
     """Parses ledger lines from a mark on, checking the chain links as it goes (the full
     hash and id checks are `vt ledger verify`'s job) and collecting event rows."""
 
-    def __init__(self, path: Path, mark: _Mark) -> None:
+    def __init__(self, path: Path, mark: _Mark, stop: int) -> None:
         self.path = path
         self.mark = mark
+        self.stop = stop  # the gate checked the lines up to here
         self.rows: list[tuple] = []
         self.count = 0
 
@@ -135,6 +142,8 @@ class _Reader:
         path, loads = self.path, json.loads
         try:
             for line_end, raw in iter_lines(path, mark.end):
+                if line_end > self.stop:
+                    break
                 n = seq + 1
                 try:
                     text = raw[:-1].decode("utf-8")
@@ -161,22 +170,24 @@ class _Reader:
 class ClaimStore:
     """`.vt/claims.sqlite`. Use as a context manager, or call `close()`."""
 
-    def __init__(self, conn: sqlite3.Connection, ledger_path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, ledger_path: Path, state_dir: Path) -> None:
         self.conn = conn
         self.ledger_path = ledger_path
+        self.ledger = Ledger(ledger_path, state_dir)
 
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
+        for path in state_files(settings.state_dir / STORE_DB):
+            writable_path(settings.vault, path)
         settings.state_dir.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(settings.state_dir / STORE_DB, isolation_level=None,
-                               timeout=60.0)
+        conn = connect(settings.state_dir / STORE_DB, isolation_level=None, timeout=60.0)
         # rows hold ~1 KiB of event JSON: large pages pack them with little waste (only
         # takes effect when the file is created)
         conn.execute("PRAGMA page_size=16384")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # derived state: rebuildable from the ledger
         conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a rebuild's pages stay in memory
-        store = cls(conn, settings.ledger_path)
+        store = cls(conn, settings.ledger_path, settings.state_dir)
         store._ensure_schema()
         return store
 
@@ -195,14 +206,15 @@ class ClaimStore:
     def _ensure_schema(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            self._script(_TABLES_SQL + _INDEXES_SQL)
+            self._script(_TABLES_SQL)
             if self._get("schema") != SCHEMA_VERSION:
                 self._clear()
-                self._script(_INDEXES_SQL)
                 self._put(schema=SCHEMA_VERSION)
+            # after the check: an older store's tables may lack a column an index names
+            self._script(_INDEXES_SQL)
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
 
     def _script(self, sql: str) -> None:
@@ -263,17 +275,19 @@ class ClaimStore:
 
     def catch_up(self) -> CatchUp:
         """Project the lines appended since the last run; rebuild when the projected
-        prefix changed (re-chained by a merge, rewritten, shortened) or was never built."""
+        prefix changed (re-chained by a merge) or was never built. Only a ledger that
+        passes the gate is projected (IntegrityError otherwise)."""
+        stop = self.ledger.trusted_head().size
         self.conn.execute("BEGIN IMMEDIATE")  # one writer at a time; readers see a snapshot
         try:
             mark = self._mark()
             if mark is None or not self._still_valid(mark):
-                result = CatchUp(self._project_all(), rebuilt=True)
+                result = CatchUp(self._project_all(stop), rebuilt=True)
             else:
-                result = CatchUp(self._project_from(mark), rebuilt=False)
+                result = CatchUp(self._project_from(mark, stop), rebuilt=False)
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
         return result
 
@@ -285,14 +299,16 @@ class ClaimStore:
         a rollback journal instead of the WAL and without syncs (the store is derived).
         Pages taken from the freelist need no journaling, so each page is written once
         rather than to the WAL and again at the checkpoint. A failed load rolls back to
-        an empty, unmarked store, which the next catch-up rebuilds.
+        an empty, unmarked store, which the next catch-up rebuilds. Only a ledger that
+        passes the gate is replayed (IntegrityError otherwise, the store untouched).
         """
+        stop = self.ledger.trusted_head().size
         bulk = self._journal_mode("TRUNCATE") == "truncate"
         try:
             if bulk:
                 self.conn.execute("PRAGMA synchronous=OFF")
                 self._transaction(self._clear)
-            return self._transaction(self._project_all)
+            return self._transaction(lambda: self._project_all(stop))
         finally:
             if bulk:
                 self._journal_mode("WAL")
@@ -312,7 +328,7 @@ class ClaimStore:
             result = work()
             self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            rollback(self.conn)
             raise
         return result
 
@@ -320,9 +336,9 @@ class ClaimStore:
         self._put(start=mark.start, end=mark.end, seq=mark.seq, hash=mark.hash,
                   ledger=self.ledger_path)
 
-    def _project_all(self) -> int:
+    def _project_all(self, stop: int) -> int:
         self._clear()
-        reader = _Reader(self.ledger_path, _Mark())
+        reader = _Reader(self.ledger_path, _Mark(), stop)
         # parsed events form no cycles: pausing the cyclic GC spares its repeated scans
         # of the many young objects json.loads and the rows create
         was_enabled = gc.isenabled()
@@ -350,8 +366,8 @@ class ClaimStore:
                               reader.rows)
         reader.rows = []
 
-    def _project_from(self, mark: _Mark) -> int:
-        reader = _Reader(self.ledger_path, mark)
+    def _project_from(self, mark: _Mark, stop: int) -> int:
+        reader = _Reader(self.ledger_path, mark, stop)
         touched = {ev["claim_id"] for ev in self._flushing(reader)}
         self._insert_events(reader)
         if not reader.count:
@@ -379,14 +395,16 @@ class ClaimStore:
         for st in states:
             current = st.current["claim"] if st.current is not None else None
             ids.append((st.claim_id,))
+            # NULL for the usual single head: it is the latest event
+            heads = canonical(st.contenders) if len(st.heads) > 1 else None
             claim_rows.append((st.claim_id, st.status, st.latest["id"],
                                canonical(current) if current is not None else None,
-                               st.latest["note"]))
+                               st.latest["note"], heads))
             if st.status in ACCEPTED_STATUSES:
                 edge_rows += [(st.claim_id, *edge) for edge in edges_of(current)]
         if not fresh:
             self.conn.executemany("DELETE FROM edges WHERE claim_id=?", ids)
-        self.conn.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)", claim_rows)
+        self.conn.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)", claim_rows)
         self.conn.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)", edge_rows)
 
     # -- reading
@@ -410,6 +428,23 @@ class ClaimStore:
     def history(self, claim_id: str) -> list[dict]:
         """The claim's events, oldest first."""
         return list(self._claim_events(claim_id))
+
+    def heads(self, claim_id: str) -> list[dict]:
+        """The claim's heads (the events no later event supersedes), in ledger order:
+        its latest event alone, or several after decisions made without seeing each
+        other; empty for a claim never decided."""
+        row = self.conn.execute("SELECT event_id, heads FROM claims WHERE claim_id=?",
+                                (claim_id,)).fetchone()
+        if row is None:
+            return []
+        ids = json.loads(row[1]) if row[1] else [row[0]]
+        events = [ev for ev in map(self.event, ids) if ev is not None]
+        return sorted(events, key=_seq)
+
+    def forked(self) -> dict[str, list[str]]:
+        """claim_id → its heads' ids, for every claim with more than one head."""
+        return {claim_id: json.loads(heads) for claim_id, heads in self.conn.execute(
+            "SELECT claim_id, heads FROM claims WHERE heads IS NOT NULL")}
 
     def event(self, event_id: str) -> dict | None:
         row = self.conn.execute("SELECT json FROM events WHERE id=?", (event_id,)).fetchone()
@@ -483,6 +518,10 @@ def refresh(settings: Settings) -> RefreshResult:
         problems: list[str] = []
         written = sync_kb_blocks(settings, store, problems)
     return RefreshResult(caught, written, problems)
+
+
+def _seq(event: dict) -> int:
+    return event["seq"]
 
 
 def _claim_key(state: ClaimState) -> str:

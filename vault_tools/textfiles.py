@@ -11,8 +11,9 @@ import contextlib
 import os
 from pathlib import Path
 
+from vault_tools.boundary import writable_path
 from vault_tools.durable import fsync_folder, write_temp
-from vault_tools.errors import UsageError
+from vault_tools.errors import UsageError, io_failure
 
 
 def read_text(path: Path) -> str:
@@ -25,25 +26,34 @@ def read_text(path: Path) -> str:
         raise UsageError(f"not UTF-8 ({exc}); nothing written", str(path)) from None
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None, *,
+                 root: Path | None) -> None:
     """Write `data` to `path` atomically: temp file in the same folder, fsync, os.replace.
 
-    `mode` None keeps the mode of the file being replaced (0o644 for a new one).
+    `mode` None keeps the mode of the file being replaced (0o644 for a new one). `root`:
+    the folder `path` must stay inside (see boundary.py), else BoundaryError and nothing
+    written; None only for a path the user or git chose (an export, git's merge file).
+    An OSError is an IOFailure naming `path`.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o644
-    tmp = write_temp(path, data, mode)
+    if root is not None:
+        writable_path(root, path)
     try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    fsync_folder(path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if mode is None:
+            try:
+                mode = path.stat().st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o644
+        tmp = write_temp(path, data, mode)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        fsync_folder(path.parent)
+    except OSError as exc:
+        raise io_failure(exc, path) from exc
 
 
 def append_lines(text: str, lines: list[str]) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol
 
 from vault_tools import __version__
+from vault_tools.boundary import writable_path
 from vault_tools.cache import (
     CACHE_FILE,
     CacheCorrupt,
@@ -223,7 +224,7 @@ def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
         targets = listing.inside()  # never read outside; the listing's list when it can
         for finding in listing.findings(settings.claims_dir):
             before.setdefault(finding.path, []).append(finding)
-    cache = ResultCache.read(settings.state_dir)
+    cache = ResultCache.read(writable_path(settings.vault, settings.state_dir))
     try:
         aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
         if aliases != cache.aliases or cache.listing != kb.digest:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
+from vault_tools.boundary import escaping_folder, escaping_note, escaping_notes, is_inside
 from vault_tools.config import IGNORED_DIRS, MAX_NOTE_BYTES
 from vault_tools.findings import Finding, error
 from vault_tools.sortedruns import SortedRuns, SpilledStrings, SpillError
@@ -56,11 +57,7 @@ class Listing(NamedTuple):
     def findings(self, claims_dir: str) -> list[Finding]:
         """What a whole-vault run reports before it reads a note: the listing's problems,
         and the notes of the claims folder that are symlinks leading outside (never read)."""
-        prefix = claims_dir.rstrip("/") + "/"
-        escaping = [error(relative, None, "read-error",
-                          "a symlink that leads outside the vault (or loops); not read")
-                    for relative in sorted(self.escaping) if relative.startswith(prefix)]
-        return sorted([*escaping, *self.problems])
+        return sorted([*escaping_notes(claims_dir, self.escaping), *self.problems])
 
     def close(self) -> None:
         """Let go of a spilled listing's file (nothing to do for a list)."""
@@ -159,14 +156,12 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
                 folders.append((entry.path, f"{prefix}{name}/"))
             elif entry.is_symlink():
                 if not name.endswith(".md"):
-                    if not _inside(Path(entry.path), vault) and _is_folder(entry):
+                    if not is_inside(vault, entry.path) and _is_folder(entry):
                         # not followed (its notes would be read from outside the vault)
-                        problems.append(error(prefix + name, None, "read-error",
-                                              "a symlinked folder that leads outside the "
-                                              "vault (or loops); its notes are not checked"))
+                        problems.append(escaping_folder(prefix + name))
                     continue
                 files.append(prefix + name)
-                if not _inside(Path(entry.path), vault):
+                if not is_inside(vault, entry.path):
                     escaping.add(files[-1])
             elif name.endswith(".md"):
                 if not entry.is_file(follow_symlinks=False):
@@ -202,14 +197,6 @@ def _is_folder(entry: os.DirEntry) -> bool:
         return True
 
 
-def _inside(path: Path, vault: Path) -> bool:
-    try:
-        path.resolve().relative_to(vault.resolve())
-    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
-        return False
-    return True
-
-
 def relative_in_vault(vault: Path, path: Path) -> str | None:
     """The vault-relative form of a user-given path, or None when it lies outside the vault."""
     absolute = path if path.is_absolute() else Path.cwd() / path
@@ -217,6 +204,16 @@ def relative_in_vault(vault: Path, path: Path) -> str | None:
         return absolute.resolve().relative_to(vault.resolve()).as_posix()
     except ValueError:
         return None
+
+
+def _by_name(vault: Path, path: Path) -> str | None:
+    """The vault-relative form of `path` by its name alone (no symlink resolved), or None."""
+    absolute = os.path.abspath(path)
+    for root in (os.path.abspath(vault), os.path.realpath(vault)):
+        relative = os.path.relpath(absolute, root)
+        if relative != "." and not relative.startswith(".." + os.sep) and relative != "..":
+            return Path(relative).as_posix()
+    return None
 
 
 class NotAFile(OSError):
@@ -305,6 +302,10 @@ def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Findi
     for path in paths:
         relative = relative_in_vault(vault, path)
         if relative is None:
+            by_name = _by_name(vault, path)
+            if by_name is not None:  # inside by name: a symlink on its way leads out
+                yield by_name, escaping_note(by_name)
+                continue
             yield str(path), error(str(path), None, "path-outside-vault",
                                    f"not inside the vault {vault}")
         elif not (vault / relative).is_file():

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from vault_tools.boundary import writable_path
 from vault_tools.config import MAX_NOTE_BYTES
-from vault_tools.durable import fsync_folder, write_temp
-from vault_tools.errors import RefusedError, VtError
+from vault_tools.durable import TMP_SUFFIX, exchange, fsync_folder, write_temp
+from vault_tools.errors import RefusedError, VtError, io_failure
 from vault_tools.headings import normalise_heading_title
 from vault_tools.vault import read_file
 
@@ -618,20 +619,24 @@ def _unchanged_on_disk(target: Path, snapshot: Snapshot) -> bool:
         st = os.stat(target)
         if _signature(st) != snapshot.signature:
             return False
-        with open(target, "rb") as f:
-            return f.read() == snapshot.raw
+        return read_file(target, len(snapshot.raw))[0] == snapshot.raw
     except OSError:
         return False  # vanished or unreadable: certainly not what we read
 
 
-def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = True) -> bool:
+def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = True,
+                     root: Path | None = None) -> bool:
     """Write `new_text` over the note atomically; False (nothing written) if identical.
 
     Refuses with RefusedError when the note changed on disk since `snapshot` was read.
     A symlinked note is written through the link (the link stays a link).
     `sync_folder=False` leaves the folder's fsync (which makes the rename durable) to a
     caller writing many notes, who then calls `sync_folders` once per folder.
+    `root`: the vault; a note leading outside it is refused with BoundaryError before
+    anything is written (None only for a file of no vault).
     """
+    if root is not None:
+        writable_path(root, snapshot.path)
     data = encode_note(new_text, snapshot.bom)
     if data == snapshot.raw:
         # never touch an unchanged note: watchers (Obsidian) would see a modification
@@ -645,30 +650,106 @@ def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = T
         st = None
     # the stat signature here; the bytes themselves are compared before the rename below
     if st is None or _signature(st) != snapshot.signature:
-        raise RefusedError("changed on disk since vt read it; not overwritten", str(snapshot.path))
+        raise RefusedError(CHANGED_ON_DISK, str(snapshot.path))
     try:
         tmp_name = write_temp(target, data, stat.S_IMODE(st.st_mode))
     except OSError as exc:
-        raise VtError(f"cannot write: {exc.strerror or exc}", str(snapshot.path)) from exc
+        raise io_failure(exc, snapshot.path) from exc
     try:
         # The slow part (writing + fsync of the temp file) is done; check once more right
-        # before the rename. A save landing between this check and os.replace would still
-        # be overwritten: POSIX has no compare-and-swap rename, so the window is only
-        # narrowed to these two system calls, not closed.
+        # before swapping it in (most concurrent saves are caught here, cheaply).
         if not _unchanged_on_disk(target, snapshot):
-            raise RefusedError(
-                "changed on disk since vt read it; not overwritten", str(snapshot.path)
-            )
-        os.replace(tmp_name, target)
+            raise RefusedError(CHANGED_ON_DISK, str(snapshot.path))
+        displaced = _swap_in(tmp_name, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
+        if isinstance(exc, FileNotFoundError):
+            raise RefusedError(CHANGED_ON_DISK, str(snapshot.path)) from None  # vanished
         if isinstance(exc, OSError):
-            raise VtError(f"cannot write: {exc.strerror or exc}", str(snapshot.path)) from exc
+            raise io_failure(exc, snapshot.path) from exc
         raise
-    if sync_folder:
-        _fsync_dir(target.parent, snapshot.path)
+    try:
+        if sync_folder:
+            _fsync_dir(target.parent, snapshot.path)
+    finally:
+        # after the folder's fsync: a save that had found the note's name just before the
+        # swap (and was still opening the file) has had time to land in the displaced file
+        if displaced is not None:
+            _check_displaced(displaced, target, snapshot, data)
     return True
+
+
+CHANGED_ON_DISK = "changed on disk since vt read it; not overwritten"
+
+
+def _swap_in(tmp_name: str, target: Path) -> str | None:
+    """Put the file `tmp_name` at `target`; the name now holding the file it displaced
+    (None on a file system with neither, where the displaced file is gone).
+
+    POSIX has no compare-and-swap rename: a save landing between the last check and the
+    rename would be overwritten. So the displaced file is kept, to be checked after the
+    rename. Where the system can swap two names in one step, whatever `target` held at
+    that instant ends up at `tmp_name`, even a save renamed into place a moment before.
+    Elsewhere the current file is hard-linked to a side name first, which keeps a save
+    written into it in place (as Obsidian saves); only a save renamed into place between
+    the link and the rename is lost there.
+    """
+    if exchange(tmp_name, target):
+        return tmp_name
+    side = f"{tmp_name[:-len(TMP_SUFFIX)]}-displaced{TMP_SUFFIX}"
+    try:
+        os.link(target, side)
+    except FileNotFoundError:
+        raise
+    except OSError:  # no hard links here (FAT, some network file systems): as before
+        os.replace(tmp_name, target)
+        return None
+    try:
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(side)
+        raise
+    return side
+
+
+def _check_displaced(displaced: str, target: Path, snapshot: Snapshot, data: bytes) -> None:
+    """Keep the new text only if the file it displaced was still the snapshot.
+
+    Otherwise a save landed while vt worked: its bytes are put back at `target` (unless a
+    later save replaced vt's file there already) and the write is refused. A save that
+    looked up the note's name before the swap but opens the file only after this check
+    is beyond what the file system lets vt see.
+    """
+    if _unchanged_on_disk(Path(displaced), snapshot):
+        with contextlib.suppress(OSError):
+            os.unlink(displaced)
+        return
+    try:
+        if _holds(target, data):
+            # vt's file is still in place and unchanged: swap the user's save back
+            if exchange(displaced, target):
+                if not _holds(displaced, data):
+                    # a save landed on vt's file just before the swap: newer, so it wins
+                    exchange(displaced, target)
+                os.unlink(displaced)
+            else:
+                os.replace(displaced, target)
+        else:
+            os.unlink(displaced)  # a later save is in place already; this one is older
+    except OSError as exc:
+        raise io_failure(exc, snapshot.path, "saved in another program while vt wrote it, "
+                                             "and putting that save back failed") from exc
+    raise RefusedError("saved in another program (Obsidian?) while vt wrote it; that save "
+                       "is kept and vt's change was not written", str(snapshot.path))
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    try:  # never blocks on a FIFO put in its place; a larger file is no match anyway
+        return read_file(path, len(data))[0] == data
+    except OSError:
+        return False
 
 
 def sync_folders(paths: Iterable[Path]) -> None:
@@ -683,4 +764,4 @@ def _fsync_dir(folder: Path, shown: Path) -> None:
     try:
         fsync_folder(folder)
     except OSError as exc:
-        raise VtError(f"written, but syncing its folder failed: {exc}", str(shown)) from exc
+        raise io_failure(exc, shown, "written, but syncing its folder failed") from exc

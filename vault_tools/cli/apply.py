@@ -50,9 +50,12 @@ def apply(
         reporter.json(report.to_json())
     else:
         show_apply(reporter, report)
+    show_torn(reporter, settings, report.torn)
     if report.refresh_error is not None:
         reporter.error(f"vt: {report.refresh_error}")
         finish(report.refresh_error.exit_code)
+    if report.io_error is not None:
+        finish(report.io_error.exit_code)  # said in the refusals above: the note, the error
     finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
@@ -67,6 +70,8 @@ def show_apply(reporter: Any, report: Any) -> None:
             verb = "would append"
         else:
             verb = "appended" if item.new else "completed (event already in the ledger)"
+            if item.settled:
+                verb += f" (supersedes {item.settled} concurrent heads: settled)"
         reporter.text(f"{item.path} ({item.claim_id}): {item.action} {verb}, seq {item.seq}, "
                       f"{item.id}", "green")
     for item in report.skipped:
@@ -86,6 +91,13 @@ def show_apply(reporter: Any, report: Any) -> None:
         reporter.text(summary, "bold red" if report.failed else "bold green")
     else:
         reporter.error(summary)
+
+
+def show_torn(reporter: Any, settings: Any, torn: Any) -> None:
+    """A torn last line the run moved aside (ledger.TornInfo), said on stderr."""
+    if torn is not None:
+        reporter.error(f"vt: {settings.ledger}: "
+                       + torn.message().replace(f"{settings.vault}/", ""))
 
 
 def show_refresh(reporter: Any, refreshed: Any) -> None:
@@ -136,6 +148,7 @@ def revert(
                       "green")
         if result.refresh is not None:
             show_refresh(reporter, result.refresh)
+    show_torn(reporter, settings, result.torn)
     if result.refresh_error is not None:
         reporter.error(f"vt: {result.refresh_error}")
         finish(result.refresh_error.exit_code)

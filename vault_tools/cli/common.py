@@ -34,7 +34,8 @@ def finish(code: int | ExitCode) -> NoReturn:
 def run_app(app: typer.Typer) -> None:
     """Run the CLI; VtErrors become one `path:line: message` line and their exit code.
 
-    Usage errors are Typer's own (exit 2); SystemExit passes through untouched.
+    Usage errors are Typer's own (exit 2); SystemExit passes through untouched. Anything
+    else is `crash.unhandled`'s: an I/O error (exit 4) or a bug with a crash report (exit 5).
     """
     try:
         app()
@@ -45,9 +46,9 @@ def run_app(app: typer.Typer) -> None:
         sys.stderr.write("vt: interrupted\n")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
-        sys.stderr.write(f"vt: internal error: {type(exc).__name__}: {exc}\n"
-                         "Please report this with the command you ran.\n")
-        sys.exit(int(ExitCode.USAGE))
+        from vault_tools.crash import unhandled
+
+        sys.exit(unhandled(exc, ["vt", *sys.argv[1:]]))
     finally:
         # The command is done and has closed what it wrote. What is still alive goes with
         # the process; frozen, it is skipped by the collections the interpreter runs as it

@@ -45,8 +45,10 @@ def _where(ledger: str, line: int | None) -> str:
 @ledger_app.command()
 def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     """Check every line of the ledger: JSON, fields, id, hash, chain, duplicates, and every
-    event verified before still there. A torn last line (an interrupted write) is moved
-    to `<ledger>.torn` and reported. Exit 3 when the ledger does not verify.
+    event verified before still there. Writes nothing (works on a read-only vault): a
+    torn last line (an interrupted write) is reported, and the next `vt apply` or `vt
+    revert` moves it to `<ledger>.torn`. Git conflict markers and CRLF line endings are
+    named as such. Exit 3 when the ledger does not verify.
 
     Example:
 

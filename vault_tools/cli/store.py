@@ -63,7 +63,8 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     """The review queue at a glance.
 
     Notes by review_action and review_state, previews gone stale, notes applied but
-    edited since, claims in CONFLICT, the ledger head.
+    edited since, notes whose decision the ledger does not record yet, claims in
+    CONFLICT with their heads, the ledger head.
 
     Example:
 
@@ -101,9 +102,20 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
                       "yellow")
         for item in report.edited_since_apply:
             reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
+    if report.disagreements:
+        reporter.text("notes the ledger disagrees with (run vt apply):", "yellow")
+        for item in report.disagreements:
+            reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
     if report.conflicts:
-        reporter.text("claims in CONFLICT (decided on two branches; decide again to settle): "
-                      + ", ".join(report.conflicts), "red")
+        reporter.text("claims in CONFLICT (decided differently without seeing each other):",
+                      "red")
+        for item in report.conflicts:
+            reporter.text(f"  {item['claim_id']} ({item['note']}):")
+            for head in item["heads"]:
+                seen = " (not seen by the latest decision)" if head["id"] in item["unseen"] \
+                    else " (latest)"
+                reporter.text(f"    {head['actor']} {head['action']} {head['id']}{seen}")
+            reporter.text(f"    to settle: {item['settle']}")
     head = report.ledger_head
     reporter.text(f"ledger head: seq {head['seq']}, {head['hash']}")
     if report.unreadable:
@@ -118,10 +130,12 @@ def _value(value: Any) -> str:
 
 
 def _entry_lines(entry: Any) -> list[str]:
+    from vault_tools.ledger import superseded_ids
+
     ev = entry.event
     lines = [f"#{ev['seq']}  {ev['ts']}  {ev['action']}  by {ev['actor']}  {ev['id']}"]
     if ev.get("supersedes"):
-        lines.append(f"    supersedes {ev['supersedes']}")
+        lines.append(f"    supersedes {', '.join(superseded_ids(ev['supersedes']))}")
     if ev.get("reverts"):
         lines.append(f"    reverts {ev['reverts']}")
     if ev.get("comment"):
@@ -189,6 +203,10 @@ def history(
         finish(ExitCode.OK)
     reporter.text(f"{found.claim_id}: {found.status} ({found.note}), "
                   f"{len(found.entries)} decision(s)")
+    if len(found.heads) > 1:
+        alike = "alike" if found.status != "CONFLICT" else "differently"
+        reporter.text(f"  decided {alike} without seeing each other: "
+                      + "; ".join(f"{h['actor']} {h['action']} {h['id']}" for h in found.heads))
     for entry in found.entries:
         for line in _entry_lines(entry):
             reporter.text(line)
