@@ -18,8 +18,8 @@ CODES: dict[str, str] = {
     "encoding": "the file is not valid UTF-8",
     "not-review-note": "a path given on the command line is not a review note (no `claim_id`)",
     "path-outside-vault": "a path given on the command line lies outside the vault",
-    "read-error": "the file or folder could not be read (permissions, vanished, a symlinked "
-                  "folder leading outside the vault)",
+    "read-error": "the file or folder could not be read (permissions, vanished, a note or "
+                  "folder that a symlink leads outside the vault)",
     "not-a-file": "a `.md` path that is not a regular file (a FIFO, socket, device or "
                   "folder); never read",
     "note-too-large": "the note is larger than `[limits] max_note_bytes` (default 5 MB); "
