@@ -300,8 +300,9 @@ def test_a_hostile_file_is_one_finding_and_the_run_goes_on(tmp_path: Path, case:
 
     done, _ = vt("report", "--vault", str(vault), "--json")
     dashboard = as_json(done)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == (1 if case.unreadable else 0), done.stderr
     assert dashboard["findings"].get(case.code, 0) >= 1
+    assert bool(dashboard["unreadable"]) == case.unreadable
 
 
 def test_the_size_limit_answers_without_reading_the_note(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from vault_tools.note import decode
 from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR
 from vault_tools.status import NEW, NoteInfo, note_info
 from vault_tools.store import ClaimStore
-from vault_tools.vault import markdown_files, review_note_bytes
+from vault_tools.vault import UNREAD_CODES, markdown_files, review_note_bytes
 
 Progress = Callable[[int, int], None]
 
@@ -94,6 +94,8 @@ class Dashboard:
             "by_state": _counts(i.state for i in self.notes),
             "claims": self.claims,
             "findings": _counts(f.code for f in self.findings),
+            # listed among the findings; each may be a review note nobody checked
+            "unreadable": sum(f.code in UNREAD_CODES for f in self.findings),
             "accepted_claims": len(accepted),
             "entities": len(self.entities),
             "edges": len(self.edges),

@@ -279,6 +279,11 @@ def not_a_file(relative: str, kind: str) -> Finding:
                  "file; never opened")
 
 
+# the codes of a file or folder vt could not read at all (`read_finding`, the listing's
+# problems, a note a symlink leads out of): whatever review note it holds went unchecked
+UNREAD_CODES = frozenset({"read-error", "not-a-file", "note-too-large"})
+
+
 def read_finding(relative: str, exc: OSError) -> Finding:
     """The finding for a vault file that `read_file` could not read."""
     if isinstance(exc, TooLarge):
