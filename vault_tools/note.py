@@ -248,6 +248,8 @@ def _sections(body: _Body) -> list[Section]:
 
 def _closes(line: str, fence: str) -> bool:
     """Whether `line` closes a block opened by `fence` (same character, at least as long)."""
+    if line == fence:  # the usual closing line: no regex match, no groups, once per fence
+        return True
     match = _FENCE.match(line)
     return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
                 and not match.group(2))
