@@ -521,7 +521,8 @@ class _Decider:
     def _late_check(self, cand: Candidate) -> list[str]:
         """check_note for an approval found to be new only under the lock (rare)."""
         try:
-            snapshot = writer.read_snapshot(self.settings.vault / cand.path)
+            snapshot = writer.read_snapshot(self.settings.vault / cand.path,
+                                            self.settings.max_note_bytes)
         except VtError as exc:
             return [f"cannot read: {exc.message}"]
         if hashlib.sha256(snapshot.raw).hexdigest() != cand.digest:
@@ -550,7 +551,7 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
     the bytes apply decided on. None when done; otherwise why the note was not marked
     (the IOFailure itself when the system failed the write)."""
     try:
-        snapshot = writer.read_snapshot(settings.vault / path)
+        snapshot = writer.read_snapshot(settings.vault / path, settings.max_note_bytes)
     except VtError as exc:
         return f"cannot read: {exc.message}"
     if snapshot.signature != signature or hashlib.sha256(snapshot.raw).hexdigest() != digest:
@@ -565,7 +566,8 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
         crash_point("after-mark")
     except RefusedError as exc:
         try:
-            if _marked_as(writer.read_snapshot(snapshot.path).raw, path, event_id):
+            if _marked_as(writer.read_snapshot(snapshot.path, settings.max_note_bytes).raw,
+                          path, event_id):
                 return None  # a concurrent run wrote the same marks first
         except VtError:
             pass
