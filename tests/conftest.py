@@ -27,7 +27,7 @@ IX2_NOTE = EXAMPLE_VAULT / "03_claims" / "IX2-0328.md"
 
 # codes `vt validate` emits but a single note file cannot (each has a dedicated test)
 NOT_FROM_ONE_FILE = frozenset({"claim-id-duplicate", "not-review-note", "path-outside-vault",
-                               "read-error"})
+                               "read-error", "not-a-file", "note-too-large"})
 # codes of other commands (vt draft, vt preview, …), never emitted by `vt validate`
 OTHER_COMMAND_CODES = frozenset({"drafts-missing", "drafts-exist", "write-refused",
                                  "ledger-rewritten", "ledger-conflict-markers",

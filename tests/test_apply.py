@@ -383,3 +383,17 @@ def test_many_notes_through_the_pool_give_the_same_ledger(make_vault, monkeypatc
     assert [e["claim_id"] for e in got] == sorted(f"M-{i:03}" for i in range(240))
     assert sum(e["action"] == "REJECT" for e in got) == 80
     assert all(props(vault, f"M-{i:03}.md")["review_state"] == APPLIED for i in range(240))
+
+
+def test_a_raised_size_limit_holds_at_every_read_of_the_note(make_vault) -> None:
+    """A note over the default limit, under a limit raised in vt.toml: examined, applied
+    and marked (each read of it takes the vault's limit, not the default)."""
+    from vault_tools.config import MAX_NOTE_BYTES
+
+    padding = "\n## Notes\n\n" + "x" * (MAX_NOTE_BYTES + 1) + "\n"
+    vault = make_vault({"B-1.md": render_note(claim_id="B-1", extra_sections=padding)})
+    (vault / "vt.toml").write_text("[limits]\nmax_note_bytes = 10_000_000\n", encoding="utf-8")
+    report = run(vault)
+    assert not report.refused, report.refused
+    assert [a.path for a in report.applied] == ["03_claims/B-1.md"]
+    assert props(vault, "B-1.md")["review_state"] == APPLIED

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,6 +116,31 @@ def test_report_as_a_process_from_inside_the_vault(example_vault: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().startswith(f"created {DASHBOARD}\n") and done.stderr == b""
     assert (example_vault / DASHBOARD).is_file()
+
+
+def test_report_exits_1_when_a_file_could_not_be_read(example_vault: Path) -> None:
+    """The dashboard is written and lists the file; the exit status says a note may have
+    gone unchecked, as vt validate and vt status do."""
+    os.mkfifo(example_vault / "03_claims" / "pipe.md")
+    (example_vault / "03_claims" / "big.md").write_bytes(b"x" * 100_001)
+    (example_vault / "vt.toml").write_text("[limits]\nmax_note_bytes = 100_000\n",
+                                           encoding="utf-8")
+    done = vt_process("report", "--vault", str(example_vault), "--json")
+    assert done.returncode == 1, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["written"] and summary["unreadable"] == 2
+    assert summary["findings"]["not-a-file"] == 1 and summary["findings"]["note-too-large"] == 1
+    dashboard = (example_vault / DASHBOARD).read_text(encoding="utf-8")
+    assert "[[03_claims/pipe|pipe]]" in dashboard and "[[03_claims/big|big]]" in dashboard
+    plain = vt_process("report", "--vault", str(example_vault))
+    assert plain.returncode == 1, plain.stderr
+    assert b"files or folders that could not be read: 2 " in plain.stdout
+
+    (example_vault / "03_claims" / "pipe.md").unlink()
+    (example_vault / "03_claims" / "big.md").unlink()
+    again = vt_process("report", "--vault", str(example_vault), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["unreadable"] == 0
 
 
 # --- vt export -----------------------------------------------------------------------

@@ -102,6 +102,13 @@ def test_defaults(tmp_path: Path) -> None:
     assert settings.state_dir == settings.vault / ".vt"
     assert settings.schemas_dir is None and settings.required_checks == CHECKS
     assert settings.disabled_findings == frozenset() and settings.workers == 0
+    assert settings.max_note_bytes == 5_000_000
+
+
+def test_the_note_size_limit(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v")
+    (vault / "vt.toml").write_text("[limits]\nmax_note_bytes = 50_000_000\n", encoding="utf-8")
+    assert load_settings(vault).max_note_bytes == 50_000_000
 
 
 def test_full_config(tmp_path: Path) -> None:
@@ -156,6 +163,10 @@ def test_bad_values_are_usage_errors(tmp_path: Path, text: str) -> None:
     '[performance]\nworkers = "many"\n',
     'paths = 1\n',
     '[findings]\ndisable = "mapping-mismatch"\n',
+    '[limits]\nmax_note_bytes = "5 MB"\n',
+    '[limits]\nmax_note_bytes = 0\n',
+    '[limits]\nmax_note_bytes = true\n',
+    'limits = 5\n',
 ])
 def test_wrongly_typed_values_are_usage_errors(tmp_path: Path, text: str) -> None:
     _bad_config(tmp_path, text)

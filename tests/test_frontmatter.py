@@ -168,3 +168,31 @@ def test_never_raises_and_lines_stay_inside_the_frontmatter(lines: list[str]) ->
         assert 1 <= finding.line <= len(body) + 2
     for line in fm.lines.values():
         assert 2 <= line <= len(body) + 1
+
+
+@pytest.mark.parametrize("line,key", [
+    ('reviewer: "al\x00ice"', "reviewer"),  # raw, quoted: the fast path steps aside
+    ("reviewer: al\x07ice", "reviewer"),  # raw, plain
+    ('reviewer: "al\\0ice"', "reviewer"),  # a YAML escape
+    ('tags: ["a\\x1b[31m"]', "tags"),  # in a list
+    ('meta: {"k\\u0001": 1}', "meta"),  # in a mapping's key
+])
+def test_a_control_character_is_a_finding_on_its_line(line: str, key: str) -> None:
+    fm = read(f"---\nclaim_id: X-1\n{line}\n---\n")
+    assert codes(fm) == [("control-character", 3)]
+    assert f"property '{key}'" in fm.findings[0].message
+    assert fm.properties["claim_id"] == "X-1"  # still a review note, and its finding stays
+
+
+def test_tab_and_carriage_return_are_no_control_characters() -> None:
+    fm = read('---\nclaim_id: X-1\nreview_comment: "a\\tb\\rc"\nreviewer: "x\ty"\n---\n')
+    assert fm.findings == []
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "-" + "9" * 4301, "0x" + "f" * 5000,
+                                   ".inf", "-.inf", ".nan", "1.0e+999"])
+def test_a_number_no_json_carries_is_a_finding_on_its_line(value: str) -> None:
+    fm = read(f"---\nclaim_id: X-1\nreview_comment: ok\ncount: {value}\n---\n")
+    assert codes(fm) == [("number-too-large", 4)]
+    assert "count" not in fm.properties and fm.properties["claim_id"] == "X-1"
+    json.dumps(fm.properties, allow_nan=False)  # what is left is JSON

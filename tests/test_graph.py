@@ -108,8 +108,8 @@ def test_concurrent_edit_between_read_and_write_is_refused(tmp_path: Path, monke
     ledger_for(settings).append([decision("SA260324R-0125")])
     real = writer.read_snapshot
 
-    def read_then_obsidian_saves(path: Path) -> writer.Snapshot:
-        snapshot = real(path)
+    def read_then_obsidian_saves(path: Path, *limit: int | None) -> writer.Snapshot:
+        snapshot = real(path, *limit)
         if path.name == "Decode.md":
             path.write_text(snapshot.text + "saved by Obsidian\n", encoding="utf-8")
             os.utime(path, ns=(1, 1))

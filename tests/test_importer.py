@@ -17,6 +17,7 @@ from vault_tools import importer
 from vault_tools.checks import check_note
 from vault_tools.config import load_settings
 from vault_tools.errors import IOFailure
+from vault_tools.frontmatter import CONTROL
 from vault_tools.importer import full_record, import_records, record_of, render
 from vault_tools.note import parse_note
 from vault_tools.schemas import Schemas
@@ -65,6 +66,11 @@ _TEXT = st.lists(st.one_of(_LINE, st.just("")), min_size=1, max_size=4).map(
 _LABEL = _LINE.filter(lambda s: any(c not in ":- " for c in s))
 
 
+def _free_text(max_size: int) -> st.SearchStrategy[str]:
+    """Any text but the control characters a note may not carry (each is a finding)."""
+    return st.text(max_size=max_size).map(lambda s: CONTROL.sub("", s))
+
+
 @st.composite
 def records(draw: st.DrawFn) -> dict:
     names = draw(st.lists(st.sampled_from(KB_NAMES), min_size=0, max_size=4, unique=True))
@@ -98,10 +104,9 @@ def records(draw: st.DrawFn) -> dict:
             "frame_type": "COMPARISON",
             "metric": draw(st.sampled_from(SCHEMAS.enum("frame", "metric"))),
             "operator": draw(st.sampled_from(SCHEMAS.enum("frame", "operator"))),
-            "qualifiers": {"condition_text": draw(st.one_of(st.none(), st.text(max_size=20))),
-                           "numeric_mentions": draw(st.lists(st.text(max_size=5), max_size=3)),
-                           "temporal_mentions": draw(st.lists(st.text(max_size=5),
-                                                              max_size=2))}},
+            "qualifiers": {"condition_text": draw(st.one_of(st.none(), _free_text(20))),
+                           "numeric_mentions": draw(st.lists(_free_text(5), max_size=3)),
+                           "temporal_mentions": draw(st.lists(_free_text(5), max_size=2))}},
         "mapping": mapping,
     }
 

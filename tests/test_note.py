@@ -226,6 +226,10 @@ def _malformed() -> list[tuple[str, bytes, int | None]]:
     add("kb-target-outside-kb", text, _line(text, "03_claims/DV1-0002"))
     text = _replace('"id": "04_knowledge_base/DSpark"', '"id": "04_knowledge_base/Nope"')
     add("mapping-complete-unresolved", text, _line(text, "- Mapping Status: COMPLETE"))
+    text = _replace(DEFAULT_CLAIM, DEFAULT_CLAIM[:10] + "\x00" + DEFAULT_CLAIM[10:])
+    add("control-character", text, _line(text, "\x00"))
+    text = _replace('"operator": "GREATER_THAN"', '"operator": ' + "7" * 5000)
+    add("number-too-large", text, _line(text, "7" * 5000))
     return [(code, data if isinstance(data, bytes) else data.encode(), line)
             for code, data, line in cases]
 

@@ -347,8 +347,8 @@ def test_a_note_changed_between_read_and_write_is_refused(make_vault, monkeypatc
     saved = target.read_bytes() + b"\nA line the reviewer just typed in Obsidian.\n"
     real_read = writer.read_snapshot
 
-    def read_then_save(path: Path) -> writer.Snapshot:
-        snapshot = real_read(path)
+    def read_then_save(path: Path, *limit: int | None) -> writer.Snapshot:
+        snapshot = real_read(path, *limit)
         if Path(path) == target:
             target.write_bytes(saved)  # Obsidian saves the note while vt works on it
         return snapshot

@@ -11,7 +11,16 @@ import pytest
 
 from vault_tools import kb as kbmod
 from vault_tools.kb import KnowledgeBase
-from vault_tools.vault import Listing, MarkdownFile, list_vault, markdown_files
+from vault_tools.vault import (
+    Listing,
+    MarkdownFile,
+    NotAFile,
+    TooLarge,
+    list_vault,
+    markdown_files,
+    read_file,
+    read_finding,
+)
 
 KB = "04_knowledge_base"
 
@@ -50,6 +59,38 @@ def test_symlinks_leading_out_are_kept_apart(tmp_path: Path, vault: Path) -> Non
     assert "a/inside.md" in listing.inside()
     assert [f.relative for f in markdown_files(vault) if f.escapes] == ["a/leak.md"]
     assert Listing.of(markdown_files(vault)) == listing
+
+
+def test_what_cannot_be_listed_or_read_is_a_problem_not_a_silence(tmp_path: Path,
+                                                                   vault: Path) -> None:
+    os.mkfifo(vault / "a" / "pipe.md")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.md").write_text("# o\n", encoding="utf-8")
+    os.symlink(tmp_path / "outside", vault / "linked")  # a folder leading outside
+    os.symlink(vault / "a", vault / "alias")  # a folder inside: its notes are listed as a/
+    os.symlink(tmp_path / "nowhere", vault / "gone")  # a dangling folder link
+    listing = list_vault(vault)
+    assert "a/pipe.md" not in listing.paths
+    assert not [p for p in listing.paths if p.startswith(("linked/", "alias/", "gone/"))]
+    assert [(f.path, f.code) for f in listing.problems] == [
+        ("a/pipe.md", "not-a-file"), ("gone", "read-error"), ("linked", "read-error")]
+    assert listing.findings("03_claims") == list(listing.problems)
+
+
+def test_read_file_reads_only_a_regular_file_within_the_limit(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.md")
+    with pytest.raises(NotAFile):  # at once: opening a FIFO no longer waits for a writer
+        read_file(tmp_path / "pipe.md")
+    with pytest.raises(NotAFile):
+        read_file(tmp_path)
+    (tmp_path / "n.md").write_bytes(b"x" * 100)
+    assert read_file(tmp_path / "n.md", 100)[0] == b"x" * 100
+    with pytest.raises(TooLarge) as caught:
+        read_file(tmp_path / "n.md", 99)
+    assert read_finding("n.md", caught.value).code == "note-too-large"
+    with pytest.raises(OSError) as missing:
+        read_file(tmp_path / "gone.md")
+    assert read_finding("gone.md", missing.value).code == "read-error"
 
 
 def _documented_digest(kb_dir: str, files: list[MarkdownFile]) -> str:

@@ -32,7 +32,7 @@ from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import writer
-from vault_tools.boundary import escaping_notes, is_inside
+from vault_tools.boundary import is_inside
 from vault_tools.checks import CheckContext, check_note
 from vault_tools.config import Settings
 from vault_tools.durable import remove_stale_temps
@@ -52,7 +52,7 @@ from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.preview import PREVIEW_FAILED, PREVIEW_READY, preview_hash
 from vault_tools.validate import make_context
-from vault_tools.vault import given_notes, markdown_files
+from vault_tools.vault import given_notes, list_vault, read_file
 
 if TYPE_CHECKING:
     from vault_tools.store import ClaimStore
@@ -68,6 +68,8 @@ IO_WORKERS_PER_CPU = 4
 ACTION_OF = {"APPROVE": "ACCEPT", "REJECT": "REJECT", "APPROVE_REPAIR": "REPAIR"}
 REVIEW_ACTIONS = (PENDING, REQUEST_REPAIR, "APPROVE_REPAIR", "APPROVE", "REJECT")
 SKIP_REQUEST_REPAIR = "preview, then set APPROVE_REPAIR"
+# parse findings of text that must never reach the ledger, whatever the decision
+NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
 DRAFTS_CHANGED = ("drafts changed since the preview; set review_action to REQUEST_REPAIR and "
                   "run vt preview")
 
@@ -248,11 +250,13 @@ def examine(settings: Settings, ctx: CheckContext, relative: str,
             explicit: bool = True) -> Candidate | None:
     """What `relative` asks apply to do; None for a note with nothing to say in a vault run."""
     try:
-        snapshot = writer.read_snapshot(settings.vault / relative)
+        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
     except VtError as exc:
-        if not explicit and not _mentions_claim(settings.vault / relative):
+        if not explicit and not _mentions_claim(settings, relative):
             return None
-        return Candidate(relative, refuse=f"cannot read: {exc.message}")
+        reason = exc.message if exc.message.startswith("cannot read") \
+            else f"cannot read: {exc.message}"
+        return Candidate(relative, refuse=reason)
     raw = snapshot.raw
     if not explicit and b"claim_id" not in raw:
         return None
@@ -275,17 +279,22 @@ def examine(settings: Settings, ctx: CheckContext, relative: str,
         cand.skip = SKIP_REQUEST_REPAIR
     elif action not in ACTION_OF:
         cand.refuse = f"review_action {action!r} is not one of {', '.join(REVIEW_ACTIONS)}"
+    elif unfit := [f for f in note.findings if f.code in NEVER_RECORDED]:
+        # whatever the decision, such text must never reach the ledger
+        cand.refuse = _errors_reason(unfit)
     else:
         _fill_decision(settings, ctx, note, cand)
     return cand
 
 
-def _mentions_claim(path: Path) -> bool:
+def _mentions_claim(settings: Settings, relative: str) -> bool:
+    """Whether an unreadable note may hold a decision: its bytes mention claim_id, or
+    they cannot be read at all (not a regular file, too large, no permission)."""
     try:
-        with open(path, "rb") as f:
-            return b"claim_id" in f.read()
+        raw, _ = read_file(settings.vault / relative, settings.max_note_bytes)
     except OSError:
-        return False
+        return True
+    return b"claim_id" in raw
 
 
 def _str_or_none(value: object) -> str | None:
@@ -512,7 +521,8 @@ class _Decider:
     def _late_check(self, cand: Candidate) -> list[str]:
         """check_note for an approval found to be new only under the lock (rare)."""
         try:
-            snapshot = writer.read_snapshot(self.settings.vault / cand.path)
+            snapshot = writer.read_snapshot(self.settings.vault / cand.path,
+                                            self.settings.max_note_bytes)
         except VtError as exc:
             return [f"cannot read: {exc.message}"]
         if hashlib.sha256(snapshot.raw).hexdigest() != cand.digest:
@@ -541,7 +551,7 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
     the bytes apply decided on. None when done; otherwise why the note was not marked
     (the IOFailure itself when the system failed the write)."""
     try:
-        snapshot = writer.read_snapshot(settings.vault / path)
+        snapshot = writer.read_snapshot(settings.vault / path, settings.max_note_bytes)
     except VtError as exc:
         return f"cannot read: {exc.message}"
     if snapshot.signature != signature or hashlib.sha256(snapshot.raw).hexdigest() != digest:
@@ -556,7 +566,8 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
         crash_point("after-mark")
     except RefusedError as exc:
         try:
-            if _marked_as(writer.read_snapshot(snapshot.path).raw, path, event_id):
+            if _marked_as(writer.read_snapshot(snapshot.path, settings.max_note_bytes).raw,
+                          path, event_id):
                 return None  # a concurrent run wrote the same marks first
         except VtError:
             pass
@@ -613,15 +624,15 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
                 progress: Progress | None = None) -> ApplyReport:
     """`vt apply [NOTE…]`: every decided note of the vault, or the notes given."""
     report = ApplyReport(dry_run=dry_run)
-    files = markdown_files(settings.vault)
-    ctx = make_context(settings, files, assist=False)  # apply decides on errors only
+    listing = list_vault(settings.vault)
+    ctx = make_context(settings, listing, assist=False)  # apply decides on errors only
     if paths:
         targets = _explicit_targets(settings, paths, report)
     else:
-        targets = [f.relative for f in files if not f.escapes]
-        for finding in escaping_notes(settings.claims_dir, (f.relative for f in files
-                                                            if f.escapes)):
-            report.refused.append(Entry(finding.path, None, finding.message))
+        targets = list(listing.inside())
+        # a folder or file that cannot be read may hold decisions: never passed over
+        report.refused += [Entry(f.path, None, f.message)
+                           for f in listing.findings(settings.claims_dir)]
     examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx,
                        explicit=bool(paths))
     candidates = _sorted_out(report, [c for c in examined if c is not None])

@@ -141,6 +141,14 @@ def escaping_note(relative: str) -> Finding:
                  "(or a symlink loops); not read or written")
 
 
+def escaping_folder(relative: str) -> Finding:
+    """The finding for a symlinked folder (vault-relative by name) that leads out of the
+    vault, dangles or loops: the listing does not follow it, so the notes it was meant to
+    show are not read (they would be read from outside the vault)."""
+    return error(relative, None, "read-error", "a symlinked folder that leads outside the "
+                 "vault (or loops); its notes are not checked")
+
+
 def escaping_notes(claims_dir: str, escaping: Iterable[str]) -> list[Finding]:
     """`escaping_note` for the review notes among `escaping` (vault-relative `.md` files
     that are symlinks leading out of the vault, as the listing marks them)."""

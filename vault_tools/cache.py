@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from vault_tools.config import MAX_NOTE_BYTES
 from vault_tools.vault import read_file, stat_signature
 
 CACHE_FILE = "validate-cache.marshal"
@@ -168,7 +169,8 @@ class ResultCache:
         return hits, misses
 
     def _reread(self, absolute: str, relative: str, entry: Entry) -> Entry | None:
-        raw, signature = read_with_stat(absolute)
+        # bytes of another size are another note: no more than the entry's size is read
+        raw, signature = read_with_stat(absolute, entry[STAT][2])
         if content_digest(raw) != entry[DIGEST]:
             return None
         if signature != entry[STAT]:
@@ -351,9 +353,10 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
-def read_with_stat(path: str) -> tuple[bytes, tuple[int, ...]]:
-    """The file's bytes and the stat signature they were read under."""
-    raw, info = read_file(path)
+def read_with_stat(path: str, limit: int | None = MAX_NOTE_BYTES) -> tuple[bytes, tuple[int, ...]]:
+    """The file's bytes and the stat signature they were read under (see `read_file`:
+    only a regular file of at most `limit` bytes is read)."""
+    raw, info = read_file(path, limit)
     return raw, stat_signature(info)
 
 

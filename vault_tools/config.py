@@ -15,6 +15,10 @@ CONFIG_FILE = "vt.toml"
 STATE_DIR = ".vt"
 # folders that are never notes (DESIGN §2); other dot-folders are skipped too, as Obsidian does
 IGNORED_DIRS = frozenset({".obsidian", ".git", ".trash", ".vt"})
+# The largest note vt reads (`[limits] max_note_bytes`): a note is a page of text; a file
+# of many megabytes named `*.md` is a mistake or an attack, and reading it would cost
+# the run seconds and its memory a multiple of the file.
+MAX_NOTE_BYTES = 5_000_000
 CHECKS = ("check_source_claim", "check_claim_frame", "check_entity_mapping",
           "check_epistemic_mode")
 
@@ -30,6 +34,7 @@ class Settings:
     actor: str | None = None
     workers: int = 0  # 0: decide from the CPU count and the vault size
     disabled_findings: frozenset[str] = field(default_factory=frozenset)
+    max_note_bytes: int = MAX_NOTE_BYTES
 
     @property
     def state_dir(self) -> Path:
@@ -118,6 +123,13 @@ def _apply_config(settings: Settings, data: dict) -> None:
             raise UsageError("performance.workers must be a whole number (0: automatic)",
                              CONFIG_FILE)
         settings.workers = workers
+    limits = _table(data, "limits")
+    if "max_note_bytes" in limits:
+        limit = limits["max_note_bytes"]
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise UsageError("limits.max_note_bytes must be a whole number of bytes, at "
+                             "least 1", CONFIG_FILE)
+        settings.max_note_bytes = limit
 
 
 def _table(data: dict, key: str) -> dict:

@@ -30,9 +30,9 @@ from vault_tools.findings import CODES, ERROR, Finding
 from vault_tools.importer import create_file
 from vault_tools.note import decode
 from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR
-from vault_tools.status import NEW, note_info
+from vault_tools.status import NEW, NoteInfo, note_info
 from vault_tools.store import ClaimStore
-from vault_tools.vault import markdown_files, review_note_bytes
+from vault_tools.vault import UNREAD_CODES, markdown_files, review_note_bytes
 
 Progress = Callable[[int, int], None]
 
@@ -94,6 +94,8 @@ class Dashboard:
             "by_state": _counts(i.state for i in self.notes),
             "claims": self.claims,
             "findings": _counts(f.code for f in self.findings),
+            # listed among the findings; each may be a review note nobody checked
+            "unreadable": sum(f.code in UNREAD_CODES for f in self.findings),
             "accepted_claims": len(accepted),
             "entities": len(self.entities),
             "edges": len(self.edges),
@@ -136,7 +138,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     Only the frontmatter is parsed (a whole vault is read on every refresh); the body
     only for a repair note that records a preview hash, to tell whether it went stale.
     """
-    raw = review_note_bytes(settings.vault, relative)
+    raw = review_note_bytes(settings.vault, relative, settings.max_note_bytes)
     if raw is None:
         return None
     text, _problem = decode(raw, relative)
@@ -150,7 +152,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     stale = False
     if action in (REQUEST_REPAIR, APPROVE_REPAIR) and properties.get("vt_preview_hash"):
         info = note_info(settings, relative)
-        stale = info is not None and info.stale_preview
+        stale = isinstance(info, NoteInfo) and info.stale_preview
     return QueueItem(relative, _prop(properties, "claim_id", ""), action,
                      _prop(properties, "review_state", NEW), stale)
 

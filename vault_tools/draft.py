@@ -84,7 +84,7 @@ def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> D
     """Add the V2 Draft section to one vault note (refusals become findings)."""
     result = DraftResult(relative)
     try:
-        snapshot = writer.read_snapshot(settings.vault / relative)
+        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
     except VtError as exc:
         code = "read-error" if exc.line is None else "encoding"
         result.findings.append(error(relative, exc.line, code, exc.message))

@@ -18,7 +18,16 @@ CODES: dict[str, str] = {
     "encoding": "the file is not valid UTF-8",
     "not-review-note": "a path given on the command line is not a review note (no `claim_id`)",
     "path-outside-vault": "a path given on the command line lies outside the vault",
-    "read-error": "the file could not be read (permissions, vanished)",
+    "read-error": "the file or folder could not be read (permissions, vanished, a note or "
+                  "folder that a symlink leads outside the vault)",
+    "not-a-file": "a `.md` path that is not a regular file (a FIFO, socket, device or "
+                  "folder); never read",
+    "note-too-large": "the note is larger than `[limits] max_note_bytes` (default 5 MB); "
+                      "not read",
+    "control-character": "a property or the claim text holds a NUL or another control "
+                         "character",
+    "number-too-large": "a number in the properties or a JSON block is too large to read "
+                        "exactly (over 4300 digits, or beyond a double)",
     # frontmatter
     "frontmatter-unclosed": "the frontmatter opens with `---` but never closes",
     "yaml-syntax": "the frontmatter is not valid YAML",

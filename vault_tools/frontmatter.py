@@ -9,7 +9,9 @@ never writes), and dates stay strings so properties round-trip as JSON.
 from __future__ import annotations
 
 import itertools
+import math
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -95,6 +97,17 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
     import yaml
 
     source = "\n".join(source_lines)
+    if CONTROL.search(source):
+        # reported here with its line; YAML would refuse the whole frontmatter for it, so
+        # the properties are read with the character replaced (the note stays a review
+        # note, and its finding keeps apply from recording it)
+        for number, line in enumerate(source_lines, start=2):
+            if found := CONTROL.search(line):
+                key = _KEY.match(line)
+                fm.findings.append(control_finding(
+                    path, number, f"property '{key.group(1)}'" if key else "the frontmatter",
+                    found.group()))
+        source = CONTROL.sub("\ufffd", source)
 
     if ("&" in source or "*" in source) and _reject_aliases(source, path, fm):
         return
@@ -119,7 +132,10 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
             return
         fm.findings.append(error(path, line, "yaml-syntax", f"invalid YAML: {exc.problem}"))
         return
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+    except ValueError as exc:
+        fm.findings.append(_value_error(source, path, exc))
+        return
+    except (yaml.YAMLError, RecursionError, TypeError) as exc:
         fm.findings.append(error(path, 2, "yaml-syntax", f"invalid YAML: {exc}"))
         return
     finally:
@@ -146,6 +162,13 @@ def _construct_properties(loader: Any, node: yaml.MappingNode, path: str,
                                      f"property '{name}' holds {problem}; properties hold text, "
                                      "numbers, booleans, lists and mappings"))
             continue
+        if (found := _control_in(value)) is not None:  # written as a YAML escape (\0, \x01)
+            fm.findings.append(control_finding(path, line, f"property '{name}'", found))
+        if (number := _unwritable(value)) is not None:
+            fm.findings.append(error(path, line, "number-too-large",
+                                     f"property '{name}' holds {number}, which no JSON "
+                                     "number carries"))
+            continue
         fm.properties[name] = value
         fm.lines[name] = line
 
@@ -163,9 +186,80 @@ def _not_json(value: Any) -> str | None:
     return f"a {type(value).__name__} value"
 
 
+# NUL and the other C0 control characters but TAB, LF and CR, and DEL: invisible in
+# Obsidian, they would reach the ledger (and whoever reads it) unseen. The one rule for
+# what a property value or a claim text must not hold.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def control_finding(path: str, line: int, what: str, character: str) -> Finding:
+    return error(path, line, "control-character",
+                 f"{what} holds the control character U+{ord(character):04X}; remove it")
+
+
+def _control_in(value: Any) -> str | None:
+    """The first control character in a property value's text (keys included)."""
+    if isinstance(value, str):
+        found = CONTROL.search(value)
+        return found.group() if found else None
+    if isinstance(value, list):
+        return next((c for c in map(_control_in, value) if c), None)
+    if isinstance(value, dict):
+        return next((c for c in map(_control_in, (*value, *value.values())) if c), None)
+    return None
+
+
+def _unwritable(value: Any) -> str | None:
+    """What in a value no JSON carries: `.nan`, an infinity (`.inf`, a float beyond a
+    double) or an integer of more digits than Python writes (a long `0x…` is read
+    without the limit on digits, and fails only when it is written)."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else repr(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        limit = digits_limit()
+        # 10**limit has about 3.32 bits a digit: a shorter integer cannot reach it
+        if limit and value.bit_length() > 3 * limit and abs(value) >= 10 ** limit:
+            return f"an integer of more than {limit:,} digits"
+        return None
+    if isinstance(value, list):
+        return next((c for c in map(_unwritable, value) if c), None)
+    if isinstance(value, dict):
+        return next((c for c in map(_unwritable, value.values()) if c), None)
+    return None
+
+
+_DIGITS = re.compile(r"\d+")
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):")
+
+
+def digits_limit() -> int:
+    """How many digits Python turns into an int (0: no limit; before 3.10.7, none)."""
+    return getattr(sys, "get_int_max_str_digits", lambda: 0)()
+
+
+def longest_number(text: str) -> tuple[int, int]:
+    """(1-based line, digits) of the longest run of digits in `text` (linear: one scan)."""
+    best = max(_DIGITS.finditer(text), key=lambda m: m.end() - m.start(), default=None)
+    if best is None:
+        return 1, 0
+    return text.count("\n", 0, best.start()) + 1, best.end() - best.start()
+
+
+def _value_error(source: str, path: str, exc: ValueError) -> Finding:
+    """A ValueError while constructing the properties: an integer too long to convert
+    (Python's limit on int() of a string), else whatever the value was."""
+    line, digits = longest_number(source)
+    if digits_limit() and digits > digits_limit():
+        return error(path, line + 1, "number-too-large",
+                     f"a number of {digits:,} digits (vt reads at most {digits_limit():,})")
+    return error(path, 2, "yaml-syntax", f"invalid YAML: {exc}")
+
+
 # Obsidian writes most properties as `key: value` lines. Those are read without
 # PyYAML when every line is unambiguous; anything else takes the full YAML path.
-_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*")
+# matched against the line less its trailing blanks (a lazy value before `[ \t]*` tried
+# every blank of a long run)
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # a flow-list item may be several words (`aliases: [prefill, warm prefill]`)
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+)*")
@@ -204,10 +298,12 @@ _UNIQUE_KEYS = frozenset({"claim_id"})  # a line no other note repeats: not wort
 
 
 def _simple_line(line: str) -> tuple[str, Any] | None:
-    match = _SIMPLE_LINE.fullmatch(line)
+    content = line.rstrip(" \t")
+    match = _SIMPLE_LINE.fullmatch(content)
     if match is None or match.group(1) in _NOT_STRINGS:
         return None
-    value = _simple_value(match.group(2))
+    text = match.group(2)
+    value = _simple_value("" if text is None and len(content) < len(line) else text)
     if value is _NO_VALUE:
         return None
     entry = (match.group(1), value)
@@ -222,7 +318,8 @@ def _simple_value(text: str | None) -> Any:
     first = text[0]
     if first == '"' or first == "'":
         inner = text[1:-1]
-        if len(text) >= 2 and text[-1] == first and first not in inner and "\\" not in inner:
+        if len(text) >= 2 and text[-1] == first and first not in inner and "\\" not in inner \
+                and not CONTROL.search(inner):
             return inner
         return _NO_VALUE
     if first == "[" and text[-1] == "]":
@@ -235,7 +332,8 @@ def _simple_value(text: str | None) -> Any:
     if text == "true" or text == "false":
         return text == "true"
     if _INTEGER.fullmatch(text):
-        return int(text)
+        limit = digits_limit()
+        return int(text) if not limit or len(text) <= limit else _NO_VALUE  # YAML reports it
     if _WORD.fullmatch(text) and text not in _NOT_STRINGS:
         return text
     return _NO_VALUE

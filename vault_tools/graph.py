@@ -16,7 +16,7 @@ from vault_tools import markdown, writer
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.store import ClaimStore
-from vault_tools.vault import markdown_files
+from vault_tools.vault import markdown_files, read_file
 
 BLOCK = "claims"
 HEADER = "Accepted claims using this entity (maintained by vt from the Decision Ledger):"
@@ -93,11 +93,11 @@ def _sync_one(settings: Settings, relative: str, content: str | None) -> bool:
     if content is None:
         # the common case by far: no claims and no block; checked on bytes, no decoding
         try:
-            if _MARKER not in path.read_bytes():
+            if _MARKER not in read_file(path, settings.max_note_bytes)[0]:
                 return False
         except OSError as exc:
             raise VtError(f"cannot read: {exc.strerror or exc}", relative) from None
-    snapshot = writer.read_snapshot(path)
+    snapshot = writer.read_snapshot(path, settings.max_note_bytes)
     new_text = writer.set_block(snapshot.text, BLOCK, content)
     # one folder fsync for all the blocks (sync_kb_blocks): they are derived state
     return writer.write_if_changed(snapshot, new_text, sync_folder=False, root=settings.vault)

@@ -8,8 +8,6 @@ from functools import lru_cache
 
 # a leading circled number ①–⑳, or "N." / "N)"
 _LEADING_NUMBER = re.compile(r"^(?:[\u2460-\u2473]|\d+[.)])\s*")
-# a trailing parenthetical in ASCII or full-width brackets
-_TRAILING_PAREN = re.compile(r"\s*(?:\([^()]*\)|（[^（）]*）)\s*$")
 
 _KNOWN = {
     "sa source": "source",
@@ -26,9 +24,19 @@ _KNOWN = {
 def normalise_heading_title(title: str) -> str:
     """'⑤ V2 Draft（需要修正時直接編輯）' -> 'v2 draft'."""
     title = unicodedata.normalize("NFC", title).strip()
-    title = _LEADING_NUMBER.sub("", title)
-    title = _TRAILING_PAREN.sub("", title)
+    title = _without_trailing_parenthetical(_LEADING_NUMBER.sub("", title))
     return " ".join(title.split()).casefold()
+
+
+def _without_trailing_parenthetical(title: str) -> str:
+    """The title less a trailing `(…)` or `（…）` (no bracket of its kind inside) and the
+    blanks before it. By hand: the regex it replaces tried every blank of a long run."""
+    for opening, closing in (("(", ")"), ("（", "）")):
+        if title.endswith(closing):
+            start = title.rfind(opening, 0, len(title) - 1)
+            if start >= 0 and closing not in title[start + 1:-1]:
+                return title[:start].rstrip()
+    return title
 
 
 @lru_cache(maxsize=1024)

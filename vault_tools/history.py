@@ -19,6 +19,7 @@ from vault_tools.config import Settings
 from vault_tools.diff import Change, char_diff, repair_changes
 from vault_tools.note import Note, parse_note
 from vault_tools.store import ClaimStore
+from vault_tools.vault import read_file
 
 V1_NOT_AVAILABLE = "V1 not available"
 
@@ -84,7 +85,7 @@ class _NoteV1:
     def _read(self, relative: str) -> dict | None:
         path = self.settings.vault / relative
         try:
-            note: Note = parse_note(path.read_bytes(), relative)
+            note: Note = parse_note(read_file(path, self.settings.max_note_bytes)[0], relative)
         except OSError:
             return None
         return v1_claim(note) if note.is_review_note else None

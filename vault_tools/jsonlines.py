@@ -76,9 +76,9 @@ def value_lines(text: str) -> dict[tuple, int]:
 _PRETTY = re.compile(
     r'\s*(?:"((?:[^"\\]|\\.)*)"\s*:\s*)?'
     r'(?:(?P<open>[{\[])|\{\s*\}|\[\s*\]|"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)'
-    r'\s*,?\s*'
-)
-_CLOSE = re.compile(r"\s*[}\]]\s*,?\s*")
+    r'\s*(?:,\s*)?'  # not `\s*,?\s*`: two runs that may take the same blanks backtrack
+)                    # quadratically when something else follows them
+_CLOSE = re.compile(r"\s*[}\]]\s*(?:,\s*)?")
 
 
 def _pretty_lines(text: str) -> dict[tuple, int] | None:

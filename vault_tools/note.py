@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +19,10 @@ from vault_tools import frontmatter
 from vault_tools.findings import Finding, error
 from vault_tools.headings import section_key
 
-_FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z][A-Za-z ]*?)\s*[:：]\s*(.*?)\s*$")
+# `- Name: value`; the value less trailing blanks is group(2).rstrip(). No two parts can
+# take the same characters: a name ends with a letter, so a long run of spaces costs one
+# pass, not one per space (a lazy name before `\s*` backtracked quadratically)
+_FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z]+(?: +[A-Za-z]+)*)\s*[:：]\s*(.*)$")
 _LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
 # an ATX heading's start; its title is the rest of the line less trailing blanks and #s
@@ -243,6 +248,8 @@ def _sections(body: _Body) -> list[Section]:
 
 def _closes(line: str, fence: str) -> bool:
     """Whether `line` closes a block opened by `fence` (same character, at least as long)."""
+    if line == fence:  # the usual closing line: no regex match, no groups, once per fence
+        return True
     match = _FENCE.match(line)
     return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
                 and not match.group(2))
@@ -306,7 +313,9 @@ def _add_text(parts: list[_Part], index: int, lines: list[str]) -> None:
 
 def _vt_block_end(body: _Body, k: int, limit: int) -> int:
     """The index of the end marker of the vt block opened at marks[k]."""
-    for index in body.marks[k + 1:]:
+    marks = body.marks
+    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per block is quadratic
+        index = marks[j]
         if index >= limit:
             break
         if _VT_END.match(body.lines[index]):
@@ -316,7 +325,9 @@ def _vt_block_end(body: _Body, k: int, limit: int) -> int:
 
 def _fence_end(body: _Body, k: int, limit: int, marker: str) -> int:
     """The index of the line closing the fence opened at marks[k]."""
-    for index in body.marks[k + 1:]:
+    marks = body.marks
+    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per fence is quadratic
+        index = marks[j]
         if index >= limit:
             break
         line = body.lines[index]
@@ -382,7 +393,7 @@ def _source_field(note: Note, source: Source, line: str, number: int) -> None:
     match = _FIELD.match(line)
     if not match:
         return
-    name, value = match.group(1).lower(), match.group(2)
+    name, value = match.group(1).lower(), match.group(2).rstrip()
     if name == "source":
         link = _LINK.match(value)
         source.link_text = link.group(1) if link else ""
@@ -408,9 +419,9 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
             match = _FIELD.match(line)
             name = match.group(1).lower() if match else ""
             if name == "epistemic mode":
-                mode = Text(match.group(2), part.line + offset)
+                mode = Text(match.group(2).rstrip(), part.line + offset)
             elif name == "mapping status":
-                status = Text(match.group(2), part.line + offset)
+                status = Text(match.group(2).rstrip(), part.line + offset)
             elif mode is None and status is None:
                 kept.append(line)
         text_parts.append(_Part("text", part.line, kept))
@@ -419,12 +430,29 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
         note.findings.append(error(note.path, section.line, "claim-empty",
                                    "the Atomic Claim section has no claim text"))
         text = Text("", section.line)
+    _check_control(note, body, text, "the claim text")
     for label, value in (("Epistemic Mode", mode), ("Mapping Status", status)):
         if value is None or not value.value:
             where = value.line if value else section.line
             note.findings.append(error(note.path, where, "claim-field",
                                        f"the claim has no '- {label}:' value"))
     note.claim = Claim(text, mode, status)
+
+
+def _check_control(note: Note, body: _Body, text: Text, what: str) -> None:
+    """A finding when a claim text holds a control character (see frontmatter.CONTROL),
+    on the first line from the text's start that holds it."""
+    if text.value.isprintable():  # the usual one-line claim: one C pass, no regex
+        return
+    found = frontmatter.CONTROL.search(text.value)
+    if found is None:
+        return
+    line = text.line
+    for index in range(text.line - 1, len(body.lines)):
+        if found.group() in body.lines[index]:
+            line = index + 1
+            break
+    note.findings.append(frontmatter.control_finding(note.path, line, what, found.group()))
 
 
 def _parse_frame(note: Note, body: _Body, section: Section) -> None:
@@ -444,8 +472,11 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
                                    f"(first at line {blocks[0].line})"))
     block = JsonBlock("\n".join(blocks[0].lines), blocks[0].line + 1)
     try:
-        block.data = json.loads(block.text)
+        block.data = _JSON.decode(block.text)
         block.ok = True
+        # an escaped control character in a string: rare, and only then is the value walked
+        if "\\u00" in block.text and (found := _ESCAPED_CONTROL.search(block.text)):
+            _control_in_json(note, block, what, found)
     except json.JSONDecodeError as exc:
         # an empty block (e.g. a fence on the file's last line) points at its fence
         last = blocks[0].line + len(blocks[0].lines)
@@ -455,7 +486,85 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
     except RecursionError:
         note.findings.append(error(note.path, block.line, "json-syntax",
                                    f"{what}: nested too deeply"))
+    except _NotJson as exc:
+        found = _NON_JSON_CONSTANT.search(block.text)
+        line = block.line + (block.text.count("\n", 0, found.start()) if found else 0)
+        note.findings.append(error(note.path, line, "json-syntax",
+                                   f"{what}: {exc} is not JSON (write a number or a string)"))
+    except _Overflow as exc:
+        at = block.text.find(str(exc))
+        line = block.line + (block.text.count("\n", 0, at) if at >= 0 else 0)
+        note.findings.append(error(note.path, line, "number-too-large",
+                                   f"{what}: {_shown(str(exc))} is beyond the range of a "
+                                   "double"))
+    except ValueError as exc:  # an integer longer than Python converts (int() of a string)
+        line, digits = frontmatter.longest_number(block.text)
+        limit = frontmatter.digits_limit()
+        if limit and digits > limit:
+            note.findings.append(error(note.path, block.line + line - 1, "number-too-large",
+                                       f"{what}: a number of {digits:,} digits (vt reads at "
+                                       f"most {limit:,})"))
+        else:  # nothing else is known to raise it; a finding all the same, never a crash
+            note.findings.append(error(note.path, block.line, "json-syntax", f"{what}: {exc}"))
     return block
+
+
+class _NotJson(ValueError):
+    """NaN or Infinity in a JSON block: Python reads them, JSON has no such numbers."""
+
+
+class _Overflow(ValueError):
+    """A number in a JSON block that is infinite as a double (1e999): no JSON number."""
+
+
+def _not_json_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Overflow(text)
+    return value
+
+
+# json.loads as the standard decoder does it, but NaN, Infinity and numbers beyond a
+# double are refused (the C scanner calls these only for such constants and for floats)
+_JSON = json.JSONDecoder(parse_constant=_not_json_constant, parse_float=_finite_float)
+_NON_JSON_CONSTANT = re.compile(r"-?Infinity|NaN")
+_ESCAPED_CONTROL = re.compile(r"\\u00[01][0-9a-fA-F]|\\u007[fF]")
+
+
+def _shown(number: str) -> str:
+    return number if len(number) <= 24 else f"{number[:10]}…{number[-10:]}"
+
+
+def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match) -> None:
+    """A finding for a control character escaped in a string (or key) of a parsed block,
+    when the value holds one (the escape may be `\\u0000` spelled out after a `\\`)."""
+    control = _first(block.data, lambda v: isinstance(v, str) and frontmatter.CONTROL.search(v))
+    if control is None:
+        return
+    character = frontmatter.CONTROL.search(control)
+    assert character is not None
+    line = block.line + block.text.count("\n", 0, found.start())
+    note.findings.append(frontmatter.control_finding(note.path, line, what, character.group()))
+
+
+def _first(value: Any, wanted: Callable[[Any], Any]) -> Any:
+    """A value (or object key) inside `value` for which `wanted` is true, else None; a
+    walk with a stack, not recursion (a block may nest deeply)."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if wanted(current):
+            return current
+        if isinstance(current, dict):
+            stack.extend(current)
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return None
 
 
 def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
@@ -483,8 +592,6 @@ def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
     note.mapping = rows
 
 
-_WIKILINK = re.compile(r"\[\[[^\]]*\]\]")
-_PIPE_IN_WIKILINK = re.compile(r"\[\[[^\]]*\|")
 _SEPARATOR_ROW = re.compile(r"[\s|:-]*")
 _SEPARATOR_CHARS = frozenset(":- ")  # what a separator row's cells hold
 
@@ -497,12 +604,38 @@ def split_table_row(line: str) -> list[str]:
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
     if "\\" not in body and ("[[" not in body or (
-            "\x00" not in body and not _PIPE_IN_WIKILINK.search(body))):
+            "\x00" not in body and not _pipe_in_wikilink(body))):
         return [cell.strip() for cell in body.split("|")]
     # protect the pipes that are not cell separators, split, then restore them
-    body = body.replace("\\|", "\x00")
-    body = _WIKILINK.sub(lambda match: match.group().replace("|", "\x00"), body)
+    body = _protect_wikilinks(body.replace("\\|", "\x00"))
     return [cell.replace("\x00", "|").strip() for cell in body.split("|")]
+
+
+# Wikilinks are found by hand, not by `\[\[[^\]]*\]\]`: from every `[[` that regex runs
+# to the next `]`, so a row of many `[[` cost their count squared.
+
+
+def _pipe_in_wikilink(body: str) -> bool:
+    """Whether a `|` follows a `[[` with no `]` between them."""
+    return any((start := part.find("[[")) >= 0 and "|" in part[start + 2:]
+               for part in body.split("]"))
+
+
+def _protect_wikilinks(body: str) -> str:
+    """`body` with the `|` inside each `[[…]]` (no `]` inside) made NUL, leftmost first."""
+    out: list[str] = []
+    copied = search = 0
+    while (start := body.find("[[", search)) >= 0:
+        close = body.find("]", start + 2)
+        if close < 0:
+            break
+        if body.startswith("]]", close):
+            out += body[copied:start], body[start:close + 2].replace("|", "\x00")
+            copied = search = close + 2
+        else:  # every `[[` before this `]` ends at it: none of them is a wikilink
+            search = close + 1
+    out.append(body[copied:])
+    return "".join(out)
 
 
 def _parse_drafts(note: Note, body: _Body, section: Section) -> None:
@@ -513,6 +646,7 @@ def _parse_drafts(note: Note, body: _Body, section: Section) -> None:
             continue
         if "atomic claim" in key:
             drafts.claim = _text_of(parts) or Text("", line)
+            _check_control(note, body, drafts.claim, "the V2 Atomic Claim Draft")
             if not drafts.claim.value:
                 note.findings.append(error(note.path, line, "claim-empty",
                                            "the V2 Atomic Claim Draft has no text"))

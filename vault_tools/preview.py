@@ -24,7 +24,6 @@ from typing import Any
 
 from vault_tools import kb as kbmod
 from vault_tools import markdown, writer
-from vault_tools.boundary import escaping_notes
 from vault_tools.checks import CheckContext, check_drafts
 from vault_tools.config import Settings
 from vault_tools.diff import (
@@ -40,7 +39,7 @@ from vault_tools.jsonlines import line_of
 from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.validate import make_context
-from vault_tools.vault import given_notes, markdown_files
+from vault_tools.vault import given_notes, list_vault, read_file, read_finding
 
 Progress = Callable[[int, int], None]
 
@@ -151,7 +150,7 @@ def preview_note(settings: Settings, ctx: CheckContext, relative: str, *,
 
 def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | PreviewResult:
     try:
-        snapshot = writer.read_snapshot(settings.vault / relative)
+        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
     except VtError as exc:
         code = "read-error" if exc.line is None else "encoding"
         return PreviewResult(relative, findings=[error(relative, exc.line, code, exc.message)])
@@ -380,18 +379,17 @@ def _json(value: Any) -> str:
 def preview_vault(settings: Settings, paths: list[Path] | None = None, dry_run: bool = False,
                   progress: Progress | None = None) -> PreviewReport:
     """Preview the notes given, or every note of the vault marked REQUEST_REPAIR."""
-    files = markdown_files(settings.vault)
-    ctx = make_context(settings, files)
+    listing = list_vault(settings.vault)
+    ctx = make_context(settings, listing)
     report = PreviewReport()
     if paths:
         targets = _explicit_targets(settings, paths, report)
         explicit = True
     else:
-        targets = [f.relative for f in files if not f.escapes]
+        targets = list(listing.inside())
         explicit = False
-        for finding in escaping_notes(settings.claims_dir, (f.relative for f in files
-                                                            if f.escapes)):
-            report.previews.append(PreviewResult(finding.path, findings=[finding]))
+        report.previews += [PreviewResult(f.path, findings=[f])
+                            for f in listing.findings(settings.claims_dir)]
     for result in _run(settings, ctx, targets, explicit, dry_run, progress):
         report.previews.append(result)
     return report
@@ -413,12 +411,11 @@ def _preview_target(settings: Settings, ctx: CheckContext, relative: str, explic
     if explicit:
         return preview_note(settings, ctx, relative, dry_run=dry_run)
     try:
-        with open(os.path.join(settings.vault, relative), "rb") as f:
-            # most notes are not marked: skip them without parsing
-            if REQUEST_REPAIR.encode() not in f.read():
-                return None
-    except OSError:
-        return None  # validate reports unreadable files; preview only looks for marks
+        raw, _ = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
+    except OSError as exc:  # it may be marked: a failure, never passed over
+        return PreviewResult(relative, findings=[read_finding(relative, exc)])
+    if REQUEST_REPAIR.encode() not in raw:  # most notes are not marked: skip them unparsed
+        return None
     loaded = _load(settings, relative)
     if isinstance(loaded, PreviewResult):
         return None

@@ -11,6 +11,7 @@ statuses come from the Claim Store, caught up first.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,12 +30,13 @@ from vault_tools.apply import (
     judge,
 )
 from vault_tools.config import Settings
+from vault_tools.findings import Finding
 from vault_tools.ledger import same_decision
 from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR, preview_hash
 from vault_tools.store import ClaimStore
-from vault_tools.vault import markdown_files, review_note_bytes
+from vault_tools.vault import list_vault, read_file, read_finding
 
 Progress = Callable[[int, int], None]
 
@@ -68,13 +70,16 @@ class StatusReport:
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     ledger_head: dict[str, Any] = field(default_factory=dict)
+    # files and folders that could not be read (each may hide a review note), by path
+    unreadable: list[Finding] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"notes": self.notes, "by_action": self.by_action, "by_state": self.by_state,
                 "claims": self.claims, "stale_previews": self.stale_previews,
                 "edited_since_apply": self.edited_since_apply,
                 "disagreements": self.disagreements, "conflicts": self.conflicts,
-                "ledger_head": self.ledger_head}
+                "ledger_head": self.ledger_head,
+                "unreadable": [f.to_json() for f in self.unreadable]}
 
 
 def _prop(note: Note, key: str, default: str | None) -> str | None:
@@ -92,10 +97,14 @@ def _stale(note: Note, action: str) -> bool:
         return True
 
 
-def note_info(settings: Settings, relative: str) -> NoteInfo | None:
-    """One vault file's status, or None when it is not a review note."""
-    raw = review_note_bytes(settings.vault, relative)
-    if raw is None:
+def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
+    """One vault file's status, None when it is not a review note, or the finding why it
+    could not be read."""
+    try:
+        raw, _ = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
+    except OSError as exc:
+        return read_finding(relative, exc)
+    if b"claim_id" not in raw:
         return None
     note = parse_note(raw, relative)
     if not note.is_review_note:
@@ -171,9 +180,15 @@ def _conflict(claim_id: str, store: ClaimStore) -> dict[str, Any]:
 
 def status(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> StatusReport:
     """The vault's review status; `store` must be caught up by the caller."""
-    targets = [f.relative for f in markdown_files(settings.vault) if not f.escapes]
-    infos = [i for i in _run(settings, targets, progress) if i is not None]
-    report = StatusReport(notes=len(infos))
+    listing = list_vault(settings.vault)
+    infos: list[NoteInfo] = []
+    unreadable = listing.findings(settings.claims_dir)
+    for info in _run(settings, list(listing.inside()), progress):
+        if isinstance(info, NoteInfo):
+            infos.append(info)
+        elif info is not None:
+            unreadable.append(info)
+    report = StatusReport(notes=len(infos), unreadable=sorted(unreadable))
     report.by_action = dict(sorted(Counter(i.action for i in infos).items()))
     report.by_state = dict(sorted(Counter(i.state for i in infos).items()))
     report.claims = store.status_counts()
@@ -205,10 +220,10 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
 
 
 def _run(settings: Settings, targets: list[str],
-         progress: Progress | None) -> Iterable[NoteInfo | None]:
+         progress: Progress | None) -> Iterable[NoteInfo | Finding | None]:
     return map_chunks(partial(_chunk, settings), targets, workers=settings.workers,
                       progress=progress)
 
 
-def _chunk(settings: Settings, chunk: list[str]) -> list[NoteInfo | None]:
+def _chunk(settings: Settings, chunk: list[str]) -> list[NoteInfo | Finding | None]:
     return [note_info(settings, relative) for relative in chunk]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol
 
 from vault_tools import __version__
-from vault_tools.boundary import escaping_notes, writable_path
+from vault_tools.boundary import writable_path
 from vault_tools.cache import (
     CACHE_FILE,
     CacheCorrupt,
@@ -43,7 +43,7 @@ from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_ke
 from vault_tools.kb import KnowledgeBase
 from vault_tools.schemas import Schemas
 from vault_tools.sortedruns import in_batches
-from vault_tools.vault import Listing, Paths, given_notes, list_vault
+from vault_tools.vault import Listing, Paths, given_notes, list_vault, read_finding
 
 if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
     from vault_tools.checks import CheckContext
@@ -222,7 +222,7 @@ def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
         targets = _explicit_targets(settings, paths, before)
     else:
         targets = listing.inside()  # never read outside; the listing's list when it can
-        for finding in escaping_notes(settings.claims_dir, listing.escaping):
+        for finding in listing.findings(settings.claims_dir):
             before.setdefault(finding.path, []).append(finding)
     cache = ResultCache.read(writable_path(settings.vault, settings.state_dir))
     try:
@@ -248,7 +248,7 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: Paths, cache: Res
         hits, misses = cache.lookup_all(str(settings.vault), targets)
     else:
         hits, misses = {}, targets
-    run = _run_digest(targets)  # the output is a function of these
+    run = _run_digest(targets, before=before)  # the output is a function of these
     if not misses:
         memo = cache.open_memo(run)
         if memo is not None:
@@ -299,13 +299,19 @@ def _stream(settings: Settings, ctx: _LazyContext, targets: Paths,
     return Summary(notes, out.errors, out.warnings)
 
 
-def _run_digest(targets: Iterable[str], batch: int = 1024) -> str:
+def _run_digest(targets: Iterable[str], batch: int = 1024,
+                before: dict[str, list[Finding]] | None = None) -> str:
     """`content_digest` of the targets, one a line, fed a batch at a time (the whole
-    text, built at once, is megabytes on a large vault)."""
+    text, built at once, is megabytes on a large vault), then of the findings known
+    before any note is read (a FIFO or an unreadable folder changes no target)."""
     digest = hashlib.blake2b(digest_size=16)  # as content_digest
     for start, part in enumerate(in_batches(targets, batch)):
         text = "\n".join(part)
         digest.update(f"\n{text}".encode() if start else text.encode())
+    if before:
+        digest.update(b"\0" + _plain_text(sorted(f for found in before.values()
+                                                   for f in found)).encode("utf-8",
+                                                                             "surrogatepass"))
     return digest.hexdigest()
 
 
@@ -539,7 +545,8 @@ def _explicit_targets(settings: Settings, paths: list[Path],
 def _cache_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:
     """What every cached result depends on besides the note's own bytes."""
     parts = [__version__, schemas.digest, kb.digest, kb.aliases_digest(),
-             ",".join(sorted(settings.disabled_findings)), settings.claims_dir]
+             ",".join(sorted(settings.disabled_findings)), settings.claims_dir,
+             str(settings.max_note_bytes)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -635,10 +642,10 @@ class _Read(NamedTuple):
 def _read(settings: Settings, relative: str) -> _Read | NoteResult:
     """The file read and parsed, or its result already (unreadable, not a review note)."""
     try:
-        raw, stat = read_with_stat(os.path.join(settings.vault, relative))
-    except OSError as exc:
-        finding = error(relative, None, "read-error", f"cannot read: {exc.strerror or exc}")
-        return NoteResult(relative, "", (), None, None, (finding,))
+        raw, stat = read_with_stat(os.path.join(settings.vault, relative),
+                                   settings.max_note_bytes)
+    except OSError as exc:  # never cached (no digest): a later run reads it again
+        return NoteResult(relative, "", (), None, None, (read_finding(relative, exc),))
     digest = content_digest(raw)
     if b"claim_id" not in raw and not relative.startswith(settings.claims_dir.rstrip("/") + "/"):
         return NoteResult(relative, digest, stat, None, None, ())  # not a review note

@@ -37,7 +37,7 @@ from vault_tools.checks import CheckContext
 from vault_tools.config import IGNORED_DIRS, Settings
 from vault_tools.durable import TMP_SUFFIX
 from vault_tools.errors import VtError
-from vault_tools.findings import ERROR, WARNING, Finding, error, severity_counts
+from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.frontmatter import read as read_frontmatter
 from vault_tools.kb import KnowledgeBase
 from vault_tools.note import Note, decode, parse_note
@@ -49,7 +49,7 @@ from vault_tools.preview import (
     preview_note,
 )
 from vault_tools.validate import check_file, make_context, validate
-from vault_tools.vault import MarkdownFile, markdown_files, stat_signature
+from vault_tools.vault import MarkdownFile, markdown_files, read_finding, stat_signature
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
 MAX_WAIT_FACTOR = 10  # a path saved continuously is still handled after this many periods
@@ -400,7 +400,8 @@ class Watcher:
 
     def _scan_note(self, relative: str, errors: int, warnings: int) -> None:
         try:
-            raw, stat = read_with_stat(os.path.join(self.settings.vault, relative))
+            raw, stat = read_with_stat(os.path.join(self.settings.vault, relative),
+                                       self.settings.max_note_bytes)
         except OSError:
             return
         if b"claim_id" not in raw:
@@ -459,7 +460,7 @@ class Watcher:
         """
         absolute = os.path.join(self.settings.vault, relative)
         try:
-            raw, _ = read_with_stat(absolute)
+            raw, _ = read_with_stat(absolute, self.settings.max_note_bytes)
         except FileNotFoundError:
             self._gone(relative, events)
             return None
@@ -574,10 +575,10 @@ class Watcher:
                                      message="deleted (or renamed away)"))
 
     def _read_error(self, relative: str, exc: OSError) -> WatchEvent:
-        finding = error(relative, None, "read-error", f"cannot read: {exc.strerror or exc}")
+        finding = read_finding(relative, exc)
         old = self.queue.notes.get(relative)
         return WatchEvent(ERROR_EVENT, relative, old.claim_id if old else None, (finding,),
-                          message=f"cannot read: {exc.strerror or exc}")
+                          message=finding.message)
 
     def _resync(self) -> None:
         """File every note that appeared, vanished or changed without an event reaching us."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from vault_tools.boundary import writable_path
+from vault_tools.config import MAX_NOTE_BYTES
 from vault_tools.durable import TMP_SUFFIX, exchange, fsync_folder, write_temp
 from vault_tools.errors import RefusedError, VtError, io_failure
 from vault_tools.headings import normalise_heading_title
@@ -601,11 +602,12 @@ def _signature(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def read_snapshot(path: Path) -> Snapshot:
-    """Read a note once: its bytes, its text and the stat signature to check writes against."""
+def read_snapshot(path: Path, limit: int | None = MAX_NOTE_BYTES) -> Snapshot:
+    """Read a note once: its bytes, its text and the stat signature to check writes against
+    (only a regular file of at most `limit` bytes: see `read_file`)."""
     path = Path(path)
     try:
-        raw, st = read_file(path)  # the signature belongs to exactly the bytes read
+        raw, st = read_file(path, limit)  # the signature belongs to exactly the bytes read
     except OSError as exc:
         raise VtError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     text, bom = decode_note(raw, path)
@@ -617,8 +619,7 @@ def _unchanged_on_disk(target: Path, snapshot: Snapshot) -> bool:
         st = os.stat(target)
         if _signature(st) != snapshot.signature:
             return False
-        with open(target, "rb") as f:
-            return f.read() == snapshot.raw
+        return read_file(target, len(snapshot.raw))[0] == snapshot.raw
     except OSError:
         return False  # vanished or unreadable: certainly not what we read
 
@@ -745,9 +746,8 @@ def _check_displaced(displaced: str, target: Path, snapshot: Snapshot, data: byt
 
 
 def _holds(path: Path, data: bytes) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read() == data
+    try:  # never blocks on a FIFO put in its place; a larger file is no match anyway
+        return read_file(path, len(data))[0] == data
     except OSError:
         return False
 

@@ -25,6 +25,9 @@ def report(vault: VaultOption = None, as_json: JsonOption = False,
     entity graph. Only the text between its vt:dashboard markers is vt's; the note is
     rewritten only when that text changes.
 
+    Exits 1 when a file or folder of the vault could not be read (the dashboard lists
+    it among the validation errors).
+
     Example:
 
         vt report --vault examples/vault
@@ -43,9 +46,11 @@ def report(vault: VaultOption = None, as_json: JsonOption = False,
             result = run_report(settings, dry_run, progress)
     except VtError as exc:
         fail(exc)
+    # the dashboard is written all the same; the exit says some files went unread
+    failed = ExitCode.FINDINGS if result.summary["unreadable"] else ExitCode.OK
     if reporter.mode == "json":
         reporter.json(result.to_json())
-        finish(ExitCode.OK)
+        finish(failed)
     if dry_run:
         verb = "would write" if result.changed else "up to date, would not write"
         reporter.text(f"{verb} {result.path} (dry run, nothing written)")
@@ -60,7 +65,10 @@ def report(vault: VaultOption = None, as_json: JsonOption = False,
     reporter.text(f"{s['notes']} review notes, {s['accepted_claims']} accepted claims on "
                   f"{s['entities']} entities, {sum(s['findings'].values())} findings; "
                   f"graph: {s['edges_shown']} of {s['edges']} edges shown")
-    finish(ExitCode.OK)
+    if s["unreadable"]:
+        reporter.text(f"files or folders that could not be read: {s['unreadable']} (listed on "
+                      "the dashboard; see vt validate)", "red")
+    finish(failed)
 
 
 @app.command()

@@ -84,9 +84,10 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
             report = run_status(settings, store, progress)
     except VtError as exc:
         fail(exc)
+    failed = ExitCode.FINDINGS if report.unreadable else ExitCode.OK
     if reporter.mode == "json":
         reporter.json(report.to_json())
-        finish(ExitCode.OK)
+        finish(failed)
     reporter.text(f"{report.notes} review notes")
     reporter.text(f"  by review_action: {_counts(report.by_action)}")
     reporter.text(f"  by review_state:  {_counts(report.by_state)}")
@@ -117,7 +118,11 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
             reporter.text(f"    to settle: {item['settle']}")
     head = report.ledger_head
     reporter.text(f"ledger head: seq {head['seq']}, {head['hash']}")
-    finish(ExitCode.OK)
+    if report.unreadable:
+        reporter.text("not read (each may be a review note; see vt validate):", "red")
+        for finding in report.unreadable:
+            reporter.text(f"  {finding.plain()}")
+    finish(failed)
 
 
 def _value(value: Any) -> str:

@@ -10,7 +10,7 @@ import typer
 
 from vault_tools.cli import app
 from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
-from vault_tools.errors import ExitCode
+from vault_tools.errors import ExitCode, VtError
 
 if TYPE_CHECKING:
     from vault_tools.report import Reporter
@@ -42,8 +42,12 @@ def validate(
     reporter = Reporter(as_json)
     settings = settings_for(vault)
     sink = _StreamSink(reporter)
-    with reporter.progress("Validating notes") as progress:
-        result = validate_into(settings, sink, paths or None, progress)
+    try:
+        with reporter.progress("Validating notes") as progress:
+            result = validate_into(settings, sink, paths or None, progress)
+    except BaseException as exc:  # the error goes on to stderr and its exit code
+        sink.close_json(exc)
+        raise
     if reporter.mode == "json":
         counts = json.dumps({"notes": result.notes, "errors": result.errors,
                              "warnings": result.warnings}, indent=2)
@@ -75,6 +79,16 @@ class _StreamSink:
         if not self._opened:
             self.reporter.out.write('{\n  "findings": [')
             self._opened = True
+
+    def close_json(self, exc: BaseException) -> None:
+        """End a JSON object cut short by `exc` with its "error", so that stdout holds one
+        valid JSON document whatever happens (nothing at all when no finding was out)."""
+        if self._opened:
+            message = str(exc) if isinstance(exc, VtError) \
+                else f"{type(exc).__name__}: {exc}".removesuffix(": ")
+            self.reporter.out.write(("\n  ]," if self.any else "],") + '\n  "error": '
+                                    + json.dumps(message, ensure_ascii=False) + "\n}\n")
+            self.reporter.out.flush()
 
     def block(self, block: Block) -> None:
         mode = self.reporter.mode
