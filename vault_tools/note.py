@@ -154,6 +154,7 @@ def parse_note(raw: bytes, path: str) -> Note:
     if problem:
         note.findings.append(problem)
         return note
+    assert text is not None  # decode gives the text or the finding
     return parse_text(text, path, note)
 
 
@@ -416,9 +417,9 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
         for offset, line in enumerate(part.lines):
             match = _FIELD.match(line)
             name = match.group(1).lower() if match else ""
-            if name == "epistemic mode":
+            if match and name == "epistemic mode":
                 mode = Text(match.group(2).rstrip(), part.line + offset)
-            elif name == "mapping status":
+            elif match and name == "mapping status":
                 status = Text(match.group(2).rstrip(), part.line + offset)
             elif mode is None and status is None:
                 kept.append(line)

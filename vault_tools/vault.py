@@ -120,7 +120,9 @@ def list_vault(vault: Path, spill: bool = False) -> Listing:
                                       f"cannot list this folder: {exc.strerror or exc}; "
                                       "the notes in it are not checked"))
                 continue
-        return Listing(runs.result(), frozenset(escaping), tuple(sorted(problems)))
+        # a SpilledStrings has what the listing's readers use of a Sequence: len, order, [i]
+        return Listing(runs.result(), frozenset(escaping),  # type: ignore[arg-type]
+                       tuple(sorted(problems)))
     except BaseException:
         runs.close()
         raise
@@ -282,7 +284,7 @@ def not_a_file(relative: str, kind: str) -> Finding:
 def read_finding(relative: str, exc: OSError) -> Finding:
     """The finding for a vault file that `read_file` could not read."""
     if isinstance(exc, TooLarge):
-        return error(relative, None, "note-too-large", exc.strerror)
+        return error(relative, None, "note-too-large", exc.strerror or str(exc))
     if isinstance(exc, NotAFile):
         return error(relative, None, "not-a-file", f"{exc.strerror}; not read")
     return error(relative, None, "read-error", f"cannot read: {exc.strerror or exc}")
