@@ -31,6 +31,7 @@ def test_wheel_ships_every_module_schema_and_example_note(wheel: Path) -> None:
     assert modules - names == set()
     assert schemas - names == set()
     assert example - names == set()
+    assert "vault_tools/py.typed" in names  # type checkers read the package's hints
 
 
 def test_installed_wheel_validates_the_example_vault(wheel: Path, tmp_path: Path) -> None:
