@@ -131,7 +131,8 @@ def _parse_toml(text: str) -> dict[str, Any]:
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        return tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)  # (tomli, on 3.10, is typed as Any)
+        return data
     except tomllib.TOMLDecodeError as exc:
         # TOMLDecodeError has .lineno only from Python 3.14; the message always says it
         found = re.search(r"line (\d+)", str(exc))

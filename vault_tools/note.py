@@ -538,7 +538,7 @@ def _shown(number: str) -> str:
     return number if len(number) <= 24 else f"{number[:10]}…{number[-10:]}"
 
 
-def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match) -> None:
+def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match[str]) -> None:
     """A finding for a control character escaped in a string (or key) of a parsed block,
     when the value holds one (the escape may be `\\u0000` spelled out after a `\\`)."""
     control = _first(block.data, lambda v: isinstance(v, str) and frontmatter.CONTROL.search(v))

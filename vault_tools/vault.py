@@ -190,7 +190,7 @@ def _undecodable(name: str) -> bool:
     return False
 
 
-def _is_folder(entry: os.DirEntry) -> bool:
+def _is_folder(entry: os.DirEntry[str]) -> bool:
     """Whether a symlink leads to a folder, or nowhere a file could be (dangling, a loop):
     both hide whatever notes the link was meant to show."""
     try:
