@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Time `vt validate` against two references measured in the same run.
 
+    pip install -e '.[bench]'    # python-frontmatter, for (N)
     python bench/bench_validate.py [--sizes 1000,10000,50000] [--runs 3]
 
 (R) a lean script: read each file, load the frontmatter with PyYAML's C loader,
@@ -16,6 +17,7 @@ a second view; peak RSS of the vt process shows memory staying flat.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -101,6 +103,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     args = parser.parse_args()
+    if importlib.util.find_spec("frontmatter") is None:
+        sys.exit("(N) needs python-frontmatter: pip install -e '.[bench]'")
     vt = shutil.which("vt", path=str(Path(sys.executable).parent)) or "vt"
     schema = ROOT / "schemas" / "semantic-frame.schema.json"
     print(f"{'notes':>7} {'R s':>7} {'N s':>7} {'cold s':>7} {'warm s':>7} "

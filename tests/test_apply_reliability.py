@@ -131,6 +131,7 @@ def kill_schedule(seed: int) -> list[tuple[str, float]]:
     return [(rng.choices(MODES, weights=[6, 1, 2, 1])[0], rng.random()) for _ in range(RUNS)]
 
 
+@pytest.mark.slow
 def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
     vault = decision_vault(tmp_path / "vault")
     # one full run, on a copy, to learn how long a run takes

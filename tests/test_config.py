@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from vault_tools.config import CHECKS, find_vault, load_settings
+from vault_tools.config import CHECKS, SPEC, find_vault, load_settings
 from vault_tools.errors import ExitCode, UsageError
 
 
@@ -191,3 +194,87 @@ def test_the_toml_parser_is_loaded_only_for_a_vt_toml(tmp_path: Path) -> None:
                              text=True, check=True).stdout.strip()
               for vault in (plain, configured)]
     assert loaded == ["False", "True"]
+
+
+# ---------------------------------------------------------------- what vt.toml may hold
+
+
+def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
+    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[paths]\nkb_dir = "kb"\nclaim_dir = "claims"\n',
+     "vt.toml:3: unknown key 'claim_dir' in [paths] (did you mean 'claims_dir'?)"),
+    ('# the reviewer\n[review]\nactor = "alice"\n\n[polcy]\nrequired_checks = []\n',
+     "vt.toml:5: unknown table 'polcy' (did you mean 'policy'?)"),
+    ('[performance]\nworkers = "many"\n',
+     "vt.toml:2: performance.workers must be a whole number, 0 or more, not 'many'"),
+])
+def test_the_cli_refuses_an_unknown_or_mistyped_setting_at_its_line(
+        tmp_path: Path, text: str, message: str) -> None:
+    vault = _vault(tmp_path / "v")
+    (vault / "vt.toml").write_text(text, encoding="utf-8")
+    result = _vt(vault, "validate")
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    # a key of the same name in another table is not the one meant
+    ('[paths]\nledger = "l.jsonl"\n[limits]\nledger = 3\n', 4, "unknown key 'ledger' in [limits]"),
+    ('[findings]\n  disable = []\n  disabled = ["claim-field"]\n', 3,
+     "unknown key 'disabled' in [findings] (did you mean 'disable'?)"),
+    ('actor = "alice"\n', 1, "unknown key 'actor'"),
+    ('[paths]\n"claim_dir" = "x"\n', 2, "unknown key 'claim_dir' in [paths]"),
+    ('paths.claim_dir = "x"\n', 1, "unknown key 'claim_dir' in [paths]"),
+    ('[review]\nactor = "a"\n[paths.claims]\ndir = "x"\n', 3, "unknown key 'claims' in [paths]"),
+    ('# [polcy] below\n\n[ polcy ]\n', 3, "unknown table 'polcy'"),
+    ('[[paths]]\nclaims_dir = "x"\n', 1, "[paths] must be a table"),
+    ('[limits]\nmax_note_bytes = 0\n', 2, "limits.max_note_bytes must be a whole number of "
+                                          "bytes, at least 1, not 0"),
+    ('[review]\nactor = ""\n', 2, "review.actor must be a non-empty string"),
+    ('[policy]\nrequired_checks = [\n  "check_claim_frame",\n  1,\n]\n', 2,
+     "policy.required_checks must be a list of strings"),
+    ('[policy]\nrequired_checks = ["check_everything"]\n', 2, "unknown checks"),
+    ('[findings]\ndisable = ["no-such-code"]\n', 2, "unknown finding codes"),
+])
+def test_an_unknown_or_mistyped_setting_is_reported_at_its_line(
+        tmp_path: Path, text: str, line: int, message: str) -> None:
+    error = _bad_config(tmp_path, text)
+    assert error.line == line, str(error)
+    assert message in error.message
+
+
+def test_a_key_in_an_inline_table_is_reported_at_the_tables_line(tmp_path: Path) -> None:
+    # the scan of the lines does not read inside an inline table (a documented limit)
+    error = _bad_config(tmp_path, '# vt\n\npaths = { kb_dir = "kb", claim_dir = "x" }\n')
+    assert "unknown key 'claim_dir' in [paths]" in error.message
+    assert error.line == 3
+
+
+def test_a_name_the_scan_cannot_see_gives_its_tables_line_or_none(tmp_path: Path) -> None:
+    # TOML reads the escapes as "claims_dir" and "actor"; the scan of the lines sees neither
+    error = _bad_config(tmp_path / "a", '# vt\n[paths]\n"claims\\u005fdir" = 1\n')
+    assert str(error) == "vt.toml:2: paths.claims_dir must be a non-empty string, not 1"
+    error = _bad_config(tmp_path / "b", '"act\\u006fr" = "alice"\n')
+    assert error.line is None and str(error).startswith("vt.toml: unknown key 'actor'")
+
+
+def test_every_key_of_the_spec_changes_its_setting(tmp_path: Path) -> None:
+    samples = {
+        ("paths", "claims_dir"): '"claims"', ("paths", "kb_dir"): '"kb"',
+        ("paths", "ledger"): '"l.jsonl"', ("paths", "schemas_dir"): '"s"',
+        ("policy", "required_checks"): "[]", ("review", "actor"): '"alice"',
+        ("findings", "disable"): '["claim-field"]', ("performance", "workers"): "3",
+        ("limits", "max_note_bytes"): "7",
+    }
+    assert set(samples) == {(table, key) for table, keys in SPEC.items() for key in keys}
+    vault = _vault(tmp_path / "v")
+    defaults = load_settings(vault)
+    for (table, key), value in samples.items():
+        (vault / "vt.toml").write_text(f"[{table}]\n{key} = {value}\n", encoding="utf-8")
+        assert load_settings(vault) != defaults, f"{table}.{key} changed nothing"

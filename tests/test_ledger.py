@@ -419,6 +419,7 @@ def test_deleted_ledger_is_caught_by_memory(vault: Path) -> None:
 # ---------------------------------------------------------------- torn tail
 
 
+@pytest.mark.slow
 def test_torn_tail_at_every_byte_of_the_last_line(vault: Path, tmp_path: Path) -> None:
     source = ledger_of(vault)
     source.append([decision("C1"), decision("C2", "REJECT", comment="")])
@@ -605,6 +606,7 @@ DECISIONS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

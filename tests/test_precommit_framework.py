@@ -54,6 +54,7 @@ def test_hooks_yaml_declares_vt_validate() -> None:
     assert hook["require_serial"] is True and hook["always_run"] is True
 
 
+@pytest.mark.slow
 def test_try_repo_refuses_an_invalid_staged_note(vault: Path) -> None:
     """The real thing: pre-commit builds vt's environment from this repository (~15 s)."""
     break_note(vault / NOTE)

@@ -316,6 +316,7 @@ def _append_steps(txn, steps: list, tag: str, first: dict[str, str]) -> list[dic
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batches=st.lists(st.lists(step, min_size=1, max_size=6), min_size=1, max_size=5))

@@ -112,8 +112,9 @@ class ResultCache:
         """(packed findings, piped text) of a cached entry (one read of its record)."""
         try:
             offset, size = entry[LOCATION]
-            self._old.seek(offset)
-            record = marshal.loads(self._old.read(size))
+            # no payload file (None) is a corrupt cache too: the AttributeError below
+            self._old.seek(offset)  # type: ignore[union-attr]
+            record = marshal.loads(self._old.read(size))  # type: ignore[union-attr]
         except (AttributeError, OSError, EOFError, ValueError, TypeError) as exc:
             raise CacheCorrupt(str(self.path)) from exc
         return record

@@ -104,7 +104,7 @@ def _check_frame(note: Note, block: JsonBlock, ctx: CheckContext, what: str) -> 
     return findings
 
 
-def _entities(frame: Any) -> list[dict]:
+def _entities(frame: Any) -> list[dict[str, Any]]:
     """The frame's well-formed entities (the schema reports the malformed ones)."""
     if not isinstance(frame, dict) or not isinstance(frame.get("entities"), list):
         return []

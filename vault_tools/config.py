@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vault_tools.errors import UsageError
 from vault_tools.findings import CODES
@@ -64,88 +67,176 @@ def find_vault(explicit: Path | None = None, cwd: Path | None = None) -> Path:
                      "holding .obsidian/ or vt.toml")
 
 
+# Every table vt.toml may hold, its keys, and what each value must be (see _KINDS): the
+# one list a file is checked against, and the one docs/configuration.md is tested against.
+# Anything else in the file is an error: a misspelt key silently ignored would leave its
+# setting at the default while the user believes it changed.
+SPEC: dict[str, dict[str, str]] = {
+    "paths": {"claims_dir": "string", "kb_dir": "string", "ledger": "string",
+              "schemas_dir": "string"},
+    "policy": {"required_checks": "strings"},
+    "review": {"actor": "string"},
+    "findings": {"disable": "strings"},
+    "performance": {"workers": "count"},
+    "limits": {"max_note_bytes": "size"},
+}
+
+
+def _is_string(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _is_strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_size(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+# each kind of value: its test, and what the error says the value must be
+_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "string": (_is_string, "a non-empty string"),
+    "strings": (_is_strings, "a list of strings"),
+    "count": (_is_count, "a whole number, 0 or more"),
+    "size": (_is_size, "a whole number of bytes, at least 1"),
+}
+
+
 def load_settings(explicit: Path | None = None, cwd: Path | None = None) -> Settings:
     vault = find_vault(explicit, cwd)
     settings = Settings(vault=vault)
     config_path = vault / CONFIG_FILE
     if config_path.is_file():
-        _apply_config(settings, _read_toml(config_path))
+        text = _read_text(config_path)
+        _apply_config(settings, _parse_toml(text), text.splitlines())
     return settings
 
 
-def _read_toml(path: Path) -> dict:
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read: {exc}", CONFIG_FILE) from exc
+
+
+def _parse_toml(text: str) -> dict[str, Any]:
     # imported here: most vaults have no vt.toml, and every run would pay for the parser
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = tomllib.loads(text)  # (tomli, on 3.10, is typed as Any)
+        return data
     except tomllib.TOMLDecodeError as exc:
         # TOMLDecodeError has .lineno only from Python 3.14; the message always says it
         found = re.search(r"line (\d+)", str(exc))
         line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         raise UsageError(f"invalid TOML: {exc}", CONFIG_FILE, line) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read: {exc}", CONFIG_FILE) from exc
 
 
-def _apply_config(settings: Settings, data: dict) -> None:
-    paths = _table(data, "paths")
+def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) -> None:
+    _check_against_spec(data, lines)  # from here on every value has its kind
+    paths = data.get("paths", {})
     for key in ("claims_dir", "kb_dir", "ledger"):
         if key in paths:
-            setattr(settings, key, _string(paths[key], f"paths.{key}"))
+            setattr(settings, key, paths[key])
     if "schemas_dir" in paths:
-        settings.schemas_dir = settings.vault / _string(paths["schemas_dir"], "paths.schemas_dir")
-    policy = _table(data, "policy")
+        settings.schemas_dir = settings.vault / paths["schemas_dir"]
+    policy = data.get("policy", {})
     if "required_checks" in policy:
-        checks = _strings(policy["required_checks"], "policy.required_checks")
+        checks = policy["required_checks"]
         unknown = [c for c in checks if c not in CHECKS]
         if unknown:
             raise UsageError(f"policy.required_checks: unknown checks {unknown}; known: "
-                             f"{', '.join(CHECKS)}", CONFIG_FILE)
+                             f"{', '.join(CHECKS)}", CONFIG_FILE,
+                             _line_of(lines, "policy", "required_checks"))
         settings.required_checks = tuple(checks)
-    review = _table(data, "review")
+    review = data.get("review", {})
     if "actor" in review:
-        settings.actor = _string(review["actor"], "review.actor")
-    findings = _table(data, "findings")
+        settings.actor = review["actor"]
+    findings = data.get("findings", {})
     if "disable" in findings:
-        disabled = _strings(findings["disable"], "findings.disable")
+        disabled = findings["disable"]
         unknown = sorted(set(disabled) - set(CODES))
         if unknown:
             raise UsageError(f"findings.disable: unknown finding codes {unknown} (see the "
-                             "README's table of codes)", CONFIG_FILE)
+                             "README's table of codes)", CONFIG_FILE,
+                             _line_of(lines, "findings", "disable"))
         settings.disabled_findings = frozenset(disabled)
-    performance = _table(data, "performance")
+    performance = data.get("performance", {})
     if "workers" in performance:
-        workers = performance["workers"]
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
-            raise UsageError("performance.workers must be a whole number (0: automatic)",
-                             CONFIG_FILE)
-        settings.workers = workers
-    limits = _table(data, "limits")
+        settings.workers = performance["workers"]
+    limits = data.get("limits", {})
     if "max_note_bytes" in limits:
-        limit = limits["max_note_bytes"]
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise UsageError("limits.max_note_bytes must be a whole number of bytes, at "
-                             "least 1", CONFIG_FILE)
-        settings.max_note_bytes = limit
+        settings.max_note_bytes = limits["max_note_bytes"]
 
 
-def _table(data: dict, key: str) -> dict:
-    value = data.get(key, {})
-    if not isinstance(value, dict):
-        raise UsageError(f"[{key}] must be a table", CONFIG_FILE)
-    return value
+def _check_against_spec(data: dict[str, Any], lines: list[str]) -> None:
+    """A usage error, at the line it comes from, for the first table or key of the file
+    that SPEC does not have, or value not of its key's kind."""
+    for table, content in data.items():
+        if table not in SPEC:
+            kind = "table" if isinstance(content, dict) else "key"
+            raise UsageError(f"unknown {kind} '{table}'{_did_you_mean(table, SPEC)}; "
+                             f"vt.toml holds the tables {', '.join(f'[{t}]' for t in SPEC)}",
+                             CONFIG_FILE, _line_of(lines, table))
+        if not isinstance(content, dict):
+            raise UsageError(f"[{table}] must be a table", CONFIG_FILE, _line_of(lines, table))
+        keys = SPEC[table]
+        for key, value in content.items():
+            if key not in keys:
+                raise UsageError(f"unknown key '{key}' in [{table}]{_did_you_mean(key, keys)}",
+                                 CONFIG_FILE, _line_of(lines, table, key))
+            accepts, expected = _KINDS[keys[key]]
+            if not accepts(value):
+                raise UsageError(f"{table}.{key} must be {expected}, not {value!r}",
+                                 CONFIG_FILE, _line_of(lines, table, key))
 
 
-def _string(value: object, key: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise UsageError(f"{key} must be a non-empty string", CONFIG_FILE)
-    return value
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _strings(value: object, key: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"{key} must be a list of strings", CONFIG_FILE)
-    return value
+_HEADER = re.compile(r"\[\[?\s*([\w.\"' -]+?)\s*\]")  # [table] or [[table]]
+_ASSIGNMENT = re.compile(r"([\w.\"' -]+?)\s*=")  # key = (or dotted.key =)
+
+
+def _line_of(lines: list[str], table: str, key: str | None = None) -> int | None:
+    """The line of the file that sets `table` (its `[table]` header, or a `table = ...` or
+    `table.key = ...` line before any header), or `key` in it (a `key = ...` line under the
+    header, or `table.key = ...`).
+
+    A scan of the lines, not a TOML parse (tomllib gives no positions): it finds the usual
+    layouts, dotted and simply quoted names included. Its limits: a key it does not see
+    gets the line of its table (so a key inside an inline table, `paths = {claim_dir =
+    "x"}`, gets the line of `paths`); a name written with escapes or holding a quoted dot,
+    or a line of a multi-line string that looks like a header or an assignment, may give
+    a wrong line or none (None: the message names the file alone)."""
+    wanted = f"{table}.{key}" if key else table
+    current = ""  # the table the lines are in; "" before the first header
+    found: int | None = None
+    for number, line in enumerate(lines, start=1):
+        stripped = line.lstrip()
+        header = _HEADER.match(stripped)
+        if header:
+            name = current = _dotted(header.group(1))
+        elif assignment := _ASSIGNMENT.match(stripped):
+            name = ".".join(filter(None, (current, _dotted(assignment.group(1)))))
+        else:
+            continue
+        if name == wanted or name.startswith(f"{wanted}."):
+            return number
+        if name == table and found is None:
+            found = number  # the table's header, or its `table = {...}` line
+    return found
+
+
+def _dotted(name: str) -> str:
+    return ".".join(part.strip().strip("\"'") for part in name.split("."))

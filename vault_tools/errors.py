@@ -31,7 +31,8 @@ class VtError(Exception):
         self.path = path
         self.line = line
 
-    def __reduce__(self) -> tuple:  # path and line survive a trip from a worker process
+    # path and line survive a trip from a worker process
+    def __reduce__(self) -> tuple[type, tuple[str, str | None, int | None]]:
         return type(self), (self.message, self.path, self.line)
 
     def __str__(self) -> str:

@@ -91,7 +91,7 @@ class Finding(NamedTuple):
     code: str
     message: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return self._asdict()
 
     def plain(self) -> str:
@@ -110,7 +110,7 @@ def warning(path: str, line: int | None, code: str, message: str) -> Finding:
     return Finding(path, line, WARNING, code, message)
 
 
-def sort_key(finding: Finding) -> tuple:
+def sort_key(finding: Finding) -> tuple[str, int, str, str]:
     return (finding.path, finding.line or 0, finding.code, finding.message)
 
 

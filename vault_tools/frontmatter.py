@@ -101,9 +101,9 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
         # reported here with its line; YAML would refuse the whole frontmatter for it, so
         # the properties are read with the character replaced (the note stays a review
         # note, and its finding keeps apply from recording it)
-        for number, line in enumerate(source_lines, start=2):
-            if found := CONTROL.search(line):
-                key = _KEY.match(line)
+        for number, text in enumerate(source_lines, start=2):
+            if found := CONTROL.search(text):
+                key = _KEY.match(text)
                 fm.findings.append(control_finding(
                     path, number, f"property '{key.group(1)}'" if key else "the frontmatter",
                     found.group()))
@@ -345,7 +345,8 @@ def _reject_aliases(source: str, path: str, fm: FrontMatter) -> bool:
     try:
         for event in yaml.parse(source, Loader=_loader()):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                fm.findings.append(error(path, event.start_mark.line + 2, "yaml-alias",
+                mark = event.start_mark  # the parser marks every event it makes
+                fm.findings.append(error(path, mark.line + 2 if mark else None, "yaml-alias",
                                          "YAML anchors and aliases are not allowed in "
                                          "properties"))
                 return True

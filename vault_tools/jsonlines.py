@@ -34,6 +34,7 @@ def _scan(text: str) -> Iterator[tuple[tuple, int]]:
         if match.start() != pos:
             return
         kind = match.lastgroup
+        assert kind is not None  # every alternative of _TOKEN is a named group
         token = match.group(kind)
         line += text.count("\n", pos, match.start(kind))
         pos = match.end()
@@ -168,7 +169,7 @@ def _lay_out(value: object, path: tuple, head: str, pad: str, indent: str, out: 
 def _scalar(value: object) -> str:
     kind = value.__class__
     if kind is str:
-        return _encode(value)
+        return _encode(value)  # type: ignore[arg-type]
     if value is None:
         return "null"
     if value is True:
@@ -176,9 +177,9 @@ def _scalar(value: object) -> str:
     if value is False:
         return "false"
     if kind is int:
-        return int.__repr__(value)  # type: ignore[arg-type]
+        return int.__repr__(value)
     if kind is float and math.isfinite(value):  # type: ignore[arg-type]
-        return float.__repr__(value)  # type: ignore[arg-type]
+        return float.__repr__(value)
     if kind is dict:
         return "{}"
     if kind is list:

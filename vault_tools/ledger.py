@@ -38,7 +38,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import BinaryIO, NoReturn
+from typing import BinaryIO, NoReturn, TypeGuard
 
 from vault_tools.boundary import state_files, writable_path
 from vault_tools.durable import fsync_folder, write_all
@@ -122,7 +122,8 @@ def crash_point(name: str) -> None:
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-_make_encoder = json.encoder.c_make_encoder  # None without the C accelerator
+# None without the C accelerator (and absent from the type stubs: it is private)
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
 _encode_basestring = json.encoder.encode_basestring
 
 
@@ -168,7 +169,7 @@ def utc_now() -> str:
     return _clock[1]
 
 
-def _is_sha(value: object) -> bool:
+def _is_sha(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _SHA.fullmatch(value) is not None
 
 

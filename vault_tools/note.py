@@ -154,6 +154,7 @@ def parse_note(raw: bytes, path: str) -> Note:
     if problem:
         note.findings.append(problem)
         return note
+    assert text is not None  # decode gives the text or the finding
     return parse_text(text, path, note)
 
 
@@ -418,9 +419,9 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
         for offset, line in enumerate(part.lines):
             match = _FIELD.match(line)
             name = match.group(1).lower() if match else ""
-            if name == "epistemic mode":
+            if match and name == "epistemic mode":
                 mode = Text(match.group(2).rstrip(), part.line + offset)
-            elif name == "mapping status":
+            elif match and name == "mapping status":
                 status = Text(match.group(2).rstrip(), part.line + offset)
             elif mode is None and status is None:
                 kept.append(line)
@@ -539,7 +540,7 @@ def _shown(number: str) -> str:
     return number if len(number) <= 24 else f"{number[:10]}…{number[-10:]}"
 
 
-def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match) -> None:
+def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match[str]) -> None:
     """A finding for a control character escaped in a string (or key) of a parsed block,
     when the value holds one (the escape may be `\\u0000` spelled out after a `\\`)."""
     control = _first(block.data, lambda v: isinstance(v, str) and frontmatter.CONTROL.search(v))

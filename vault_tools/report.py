@@ -38,7 +38,7 @@ class Reporter:
             self._console = Console(file=self.out, highlight=False)
         return self._console
 
-    def json(self, payload: dict) -> None:
+    def json(self, payload: dict[str, Any]) -> None:
         self.out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
     def text(self, message: str, style: str = "") -> None:

@@ -218,8 +218,9 @@ def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
     kb = KnowledgeBase(listing, settings.kb_dir, settings.vault)
     ctx = _LazyContext(settings, schemas, kb)
     before: dict[str, list[Finding]] = {}  # findings not from checking a note, by path
+    targets: Paths
     if paths:
-        targets = _explicit_targets(settings, paths, before)
+        targets = explicit = _explicit_targets(settings, paths, before)
     else:
         targets = listing.inside()  # never read outside; the listing's list when it can
         for finding in listing.findings(settings.claims_dir):
@@ -231,7 +232,7 @@ def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
             cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
         cache.use_key(_cache_key(schemas, kb, settings))
         if paths:
-            summary = _explicit_run(settings, ctx, targets, cache, before, sink, progress)
+            summary = _explicit_run(settings, ctx, explicit, cache, before, sink, progress)
         else:
             summary = _vault_run(settings, ctx, targets, cache, before, sink, progress)
         cache.save()
@@ -244,6 +245,7 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: Paths, cache: Res
                before: dict[str, list[Finding]], sink: Sink,
                progress: Progress | None) -> Summary:
     """Every note of the vault, streamed to `sink` in path order, the duplicates last."""
+    misses: Paths
     if cache.entries:
         hits, misses = cache.lookup_all(str(settings.vault), targets)
     else:
@@ -516,12 +518,12 @@ def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
     out = _Emitter(sink, None)
     by_path = {entry[PATH]: entry for entry in results}
     for path in sorted(by_path.keys() | before.keys() | after.keys()):
-        entry = by_path.get(path)
-        if path not in before and path not in after:
+        if path not in before and path not in after:  # so one of the notes checked
+            entry = by_path[path]
             if entry[ERRORS] + entry[WARNINGS]:
                 out.block(Block(path, entry[ERRORS], entry[WARNINGS], _payload(entry, cache)))
             continue
-        own = unpack_findings(_payload(entry, cache)[0]) if entry else []
+        own = unpack_findings(_payload(by_path[path], cache)[0]) if path in by_path else []
         out.findings(path, [*before.get(path, ()), *own, *after.get(path, ())])
     return Summary(notes, out.errors, out.warnings)
 

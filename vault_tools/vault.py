@@ -120,7 +120,9 @@ def list_vault(vault: Path, spill: bool = False) -> Listing:
                                       f"cannot list this folder: {exc.strerror or exc}; "
                                       "the notes in it are not checked"))
                 continue
-        return Listing(runs.result(), frozenset(escaping), tuple(sorted(problems)))
+        # a SpilledStrings has what the listing's readers use of a Sequence: len, order, [i]
+        return Listing(runs.result(), frozenset(escaping),  # type: ignore[arg-type]
+                       tuple(sorted(problems)))
     except BaseException:
         runs.close()
         raise
@@ -188,7 +190,7 @@ def _undecodable(name: str) -> bool:
     return False
 
 
-def _is_folder(entry: os.DirEntry) -> bool:
+def _is_folder(entry: os.DirEntry[str]) -> bool:
     """Whether a symlink leads to a folder, or nowhere a file could be (dangling, a loop):
     both hide whatever notes the link was meant to show."""
     try:
@@ -287,7 +289,7 @@ UNREAD_CODES = frozenset({"read-error", "not-a-file", "note-too-large"})
 def read_finding(relative: str, exc: OSError) -> Finding:
     """The finding for a vault file that `read_file` could not read."""
     if isinstance(exc, TooLarge):
-        return error(relative, None, "note-too-large", exc.strerror)
+        return error(relative, None, "note-too-large", exc.strerror or str(exc))
     if isinstance(exc, NotAFile):
         return error(relative, None, "not-a-file", f"{exc.strerror}; not read")
     return error(relative, None, "read-error", f"cannot read: {exc.strerror or exc}")

@@ -745,7 +745,7 @@ def _check_displaced(displaced: str, target: Path, snapshot: Snapshot, data: byt
                        "is kept and vt's change was not written", str(snapshot.path))
 
 
-def _holds(path: Path, data: bytes) -> bool:
+def _holds(path: str | Path, data: bytes) -> bool:
     try:  # never blocks on a FIFO put in its place; a larger file is no match anyway
         return read_file(path, len(data))[0] == data
     except OSError:

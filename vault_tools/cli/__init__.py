@@ -73,7 +73,8 @@ def app_for(args: list[str]) -> typer.Typer:
     if not args or args[0].startswith("-"):
         return app
     commands = [c for c in app.registered_commands
-                if (c.name or typer.main.get_command_name(c.callback.__name__)) == args[0]]
+                if (c.name or c.callback and typer.main.get_command_name(c.callback.__name__))
+                == args[0]]
     groups = [g for g in app.registered_groups if g.name == args[0]]
     if not commands and not groups:
         return app

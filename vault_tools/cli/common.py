@@ -5,11 +5,14 @@ from __future__ import annotations
 import gc
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from vault_tools.errors import ExitCode, VtError
+
+if TYPE_CHECKING:
+    from vault_tools.config import Settings
 
 VaultOption = Annotated[
     Path | None,
@@ -21,7 +24,7 @@ DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show what would h
                                                               "write nothing.")]
 
 
-def settings_for(vault: Path | None):  # -> Settings (imported lazily)
+def settings_for(vault: Path | None) -> Settings:  # config is imported when a command runs
     from vault_tools.config import load_settings
 
     return load_settings(vault)
