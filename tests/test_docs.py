@@ -367,3 +367,23 @@ def test_every_link_between_the_documents_resolves() -> None:
                     f"{page.name}: no heading for {target}"
             checked += 1
     assert checked > 20
+
+
+def _reliability_section() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Reliability\n")
+    return readme[start:readme.index("\n## ", start + 1)]
+
+
+def test_every_reliability_guarantee_names_a_test_that_exists() -> None:
+    """The README's reliability section names the test proving each guarantee; a test
+    renamed or removed must take its line in the README with it."""
+    refs = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", _reliability_section())
+    assert len(refs) >= 20
+    for path, name in refs:
+        source = REPO / path
+        assert source.is_file(), path
+        if name:
+            defined = {node.name for node in ast.walk(ast.parse(source.read_text("utf-8")))
+                       if isinstance(node, ast.FunctionDef)}
+            assert name in defined, f"{path}::{name} is not a test"
