@@ -47,3 +47,10 @@ def test_installed_wheel_validates_the_example_vault(wheel: Path, tmp_path: Path
                             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert result.returncode == 0, result.stderr
     assert "0 errors" in result.stderr
+
+
+def test_wheel_version_is_the_package_version(wheel: Path) -> None:
+    from vault_tools import __version__
+    assert wheel.name.startswith(f"vault_tools-{__version__}-")
+    meta = next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".dist-info/METADATA"))
+    assert f"\nVersion: {__version__}\n" in zipfile.ZipFile(wheel).read(meta).decode()

@@ -23,6 +23,7 @@ from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.findings import ERROR, Finding, error
 from vault_tools.gitrepo import GitRepo
 from vault_tools.textfiles import append_lines, read_text, write_atomic
+from vault_tools.vocabulary import BASE_MARKER, conflict_marker
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
@@ -35,7 +36,6 @@ GITATTRIBUTES = ".gitattributes"
 LEDGER_REWRITTEN = "ledger-rewritten"
 LEDGER_CONFLICT = "ledger-conflict-markers"
 LEDGER_INVALID = "ledger-invalid"
-_MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
 
 
 # ---------------------------------------------------------------- install / uninstall
@@ -292,7 +292,7 @@ def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | N
                              "the decision ledger is deleted in this commit; it is append-only")]
         return []
     markers = [n for n, raw in enumerate(staged.split(b"\n"), 1)
-               if raw[:7] in _MARKERS and raw[7:8] in (b"", b" ", b"\r")]
+               if conflict_marker(raw)]
     if markers:
         return [error(path, n, LEDGER_CONFLICT, "git conflict marker in the decision ledger; "
                          "run `vt ledger resolve`, then stage the ledger again")
@@ -322,7 +322,7 @@ def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Fi
 def _needs_resolving(committed: bytes) -> bool:
     """HEAD's ledger has conflict markers or a broken chain (a `merge=union` or server-side
     merge committed as is): re-chaining it is then the fix, not a rewrite."""
-    has_markers = any(raw[:7] in _MARKERS for raw in committed.split(b"\n"))
+    has_markers = any(conflict_marker(raw) for raw in committed.split(b"\n"))
     return has_markers or bool(_verify_bytes("", committed))
 
 
@@ -460,8 +460,9 @@ def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
 def _event_lines(text: bytes) -> int:
     count, in_base = 0, False
     for raw in text.split(b"\n"):
-        if raw[:7] in _MARKERS and raw[7:8] in (b"", b" ", b"\r"):
-            in_base = raw[:7] == b"|||||||"
+        marker = conflict_marker(raw)
+        if marker is not None:
+            in_base = marker == BASE_MARKER
         elif raw.strip() and not in_base:
             count += 1
     return count

@@ -41,15 +41,10 @@ from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.frontmatter import read as read_frontmatter
 from vault_tools.kb import KnowledgeBase
 from vault_tools.note import Note, decode, parse_note
-from vault_tools.preview import (
-    PREVIEW_FAILED,
-    PREVIEW_READY,
-    REQUEST_REPAIR,
-    preview_hash,
-    preview_note,
-)
+from vault_tools.preview import preview_hash, preview_note
 from vault_tools.validate import check_file, make_context, validate
 from vault_tools.vault import MarkdownFile, markdown_files, read_finding, stat_signature
+from vault_tools.vocabulary import LEDGER_ACTION_OF, PREVIEW_FAILED, PREVIEW_READY, REQUEST_REPAIR
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
 MAX_WAIT_FACTOR = 10  # a path saved continuously is still handled after this many periods
@@ -58,7 +53,7 @@ RESYNC = "\0resync"  # debouncer key: compare the vault's files with what the wa
 DASHBOARD = "\0dashboard"  # debouncer key: refresh the Review Dashboard note (vt report)
 DASHBOARD_QUIET = 2.0  # seconds without a review-note change before the dashboard refresh
 REVIEW_EVENTS = frozenset({"validated", "previewed", "applied", "deleted"})
-APPLY_ACTIONS = frozenset({"APPROVE", "APPROVE_REPAIR", "REJECT"})
+APPLY_ACTIONS = frozenset(LEDGER_ACTION_OF)
 PREVIEW_MARKER = b"<!-- vt:preview:start -->"
 # a note written by vt is re-checked; a save racing vt's write may need a second round
 MAX_ROUNDS = 3
