@@ -24,8 +24,6 @@ from vault_tools.headings import atx_heading, fence_closes, fence_open, section_
 # pass, not one per space (a lazy name before `\s*` backtracked quadratically)
 _FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z]+(?: +[A-Za-z]+)*)\s*[:：]\s*(.*)$")
 _LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
-# an ATX heading's start; its title is the rest of the line less trailing blanks and #s
-_HEADING_START = re.compile(r"#{1,6}[ \t]+")
 _VT_START = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:start -->\s*$")
 _VT_END = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:end -->\s*$")
 
@@ -287,12 +285,6 @@ def _parts(body: _Body, section: Section) -> list[_Part]:
             _add_text(parts, index, [line])
             index += 1
     return parts
-
-
-def heading_title(line: str) -> str | None:
-    """The title of an ATX heading line (`### Evidence ##` -> 'Evidence'), else None."""
-    start = _HEADING_START.match(line)
-    return line[start.end():].rstrip(" \t#") if start else None
 
 
 def _add_text(parts: list[_Part], index: int, lines: list[str]) -> None:
