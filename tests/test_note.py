@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from vault_tools.checks import check_note
 from vault_tools.findings import CODES
-from vault_tools.note import Note, heading_title, parse_note, parse_text, split_table_row
+from vault_tools.note import Note, parse_note, parse_text, split_table_row
 
 # --- the seeds, read from the flattened reading-view text ------------------------------
 
@@ -450,13 +450,3 @@ def _split_as_first_written(line: str) -> list[str]:
 @given(st.lists(st.sampled_from(_ROW_PIECES), max_size=10).map("".join))
 def test_table_rows_split_as_the_wikilink_protecting_rule(line: str) -> None:
     assert split_table_row(line) == _split_as_first_written(line)
-
-
-_ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")  # the rule as first written
-
-
-@settings(max_examples=1000, deadline=None)
-@given(st.text(alphabet=st.sampled_from("# \tA b#\u3000x"), max_size=14))
-def test_heading_titles_as_the_first_written_regex(line: str) -> None:
-    match = _ATX_HEADING.match(line)
-    assert heading_title(line) == (match.group(2) if match else None)

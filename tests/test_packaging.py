@@ -86,3 +86,10 @@ def test_declared_dependencies_are_the_imported_ones() -> None:
     assert imported - declared == set(), "imported by vault_tools but not declared"
     assert declared - imported == set(), "declared but never imported by vault_tools"
     assert {"typer", "pyyaml", "tomli"} <= declared  # the names were read, not nothing
+
+
+def test_wheel_version_is_the_package_version(wheel: Path) -> None:
+    from vault_tools import __version__
+    assert wheel.name.startswith(f"vault_tools-{__version__}-")
+    meta = next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".dist-info/METADATA"))
+    assert f"\nVersion: {__version__}\n" in zipfile.ZipFile(wheel).read(meta).decode()

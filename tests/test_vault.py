@@ -186,3 +186,69 @@ def test_a_given_note_a_symlink_leads_out_of_is_named_as_given(tmp_path: Path) -
         ("03_claims/X.md", escaping_note("03_claims/X.md")),
         ("linked/X.md", escaping_note("linked/X.md")),
     ]
+
+
+# ---------------------------------------------------------------- which file is a note
+
+CLAIMS = "03_claims"
+# path -> whether it is a note that vt validate, vt watch and the hook all check
+NOTE_PATHS = {
+    f"{CLAIMS}/A.md": True,
+    f"{CLAIMS}/.hidden.md": False,  # a dot-file: editors' temp files, Obsidian's own
+    f"{CLAIMS}/.hidden/B.md": False,  # in a dot-folder
+    ".trash/C.md": False,
+    f"{CLAIMS}/D.txt": False,
+    f"{CLAIMS}/E.MD": False,  # the suffix as Obsidian writes it
+    f"{CLAIMS}/deep/er/F.md": True,
+    f"{CLAIMS}/link.md": True,  # a symlink named like a note
+    "elsewhere/G.md": True,  # outside claims_dir, but it names a claim_id
+}
+PLAIN_PAGE = "elsewhere/page.md"  # outside claims_dir, no claim_id: a note, not a review note
+
+
+@pytest.mark.usefixtures("isolated_git")
+@pytest.mark.parametrize("first_commit", [True, False])
+def test_validate_watch_and_hook_agree_on_which_files_are_notes(tmp_path: Path,
+                                                                first_commit: bool) -> None:
+    from conftest import git, make_repo
+
+    from vault_tools import hook
+    from vault_tools.config import load_settings
+    from vault_tools.validate import validate
+    from vault_tools.vault import is_note_path
+    from vault_tools.watch import Watcher, is_watched
+
+    root = make_repo(tmp_path / "repo")
+    if not first_commit:  # the hook lists what is staged against HEAD
+        git(root, "commit", "-q", "--allow-empty", "-m", "start")
+    vault = root / "vault"
+    (vault / ".vt").mkdir(parents=True)
+    # frontmatter that does not parse, naming a claim_id: an error in every checker
+    broken = "---\nclaim_id: X\nreview_action: [\n---\n# X\n"
+    for relative in NOTE_PATHS:
+        if relative != f"{CLAIMS}/link.md":
+            _write(vault, relative, broken)
+    os.symlink("D.txt", vault / CLAIMS / "link.md")  # the target's text, under a note's name
+    _write(vault, PLAIN_PAGE, "---\ntitle: [\n---\n# a page\n")
+    settings = load_settings(vault)
+    git(root, "add", "-A")
+
+    by_validate = {f.path for f in validate(settings).findings}
+    by_hook = {f.path for f in hook.run(settings).findings}
+    watcher = Watcher(settings, lambda event: None, debounce=0)
+    watcher.initial_scan()
+    by_watch: set[str] = set()
+    for relative in [*NOTE_PATHS, PLAIN_PAGE]:
+        watcher.notice(str(vault / relative), False)
+        while watcher.debouncer.pending():
+            key = watcher.debouncer.next_due()
+            assert key is not None
+            by_watch |= {e.path for e in watcher.handle(key) if e.findings}
+
+    expected = {relative for relative, note in NOTE_PATHS.items() if note}
+    assert by_validate == expected
+    assert by_hook == expected
+    assert by_watch == expected
+    for relative, note in NOTE_PATHS.items():
+        assert is_note_path(relative) is note is is_watched(relative, settings), relative
+    assert is_note_path(PLAIN_PAGE)

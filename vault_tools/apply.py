@@ -39,7 +39,6 @@ from vault_tools.durable import remove_stale_temps
 from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR
 from vault_tools.ledger import (
-    CHECK_KEYS,
     CLAIM_KEYS,
     Ledger,
     Transaction,
@@ -50,24 +49,35 @@ from vault_tools.ledger import (
 )
 from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
-from vault_tools.preview import PREVIEW_FAILED, PREVIEW_READY, preview_hash
+from vault_tools.preview import preview_hash
 from vault_tools.validate import make_context
 from vault_tools.vault import given_notes, list_vault, read_file
+from vault_tools.vocabulary import (
+    ACCEPT,
+    APPLIED,
+    APPROVE_REPAIR,
+    CHECK_KEYS,
+    LEDGER_ACTION_OF,
+    PENDING,
+    PREVIEW_FAILED,
+    PREVIEW_READY,
+    REJECT,
+    REPAIR,
+    REQUEST_REPAIR,
+    REVERT,
+    REVIEW_ACTIONS,
+)
 
 if TYPE_CHECKING:
     from vault_tools.store import ClaimStore
 
 Progress = Callable[[int, int], None]
 
-APPLIED = "APPLIED"
-PENDING = "PENDING"
-REQUEST_REPAIR = "REQUEST_REPAIR"
 # review_action -> the ledger action it becomes
 # fsync'd note rewrites in flight per core: ext4 commits concurrent fsyncs together
 IO_WORKERS_PER_CPU = 4
-ACTION_OF = {"APPROVE": "ACCEPT", "REJECT": "REJECT", "APPROVE_REPAIR": "REPAIR"}
-REVIEW_ACTIONS = (PENDING, REQUEST_REPAIR, "APPROVE_REPAIR", "APPROVE", "REJECT")
-SKIP_REQUEST_REPAIR = "preview, then set APPROVE_REPAIR"
+ACTION_OF = LEDGER_ACTION_OF
+SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
 # parse findings of text that must never reach the ledger, whatever the decision
 NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
 DRAFTS_CHANGED = ("drafts changed since the preview; set review_action to REQUEST_REPAIR and "
@@ -181,9 +191,9 @@ def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:
     if action is None:
         return None
     claim, preview = None, None
-    if action == "ACCEPT":
+    if action == ACCEPT:
         claim = v1_claim(note)
-    elif action == "REPAIR":
+    elif action == REPAIR:
         claim = v2_claim(note)
         stated = note.properties.get("vt_preview_hash")
         preview = str(stated) if stated is not None and claim is not None else None
@@ -307,7 +317,7 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
     assert content is not None
     action = content["action"]
     checks = {key: props.get(key) is True for key in CHECK_KEYS}
-    v1 = content["claim"] if action == "ACCEPT" else v1_claim(note)
+    v1 = content["claim"] if action == ACCEPT else v1_claim(note)
     reviewer = props.get("reviewer")
     comment = props.get("review_comment")
     cand.decision = {
@@ -320,13 +330,13 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
         "note": cand.path,
         "v": 1,
     }
-    if action == "REJECT":
+    if action == REJECT:
         return
     unchecked = [key for key in settings.required_checks if props.get(key) is not True]
     if unchecked:
         cand.problems.append(f"unchecked: {', '.join(unchecked)} (every required check must "
                              "be true to approve)")
-    if action == "ACCEPT":
+    if action == ACCEPT:
         if cand.review_state == APPLIED and cand.event_id:
             # almost surely applied already: check only if it turns out to be a new decision
             cand.check_later = True
@@ -427,7 +437,7 @@ def judge(decision: dict[str, Any], heads: Sequence[dict], applied_id: str | Non
     if all(same_decision(decision, h) for h in heads):
         named = next((h for h in heads if h["id"] == applied_id), heads[-1])
         return Verdict(AGREES, heads, named)
-    if applied_id is not None and all(h["action"] == "REVERT" and h.get("reverts") == applied_id
+    if applied_id is not None and all(h["action"] == REVERT and h.get("reverts") == applied_id
                                       for h in heads):
         reverted = event_of(applied_id)
         if reverted is not None and same_decision(decision, reverted):

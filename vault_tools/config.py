@@ -13,6 +13,7 @@ from typing import Any
 
 from vault_tools.errors import UsageError
 from vault_tools.findings import CODES
+from vault_tools.vocabulary import CHECK_KEYS
 
 CONFIG_FILE = "vt.toml"
 STATE_DIR = ".vt"
@@ -22,8 +23,7 @@ IGNORED_DIRS = frozenset({".obsidian", ".git", ".trash", ".vt"})
 # of many megabytes named `*.md` is a mistake or an attack, and reading it would cost
 # the run seconds and its memory a multiple of the file.
 MAX_NOTE_BYTES = 5_000_000
-CHECKS = ("check_source_claim", "check_claim_frame", "check_entity_mapping",
-          "check_epistemic_mode")
+CHECKS = CHECK_KEYS
 
 
 @dataclass(slots=True)

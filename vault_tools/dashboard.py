@@ -23,16 +23,15 @@ from typing import Any
 
 from vault_tools import frontmatter, markdown, writer
 from vault_tools import kb as kbmod
-from vault_tools.apply import PENDING
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import CODES, ERROR, Finding
 from vault_tools.importer import create_file
 from vault_tools.note import decode
-from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR
-from vault_tools.status import NEW, NoteInfo, note_info
+from vault_tools.status import NoteInfo, note_info
 from vault_tools.store import ClaimStore
 from vault_tools.vault import UNREAD_CODES, markdown_files, review_note_bytes
+from vault_tools.vocabulary import APPROVE_REPAIR, NEW, PENDING, REQUEST_REPAIR
 
 Progress = Callable[[int, int], None]
 

@@ -19,13 +19,19 @@ from typing import Any
 from vault_tools.bundled import example_vault_dir
 from vault_tools.config import Settings, load_settings
 from vault_tools.errors import VtError
+from vault_tools.vocabulary import (
+    APPROVE,
+    APPROVE_REPAIR,
+    CHECK_KEYS,
+    PREVIEW_READY,
+    REPAIRED,
+    REQUEST_REPAIR,
+)
 
 REPAIRED_NOTE = "03_claims/IX2-0328.md"
 APPROVED_NOTE = "03_claims/DV1-0001.md"
 WRONG_TARGET = "04_knowledge_base/IC design verification"
 RIGHT_TARGET = "04_knowledge_base/Draft Verification"
-CHECKS = ("check_source_claim", "check_claim_frame", "check_entity_mapping",
-          "check_epistemic_mode")
 
 
 class StepFailed(Exception):
@@ -139,11 +145,11 @@ class _Demo:
         note = self.vault / REPAIRED_NOTE
         reviewer_edit(note, WRONG_TARGET, RIGHT_TARGET, after="### V2 Semantic Frame Draft")
         step.lines.append(f"V2 Semantic Frame Draft: \"{WRONG_TARGET}\" → \"{RIGHT_TARGET}\"")
-        old = set_property_line(note, "review_action", "REQUEST_REPAIR")
+        old = set_property_line(note, "review_action", REQUEST_REPAIR)
         step.lines.append(f"frontmatter: {old}  →  review_action: REQUEST_REPAIR")
 
     def preview(self, step: Step) -> None:
-        from vault_tools.preview import PREVIEW_READY, preview_note
+        from vault_tools.preview import preview_note
         from vault_tools.validate import make_context
 
         result = preview_note(self.settings, make_context(self.settings), REPAIRED_NOTE)
@@ -158,7 +164,7 @@ class _Demo:
 
     def approve(self, step: Step) -> None:
         note = self.vault / REPAIRED_NOTE
-        for key, value in (("review_action", "APPROVE_REPAIR"), *((c, "true") for c in CHECKS),
+        for key, value in (("review_action", APPROVE_REPAIR), *((c, "true") for c in CHECK_KEYS),
                            ("reviewer", '"demo"')):
             old = set_property_line(note, key, value)
             step.lines.append(f"{REPAIRED_NOTE}: {old}  →  {key}: {value}")
@@ -166,8 +172,8 @@ class _Demo:
 
         other = parse_note((self.vault / APPROVED_NOTE).read_bytes(), APPROVED_NOTE)
         props = other.properties
-        if props.get("review_action") != "APPROVE" or not all(props.get(c) is True
-                                                              for c in CHECKS):
+        if props.get("review_action") != APPROVE or not all(props.get(c) is True
+                                                              for c in CHECK_KEYS):
             raise StepFailed(f"{APPROVED_NOTE} is not approved with its four checks")
         step.lines.append(f"{APPROVED_NOTE}: already review_action: APPROVE, four checks true, "
                           f"reviewer {props.get('reviewer')!r}")
@@ -208,7 +214,7 @@ class _Demo:
             counts = store.status_counts()
             record = store.claim("IX2-0328")
         step.lines.append("claims by status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-        if record is None or record.status != "REPAIRED":
+        if record is None or record.status != REPAIRED:
             raise StepFailed(f"IX2-0328 is {record.status if record else 'unknown'}, "
                              "not REPAIRED")
         targets = [e.get("id") for e in (record.claim or {}).get("semantic_frame", {})

@@ -21,9 +21,9 @@ from vault_tools.errors import UsageError
 from vault_tools.ledger import canonical
 from vault_tools.store import ClaimRecord, ClaimStore, edges_of
 from vault_tools.textfiles import write_atomic
+from vault_tools.vocabulary import STATUSES
 
 FORMATS = ("jsonl", "csv")
-STATUSES = ("ACCEPTED", "REPAIRED", "REJECTED", "REVERTED", "CONFLICT")
 FIELDS = ("claim_id", "status", "event_id", "note", "atomic_claim", "epistemic_mode",
           "mapping_status", "semantic_frame", "entities")
 _JSON_COLUMNS = ("semantic_frame", "entities")  # JSON-encoded in CSV

@@ -91,6 +91,26 @@ class GitRepo:
         out = self.git(*args, *spec).stdout
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
+    def staged_symlinks(self, under: str = "") -> set[str]:
+        """The paths among `staged_paths` whose staged entry is a symlink (mode 120000):
+        their blob is where the link leads, not a file's text."""
+        spec = [f":(top,literal){under}"] if under else []
+        links: set[str] = set()
+        if self.has_head():
+            out = self.git("diff", "--cached", "--raw", "--no-renames", "-z", "HEAD", "--",
+                           *spec).stdout
+            fields = out.split(b"\0")
+            for meta, path in zip(fields[::2], fields[1::2], strict=False):
+                if meta.split(b" ")[1:2] == [b"120000"]:
+                    links.add(path.decode("utf-8", "surrogateescape"))
+        else:
+            out = self.git("ls-files", "--stage", "-z", "--", *spec).stdout
+            for entry in out.split(b"\0"):
+                meta, _, path = entry.partition(b"\t")
+                if meta.startswith(b"120000 "):
+                    links.add(path.decode("utf-8", "surrogateescape"))
+        return links
+
     def has_head(self) -> bool:
         return self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).returncode == 0
 

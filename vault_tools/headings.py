@@ -39,6 +39,46 @@ def _without_trailing_parenthetical(title: str) -> str:
     return title
 
 
+# The block structure vt reads and writes, by CommonMark's rules, for the note parser
+# and the note writer alike. A line is given without its line ending.
+#
+# A fence: up to 3 spaces, then 3+ backticks or tildes; the info string of a backtick
+# fence holds no backtick (```a`b is a paragraph with a code span, not a fence).
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+# An ATX heading: up to 3 spaces, 1-6 `#`, then a space, a tab or the end of the line;
+# an optional closing run of `#` after a space or tab.
+_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+
+
+def fence_open(line: str) -> tuple[str, str] | None:
+    """(fence, info string) of a line opening a fenced code block, else None."""
+    m = _FENCE.match(line)
+    if m is None:
+        return None
+    fence, info = m.group(1), m.group(2)
+    if fence[0] == "`" and "`" in info:
+        return None
+    return fence, info.strip()
+
+
+def fence_closes(line: str, fence: str) -> bool:
+    """Whether `line` closes the block `fence` opened: the same character, at least as
+    many, and nothing after them but blanks."""
+    if line == fence:  # the usual closing line: no regex match, once per fence
+        return True
+    m = _FENCE.match(line)
+    return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+                and not m.group(2).strip(" \t"))
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line such as `## ② Atomic Claim`, else None."""
+    m = _ATX.fullmatch(line)
+    if m is None:
+        return None
+    return len(m.group(1)), (m.group(2) or "").strip(" \t")
+
+
 @lru_cache(maxsize=1024)
 def section_key(title: str) -> str:
     """The key of a known section ('source', 'claim', …), else the normalised title."""

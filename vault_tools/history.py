@@ -20,6 +20,7 @@ from vault_tools.diff import Change, char_diff, repair_changes
 from vault_tools.note import Note, parse_note
 from vault_tools.store import ClaimStore
 from vault_tools.vault import read_file
+from vault_tools.vocabulary import ACCEPT, REPAIR
 
 V1_NOT_AVAILABLE = "V1 not available"
 
@@ -33,7 +34,7 @@ class Entry:
 
     @property
     def is_repair(self) -> bool:
-        return self.event["action"] == "REPAIR"
+        return self.event["action"] == REPAIR
 
     def to_json(self) -> dict[str, Any]:
         ev = self.event
@@ -95,7 +96,7 @@ def _find_v1(event: dict, earlier: list[dict], notes: _NoteV1) -> tuple[dict, st
     base = event.get("base")
     for ev in reversed(earlier):
         claim = ev.get("claim")
-        if ev["action"] == "ACCEPT" and ev.get("base") == base and claim is not None:
+        if ev["action"] == ACCEPT and ev.get("base") == base and claim is not None:
             return claim, f"event {ev['id']}"
         if claim is not None and claim_base(claim) == base:
             return claim, f"event {ev['id']}"

@@ -11,6 +11,7 @@ without Typer.
 from __future__ import annotations
 
 import os
+import posixpath
 import shlex
 import sys
 import tempfile
@@ -23,6 +24,8 @@ from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.findings import ERROR, Finding, error
 from vault_tools.gitrepo import GitRepo
 from vault_tools.textfiles import append_lines, read_text, write_atomic
+from vault_tools.vault import is_note_path, may_be_review_note
+from vault_tools.vocabulary import BASE_MARKER, conflict_marker
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
@@ -35,7 +38,6 @@ GITATTRIBUTES = ".gitattributes"
 LEDGER_REWRITTEN = "ledger-rewritten"
 LEDGER_CONFLICT = "ledger-conflict-markers"
 LEDGER_INVALID = "ledger-invalid"
-_MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
 
 
 # ---------------------------------------------------------------- install / uninstall
@@ -221,28 +223,25 @@ class HookReport:
                 "errors": self.errors, "findings": [f.to_json() for f in self.findings]}
 
 
-def _is_note_path(relative: str) -> bool:
-    # the folders vault.markdown_files skips: dot-folders (.obsidian, .git, .trash, .vt)
-    return relative.endswith(".md") and not any(
-        part.startswith(".") for part in relative.split("/")[:-1])
-
-
 def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
     """Check the staged review notes and the staged ledger. Check-only: writes nothing."""
     repo = repo or _require_repo(settings)
     vault_rel = repo.relative(settings.vault)
     prefix = f"{vault_rel}/" if vault_rel else ""
     staged = repo.staged_paths(vault_rel)
-    notes = [p for p in staged if _is_note_path(p[len(prefix):])]
+    notes = [p for p in staged if is_note_path(p[len(prefix):])]
     ledger = prefix + settings.ledger
     specs = [f":{p}" for p in notes]
     merge_heads: list[str] = []
     if ledger in staged:
         merge_heads = repo.merge_heads()
         specs += [f":{ledger}", f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
+    links = _link_targets(repo, prefix, notes)
+    specs += [f":{target}" for target in links.values() if target is not None]
     blobs = repo.read_blobs(specs)
     report = HookReport()
-    _check_notes(settings, report, {p[len(prefix):]: blobs[f":{p}"] for p in notes})
+    _check_notes(settings, report, {p[len(prefix):]: _staged_text(blobs, p, links)
+                                    for p in notes})
     if ledger in staged:
         report.ledger = True
         parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
@@ -251,10 +250,39 @@ def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
     return report
 
 
+def _link_targets(repo: GitRepo, prefix: str, notes: list[str]) -> dict[str, str | None]:
+    """Each staged note that is a symlink -> the repository path of the note it leads to,
+    None when that lies outside the vault: like `vt validate`, the hook checks the note
+    a link shows, and never one read from outside the vault."""
+    if not notes:
+        return {}
+    symlinks = repo.staged_symlinks(prefix.rstrip("/"))
+    links = [p for p in notes if p in symlinks]
+    if not links:
+        return {}
+    blobs = repo.read_blobs([f":{p}" for p in links])
+    targets: dict[str, str | None] = {}
+    for path in links:
+        target = (blobs[f":{path}"] or b"").decode("utf-8", "surrogateescape")
+        relative = posixpath.normpath(posixpath.join(posixpath.dirname(path[len(prefix):]),
+                                                     target))
+        inside = target and not target.startswith("/") and relative != ".." \
+            and not relative.startswith("../")
+        targets[path] = prefix + relative if inside else None
+    return targets
+
+
+def _staged_text(blobs: dict[str, bytes | None], path: str,
+                 links: dict[str, str | None]) -> bytes | None:
+    if path not in links:
+        return blobs[f":{path}"]
+    target = links[path]
+    return None if target is None else blobs.get(f":{target}")
+
+
 def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes | None]) -> None:
-    claims_prefix = settings.claims_dir.rstrip("/") + "/"
     candidates = {rel: raw for rel, raw in staged.items()
-                  if raw is not None and (b"claim_id" in raw or rel.startswith(claims_prefix))}
+                  if raw is not None and may_be_review_note(rel, raw, settings.claims_dir)}
     if not candidates:
         return
     # imported here: only a commit that stages notes pays for the checks
@@ -271,9 +299,7 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
     ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings,
                        assist=False)
     for relative, raw in sorted(candidates.items()):
-        note = parse_note(raw, relative)
-        if not note.is_review_note and not relative.startswith(claims_prefix):
-            continue
+        note = parse_note(raw, relative)  # what vt validate reports, errors only
         report.notes += note.is_review_note
         report.findings += [f for f in check_note(note, ctx) if f.severity == ERROR]
 
@@ -292,7 +318,7 @@ def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | N
                              "the decision ledger is deleted in this commit; it is append-only")]
         return []
     markers = [n for n, raw in enumerate(staged.split(b"\n"), 1)
-               if raw[:7] in _MARKERS and raw[7:8] in (b"", b" ", b"\r")]
+               if conflict_marker(raw)]
     if markers:
         return [error(path, n, LEDGER_CONFLICT, "git conflict marker in the decision ledger; "
                          "run `vt ledger resolve`, then stage the ledger again")
@@ -322,7 +348,7 @@ def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Fi
 def _needs_resolving(committed: bytes) -> bool:
     """HEAD's ledger has conflict markers or a broken chain (a `merge=union` or server-side
     merge committed as is): re-chaining it is then the fix, not a rewrite."""
-    has_markers = any(raw[:7] in _MARKERS for raw in committed.split(b"\n"))
+    has_markers = any(conflict_marker(raw) for raw in committed.split(b"\n"))
     return has_markers or bool(_verify_bytes("", committed))
 
 
@@ -460,8 +486,9 @@ def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
 def _event_lines(text: bytes) -> int:
     count, in_base = 0, False
     for raw in text.split(b"\n"):
-        if raw[:7] in _MARKERS and raw[7:8] in (b"", b" ", b"\r"):
-            in_base = raw[:7] == b"|||||||"
+        marker = conflict_marker(raw)
+        if marker is not None:
+            in_base = marker == BASE_MARKER
         elif raw.strip() and not in_base:
             count += 1
     return count

@@ -27,6 +27,7 @@ from vault_tools.durable import fsync_folder, write_all, write_temp
 from vault_tools.errors import UsageError, io_failure
 from vault_tools.note import Note, parse_note
 from vault_tools.schemas import Schemas
+from vault_tools.vocabulary import CHECK_KEYS, NEW, PENDING
 
 HUMAN_REVIEW = """請在 Properties 逐項確認：
 - 原文 → Atomic Claim 是否忠實
@@ -110,12 +111,9 @@ def render(record: dict) -> str:
     frame = json.dumps(record["semantic_frame"], ensure_ascii=False, indent=2)
     return ("---\n"
             f"claim_id: {_yaml_id(claim_id)}\n"
-            "review_action: PENDING\n"
-            "review_state: NEW\n"
-            "check_source_claim: false\n"
-            "check_claim_frame: false\n"
-            "check_entity_mapping: false\n"
-            "check_epistemic_mode: false\n"
+            f"review_action: {PENDING}\n"
+            f"review_state: {NEW}\n"
+            + "".join(f"{key}: false\n" for key in CHECK_KEYS) +
             'reviewer: ""\n'
             'review_comment: ""\n'
             "tags: [claim-review]\n"

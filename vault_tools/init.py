@@ -18,14 +18,12 @@ from vault_tools.durable import TMP_SUFFIX
 from vault_tools.errors import UsageError
 from vault_tools.gitrepo import GitRepo
 from vault_tools.textfiles import append_lines, read_text, write_atomic
+from vault_tools.vocabulary import CHECK_KEYS
 
 TYPES_FILE = ".obsidian/types.json"
 # Obsidian property types of vt's properties (DESIGN §4); the user's own choice wins
 PROPERTY_TYPES: dict[str, str] = {
-    "check_source_claim": "checkbox",
-    "check_claim_frame": "checkbox",
-    "check_entity_mapping": "checkbox",
-    "check_epistemic_mode": "checkbox",
+    **dict.fromkeys(CHECK_KEYS, "checkbox"),
     "review_action": "text",
     "review_state": "text",
     "reviewer": "text",
@@ -36,7 +34,8 @@ PROPERTY_TYPES: dict[str, str] = {
     "vt_applied_at": "text",
 }
 
-VT_TOML = """\
+_CHECK_LIST = ", ".join(f'"{key}"' for key in CHECK_KEYS)
+VT_TOML = f"""\
 # vt configuration: every key is optional and the values shown are the defaults (where
 # a key has no default, an example). Uncomment a line to change it; see the README,
 # "Configuration".
@@ -48,8 +47,7 @@ VT_TOML = """\
 # schemas_dir = "schemas"          # vault extensions: enums.json, or replacement schema files
 
 [policy]
-# required_checks = ["check_source_claim", "check_claim_frame", "check_entity_mapping", \
-"check_epistemic_mode"]
+# required_checks = [{_CHECK_LIST}]
 
 [review]
 # actor = "alice"                  # who signs ledger events (else `reviewer`, git user, OS user)

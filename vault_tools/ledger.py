@@ -46,22 +46,21 @@ from vault_tools.errors import IntegrityError, IOFailure, RefusedError, UsageErr
 from vault_tools.lock import FileLock
 from vault_tools.pool import _can_fork
 from vault_tools.sqlitedb import connect, rollback
-
-ACTIONS = ("ACCEPT", "REJECT", "REPAIR", "REVERT")
-CHECK_KEYS = (
-    "check_source_claim",
-    "check_claim_frame",
-    "check_entity_mapping",
-    "check_epistemic_mode",
+from vault_tools.vocabulary import (
+    ACCEPT,
+    BASE_MARKER,
+    CHECK_KEYS,
+    CONFLICT,
+    LEDGER_ACTIONS,
+    REJECT,
+    REJECTED,
+    REPAIR,
+    REVERT,
+    STATUS_BY_ACTION,
+    conflict_marker,
 )
+
 CLAIM_KEYS = ("atomic_claim", "epistemic_mode", "mapping_status", "semantic_frame")
-STATUS_BY_ACTION = {
-    "ACCEPT": "ACCEPTED",
-    "REPAIR": "REPAIRED",
-    "REJECT": "REJECTED",
-    "REVERT": "REVERTED",
-}
-CONFLICT = "CONFLICT"
 GENESIS = "0" * 64  # `prev` of the first line
 VERSION = 1
 NOT_IN_ID = ("id", "seq", "prev", "hash", "ts")
@@ -82,7 +81,8 @@ _PART_PREFIX = "verify-part-"  # + helper pid + .sqlite, in a temporary folder
 DIGEST_BLOCK = 4 << 20
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
-_TS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+# ASCII digits, as the schema says (`\d` would take the digits of any script)
+_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
 # ---------------------------------------------------------------- errors
@@ -206,7 +206,7 @@ def supersedes_value(ids: Iterable[str]) -> str | list[str] | None:
 
 
 def _claim_problems(action: str, claim: object) -> list[str]:
-    if action in ("REJECT", "REVERT"):
+    if action in (REJECT, REVERT):
         return [] if claim is None else [f"claim must be null for {action}"]
     if not isinstance(claim, dict):
         return [f"claim must be an object for {action}"]
@@ -226,8 +226,8 @@ def _decision_problems(ev: dict) -> list[str]:
     if problems:
         return problems
     action = ev["action"]
-    if action not in ACTIONS:
-        return [f"action {action!r} is not one of {', '.join(ACTIONS)}"]
+    if action not in LEDGER_ACTIONS:
+        return [f"action {action!r} is not one of {', '.join(LEDGER_ACTIONS)}"]
     if not (_is_str(ev["actor"]) and ev["actor"]):
         problems.append("actor must be a non-empty string")
     if not (_is_str(ev["claim_id"]) and ev["claim_id"]):
@@ -252,7 +252,7 @@ def _decision_problems(ev: dict) -> list[str]:
         problems.append("ts must be 'YYYY-MM-DDTHH:MM:SSZ'")
     if ev["v"] != VERSION or type(ev["v"]) is not int:
         problems.append(f"v must be {VERSION}")
-    if action == "REVERT":
+    if action == REVERT:
         if not _is_sha(ev.get("reverts")):
             problems.append("REVERT needs 'reverts': the id of the reverted event")
     elif "reverts" in ev:
@@ -1047,16 +1047,16 @@ _ts_match = _TS.fullmatch
 
 
 def _quick_ok(ev: object) -> bool:
-    """True when the event is well formed, checked as cheaply as possible; `hash` and `id`
-    are left to the digest comparison and `prev` to the chain check. False only means:
-    run `event_problems` for the exact messages."""
+    """True only for an event `event_problems` finds nothing wrong with (the schema's rules),
+    checked as cheaply as possible: it runs once per line of every verify. False only
+    means: run `event_problems` for the exact messages."""
     if type(ev) is not dict:
         return False
     action = ev.get("action")
-    if ev.keys() != (_REVERT_KEYS if action == "REVERT" else _KEYS):
+    if ev.keys() != (_REVERT_KEYS if action == REVERT else _KEYS):
         return False
     checks, claim, actor, claim_id = ev["checks"], ev["claim"], ev["actor"], ev["claim_id"]
-    if action in ("ACCEPT", "REPAIR"):
+    if action in (ACCEPT, REPAIR):
         # written out (no generator): this runs once per line
         if (
             type(claim) is not dict
@@ -1067,7 +1067,7 @@ def _quick_ok(ev: object) -> bool:
             or type(claim["mapping_status"]) is not str
         ):
             return False
-    elif action not in ACTIONS or claim is not None:
+    elif action not in LEDGER_ACTIONS or claim is not None:
         return False
     preview, supersedes, ts, base = ev["preview"], ev["supersedes"], ev["ts"], ev["base"]
     return (
@@ -1083,8 +1083,11 @@ def _quick_ok(ev: object) -> bool:
         and type(ev["v"]) is int
         and ev["v"] == VERSION
         and type(ev["hash"]) is str
+        and _sha_match(ev["hash"]) is not None
         and type(ev["id"]) is str
+        and _sha_match(ev["id"]) is not None
         and type(ev["prev"]) is str
+        and (ev["prev"] == GENESIS or _sha_match(ev["prev"]) is not None)
         and type(ts) is str
         and _ts_match(ts) is not None
         and type(base) is str
@@ -1093,7 +1096,7 @@ def _quick_ok(ev: object) -> bool:
         and (supersedes is None
              or (type(supersedes) is str and _sha_match(supersedes) is not None)
              or _supersedes_ok(supersedes))
-        and (action != "REVERT" or _sha_or_none(ev["reverts"]) and ev["reverts"] is not None)
+        and (action != REVERT or _sha_or_none(ev["reverts"]) and ev["reverts"] is not None)
         and type(checks) is dict
         and checks.keys() <= _CHECK_SET
         and _BOOL_TYPE.issuperset(map(type, checks.values()))
@@ -1203,7 +1206,7 @@ class _Verifier:
             text = body.decode("utf-8")
             ev = json.loads(text)
         except (UnicodeDecodeError, ValueError) as exc:
-            if body[:7] in _MARKERS:
+            if conflict_marker(body):
                 self.problem(None, n, f"line {n}: a git conflict marker: the ledger was merged "
                                       "without the vt merge driver; run `vt ledger resolve`")
             else:
@@ -1877,7 +1880,6 @@ def _gate_error(ledger: Ledger, line: int, message: str) -> IntegrityError:
 # ---------------------------------------------------------------- merge
 
 
-_MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
 
 
 def _checked_event(raw: bytes, n: int, where: str) -> dict:
@@ -1939,9 +1941,9 @@ def resolve_ledger(text: bytes) -> bytes:
     kept: list[bytes] = []
     in_base = False
     for raw in text.split(b"\n"):
-        marker = raw[:7]
-        if marker in _MARKERS and raw[7:8] in (b"", b" ", b"\r"):
-            in_base = marker == b"|||||||"
+        marker = conflict_marker(raw)
+        if marker is not None:
+            in_base = marker == BASE_MARKER
             continue
         if in_base or not raw.strip():
             continue
@@ -1997,10 +1999,10 @@ def _apply_event(state: ClaimState | None, ev: dict) -> ClaimState:
     state.heads.append(ev)
     state.latest, state.events = ev, state.events + 1
     action = ev["action"]
-    if action in ("ACCEPT", "REPAIR"):
+    if action in (ACCEPT, REPAIR):
         state.current, state.decided = ev, STATUS_BY_ACTION[action]
-    elif action == "REJECT":
-        state.current, state.decided = None, "REJECTED"
+    elif action == REJECT:
+        state.current, state.decided = None, REJECTED
     elif ev.get("reverts") in superseded or (
         state.current is not None and ev.get("reverts") == state.current["id"]
     ):

@@ -17,16 +17,13 @@ from typing import Any
 
 from vault_tools import frontmatter
 from vault_tools.findings import Finding, error
-from vault_tools.headings import section_key
+from vault_tools.headings import atx_heading, fence_closes, fence_open, section_key
 
 # `- Name: value`; the value less trailing blanks is group(2).rstrip(). No two parts can
 # take the same characters: a name ends with a letter, so a long run of spaces costs one
 # pass, not one per space (a lazy name before `\s*` backtracked quadratically)
 _FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z]+(?: +[A-Za-z]+)*)\s*[:：]\s*(.*)$")
 _LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
-# an ATX heading's start; its title is the rest of the line less trailing blanks and #s
-_HEADING_START = re.compile(r"#{1,6}[ \t]+")
 _VT_START = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:start -->\s*$")
 _VT_END = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:end -->\s*$")
 
@@ -208,8 +205,8 @@ def _parse_body(note: Note, body: _Body) -> None:
 # from the newline before them is several times faster than a MULTILINE `^`, which is
 # tried at every character); the parsers then jump from one to the next instead of
 # looking at every line.
-_MARKED = re.compile(r"\n(?: {0,3}(?:```|~~~|## )|#|<!-- vt:)")
-_FIRST_MARKED = re.compile(r" {0,3}(?:```|~~~|## )|#|<!-- vt:")
+_MARKED = re.compile(r"\n(?: {0,3}(?:```|~~~|#)|<!-- vt:)")
+_FIRST_MARKED = re.compile(r" {0,3}(?:```|~~~|#)|<!-- vt:")
 
 
 def _marked_lines(text: str, start: int) -> list[int]:
@@ -233,27 +230,20 @@ def _sections(body: _Body) -> list[Section]:
     for index in body.marks:  # all from `start` on
         line = lines[index]
         if fence:
-            if _closes(line, fence):
+            if fence_closes(line, fence):
                 fence = None
             continue
-        stripped = line.lstrip(" ")
-        if stripped.startswith("## "):
-            if sections:
-                sections[-1].end = index
-            title = stripped[3:].strip().rstrip("#").strip()
-            sections.append(Section(section_key(title), title, index + 1, index + 1, len(lines)))
-        elif line[0] != "#" and (fenced := _FENCE.match(line)):  # a heading is no fence
-            fence = fenced.group(1)
+        heading = atx_heading(line)
+        if heading is not None:
+            if heading[0] == 2:
+                if sections:
+                    sections[-1].end = index
+                title = heading[1]
+                sections.append(Section(section_key(title), title, index + 1, index + 1,
+                                        len(lines)))
+        elif opened := fence_open(line):
+            fence = opened[0]
     return sections
-
-
-def _closes(line: str, fence: str) -> bool:
-    """Whether `line` closes a block opened by `fence` (same character, at least as long)."""
-    if line == fence:  # the usual closing line: no regex match, no groups, once per fence
-        return True
-    match = _FENCE.match(line)
-    return bool(match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence)
-                and not match.group(2))
 
 
 @dataclass(slots=True)
@@ -281,15 +271,14 @@ def _parts(body: _Body, section: Section) -> list[_Part]:
             index = upto
             continue
         line = lines[index]
-        if line[0] == "#":  # the usual mark inside a section; never a fence nor a vt marker
-            if (title := heading_title(line)) is not None:
-                parts.append(_Part("heading", index + 1, [], title))
-            else:
-                _add_text(parts, index, [line])
+        if (heading := atx_heading(line)) is not None:  # never a fence nor a vt marker
+            parts.append(_Part("heading", index + 1, [], heading[1]))
             index += 1
-        elif match := _FENCE.match(line):
-            close = _fence_end(body, k, end, match.group(1))
-            parts.append(_Part("code", index + 1, lines[index + 1:close], match.group(2).lower()))
+        elif opened := fence_open(line):
+            close = _fence_end(body, k, end, opened[0])
+            info = opened[1].split(maxsplit=1)
+            parts.append(_Part("code", index + 1, lines[index + 1:close],
+                               info[0].lower() if info else ""))
             index = close + 1
         elif line.startswith("<!-- vt:") and _VT_START.match(line):
             index = _vt_block_end(body, k, end) + 1  # not part of what the reviewer wrote
@@ -297,12 +286,6 @@ def _parts(body: _Body, section: Section) -> list[_Part]:
             _add_text(parts, index, [line])
             index += 1
     return parts
-
-
-def heading_title(line: str) -> str | None:
-    """The title of an ATX heading line (`### Evidence ##` -> 'Evidence'), else None."""
-    start = _HEADING_START.match(line)
-    return line[start.end():].rstrip(" \t#") if start else None
 
 
 def _add_text(parts: list[_Part], index: int, lines: list[str]) -> None:
@@ -332,7 +315,7 @@ def _fence_end(body: _Body, k: int, limit: int, marker: str) -> int:
         if index >= limit:
             break
         line = body.lines[index]
-        if line.lstrip(" ").startswith(marker) and _closes(line, marker):
+        if fence_closes(line, marker):
             return index
     return limit  # unclosed: the block runs to the end of the section
 

@@ -40,13 +40,10 @@ from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
 from vault_tools.validate import make_context
 from vault_tools.vault import given_notes, list_vault, read_file, read_finding
+from vault_tools.vocabulary import APPROVE_REPAIR, PREVIEW_FAILED, PREVIEW_READY, REQUEST_REPAIR
 
 Progress = Callable[[int, int], None]
 
-REQUEST_REPAIR = "REQUEST_REPAIR"
-APPROVE_REPAIR = "APPROVE_REPAIR"
-PREVIEW_READY = "PREVIEW_READY"
-PREVIEW_FAILED = "PREVIEW_FAILED"
 BLOCK = "preview"  # vt's block name: <!-- vt:preview:start --> … <!-- vt:preview:end -->
 BEFORE_HEADING = "Human Review"
 NO_CHANGES = "No changes: the drafts equal V1."

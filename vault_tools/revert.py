@@ -16,6 +16,7 @@ from vault_tools.apply import default_actor
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.ledger import Ledger, Transaction, iter_lines
+from vault_tools.vocabulary import REVERT
 
 
 class UnknownEventError(RefusedError):
@@ -33,7 +34,7 @@ class RevertResult:
 
     def to_json(self) -> dict[str, Any]:
         ev = self.event
-        return {"reverted": self.reverted["id"], "claim_id": ev["claim_id"], "action": "REVERT",
+        return {"reverted": self.reverted["id"], "claim_id": ev["claim_id"], "action": REVERT,
                 "id": ev["id"], "seq": ev["seq"], "supersedes": ev["supersedes"],
                 "dry_run": self.dry_run}
 
@@ -98,7 +99,7 @@ def _append(settings: Settings, ledger: Ledger, event_id: str, comment: str,
             _refusal(settings, event_id, target, reverted_by)
             assert target is not None
             event = txn.append({
-                "action": "REVERT",
+                "action": REVERT,
                 "actor": default_actor(settings),
                 "base": target["base"],
                 "checks": target["checks"],
@@ -124,7 +125,7 @@ def _refusal(settings: Settings, event_id: str, target: dict | None,
     where = str(settings.ledger)
     if target is None:
         raise UnknownEventError(f"no event {event_id} in the ledger (see vt ledger log)", where)
-    if target["action"] == "REVERT":
+    if target["action"] == REVERT:
         raise RefusedError(f"{event_id} is itself a REVERT; make a new decision instead of "
                            "reverting a revert", where)
     if reverted_by is not None:

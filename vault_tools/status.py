@@ -20,10 +20,8 @@ from typing import Any
 
 from vault_tools.apply import (
     AGREES,
-    APPLIED,
     DIFFERS,
     FIRST,
-    PENDING,
     REVERTED,
     decision_content,
     describe_head,
@@ -34,13 +32,13 @@ from vault_tools.findings import Finding
 from vault_tools.ledger import same_decision
 from vault_tools.note import Note, parse_note
 from vault_tools.pool import map_chunks
-from vault_tools.preview import APPROVE_REPAIR, REQUEST_REPAIR, preview_hash
+from vault_tools.preview import preview_hash
 from vault_tools.store import ClaimStore
 from vault_tools.vault import list_vault, read_file, read_finding
+from vault_tools.vocabulary import APPLIED, APPROVE_REPAIR, NEW, PENDING, REPAIR, REQUEST_REPAIR
 
 Progress = Callable[[int, int], None]
 
-NEW = "NEW"  # review_state of a note that names none
 UNMARKED = "unmarked"  # the ledger records the note's decision; the note does not say so
 SETTLE = ("resolve the note, set review_action to the final decision and run vt apply: one "
           "new event then supersedes every head")
@@ -128,7 +126,7 @@ def _edited(info: NoteInfo, event: dict | None) -> str | None:
         return f"claim_id is now {info.claim_id}; the event is for {event['claim_id']}"
     if not same_decision(info.decision, event):
         action = event["action"]
-        what = "the V2 drafts" if action == "REPAIR" else "the claim"
+        what = "the V2 drafts" if action == REPAIR else "the claim"
         return f"{what} changed since {action} was applied"
     return None
 

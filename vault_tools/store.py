@@ -29,10 +29,11 @@ from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger import GENESIS, ClaimState, Ledger, canonical, claim_states, iter_lines
 from vault_tools.sqlitedb import connect, rollback
+from vault_tools.vocabulary import ACCEPTED, CONFLICT, REPAIRED
 
 STORE_DB = "claims.sqlite"
 SCHEMA_VERSION = "2"  # 2: claims.heads
-ACCEPTED_STATUSES = ("ACCEPTED", "REPAIRED")
+ACCEPTED_STATUSES = (ACCEPTED, REPAIRED)
 _BATCH = 5000
 
 _TABLES_SQL = """
@@ -457,7 +458,7 @@ class ClaimStore:
 
     def conflicts(self) -> list[str]:
         return [r[0] for r in self.conn.execute(
-            "SELECT claim_id FROM claims WHERE status='CONFLICT' ORDER BY claim_id")]
+            "SELECT claim_id FROM claims WHERE status=? ORDER BY claim_id", (CONFLICT,))]
 
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the last projected event; (0, 64 zeros) for an empty ledger."""

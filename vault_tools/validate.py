@@ -43,7 +43,14 @@ from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_ke
 from vault_tools.kb import KnowledgeBase
 from vault_tools.schemas import Schemas
 from vault_tools.sortedruns import in_batches
-from vault_tools.vault import Listing, Paths, given_notes, list_vault, read_finding
+from vault_tools.vault import (
+    Listing,
+    Paths,
+    given_notes,
+    list_vault,
+    may_be_review_note,
+    read_finding,
+)
 
 if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
     from vault_tools.checks import CheckContext
@@ -649,7 +656,7 @@ def _read(settings: Settings, relative: str) -> _Read | NoteResult:
     except OSError as exc:  # never cached (no digest): a later run reads it again
         return NoteResult(relative, "", (), None, None, (read_finding(relative, exc),))
     digest = content_digest(raw)
-    if b"claim_id" not in raw and not relative.startswith(settings.claims_dir.rstrip("/") + "/"):
+    if not may_be_review_note(relative, raw, settings.claims_dir):
         return NoteResult(relative, digest, stat, None, None, ())  # not a review note
     from vault_tools.note import parse_note  # imported once, then a dict look-up
 

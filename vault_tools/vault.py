@@ -92,6 +92,35 @@ class _Without:
 SPILL_PATHS = 4096
 
 
+NOTE_SUFFIX = ".md"
+
+
+def is_note_name(name: str) -> bool:
+    """A file of this name (no folder) is a note: `*.md`, the suffix spelt as Obsidian
+    writes it (`X.MD` is not one), and not a dot-file (editor temp files `.#x.md`,
+    Obsidian's and vt's own files are hidden ones)."""
+    return name.endswith(NOTE_SUFFIX) and not name.startswith(".")
+
+
+def is_note_path(relative: str) -> bool:
+    """A vault-relative, '/'-separated path names a note: a note's name, in no hidden
+    folder (.obsidian, .git, .trash, .vt and every other dot-folder are never read).
+
+    The one rule `list_vault`, `vt watch` and the pre-commit hook apply to a path; a
+    symlink named like a note is one (where it leads is the listing's concern)."""
+    if not relative or relative.startswith(("/", "../")):
+        return False
+    *folders, name = relative.split("/")
+    return is_note_name(name) and not any(
+        not part or part.startswith(".") or part in IGNORED_DIRS for part in folders)
+
+
+def may_be_review_note(relative: str, raw: bytes, claims_dir: str) -> bool:
+    """A note worth parsing as a review note: under the claims folder (where a note that
+    is not one is a finding), or elsewhere when its text names a `claim_id` at all."""
+    return relative.startswith(claims_dir.rstrip("/") + "/") or b"claim_id" in raw
+
+
 def markdown_files(vault: Path) -> list[MarkdownFile]:
     """Every `.md` file of the vault (see `list_vault`), one tuple each."""
     return list_vault(vault).files()
@@ -149,7 +178,7 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
                 continue
             if not name.isascii() and _undecodable(name):
                 # its path could be neither shown nor written as UTF-8 (JSON, the cache)
-                if entry.is_dir(follow_symlinks=False) or name.endswith(".md"):
+                if entry.is_dir(follow_symlinks=False) or is_note_name(name):
                     shown = (prefix + name).encode("utf-8", "surrogateescape")
                     problems.append(error(shown.decode("utf-8", "replace"), None, "read-error",
                                           "the name is not valid UTF-8; not read"))
@@ -157,7 +186,7 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
             if entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, f"{prefix}{name}/"))
             elif entry.is_symlink():
-                if not name.endswith(".md"):
+                if not is_note_name(name):
                     if not is_inside(vault, entry.path) and _is_folder(entry):
                         # not followed (its notes would be read from outside the vault)
                         problems.append(escaping_folder(prefix + name))
@@ -165,7 +194,7 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
                 files.append(prefix + name)
                 if not is_inside(vault, entry.path):
                     escaping.add(files[-1])
-            elif name.endswith(".md"):
+            elif is_note_name(name):
                 if not entry.is_file(follow_symlinks=False):
                     try:
                         kind = _kind(entry.stat(follow_symlinks=False).st_mode)

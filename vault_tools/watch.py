@@ -34,22 +34,22 @@ from watchdog.events import FileSystemEventHandler
 
 from vault_tools.cache import content_digest, read_with_stat
 from vault_tools.checks import CheckContext
-from vault_tools.config import IGNORED_DIRS, Settings
-from vault_tools.durable import TMP_SUFFIX
+from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.frontmatter import read as read_frontmatter
 from vault_tools.kb import KnowledgeBase
 from vault_tools.note import Note, decode, parse_note
-from vault_tools.preview import (
-    PREVIEW_FAILED,
-    PREVIEW_READY,
-    REQUEST_REPAIR,
-    preview_hash,
-    preview_note,
-)
+from vault_tools.preview import preview_hash, preview_note
 from vault_tools.validate import check_file, make_context, validate
-from vault_tools.vault import MarkdownFile, markdown_files, read_finding, stat_signature
+from vault_tools.vault import (
+    MarkdownFile,
+    is_note_path,
+    markdown_files,
+    read_finding,
+    stat_signature,
+)
+from vault_tools.vocabulary import LEDGER_ACTION_OF, PREVIEW_FAILED, PREVIEW_READY, REQUEST_REPAIR
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
 MAX_WAIT_FACTOR = 10  # a path saved continuously is still handled after this many periods
@@ -58,7 +58,7 @@ RESYNC = "\0resync"  # debouncer key: compare the vault's files with what the wa
 DASHBOARD = "\0dashboard"  # debouncer key: refresh the Review Dashboard note (vt report)
 DASHBOARD_QUIET = 2.0  # seconds without a review-note change before the dashboard refresh
 REVIEW_EVENTS = frozenset({"validated", "previewed", "applied", "deleted"})
-APPLY_ACTIONS = frozenset({"APPROVE", "APPROVE_REPAIR", "REJECT"})
+APPLY_ACTIONS = frozenset(LEDGER_ACTION_OF)
 PREVIEW_MARKER = b"<!-- vt:preview:start -->"
 # a note written by vt is re-checked; a save racing vt's write may need a second round
 MAX_ROUNDS = 3
@@ -199,13 +199,7 @@ def is_watched(relative: str, settings: Settings) -> bool:
     Dot-folders (.obsidian, .git, .trash, .vt, …) and dot-files (editor temp files
     `.#x`, `.x.tmp`, vt's `.x.<pid>-<n>.vt-tmp`) are never notes, as for `vt validate`.
     """
-    if not relative or relative.startswith("../"):
-        return False
-    parts = relative.split("/")
-    if any(part.startswith(".") or part in IGNORED_DIRS for part in parts):
-        return False
-    name = parts[-1]
-    if name.endswith(("~", ".tmp", TMP_SUFFIX)) or not name.endswith(".md"):
+    if not is_note_path(relative):
         return False
     ledger = settings.ledger.strip("/")
     return relative != ledger and not relative.startswith(ledger + ".")

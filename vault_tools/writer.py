@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from vault_tools import headings
 from vault_tools.boundary import writable_path
 from vault_tools.config import MAX_NOTE_BYTES
 from vault_tools.durable import TMP_SUFFIX, exchange, fsync_folder, write_temp
 from vault_tools.errors import RefusedError, VtError, io_failure
-from vault_tools.headings import normalise_heading_title
+from vault_tools.headings import fence_closes, fence_open, normalise_heading_title
 from vault_tools.vault import read_file
 
 BOM = "\ufeff"
@@ -371,17 +372,9 @@ def _replace_entry(
 # headings, fences and vt's managed blocks
 
 
-# a leading circled number ①–⑳, or "N." / "N)"
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-
-
 def atx_heading(line: str) -> tuple[int, str] | None:
     """(level, title) of an ATX heading line such as `## ② Atomic Claim`, else None."""
-    m = _ATX.match(_content(line))
-    if m is None:
-        return None
-    return len(m.group(1)), (m.group(2) or "").strip()
+    return headings.atx_heading(_content(line))
 
 
 def heading_matches(line: str, title: str) -> bool:
@@ -403,19 +396,13 @@ def code_mask(lines: list[str], start: int = 0) -> list[bool]:
     fence = ""
     for i in range(start, len(lines)):
         s = _content(lines[i])
-        m = _FENCE_OPEN.match(s)
         if fence:
             mask[i] = True
-            if (
-                m
-                and m.group(1)[0] == fence[0]
-                and len(m.group(1)) >= len(fence)
-                and not m.group(2).strip()
-            ):
+            if fence_closes(s, fence):
                 fence = ""
-        elif m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+        elif opened := fence_open(s):
             mask[i] = True
-            fence = m.group(1)
+            fence = opened[0]
     return mask
 
 

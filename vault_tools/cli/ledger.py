@@ -131,8 +131,9 @@ def log(
 
         vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
     """
-    from vault_tools.ledger import ACTIONS, iter_log
+    from vault_tools.ledger import iter_log
     from vault_tools.report import Reporter
+    from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
     if action is not None and action.upper() not in ACTIONS:
         raise typer.BadParameter(f"must be one of {', '.join(ACTIONS)}", param_hint="--action")

@@ -1,0 +1,65 @@
+"""The review vocabulary: the words a note, the ledger and git share with vt.
+
+Every module that reads or writes one of these words imports it from here, so a word
+cannot be spelt two ways or a list of them drift between two copies.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+# `review_action`: what the reviewer asks for
+PENDING = "PENDING"
+REQUEST_REPAIR = "REQUEST_REPAIR"
+APPROVE_REPAIR = "APPROVE_REPAIR"
+APPROVE = "APPROVE"
+REJECT = "REJECT"
+REVIEW_ACTIONS = (PENDING, REQUEST_REPAIR, APPROVE_REPAIR, APPROVE, REJECT)
+
+# `review_state`: what vt last did to the note
+NEW = "NEW"  # a note that names none
+PREVIEW_READY = "PREVIEW_READY"
+PREVIEW_FAILED = "PREVIEW_FAILED"
+APPLIED = "APPLIED"
+REVIEW_STATES = (NEW, PREVIEW_READY, PREVIEW_FAILED, APPLIED)
+
+# ledger `action`s
+ACCEPT = "ACCEPT"
+REPAIR = "REPAIR"
+REVERT = "REVERT"
+LEDGER_ACTIONS = (ACCEPT, REJECT, REPAIR, REVERT)
+# review_action -> the ledger action it becomes
+LEDGER_ACTION_OF = MappingProxyType({APPROVE: ACCEPT, REJECT: REJECT, APPROVE_REPAIR: REPAIR})
+
+# a claim's status in the Claim Store, from the action of the event that decided it
+ACCEPTED = "ACCEPTED"
+REPAIRED = "REPAIRED"
+REJECTED = "REJECTED"
+REVERTED = "REVERTED"
+CONFLICT = "CONFLICT"  # two heads of a merged ledger decided the claim differently
+STATUS_BY_ACTION = MappingProxyType(
+    {ACCEPT: ACCEPTED, REPAIR: REPAIRED, REJECT: REJECTED, REVERT: REVERTED})
+STATUSES = (ACCEPTED, REPAIRED, REJECTED, REVERTED, CONFLICT)
+
+# the reviewer's checkboxes, in the order the ledger's `checks` and the notes list them
+CHECK_KEYS = (
+    "check_source_claim",
+    "check_claim_frame",
+    "check_entity_mapping",
+    "check_epistemic_mode",
+)
+
+# git's conflict markers (`|||||||` opens the base section of a diff3 conflict)
+BASE_MARKER = b"|||||||"
+CONFLICT_MARKERS = (b"<<<<<<<", BASE_MARKER, b"=======", b">>>>>>>")
+
+
+def conflict_marker(line: bytes) -> bytes | None:
+    """The git conflict marker `line` (without its `\\n`) starts with, else None.
+
+    Git writes a marker as seven characters, then a space and a label or nothing; a line
+    merely starting with seven `=` (a JSON string cannot) is not one."""
+    marker = line[:7]
+    if marker in CONFLICT_MARKERS and line[7:8] in (b"", b" ", b"\r", b"\n"):
+        return marker
+    return None
