@@ -59,8 +59,9 @@ def floor(notes_dir: str, ledger_bytes: int, lines: int) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     line = b"x" * (ledger_bytes // lines - 1) + b"\n"
-    fd = os.open(Path(notes_dir).parent / "ledger.jsonl",
-                 os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(
+        Path(notes_dir).parent / "ledger.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+    )
     try:
         os.write(fd, line * lines)
         os.fsync(fd)
@@ -80,8 +81,9 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=10000)
     ap.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
     ap.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
-    ap.add_argument("--floor", nargs=3, metavar=("NOTES_DIR", "BYTES", "LINES"),
-                    help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--floor", nargs=3, metavar=("NOTES_DIR", "BYTES", "LINES"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
     if args.floor:
         floor(args.floor[0], int(args.floor[1]), int(args.floor[2]))
@@ -90,27 +92,41 @@ def main() -> int:
         root = Path(work)
         vault = make_approved_vault(root, args.notes)
         shutil.copytree(vault / "03_claims", root / "floor" / "03_claims")
-        apply_s, done = timed([sys.executable, "-m", "vault_tools", "apply", "--vault",
-                               str(vault), "--json"])
+        apply_s, done = timed(
+            [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"]
+        )
         if done.returncode != 0:
             print(done.stderr[-2000:], file=sys.stderr)
             return 1
         report = json.loads(done.stdout)
         ledger = vault / LEDGER
         events = sum(1 for _ in ledger.open("rb"))
-        floor_s, fdone = timed([sys.executable, __file__, "--floor",
-                                str(root / "floor" / "03_claims"),
-                                str(ledger.stat().st_size), str(events)])
+        floor_s, fdone = timed(
+            [
+                sys.executable,
+                __file__,
+                "--floor",
+                str(root / "floor" / "03_claims"),
+                str(ledger.stat().st_size),
+                str(events),
+            ]
+        )
         if fdone.returncode != 0:
             print(fdone.stderr, file=sys.stderr)
             return 1
-        again_s, _ = timed([sys.executable, "-m", "vault_tools", "apply", "--vault",
-                            str(vault), "--json"])
+        again_s, _ = timed(
+            [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"]
+        )
     figures = {
-        "notes": args.notes, "events": events, "applied": len(report["applied"]),
-        "refused": len(report["refused"]), "cpus": os.cpu_count(),
-        "apply_s": round(apply_s, 2), "floor_s": round(floor_s, 2),
-        "ratio": round(apply_s / floor_s, 2), "goal": GOAL,
+        "notes": args.notes,
+        "events": events,
+        "applied": len(report["applied"]),
+        "refused": len(report["refused"]),
+        "cpus": os.cpu_count(),
+        "apply_s": round(apply_s, 2),
+        "floor_s": round(floor_s, 2),
+        "ratio": round(apply_s / floor_s, 2),
+        "goal": GOAL,
         "second_run_s": round(again_s, 2),
     }
     print(json.dumps(figures, indent=2))

@@ -37,8 +37,7 @@ from vault_tools import ledger as ledger_module  # noqa: E402
 from vault_tools.ledger import Ledger  # noqa: E402
 
 
-def best(runs: int, work: Callable[[], object], setup: Callable[[], object] | None = None
-         ) -> float:
+def best(runs: int, work: Callable[[], object], setup: Callable[[], object] | None = None) -> float:
     times = []
     for _ in range(runs):
         if setup is not None:

@@ -23,14 +23,17 @@ from synthetic import make_vault  # the shared make_vault.py, found once
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
-    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
-    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.org",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.org",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.org",
 }
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True, env=GIT_ENV).stdout
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=GIT_ENV
+    ).stdout
 
 
 def make_committed_vault(vault: Path, notes: int) -> None:
@@ -45,8 +48,9 @@ def timed(cmd: list[str], cwd: Path, runs: int) -> tuple[float, int]:
     samples, code = [], 0
     for _ in range(runs):
         start = time.perf_counter()
-        code = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode
+        code = subprocess.run(
+            cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ).returncode
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1000, code
 

@@ -44,8 +44,10 @@ def fresh_copy(source: Path, work: Path, name: str) -> Path:
 
 
 def count_marked(vault: Path) -> int:
-    return sum(b"review_action: REQUEST_REPAIR" in p.read_bytes()
-               for p in (vault / "03_claims").glob("*.md"))
+    return sum(
+        b"review_action: REQUEST_REPAIR" in p.read_bytes()
+        for p in (vault / "03_claims").glob("*.md")
+    )
 
 
 def main() -> None:

@@ -95,8 +95,12 @@ def build(vault: Path, n: int, claims: int) -> float:
 
 def vt_rebuild(vault: Path) -> tuple[float, dict]:
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "vault_tools", "rebuild", "--vault", str(vault),
-                          "--json"], check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "rebuild", "--vault", str(vault), "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return time.perf_counter() - start, json.loads(out.stdout)
 
 
@@ -125,18 +129,24 @@ def main() -> None:
     vault = (args.dir or Path(tempfile.mkdtemp(prefix="bench_store_"))) / "vault"
     took = build(vault, args.events, args.claims)
     ledger = Settings(vault=vault).ledger_path
-    print(f"built {args.events} events on {args.claims} claims "
-          f"({ledger.stat().st_size / 2**20:.1f} MiB) in {took:.2f}s")
+    print(
+        f"built {args.events} events on {args.claims} claims "
+        f"({ledger.stat().st_size / 2**20:.1f} MiB) in {took:.2f}s"
+    )
 
     bare = min(bare_loop(ledger) for _ in range(3))
     runs = [vt_rebuild(vault) for _ in range(3)]
     rebuild, payload = min(runs, key=lambda r: r[0])
     first_written = len(runs[0][1]["kb_notes_written"])
     print(f"bare loop (json.loads + sha256 per line): {bare:.3f}s")
-    print(f"vt rebuild (whole process):               {rebuild:.3f}s  "
-          f"ratio {rebuild / bare:.2f}x  (goal: within 5x)")
-    print(f"  {payload['events']} events, {payload['claims']} claims; "
-          f"{first_written} knowledge-base notes written by the first run")
+    print(
+        f"vt rebuild (whole process):               {rebuild:.3f}s  "
+        f"ratio {rebuild / bare:.2f}x  (goal: within 5x)"
+    )
+    print(
+        f"  {payload['events']} events, {payload['claims']} claims; "
+        f"{first_written} knowledge-base notes written by the first run"
+    )
     seconds, new = catch_up_after_append(vault, 100, args.claims)
     print(f"catch_up after {new} appended events (incremental): {seconds * 1000:.1f} ms")
 

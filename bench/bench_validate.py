@@ -30,7 +30,7 @@ from synthetic import make_vault  # the shared make_vault.py, found once
 
 ROOT = Path(__file__).resolve().parents[1]
 
-LEAN = r'''
+LEAN = r"""
 import json, os, re, sys, yaml
 fence = re.compile(r"```json\n(.*?)\n```", re.S)
 for root, dirs, files in os.walk(sys.argv[1]):
@@ -49,9 +49,9 @@ for root, dirs, files in os.walk(sys.argv[1]):
                 json.loads(block.group(1))
             except ValueError:
                 pass
-'''
+"""
 
-NAIVE = r'''
+NAIVE = r"""
 import json, os, re, sys, frontmatter, jsonschema
 schema = json.load(open(sys.argv[2], encoding="utf-8"))
 validator = jsonschema.Draft202012Validator(schema)
@@ -74,7 +74,7 @@ for root, dirs, files in os.walk(sys.argv[1]):
                 continue
             if "frame_type" in frame:
                 list(validator.iter_errors(frame))
-'''
+"""
 
 
 def timed(command: list[str]) -> tuple[float, int]:
@@ -107,16 +107,21 @@ def main() -> None:
         sys.exit("(N) needs python-frontmatter: pip install -e '.[bench]'")
     vt = shutil.which("vt", path=str(Path(sys.executable).parent)) or "vt"
     schema = ROOT / "schemas" / "semantic-frame.schema.json"
-    print(f"{'notes':>7} {'R s':>7} {'N s':>7} {'cold s':>7} {'warm s':>7} "
-          f"{'N/R':>6} {'cold/R':>7} {'warm/R':>7} {'best':>6} {'RSS MiB':>8}")
+    print(
+        f"{'notes':>7} {'R s':>7} {'N s':>7} {'cold s':>7} {'warm s':>7} "
+        f"{'N/R':>6} {'cold/R':>7} {'warm/R':>7} {'best':>6} {'RSS MiB':>8}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         vault = sized_vault(size, args.out)
         times, rss = rounds(args.runs, vault, vt, schema)
         lean, naive, cold, warm = (statistics.median(times[k]) for k in KINDS)
         best = min(times["cold"]) / min(times["lean"])
-        print(f"{size:>7} {lean:>7.2f} {naive:>7.2f} {cold:>7.2f} {warm:>7.2f} "
-              f"{naive / lean:>6.2f} {cold / lean:>7.2f} {warm / lean:>7.2f} {best:>6.2f} "
-              f"{rss / 1024:>8.1f}", flush=True)
+        print(
+            f"{size:>7} {lean:>7.2f} {naive:>7.2f} {cold:>7.2f} {warm:>7.2f} "
+            f"{naive / lean:>6.2f} {cold / lean:>7.2f} {warm / lean:>7.2f} {best:>6.2f} "
+            f"{rss / 1024:>8.1f}",
+            flush=True,
+        )
     print("medians of the runs; best: the fastest cold run over the fastest (R) run")
     print("goals: cold/R <= 1.5 at 10k, warm/R <= 0.25, RSS flat as the vault grows")
 
@@ -129,9 +134,12 @@ def rounds(runs: int, vault: Path, vt: str, schema: Path) -> tuple[dict[str, lis
     down for a while slows every command alike, not one command's runs."""
     state = vault / ".vt"
     validate = [vt, "validate", "--vault", str(vault)]
-    commands = {"lean": [sys.executable, "-c", LEAN, str(vault)],
-                "naive": [sys.executable, "-c", NAIVE, str(vault), str(schema)],
-                "cold": validate, "warm": validate}
+    commands = {
+        "lean": [sys.executable, "-c", LEAN, str(vault)],
+        "naive": [sys.executable, "-c", NAIVE, str(vault), str(schema)],
+        "cold": validate,
+        "warm": validate,
+    }
     times: dict[str, list] = {kind: [] for kind in KINDS}
     peak = 0
     for _ in range(runs):

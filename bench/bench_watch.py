@@ -47,8 +47,12 @@ class Watch:
     def __init__(self, vault: Path) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vault_tools", "watch", "--vault", str(vault), "--json"],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            encoding="utf-8")
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
         self.ready = threading.Event()
         self.ready_event: dict = {}
         self.counts: dict[str, int] = {}
@@ -66,8 +70,10 @@ class Watch:
     def wait_ready(self, timeout: float) -> dict:
         if not self.ready.wait(timeout):
             self.stop()
-            raise SystemExit(f"vt watch not ready after {timeout} s: "
-                             f"{self.proc.stderr.read() if self.proc.stderr else ''}")
+            raise SystemExit(
+                f"vt watch not ready after {timeout} s: "
+                f"{self.proc.stderr.read() if self.proc.stderr else ''}"
+            )
         return self.ready_event
 
     def cpu_seconds(self) -> float:
@@ -81,9 +87,12 @@ class Watch:
 
 
 def marked_notes(vault: Path) -> list[Path]:
-    return sorted(p for p in (vault / "03_claims").glob("*.md")
-                  if b"review_action: REQUEST_REPAIR" in p.read_bytes()
-                  and DRAFT_HEADING.encode() in p.read_bytes())
+    return sorted(
+        p
+        for p in (vault / "03_claims").glob("*.md")
+        if b"review_action: REQUEST_REPAIR" in p.read_bytes()
+        and DRAFT_HEADING.encode() in p.read_bytes()
+    )
 
 
 def with_new_draft(text: str, marker: str) -> str:
@@ -99,7 +108,7 @@ def with_new_draft(text: str, marker: str) -> str:
 def in_preview(path: Path, marker: str) -> bool:
     text = path.read_text(encoding="utf-8")
     start = text.find(PREVIEW_START)
-    return start >= 0 and marker in text[start:text.find(PREVIEW_END, start)]
+    return start >= 0 and marker in text[start : text.find(PREVIEW_END, start)]
 
 
 def save_to_preview(path: Path, marker: str) -> float:
@@ -122,16 +131,20 @@ def latency(work: Path, notes: int, saves: int) -> dict:
     watch = Watch(vault)
     watch.wait_ready(120)
     try:
-        times = [save_to_preview(targets[i % len(targets)], f"（bench {i}）")
-                 for i in range(saves)]
+        times = [save_to_preview(targets[i % len(targets)], f"（bench {i}）") for i in range(saves)]
     finally:
         code = watch.stop()
     times.sort()
-    return {"saves": saves, "notes": notes, "marked": len(targets),
-            "p50_ms": round(statistics.median(times) * 1000, 1),
-            "p95_ms": round(times[int(0.95 * (len(times) - 1))] * 1000, 1),
-            "max_ms": round(times[-1] * 1000, 1), "exit": code,
-            "events": dict(watch.counts)}
+    return {
+        "saves": saves,
+        "notes": notes,
+        "marked": len(targets),
+        "p50_ms": round(statistics.median(times) * 1000, 1),
+        "p95_ms": round(times[int(0.95 * (len(times) - 1))] * 1000, 1),
+        "max_ms": round(times[-1] * 1000, 1),
+        "exit": code,
+        "events": dict(watch.counts),
+    }
 
 
 def idle_cpu(work: Path, notes: int, seconds: float) -> dict:
@@ -143,9 +156,14 @@ def idle_cpu(work: Path, notes: int, seconds: float) -> dict:
     time.sleep(seconds)
     used = watch.cpu_seconds() - before
     code = watch.stop()
-    return {"notes": notes, "startup_s": ready.get("seconds"), "idle_s": seconds,
-            "cpu_s": round(used, 3), "cpu_percent": round(100 * used / seconds, 3),
-            "exit": code}
+    return {
+        "notes": notes,
+        "startup_s": ready.get("seconds"),
+        "idle_s": seconds,
+        "cpu_s": round(used, 3),
+        "cpu_percent": round(100 * used / seconds, 3),
+        "exit": code,
+    }
 
 
 def main() -> None:
@@ -159,14 +177,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as tmp:
         work = Path(tmp)
         lat = latency(work, args.latency_notes, args.saves)
-        print(f"save → preview written: {lat['saves']} saves over {lat['marked']} "
-              f"REQUEST_REPAIR notes ({lat['notes']}-note vault), debounce 150 ms")
-        print(f"  p50 {lat['p50_ms']} ms   p95 {lat['p95_ms']} ms   max {lat['max_ms']} ms"
-              f"   (goal p95 <= 300 ms)   events {lat['events']}")
+        print(
+            f"save → preview written: {lat['saves']} saves over {lat['marked']} "
+            f"REQUEST_REPAIR notes ({lat['notes']}-note vault), debounce 150 ms"
+        )
+        print(
+            f"  p50 {lat['p50_ms']} ms   p95 {lat['p95_ms']} ms   max {lat['max_ms']} ms"
+            f"   (goal p95 <= 300 ms)   events {lat['events']}"
+        )
         idle = idle_cpu(work, args.notes, args.idle)
-        print(f"idle CPU, {idle['notes']}-note vault: {idle['cpu_s']} s of CPU in "
-              f"{idle['idle_s']:.0f} s = {idle['cpu_percent']}% of a core (goal <= 1%); "
-              f"startup scan {idle['startup_s']} s")
+        print(
+            f"idle CPU, {idle['notes']}-note vault: {idle['cpu_s']} s of CPU in "
+            f"{idle['idle_s']:.0f} s = {idle['cpu_percent']}% of a core (goal <= 1%); "
+            f"startup scan {idle['startup_s']} s"
+        )
     out = ROOT / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
     (out / "watch.json").write_text(json.dumps({"latency": lat, "idle": idle}, indent=2) + "\n")

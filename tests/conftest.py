@@ -26,14 +26,27 @@ IX2_NOTE = EXAMPLE_VAULT / "03_claims" / "IX2-0328.md"
 
 
 # codes `vt validate` emits but a single note file cannot (each has a dedicated test)
-NOT_FROM_ONE_FILE = frozenset({"claim-id-duplicate", "not-review-note", "path-outside-vault",
-                               "read-error", "not-a-file", "note-too-large"})
+NOT_FROM_ONE_FILE = frozenset(
+    {
+        "claim-id-duplicate",
+        "not-review-note",
+        "path-outside-vault",
+        "read-error",
+        "not-a-file",
+        "note-too-large",
+    }
+)
 # codes of other commands (vt draft, vt preview, …), never emitted by `vt validate`
-OTHER_COMMAND_CODES = frozenset({"drafts-missing", "drafts-exist", "write-refused",
-                                 "ledger-rewritten", "ledger-conflict-markers",
-                                 "ledger-invalid"})
-
-
+OTHER_COMMAND_CODES = frozenset(
+    {
+        "drafts-missing",
+        "drafts-exist",
+        "write-refused",
+        "ledger-rewritten",
+        "ledger-conflict-markers",
+        "ledger-invalid",
+    }
+)
 
 
 def assist_codes() -> frozenset[str]:
@@ -62,12 +75,14 @@ def shared_dir() -> Path | None:
 
 DEFAULT_FRAME: dict[str, Any] = {
     "comparison_expression": "DFlash、DSpark 等 parallel drafter 一次 pass 生成整個 block，"
-                             "表現優於 sequential autoregressive drafter。",
+    "表現優於 sequential autoregressive drafter。",
     "entities": [
         {"id": "04_knowledge_base/DFlash", "label": "DFlash"},
         {"id": "04_knowledge_base/DSpark", "label": "DSpark"},
-        {"id": "04_knowledge_base/Autoregressive Drafter",
-         "label": "sequential autoregressive drafters"},
+        {
+            "id": "04_knowledge_base/Autoregressive Drafter",
+            "label": "sequential autoregressive drafters",
+        },
     ],
     "frame_type": "COMPARISON",
     "metric": "COMPUTE_PERFORMANCE",
@@ -78,14 +93,22 @@ DEFAULT_FRAME: dict[str, Any] = {
         "temporal_mentions": [],
     },
 }
-DEFAULT_CLAIM = ("現代 parallel drafter（DFlash、DSpark）在一次 pass 中生成整個 token block，"
-                 "表現優於 sequential autoregressive drafter。")
-DEFAULT_CONTEXT_BEFORE = ("Draft and verify: A small drafter model suggests tokens, which the "
-                          "larger target model verifies in a single parallel pass.")
-DEFAULT_EVIDENCE = ("Modern drafters (DFlash, DSpark) generate whole blocks in one pass, "
-                    "outperforming sequential autoregressive drafters.")
-DEFAULT_CONTEXT_AFTER = ("Verification: Block verification (joint probability comparison) is "
-                         "statistically more efficient than token-wise greedy matching.")
+DEFAULT_CLAIM = (
+    "現代 parallel drafter（DFlash、DSpark）在一次 pass 中生成整個 token block，"
+    "表現優於 sequential autoregressive drafter。"
+)
+DEFAULT_CONTEXT_BEFORE = (
+    "Draft and verify: A small drafter model suggests tokens, which the "
+    "larger target model verifies in a single parallel pass."
+)
+DEFAULT_EVIDENCE = (
+    "Modern drafters (DFlash, DSpark) generate whole blocks in one pass, "
+    "outperforming sequential autoregressive drafters."
+)
+DEFAULT_CONTEXT_AFTER = (
+    "Verification: Block verification (joint probability comparison) is "
+    "statistically more efficient than token-wise greedy matching."
+)
 # the Human Review text of the seeds, as vt import writes it
 from vault_tools.importer import HUMAN_REVIEW  # noqa: E402
 
@@ -97,58 +120,83 @@ def frame_json(frame: Any) -> str:
 
 def rows_for(frame: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """Mapping rows that agree with `frame`: one wikilink row per entity."""
-    return [(f"comparison_entity_{index}", entity["label"], f"[[{entity['id']}]]")
-            for index, entity in enumerate(frame["entities"])]
+    return [
+        (f"comparison_entity_{index}", entity["label"], f"[[{entity['id']}]]")
+        for index, entity in enumerate(frame["entities"])
+    ]
 
 
-def render_frontmatter(claim_id: str = "DV1-0001", review_action: str = "APPROVE",
-                       review_state: str = "NEW", checks: bool = True,
-                       reviewer: str = "alice", extra: str = "") -> str:
+def render_frontmatter(
+    claim_id: str = "DV1-0001",
+    review_action: str = "APPROVE",
+    review_state: str = "NEW",
+    checks: bool = True,
+    reviewer: str = "alice",
+    extra: str = "",
+) -> str:
     flag = "true" if checks else "false"
-    return ("---\n"
-            f"claim_id: {claim_id}\n"
-            f"review_action: {review_action}\n"
-            f"review_state: {review_state}\n"
-            f"check_source_claim: {flag}\n"
-            f"check_claim_frame: {flag}\n"
-            f"check_entity_mapping: {flag}\n"
-            f"check_epistemic_mode: {flag}\n"
-            f'reviewer: "{reviewer}"\n'
-            'review_comment: ""\n'
-            "tags: [claim-review]\n"
-            f"{extra}"
-            "---\n")
+    return (
+        "---\n"
+        f"claim_id: {claim_id}\n"
+        f"review_action: {review_action}\n"
+        f"review_state: {review_state}\n"
+        f"check_source_claim: {flag}\n"
+        f"check_claim_frame: {flag}\n"
+        f"check_entity_mapping: {flag}\n"
+        f"check_epistemic_mode: {flag}\n"
+        f'reviewer: "{reviewer}"\n'
+        'review_comment: ""\n'
+        "tags: [claim-review]\n"
+        f"{extra}"
+        "---\n"
+    )
 
 
-def render_drafts(claim: str = DEFAULT_CLAIM, frame: Any = None,
-                  metadata: Any = None) -> str:
+def render_drafts(claim: str = DEFAULT_CLAIM, frame: Any = None, metadata: Any = None) -> str:
     """A complete `## ⑤ V2 Draft` section (default: a copy of V1)."""
     frame = DEFAULT_FRAME if frame is None else frame
-    metadata = ({"epistemic_mode": "ASSERTED", "mapping_status": "COMPLETE"}
-                if metadata is None else metadata)
+    metadata = (
+        {"epistemic_mode": "ASSERTED", "mapping_status": "COMPLETE"}
+        if metadata is None
+        else metadata
+    )
     frame_text = frame if isinstance(frame, str) else frame_json(frame)
     meta_text = metadata if isinstance(metadata, str) else frame_json(metadata)
-    return ("## ⑤ V2 Draft（需要修正時直接編輯）\n"
-            "### V2 Atomic Claim Draft\n"
-            f"{claim}\n\n"
-            "### V2 Semantic Frame Draft\n"
-            f"```json\n{frame_text}\n```\n\n"
-            "### V2 Revision Metadata Draft\n"
-            f"```json\n{meta_text}\n```\n\n")
+    return (
+        "## ⑤ V2 Draft（需要修正時直接編輯）\n"
+        "### V2 Atomic Claim Draft\n"
+        f"{claim}\n\n"
+        "### V2 Semantic Frame Draft\n"
+        f"```json\n{frame_text}\n```\n\n"
+        "### V2 Revision Metadata Draft\n"
+        f"```json\n{meta_text}\n```\n\n"
+    )
 
 
-def render_note(*, claim_id: str = "DV1-0001", review_action: str = "APPROVE",
-                review_state: str = "NEW", checks: bool = True, reviewer: str = "alice",
-                extra_properties: str = "", frontmatter: str | None = None,
-                source_line: str = "- Source: [Devoured digest](https://devoured.fyi/)",
-                section: str = "Deep dive", line_hint: str = "9",
-                context_before: str = DEFAULT_CONTEXT_BEFORE,
-                evidence: str = DEFAULT_EVIDENCE,
-                context_after: str = DEFAULT_CONTEXT_AFTER,
-                claim: str = DEFAULT_CLAIM, mode: str = "ASSERTED", status: str = "COMPLETE",
-                frame: Any = None, rows: Iterable[tuple[str, str, str]] | None = None,
-                drafts: str | None = None, extra_sections: str = "",
-                review: str = HUMAN_REVIEW) -> str:
+def render_note(
+    *,
+    claim_id: str = "DV1-0001",
+    review_action: str = "APPROVE",
+    review_state: str = "NEW",
+    checks: bool = True,
+    reviewer: str = "alice",
+    extra_properties: str = "",
+    frontmatter: str | None = None,
+    source_line: str = "- Source: [Devoured digest](https://devoured.fyi/)",
+    section: str = "Deep dive",
+    line_hint: str = "9",
+    context_before: str = DEFAULT_CONTEXT_BEFORE,
+    evidence: str = DEFAULT_EVIDENCE,
+    context_after: str = DEFAULT_CONTEXT_AFTER,
+    claim: str = DEFAULT_CLAIM,
+    mode: str = "ASSERTED",
+    status: str = "COMPLETE",
+    frame: Any = None,
+    rows: Iterable[tuple[str, str, str]] | None = None,
+    drafts: str | None = None,
+    extra_sections: str = "",
+    review: str = HUMAN_REVIEW,
+) -> str:
     """A review note in the DESIGN §3 source format; every default gives DV1-0001 exactly.
 
     `frame` may be a dict (rendered as the pipeline does) or raw block text; `rows`
@@ -160,28 +208,35 @@ def render_note(*, claim_id: str = "DV1-0001", review_action: str = "APPROVE",
     if rows is None:
         rows = rows_for(frame) if isinstance(frame, dict) else []
     table = "".join(f"| {role} | {label} | {target} |\n" for role, label, target in rows)
-    head = frontmatter if frontmatter is not None else render_frontmatter(
-        claim_id, review_action, review_state, checks, reviewer, extra_properties)
+    head = (
+        frontmatter
+        if frontmatter is not None
+        else render_frontmatter(
+            claim_id, review_action, review_state, checks, reviewer, extra_properties
+        )
+    )
     human_number = "⑥" if drafts else "⑤"
-    return (f"{head}# {claim_id}\n\n"
-            "## ① SA Source\n"
-            f"{source_line}\n"
-            f"- Section: {section}\n"
-            f"- Line hint: {line_hint}\n\n"
-            f"### Context Before\n{context_before}\n\n"
-            f"### Evidence\n{evidence}\n\n"
-            f"### Context After\n{context_after}\n\n"
-            f"## ② Atomic Claim\n{claim}\n\n"
-            f"- Epistemic Mode: {mode}\n"
-            f"- Mapping Status: {status}\n\n"
-            f"## ③ Semantic Frame\n```json\n{frame_text}\n```\n\n"
-            "## ④ Canonical Entity Mapping\n"
-            "| Role | Surface Label | Canonical Target |\n"
-            "|---|---|---|\n"
-            f"{table}\n"
-            f"{drafts or ''}"
-            f"{extra_sections}"
-            f"## {human_number} Human Review\n{review}")
+    return (
+        f"{head}# {claim_id}\n\n"
+        "## ① SA Source\n"
+        f"{source_line}\n"
+        f"- Section: {section}\n"
+        f"- Line hint: {line_hint}\n\n"
+        f"### Context Before\n{context_before}\n\n"
+        f"### Evidence\n{evidence}\n\n"
+        f"### Context After\n{context_after}\n\n"
+        f"## ② Atomic Claim\n{claim}\n\n"
+        f"- Epistemic Mode: {mode}\n"
+        f"- Mapping Status: {status}\n\n"
+        f"## ③ Semantic Frame\n```json\n{frame_text}\n```\n\n"
+        "## ④ Canonical Entity Mapping\n"
+        "| Role | Surface Label | Canonical Target |\n"
+        "|---|---|---|\n"
+        f"{table}\n"
+        f"{drafts or ''}"
+        f"{extra_sections}"
+        f"## {human_number} Human Review\n{review}"
+    )
 
 
 def line_of_text(text: str, needle: str, occurrence: int = 1) -> int:
@@ -197,9 +252,13 @@ def line_of_text(text: str, needle: str, occurrence: int = 1) -> int:
 
 # --- vaults ------------------------------------------------------------------------
 
-def build_vault(root: Path, notes: Mapping[str, str | bytes] | None = None,
-                kb: Iterable[str] | Mapping[str, str] | None = None,
-                example_kb: bool = True) -> Path:
+
+def build_vault(
+    root: Path,
+    notes: Mapping[str, str | bytes] | None = None,
+    kb: Iterable[str] | Mapping[str, str] | None = None,
+    example_kb: bool = True,
+) -> Path:
     """Write a vault under `root`: `.obsidian/`, the example knowledge base, and `notes`.
 
     `notes` maps a vault-relative path (a bare file name goes to 03_claims/) to its text
@@ -242,8 +301,9 @@ def settings_for(vault: Path, workers: int = 1, assist: bool = False):  # -> Set
     return settings
 
 
-def validate_vault(vault: Path, paths: list[Path] | None = None, workers: int = 1,
-                   assist: bool = False):
+def validate_vault(
+    vault: Path, paths: list[Path] | None = None, workers: int = 1, assist: bool = False
+):
     """Run the core `validate` on a vault; returns the ValidateReport."""
     from vault_tools.validate import validate
 
@@ -260,8 +320,9 @@ def example_context():  # -> CheckContext over the example knowledge base
     from vault_tools.schemas import Schemas
     from vault_tools.vault import markdown_files
 
-    return CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT),
-                                                 "04_knowledge_base"), assist_codes())
+    return CheckContext(
+        Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT), "04_knowledge_base"), assist_codes()
+    )
 
 
 @pytest.fixture
@@ -274,9 +335,12 @@ def example_vault(tmp_path: Path) -> Path:
 def make_vault(tmp_path: Path) -> Callable[..., Path]:
     """Factory: make_vault({"X.md": text}, kb=[...], example_kb=True, name="vault")."""
 
-    def make(notes: Mapping[str, str | bytes] | None = None,
-             kb: Iterable[str] | Mapping[str, str] | None = None,
-             example_kb: bool = True, name: str = "vault") -> Path:
+    def make(
+        notes: Mapping[str, str | bytes] | None = None,
+        kb: Iterable[str] | Mapping[str, str] | None = None,
+        example_kb: bool = True,
+        name: str = "vault",
+    ) -> Path:
         return build_vault(tmp_path / name, notes, kb, example_kb)
 
     return make

@@ -34,8 +34,9 @@ LEDGER = "05_ledger/decision_ledger.jsonl"
 V2_CLAIM = "現代 parallel drafter 一次 pass 生成整個 block。"
 
 
-def run(vault: Path, paths: list[Path] | None = None, dry_run: bool = False,
-        workers: int = 1) -> ApplyReport:
+def run(
+    vault: Path, paths: list[Path] | None = None, dry_run: bool = False, workers: int = 1
+) -> ApplyReport:
     return apply_notes(settings_for(vault, workers), paths, dry_run)
 
 
@@ -49,8 +50,11 @@ def props(vault: Path, name: str) -> dict:
 
 
 def all_bytes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def set_line(path: Path, key: str, value: str) -> None:
@@ -63,8 +67,13 @@ def set_line(path: Path, key: str, value: str) -> None:
 
 def previewed_repair(make_vault, name: str = "R-1.md", claim: str = V2_CLAIM) -> Path:
     """A vault with one note whose repair was previewed, then approved."""
-    vault = make_vault({name: render_note(claim_id=name[:-3], review_action="REQUEST_REPAIR",
-                                          drafts=render_drafts(claim))})
+    vault = make_vault(
+        {
+            name: render_note(
+                claim_id=name[:-3], review_action="REQUEST_REPAIR", drafts=render_drafts(claim)
+            )
+        }
+    )
     report = preview_vault(settings_for(vault))
     assert [p.state for p in report.previews] == ["PREVIEW_READY"]
     set_line(vault / "03_claims" / name, "review_action", "APPROVE_REPAIR")
@@ -78,16 +87,26 @@ def test_example_vault_accept_and_reject_events(example_vault: Path) -> None:
     report = run(example_vault)
     assert not report.refused
     assert [(a.path, a.action, a.seq) for a in report.applied] == [
-        ("03_claims/DV1-0001.md", "ACCEPT", 1), ("03_claims/DV1-0002.md", "REJECT", 2)]
+        ("03_claims/DV1-0001.md", "ACCEPT", 1),
+        ("03_claims/DV1-0002.md", "REJECT", 2),
+    ]
     accept, reject = events(example_vault)
     note = parse_note((example_vault / "03_claims/DV1-0001.md").read_bytes(), "x")
     v1 = v1_claim(note)
-    assert accept["claim"] == v1 and set(v1) == {"atomic_claim", "epistemic_mode",
-                                                 "mapping_status", "semantic_frame"}
+    assert accept["claim"] == v1 and set(v1) == {
+        "atomic_claim",
+        "epistemic_mode",
+        "mapping_status",
+        "semantic_frame",
+    }
     assert accept["base"] == claim_base(v1)
     assert accept["actor"] == "alice" and accept["note"] == "03_claims/DV1-0001.md"
-    assert accept["checks"] == {"check_source_claim": True, "check_claim_frame": True,
-                                "check_entity_mapping": True, "check_epistemic_mode": True}
+    assert accept["checks"] == {
+        "check_source_claim": True,
+        "check_claim_frame": True,
+        "check_entity_mapping": True,
+        "check_epistemic_mode": True,
+    }
     assert accept["preview"] is None and accept["supersedes"] is None and accept["v"] == 1
     assert accept["comment"] == ""
     assert reject["claim"] is None and reject["checks"]["check_source_claim"] is False
@@ -117,8 +136,9 @@ def test_second_run_appends_nothing_and_touches_nothing(example_vault: Path) -> 
     after = {k: v for k, v in all_bytes(example_vault).items() if not k.startswith(".vt/")}
     assert report.applied == [] and not report.events
     assert after == before
-    assert {s.reason.split(":")[0] for s in report.skipped
-            if s.path.endswith(("0001.md", "0002.md"))} == {"already applied"}
+    assert {
+        s.reason.split(":")[0] for s in report.skipped if s.path.endswith(("0001.md", "0002.md"))
+    } == {"already applied"}
 
 
 def test_crash_after_append_is_completed_by_the_next_run(example_vault: Path) -> None:
@@ -130,15 +150,20 @@ def test_crash_after_append_is_completed_by_the_next_run(example_vault: Path) ->
     second = run(example_vault)
     assert second.events == []
     assert [(a.path, a.id, a.new, a.marked) for a in second.applied] == [
-        ("03_claims/DV1-0001.md", event["id"], False, True)]
+        ("03_claims/DV1-0001.md", event["id"], False, True)
+    ]
     p = props(example_vault, "DV1-0001.md")
     assert (p["review_state"], p["vt_event_id"], p["vt_applied_at"]) == (
-        APPLIED, event["id"], event["ts"])
+        APPLIED,
+        event["id"],
+        event["ts"],
+    )
     assert len(events(example_vault)) == len(first.events)
 
 
-def test_actor_falls_back_to_config_then_git_then_os_user(make_vault, monkeypatch,
-                                                          tmp_path: Path) -> None:
+def test_actor_falls_back_to_config_then_git_then_os_user(
+    make_vault, monkeypatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))  # no global git identity
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("USER", "os-user")
@@ -159,8 +184,9 @@ def test_actor_falls_back_to_config_then_git_then_os_user(make_vault, monkeypatc
 
 
 def test_unchecked_approval_is_refused_naming_the_checks(make_vault) -> None:
-    text = render_note(claim_id="A-1").replace("check_claim_frame: true",
-                                               "check_claim_frame: false")
+    text = render_note(claim_id="A-1").replace(
+        "check_claim_frame: true", "check_claim_frame: false"
+    )
     text = text.replace("check_epistemic_mode: true", "check_epistemic_mode: false")
     vault = make_vault({"A-1.md": text})
     before = all_bytes(vault)
@@ -174,11 +200,13 @@ def test_unchecked_approval_is_refused_naming_the_checks(make_vault) -> None:
 
 
 def test_required_checks_policy_comes_from_vt_toml(make_vault) -> None:
-    text = render_note(claim_id="A-1").replace("check_claim_frame: true",
-                                               "check_claim_frame: false")
+    text = render_note(claim_id="A-1").replace(
+        "check_claim_frame: true", "check_claim_frame: false"
+    )
     vault = make_vault({"A-1.md": text})
-    (vault / "vt.toml").write_text('[policy]\nrequired_checks = ["check_source_claim"]\n',
-                                   encoding="utf-8")
+    (vault / "vt.toml").write_text(
+        '[policy]\nrequired_checks = ["check_source_claim"]\n', encoding="utf-8"
+    )
     report = run(vault)
     assert not report.refused and [a.action for a in report.applied] == ["ACCEPT"]
     assert events(vault)[0]["checks"]["check_claim_frame"] is False
@@ -194,8 +222,7 @@ def test_approval_of_a_note_with_errors_is_refused_naming_the_finding(make_vault
 
 def test_an_approval_after_an_earlier_apply_is_still_checked(make_vault) -> None:
     frame = {**DEFAULT_FRAME, "entities": [{"id": "04_knowledge_base/Nowhere", "label": "x"}]}
-    vault = make_vault({"A-1.md": render_note(claim_id="A-1", review_action="REJECT",
-                                              frame=frame)})
+    vault = make_vault({"A-1.md": render_note(claim_id="A-1", review_action="REJECT", frame=frame)})
     assert [a.action for a in run(vault).applied] == ["REJECT"]
     set_line(vault / "03_claims/A-1.md", "review_action", "APPROVE")
     report = run(vault)
@@ -204,16 +231,21 @@ def test_an_approval_after_an_earlier_apply_is_still_checked(make_vault) -> None
 
 def test_reject_needs_no_checks_and_no_valid_note(make_vault) -> None:
     frame = {**DEFAULT_FRAME, "entities": [{"id": "04_knowledge_base/Nowhere", "label": "x"}]}
-    vault = make_vault({"A-1.md": render_note(claim_id="A-1", review_action="REJECT",
-                                              checks=False, frame=frame)})
+    vault = make_vault(
+        {"A-1.md": render_note(claim_id="A-1", review_action="REJECT", checks=False, frame=frame)}
+    )
     report = run(vault)
     assert [a.action for a in report.applied] == ["REJECT"] and not report.refused
 
 
 def test_unknown_review_action_and_duplicate_claim_ids_are_refused(make_vault) -> None:
-    vault = make_vault({"A-1.md": render_note(claim_id="A-1", review_action="MAYBE"),
-                        "B-1.md": render_note(claim_id="B-1"),
-                        "B-1-copy.md": render_note(claim_id="B-1", review_action="REJECT")})
+    vault = make_vault(
+        {
+            "A-1.md": render_note(claim_id="A-1", review_action="MAYBE"),
+            "B-1.md": render_note(claim_id="B-1"),
+            "B-1-copy.md": render_note(claim_id="B-1", review_action="REJECT"),
+        }
+    )
     report = run(vault)
     reasons = {r.path: r.reason for r in report.refused}
     assert "MAYBE" in reasons["03_claims/A-1.md"]
@@ -224,18 +256,20 @@ def test_unknown_review_action_and_duplicate_claim_ids_are_refused(make_vault) -
 
 def test_pending_is_ignored_unless_named(make_vault) -> None:
     vault = make_vault({"P-1.md": render_note(claim_id="P-1", review_action="PENDING")})
-    assert run(vault).to_json() == {"applied": [], "skipped": [], "refused": [],
-                                    "dry_run": False}
+    assert run(vault).to_json() == {"applied": [], "skipped": [], "refused": [], "dry_run": False}
     named = run(vault, [vault / "03_claims/P-1.md"])
     assert [s.reason for s in named.skipped] == ["review_action is PENDING: nothing to apply"]
 
 
-def test_named_paths_outside_the_vault_or_missing_are_refused(example_vault: Path,
-                                                              tmp_path: Path) -> None:
+def test_named_paths_outside_the_vault_or_missing_are_refused(
+    example_vault: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "elsewhere.md"
     outside.write_text("x", encoding="utf-8")
-    report = run(example_vault, [outside, example_vault / "03_claims/none.md",
-                                 example_vault / "03_claims/DV1-0001.md"])
+    report = run(
+        example_vault,
+        [outside, example_vault / "03_claims/none.md", example_vault / "03_claims/DV1-0001.md"],
+    )
     assert len(report.refused) == 2
     assert [a.path for a in report.applied] == ["03_claims/DV1-0001.md"]
 
@@ -260,26 +294,38 @@ def test_approve_repair_appends_the_v2_claim_with_the_preview_hash(make_vault) -
 def test_drafts_changed_since_the_preview_are_refused(make_vault) -> None:
     vault = previewed_repair(make_vault)
     path = vault / "03_claims/R-1.md"
-    path.write_text(path.read_text(encoding="utf-8").replace(V2_CLAIM, V2_CLAIM + "!"),
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(V2_CLAIM, V2_CLAIM + "!"), encoding="utf-8"
+    )
     report = run(vault)
     assert [r.reason for r in report.refused] == [DRAFTS_CHANGED]
     assert not (vault / LEDGER).exists() or events(vault) == []
 
 
 def test_approve_repair_without_a_preview_is_refused(make_vault) -> None:
-    vault = make_vault({"R-1.md": render_note(claim_id="R-1", review_action="APPROVE_REPAIR",
-                                              drafts=render_drafts(V2_CLAIM))})
+    vault = make_vault(
+        {
+            "R-1.md": render_note(
+                claim_id="R-1", review_action="APPROVE_REPAIR", drafts=render_drafts(V2_CLAIM)
+            )
+        }
+    )
     report = run(vault)
     assert len(report.refused) == 1 and "vt preview" in report.refused[0].reason
 
 
 def test_request_repair_is_skipped(make_vault) -> None:
-    vault = make_vault({"R-1.md": render_note(claim_id="R-1", review_action="REQUEST_REPAIR",
-                                              drafts=render_drafts(V2_CLAIM))})
+    vault = make_vault(
+        {
+            "R-1.md": render_note(
+                claim_id="R-1", review_action="REQUEST_REPAIR", drafts=render_drafts(V2_CLAIM)
+            )
+        }
+    )
     report = run(vault)
     assert [(s.path, s.reason) for s in report.skipped] == [
-        ("03_claims/R-1.md", "preview, then set APPROVE_REPAIR")]
+        ("03_claims/R-1.md", "preview, then set APPROVE_REPAIR")
+    ]
 
 
 # --- changing one's mind, reverts ---------------------------------------------------
@@ -338,8 +384,9 @@ def test_dry_run_reports_the_events_and_writes_nothing(example_vault: Path) -> N
     report = run(example_vault, dry_run=True)
     assert [(e["action"], e["seq"]) for e in report.events] == [("REJECT", 3)]
     assert all_bytes(example_vault).keys() == edited.keys()
-    assert {k: v for k, v in all_bytes(example_vault).items() if not k.startswith(".vt/")} == \
-        {k: v for k, v in edited.items() if not k.startswith(".vt/")}
+    assert {k: v for k, v in all_bytes(example_vault).items() if not k.startswith(".vt/")} == {
+        k: v for k, v in edited.items() if not k.startswith(".vt/")
+    }
     assert before != edited
 
 
@@ -354,27 +401,40 @@ def test_mark_note_refuses_a_note_changed_since_it_was_read(make_vault) -> None:
     signature = (st.st_mtime_ns, st.st_size, st.st_ino)
     digest = hashlib.sha256(raw).hexdigest()
     event_id = "sha256:" + "a" * 64
-    path.write_bytes(raw.replace(b"review_comment: \"\"", b"review_comment: \"edited\""))
+    path.write_bytes(raw.replace(b'review_comment: ""', b'review_comment: "edited"'))
     edited = path.read_bytes()
-    reason = mark_note(settings_for(vault), "03_claims/A-1.md", digest, signature, event_id,
-                       "2026-01-01T00:00:00Z")
+    reason = mark_note(
+        settings_for(vault), "03_claims/A-1.md", digest, signature, event_id, "2026-01-01T00:00:00Z"
+    )
     assert reason is not None and "changed on disk" in reason
     assert path.read_bytes() == edited
     st = os.stat(path)
     fresh = (st.st_mtime_ns, st.st_size, st.st_ino)
-    assert mark_note(settings_for(vault), "03_claims/A-1.md",
-                     hashlib.sha256(edited).hexdigest(), fresh, event_id,
-                     "2026-01-01T00:00:00Z") is None
+    assert (
+        mark_note(
+            settings_for(vault),
+            "03_claims/A-1.md",
+            hashlib.sha256(edited).hexdigest(),
+            fresh,
+            event_id,
+            "2026-01-01T00:00:00Z",
+        )
+        is None
+    )
     assert props(vault, "A-1.md")["vt_event_id"] == event_id
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_many_notes_through_the_pool_give_the_same_ledger(make_vault, monkeypatch,
-                                                          workers: int) -> None:
+def test_many_notes_through_the_pool_give_the_same_ledger(
+    make_vault, monkeypatch, workers: int
+) -> None:
     monkeypatch.setattr("vault_tools.pool.PARALLEL_THRESHOLD", 100)
-    notes = {f"M-{i:03}.md": render_note(claim_id=f"M-{i:03}",
-                                         review_action="REJECT" if i % 3 == 0 else "APPROVE")
-             for i in range(240)}
+    notes = {
+        f"M-{i:03}.md": render_note(
+            claim_id=f"M-{i:03}", review_action="REJECT" if i % 3 == 0 else "APPROVE"
+        )
+        for i in range(240)
+    }
     vault = make_vault(notes, name=f"pool{workers}")
     report = run(vault, workers=workers)
     assert len(report.applied) == 240 and not report.refused

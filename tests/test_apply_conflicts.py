@@ -28,8 +28,13 @@ pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def vt(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(clone)],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args, "--vault", str(clone)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
 
 
 def vt_json(clone: Path, *args: str) -> dict:
@@ -64,10 +69,12 @@ def props(clone: Path) -> dict:
     return parse_note((clone / NOTE).read_bytes(), NOTE).properties
 
 
-@pytest.mark.parametrize(("side", "final"), [("--theirs", "APPROVE"), ("--ours", "APPROVE"),
-                                             ("--ours", "REJECT")])
+@pytest.mark.parametrize(
+    ("side", "final"), [("--theirs", "APPROVE"), ("--ours", "APPROVE"), ("--ours", "REJECT")]
+)
 def test_a_claim_decided_differently_is_settled_by_deciding_again(
-        tmp_path: Path, side: str, final: str) -> None:
+    tmp_path: Path, side: str, final: str
+) -> None:
     alice, bob = two_clones(tmp_path)
     accept = decide(alice, "APPROVE", "alice")
     commit_all(alice, "alice accepts DV1-0001")
@@ -76,14 +83,17 @@ def test_a_claim_decided_differently_is_settled_by_deciding_again(
     commit_all(bob, "bob rejects DV1-0001")
 
     pulled = git(bob, "pull", "--no-rebase", "origin", "main", check=False)
-    assert pulled.returncode != 0 and f"CONFLICT (content): Merge conflict in {NOTE}" \
-        in pulled.stdout
+    assert (
+        pulled.returncode != 0 and f"CONFLICT (content): Merge conflict in {NOTE}" in pulled.stdout
+    )
     assert "<<<<<<<" in (bob / NOTE).read_text() and "<<<<<<<" not in (bob / LEDGER).read_text()
     status = vt_json(bob, "status")
     assert status["claims"] == {"CONFLICT": 1}
     (conflict,) = status["conflicts"]
     assert [(h["actor"], h["action"], h["id"]) for h in conflict["heads"]] == [
-        ("bob", "REJECT", reject["id"]), ("alice", "ACCEPT", accept["id"])]
+        ("bob", "REJECT", reject["id"]),
+        ("alice", "ACCEPT", accept["id"]),
+    ]
     assert conflict["unseen"] == [reject["id"]]
     assert conflict["settle"].startswith("resolve the note, set review_action")
     text = vt(bob, "status").stdout
@@ -96,15 +106,19 @@ def test_a_claim_decided_differently_is_settled_by_deciding_again(
     git(bob, "add", NOTE)
     (entry,) = vt_json(bob, "status")["disagreements"]
     assert (entry["kind"], [h["id"] for h in entry["heads"]]) == (
-        "differs", [reject["id"], accept["id"]])
+        "differs",
+        [reject["id"], accept["id"]],
+    )
     assert "the claim is in CONFLICT between bob REJECT" in entry["reason"]
 
     done = vt(bob, "apply", str(bob / NOTE))
     assert done.returncode == 0, done.stderr
     *_, settle = events(bob)
     action = {"APPROVE": "ACCEPT", "REJECT": "REJECT"}[final]
-    assert (f"{NOTE} (DV1-0001): {action} appended (supersedes 2 concurrent heads: settled), "
-            f"seq 3, {settle['id']}") in done.stdout
+    assert (
+        f"{NOTE} (DV1-0001): {action} appended (supersedes 2 concurrent heads: settled), "
+        f"seq 3, {settle['id']}"
+    ) in done.stdout
     last = settle
     assert (last["action"], last["actor"]) == (action, "bob")
     assert last["supersedes"] == sorted([accept["id"], reject["id"]])
@@ -149,13 +163,16 @@ def test_a_claim_decided_alike_on_two_branches_is_an_agreement(tmp_path: Path) -
     assert status["conflicts"] == [] and status["disagreements"] == []
     applied = vt_json(bob, "apply", str(bob / NOTE))
     assert applied["applied"] == [] and applied["skipped"][0]["reason"].startswith(
-        "already applied")
+        "already applied"
+    )
     assert len(events(bob)) == 2
     commit_all(bob, "merge")
     history = vt_json(bob, "history", "DV1-0001")
     assert history["status"] == "ACCEPTED"
     assert [(h["actor"], h["action"]) for h in history["heads"]] == [
-        ("bob", "ACCEPT"), ("alice", "ACCEPT")]
+        ("bob", "ACCEPT"),
+        ("alice", "ACCEPT"),
+    ]
     text = vt(bob, "history", "DV1-0001").stdout
     assert "DV1-0001: ACCEPTED" in text
     assert "decided alike without seeing each other: bob ACCEPT" in text

@@ -48,8 +48,10 @@ def decision_vault(root: Path, n: int = 200, seed: int = 1) -> Path:
         if kind == "REPAIR":
             repairs.append(claim_id)
             notes[f"{claim_id}.md"] = render_note(
-                claim_id=claim_id, review_action="REQUEST_REPAIR",
-                drafts=render_drafts(f"{V2_CLAIM} {i}"))
+                claim_id=claim_id,
+                review_action="REQUEST_REPAIR",
+                drafts=render_drafts(f"{V2_CLAIM} {i}"),
+            )
         else:
             notes[f"{claim_id}.md"] = render_note(claim_id=claim_id, review_action=kind)
     vault = build_vault(root, notes)
@@ -71,10 +73,14 @@ def set_action(path: Path, action: str) -> None:
 def vt_apply(vault: Path, *paths: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     # a new session: the kill takes the whole process group (pool workers included),
     # as a crash or a power cut would
-    return subprocess.Popen([sys.executable, "-m", "vault_tools", "apply", "--vault",
-                             str(vault), "--json", *paths],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, cwd=REPO, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json", *paths],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        cwd=REPO,
+        env=env,
+    )
 
 
 def decision_of(props: dict) -> str:
@@ -91,8 +97,9 @@ def assert_consistent(vault: Path) -> dict[str, list[dict]]:
         by_claim.setdefault(ev["claim_id"], []).append(ev)
     for claim_id, evs in by_claim.items():
         for a, b in zip(evs, evs[1:], strict=False):
-            assert (a["action"], a["claim"]) != (b["action"], b["claim"]), \
+            assert (a["action"], a["claim"]) != (b["action"], b["claim"]), (
                 f"{claim_id}: the same decision appended twice"
+            )
             assert b["supersedes"] == a["id"]
     for path in sorted((vault / "03_claims").glob("*.md")):
         props = parse_note(path.read_bytes(), path.name).properties
@@ -112,9 +119,12 @@ def unmarked_decisions(vault: Path) -> list[Path]:
     for path in sorted((vault / "03_claims").glob("*.md")):
         props = parse_note(path.read_bytes(), path.name).properties
         event = latest.get(props["claim_id"])
-        if (props["review_action"] in ("APPROVE", "REJECT") and event is not None
-                and event["action"] == decision_of(props)
-                and props.get("vt_event_id") not in (None, event["id"])):
+        if (
+            props["review_action"] in ("APPROVE", "REJECT")
+            and event is not None
+            and event["action"] == decision_of(props)
+            and props.get("vt_event_id") not in (None, event["id"])
+        ):
             found.append(path)
     return found
 
@@ -146,12 +156,18 @@ def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
     schedule = kill_schedule(seed=7)
     # the schedule reaches "appended but not marked" whatever the timing: reviewers change
     # their minds just before a run that is killed between its append and its marks
-    assert any(mode in ("after-write", "after-append")
-               for run, (mode, _) in enumerate(schedule) if run % FLIP_EVERY == FLIP_EVERY - 1)
+    assert any(
+        mode in ("after-write", "after-append")
+        for run, (mode, _) in enumerate(schedule)
+        if run % FLIP_EVERY == FLIP_EVERY - 1
+    )
     rng = random.Random(7)
-    plain = sorted(p for p in (vault / "03_claims").glob("*.md")
-                   if b"review_action: APPROVE\n" in p.read_bytes()
-                   or b"review_action: REJECT\n" in p.read_bytes())
+    plain = sorted(
+        p
+        for p in (vault / "03_claims").glob("*.md")
+        if b"review_action: APPROVE\n" in p.read_bytes()
+        or b"review_action: REJECT\n" in p.read_bytes()
+    )
     killed_mid_run = unmarked_seen = minds_changed_back = 0
     for run, (mode, share) in enumerate(schedule):
         if run % FLIP_EVERY == FLIP_EVERY - 1:
@@ -188,8 +204,12 @@ def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
     by_claim = assert_consistent(vault)
     assert len(by_claim) == 200
     # and a run after that has nothing left to do
-    again = subprocess.run([sys.executable, "-m", "vault_tools", "apply", "--vault",
-                            str(vault), "--json"], capture_output=True, text=True, cwd=REPO)
+    again = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert again.returncode == 0 and '"applied": []' in again.stdout
 
 
@@ -209,14 +229,20 @@ def test_four_concurrent_runs_over_overlapping_notes(tmp_path: Path) -> None:
 
 # --- a crash between append and mark, then a change of mind ------------------------
 
+
 def vt_json(vault: Path, *args: str, crash_at: str | None = None) -> tuple[int, dict]:
     """`vt ARGS --vault VAULT --json` as a process; killed at `crash_at` if given."""
     env = {k: v for k, v in os.environ.items() if k != ledgermod.CRASH_ENV}
     if crash_at is not None:
         env[ledgermod.CRASH_ENV] = crash_at
-    done = subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault),
-                           "--json"], capture_output=True, text=True, cwd=REPO, env=env,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
     if crash_at is not None:
         assert done.returncode == -signal.SIGKILL, done.stderr
         return done.returncode, {}
@@ -234,11 +260,13 @@ def claim_events(vault: Path, claim_id: str) -> list[dict]:
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_the_final_decision_survives_a_crash_between_append_and_mark(
-        tmp_path: Path, point: str) -> None:
+    tmp_path: Path, point: str
+) -> None:
     """APPROVE applied; REJECT, apply killed at `point`; APPROVE again; apply records it."""
     names = ["C-1.md", "C-2.md"]  # two notes: after-mark kills with one marked, one not
-    vault = build_vault(tmp_path / "vault",
-                        {name: render_note(claim_id=name[:-3]) for name in names})
+    vault = build_vault(
+        tmp_path / "vault", {name: render_note(claim_id=name[:-3]) for name in names}
+    )
     assert vt_json(vault, "apply")[0] == 0
     accepted = {name: note_props(vault, name)["vt_event_id"] for name in names}
     for name in names:
@@ -254,21 +282,25 @@ def test_the_final_decision_survives_a_crash_between_append_and_mark(
     # status already tells: the ledger records REJECT, a note does not say so
     _, report = vt_json(vault, "status")
     assert [(d["path"], d["kind"]) for d in report["disagreements"]] == [
-        (f"03_claims/{name}", "unmarked") for name in names
-        if note_props(vault, name)["vt_event_id"] == accepted[name]]
+        (f"03_claims/{name}", "unmarked")
+        for name in names
+        if note_props(vault, name)["vt_event_id"] == accepted[name]
+    ]
     # the reviewer changes their mind back before anyone runs apply again
     for name in names:
         set_action(vault / "03_claims" / name, "APPROVE")
     _, report = vt_json(vault, "status")
-    assert [(d["path"], d["kind"], [h["action"] for h in d["heads"]])
-            for d in report["disagreements"]] == [
-        (f"03_claims/{name}", "differs", ["REJECT"]) for name in names]
+    assert [
+        (d["path"], d["kind"], [h["action"] for h in d["heads"]]) for d in report["disagreements"]
+    ] == [(f"03_claims/{name}", "differs", ["REJECT"]) for name in names]
     assert report["disagreements"][0]["reason"].startswith(
-        "review_action is APPROVE; the claim's latest event is alice REJECT sha256:")
+        "review_action is APPROVE; the claim's latest event is alice REJECT sha256:"
+    )
     code, applied = vt_json(vault, "apply")
     assert code == 0 and applied["skipped"] == [] and applied["refused"] == []
     assert [(a["path"], a["action"], a["new"]) for a in applied["applied"]] == [
-        (f"03_claims/{name}", "ACCEPT", True) for name in names]
+        (f"03_claims/{name}", "ACCEPT", True) for name in names
+    ]
     for name in names:
         accept, reject, again = claim_events(vault, name[:-3])
         assert [e["action"] for e in (accept, reject, again)] == ["ACCEPT", "REJECT", "ACCEPT"]
@@ -285,7 +317,8 @@ def test_the_final_decision_survives_a_crash_between_append_and_mark(
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_a_crash_between_append_and_mark_is_completed_without_a_new_event(
-        tmp_path: Path, point: str) -> None:
+    tmp_path: Path, point: str
+) -> None:
     vault = build_vault(tmp_path / "vault", {"C-1.md": render_note(claim_id="C-1")})
     vt_json(vault, "apply", crash_at=point)
     (accept,) = claim_events(vault, "C-1")
@@ -311,13 +344,17 @@ def small_vault(root: Path) -> Path:
 
 
 def snapshot(vault: Path) -> dict[str, bytes]:
-    return {p.relative_to(vault).as_posix(): p.read_bytes()
-            for p in sorted(vault.rglob("*")) if p.is_file() and ".vt" not in p.parts}
+    return {
+        p.relative_to(vault).as_posix(): p.read_bytes()
+        for p in sorted(vault.rglob("*"))
+        if p.is_file() and ".vt" not in p.parts
+    }
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO])
-def test_fsync_failure_appends_nothing_and_marks_nothing(tmp_path: Path, monkeypatch,
-                                                         code: int) -> None:
+def test_fsync_failure_appends_nothing_and_marks_nothing(
+    tmp_path: Path, monkeypatch, code: int
+) -> None:
     vault = small_vault(tmp_path / "vault")
     before = snapshot(vault)
 
@@ -337,8 +374,9 @@ def test_fsync_failure_appends_nothing_and_marks_nothing(tmp_path: Path, monkeyp
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO])
-def test_write_failure_midway_leaves_no_partial_line(tmp_path: Path, monkeypatch,
-                                                     code: int) -> None:
+def test_write_failure_midway_leaves_no_partial_line(
+    tmp_path: Path, monkeypatch, code: int
+) -> None:
     vault = small_vault(tmp_path / "vault")
     before = snapshot(vault)
     real_write = os.write

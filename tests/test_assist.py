@@ -30,8 +30,9 @@ from vault_tools.vault import markdown_files
 CASES = sorted((Path(__file__).resolve().parent / "assist_cases").glob("*.md"))
 MARKER = re.compile(r"<!-- assist: ([a-z-]+)(?: (\d+))? -->")
 ASSIST = {code for code in CODES if code.startswith("assist-")}
-CTX = CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT), "04_knowledge_base",
-                                            EXAMPLE_VAULT))
+CTX = CheckContext(
+    Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT), "04_knowledge_base", EXAMPLE_VAULT)
+)
 
 
 def expected(text: str) -> set[tuple[str, int]]:
@@ -69,6 +70,7 @@ def test_every_assist_code_is_a_warning() -> None:
 
 # --- the example vault -----------------------------------------------------------------
 
+
 def example_findings() -> dict[str, list]:
     found: dict[str, list] = {}
     for path in sorted((EXAMPLE_VAULT / "03_claims").glob("*.md")):
@@ -92,23 +94,30 @@ def test_example_vault_warnings_are_exactly_the_known_ones() -> None:
     repairs that and is silent); DV1-0004's frame paraphrases its claim faithfully."""
     codes = {stem: [f.code for f in found] for stem, found in example_findings().items()}
     assert codes == {
-        "SA260324R-0125": [], "DV1-0001": [], "DV1-0002": [],
-        "DV1-0003": ["assist-frame-expression"], "DV1-0004": [],
+        "SA260324R-0125": [],
+        "DV1-0001": [],
+        "DV1-0002": [],
+        "DV1-0003": ["assist-frame-expression"],
+        "DV1-0004": [],
         "IX2-0328": ["assist-mapping-unrelated"],
     }
 
 
 # --- through vt validate: warnings, switchable, cached with the aliases ---------------
 
+
 def test_validate_reports_assist_warnings_and_config_disables_them(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
     report = validate_vault(vault, assist=True)
     assert report.errors == 0
-    assert {f.code for f in report.findings} == {"assist-mapping-unrelated",
-                                                 "assist-frame-expression"}
-    (vault / "vt.toml").write_text('[findings]\ndisable = ["assist-mapping-unrelated"]\n',
-                                   encoding="utf-8")
+    assert {f.code for f in report.findings} == {
+        "assist-mapping-unrelated",
+        "assist-frame-expression",
+    }
+    (vault / "vt.toml").write_text(
+        '[findings]\ndisable = ["assist-mapping-unrelated"]\n', encoding="utf-8"
+    )
     report = validate_vault(vault, assist=True)
     assert {f.code for f in report.findings} == {"assist-frame-expression"}
 
@@ -117,21 +126,30 @@ def test_alias_change_invalidates_the_validate_cache(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
     note = vault / "03_claims" / "IX2-0328.md"
-    note.write_text(note.read_text(encoding="utf-8").replace(
-        "| verification | 04_knowledge_base/IC design verification",
-        "| verification | 04_knowledge_base/Draft Verification").replace(
-        '"id": "04_knowledge_base/IC design verification"',
-        '"id": "04_knowledge_base/Draft Verification"'), encoding="utf-8")
+    note.write_text(
+        note.read_text(encoding="utf-8")
+        .replace(
+            "| verification | 04_knowledge_base/IC design verification",
+            "| verification | 04_knowledge_base/Draft Verification",
+        )
+        .replace(
+            '"id": "04_knowledge_base/IC design verification"',
+            '"id": "04_knowledge_base/Draft Verification"',
+        ),
+        encoding="utf-8",
+    )
     assert validate_vault(vault, [note], assist=True).findings == []
     kb_note = vault / "04_knowledge_base" / "Draft Verification.md"
-    kb_note.write_text(kb_note.read_text(encoding="utf-8").replace(
-        "[verification, ", "["), encoding="utf-8")
+    kb_note.write_text(
+        kb_note.read_text(encoding="utf-8").replace("[verification, ", "["), encoding="utf-8"
+    )
     # without the alias the label no longer names the note (and "Draft" is not in IX2's text)
     codes = [f.code for f in validate_vault(vault, [note], assist=True).findings]
     assert codes == ["assist-mapping-unrelated"]
 
 
 # --- the pieces ------------------------------------------------------------------------
+
 
 def test_fold_ignores_case_width_punctuation_space_and_plurals() -> None:
     assert assist.fold("KL-Divergence") == assist.fold("kl divergence")
@@ -149,26 +167,36 @@ def test_numbers_skip_names_and_read_full_width_digits() -> None:
     assert found == ["1.5", "2", "3", "1,000"]
 
 
-@pytest.mark.parametrize("text,hedge", [
-    ("this may help", "may"), ("In May 2025 it shipped", None), ("It MIGHT", "MIGHT"),
-    ("likelihood loss", None), ("效益未必較小", "未必"), ("或許更好", "或許"),
-    ("it is faster", None),
-])
+@pytest.mark.parametrize(
+    "text,hedge",
+    [
+        ("this may help", "may"),
+        ("In May 2025 it shipped", None),
+        ("It MIGHT", "MIGHT"),
+        ("likelihood loss", None),
+        ("效益未必較小", "未必"),
+        ("或許更好", "或許"),
+        ("it is faster", None),
+    ],
+)
 def test_hedges(text: str, hedge: str | None) -> None:
     assert assist.hedge_in(text) == hedge
 
 
 def test_without_a_vault_root_mapping_checks_stay_silent() -> None:
-    ctx = CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT),
-                                                "04_knowledge_base"))
+    ctx = CheckContext(Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT), "04_knowledge_base"))
     raw = (EXAMPLE_VAULT / "03_claims" / "IX2-0328.md").read_bytes()
     note = parse_note(raw, "03_claims/IX2-0328.md")
     assert assist.review_findings(note, ctx) == []
 
 
 def test_broken_frames_give_no_assist_crash() -> None:
-    for frame in ('{"entities": 3}', '{"entities": [{"id": 1}], "qualifiers": []}', "[]",
-                  '{"qualifiers": {"numeric_mentions": [1, null, ""], "condition_text": 5}}'):
+    for frame in (
+        '{"entities": 3}',
+        '{"entities": [{"id": 1}], "qualifiers": []}',
+        "[]",
+        '{"qualifiers": {"numeric_mentions": [1, null, ""], "condition_text": 5}}',
+    ):
         raw = render_note(frame=frame, rows=[]).encode()
         assert assist_pairs(raw) == set()
 
@@ -183,16 +211,49 @@ def test_generated_vault_runs_without_a_crash(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, str(shared / "bench" / "make_vault.py"),
-                    str(tmp_path / "v"), "--notes", "60", "--defects", "0.2"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(shared / "bench" / "make_vault.py"),
+            str(tmp_path / "v"),
+            "--notes",
+            "60",
+            "--defects",
+            "0.2",
+        ],
+        check=True,
+        capture_output=True,
+    )
     report = validate_vault(tmp_path / "v", assist=True)
     assert report.notes >= 40 and any(f.code in ASSIST for f in report.findings)
     assert all(f.severity == WARNING for f in report.findings if f.code in ASSIST)
 
 
-_TONE_PIECES = ["May", "may", " ", "\n", "\t", "5", "2026", "seems", "if", "would", "若",
-                "可能", "預計", "x", "ſeems", "İ", "K", "ﬁ", ".", "。", "S", "Mayo", "IF"]
+_TONE_PIECES = [
+    "May",
+    "may",
+    " ",
+    "\n",
+    "\t",
+    "5",
+    "2026",
+    "seems",
+    "if",
+    "would",
+    "若",
+    "可能",
+    "預計",
+    "x",
+    "ſeems",
+    "İ",
+    "K",
+    "ﬁ",
+    ".",
+    "。",
+    "S",
+    "Mayo",
+    "IF",
+]
 _TONE_TEXT = st.lists(st.sampled_from(_TONE_PIECES), max_size=8).map("".join)
 
 
@@ -201,14 +262,34 @@ _TONE_TEXT = st.lists(st.sampled_from(_TONE_PIECES), max_size=8).map("".join)
 @example("It is due in May", " 5 days on")
 @example("ſeems", "İ")
 def test_tone_judged_per_evidence_equals_the_tone_of_claim_and_evidence_together(
-        claim: str, evidence: str) -> None:
+    claim: str, evidence: str
+) -> None:
     both = f"{claim}\n{evidence}"
     expected = bool(assist.hedge_in(both) or assist._conditional_in(both))
     assert assist._hedged_or_conditional(claim, evidence) == expected
 
 
-_MENTION_PIECES = ["k", "N", "K", "k ", "\n", " ", "1", "1.5", "two", "主", "模型", "ﬁ", "Ǆ",
-                   "，", "x-k", "k2", "ǰ", "İ", "."]
+_MENTION_PIECES = [
+    "k",
+    "N",
+    "K",
+    "k ",
+    "\n",
+    " ",
+    "1",
+    "1.5",
+    "two",
+    "主",
+    "模型",
+    "ﬁ",
+    "Ǆ",
+    "，",
+    "x-k",
+    "k2",
+    "ǰ",
+    "İ",
+    ".",
+]
 _MENTION_TEXT = st.lists(st.sampled_from(_MENTION_PIECES), max_size=6).map("".join)
 
 
@@ -226,7 +307,8 @@ def _mention_in_joined_text(mention: str, claim: str, evidence: str) -> bool:
 @example("主模型", "只需要主", "模型")
 @example("k\nk", "a k", "k b")
 def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
-        mention: str, claim: str, evidence: str) -> None:
+    mention: str, claim: str, evidence: str
+) -> None:
     if assist.numbers_in(mention, names_too=True):
         return  # numbers take their own path
     expected = _mention_in_joined_text(mention, claim, evidence)
@@ -234,14 +316,36 @@ def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(["s", "ss", "ies", "sses", "a", "class", "drafts", " ", "-",
-                                 "İS", "中", "ﬁs", "x1s", "'s"]), max_size=8).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "s",
+                "ss",
+                "ies",
+                "sses",
+                "a",
+                "class",
+                "drafts",
+                " ",
+                "-",
+                "İS",
+                "中",
+                "ﬁs",
+                "x1s",
+                "'s",
+            ]
+        ),
+        max_size=8,
+    ).map("".join)
+)
 def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
     lowered = unicodedata.normalize("NFKC", text).casefold()
     stemmed = re.sub(r"[a-z]+", lambda m: assist._stem(m.group()), lowered)
     assert assist.fold(text) == stemmed.translate(assist._KEPT)
     assert assist._split_words(text) == tuple(
-        assist._stem(w) for w in assist._WORD.findall(lowered))
+        assist._stem(w) for w in assist._WORD.findall(lowered)
+    )
 
 
 def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
@@ -264,9 +368,15 @@ def test_no_digit_is_made_or_unmade_by_composition() -> None:
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(["1", "２", "²", "①", "½", "，", "中", "x", ".", "．", "3.5",
-                                 "H100", " ", "٣", "ǆ"]), max_size=8).map("".join),
-       st.booleans())
+@given(
+    st.lists(
+        st.sampled_from(
+            ["1", "２", "²", "①", "½", "，", "中", "x", ".", "．", "3.5", "H100", " ", "٣", "ǆ"]
+        ),
+        max_size=8,
+    ).map("".join),
+    st.booleans(),
+)
 def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: bool) -> None:
     normal = unicodedata.normalize("NFKC", text)
     pattern = assist._ANY_NUMBER if names_too else assist._NUMBER

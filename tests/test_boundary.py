@@ -59,8 +59,7 @@ def test_an_in_vault_symlink_resolves_to_its_target(spaces: tuple[Path, Path]) -
     assert writable_path(vault, "again/again/real.md") == vault.resolve() / "real.md"
 
 
-def test_a_symlinked_file_leading_out_is_refused_naming_the_link(
-        spaces: tuple[Path, Path]) -> None:
+def test_a_symlinked_file_leading_out_is_refused_naming_the_link(spaces: tuple[Path, Path]) -> None:
     vault, outside = spaces
     (vault / "03_claims").mkdir()
     os.symlink(outside / "secret.md", vault / "03_claims" / "X.md")
@@ -68,13 +67,15 @@ def test_a_symlinked_file_leading_out_is_refused_naming_the_link(
         writable_path(vault, "03_claims/X.md")
     assert str(caught.value) == (
         f"03_claims/X.md: {REFUSAL}: it leads outside the vault through the symlink "
-        f"03_claims/X.md (→ {outside / 'secret.md'})")
+        f"03_claims/X.md (→ {outside / 'secret.md'})"
+    )
     assert caught.value.exit_code == ExitCode.USAGE
     assert not is_inside(vault, "03_claims/X.md")
 
 
 def test_a_symlinked_folder_leading_out_is_refused_for_new_files_too(
-        spaces: tuple[Path, Path]) -> None:
+    spaces: tuple[Path, Path],
+) -> None:
     vault, outside = spaces
     os.symlink(outside, vault / "05_ledger", target_is_directory=True)
     with pytest.raises(BoundaryError, match="through the symlink 05_ledger "):
@@ -93,8 +94,7 @@ def test_paths_outside_by_name_and_loops_are_refused(spaces: tuple[Path, Path]) 
     assert not is_inside(vault, "Loop.md")
 
 
-def test_dot_dot_after_a_symlink_is_resolved_as_the_kernel_does(
-        spaces: tuple[Path, Path]) -> None:
+def test_dot_dot_after_a_symlink_is_resolved_as_the_kernel_does(spaces: tuple[Path, Path]) -> None:
     vault, outside = spaces
     (outside / "deep").mkdir()
     os.symlink(outside / "deep", vault / "link", target_is_directory=True)
@@ -117,8 +117,9 @@ def test_a_link_out_and_back_in_lands_inside(spaces: tuple[Path, Path]) -> None:
 # ---------------------------------------------------------------- running vt
 
 
-def run_vt(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
-           *args: str) -> tuple[int, str, str]:
+def run_vt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str
+) -> tuple[int, str, str]:
     """The real entry point in-process (run_app maps a VtError to its line and exit code)."""
     monkeypatch.setattr(sys, "argv", ["vt", *args])
     monkeypatch.delenv("VT_VAULT", raising=False)
@@ -173,6 +174,7 @@ def _each_file(folder: str) -> Callable[[Path, Path], None]:
     def place(vault: Path, outside: Path) -> None:
         for path in sorted((vault / folder).glob("*.md")):
             _move_out(vault, outside, f"{folder}/{path.name}")
+
     return place
 
 
@@ -233,17 +235,34 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
 
 # the pairs where the command would write through the symlink: it must say it refused
 REFUSED = {
-    ("preview", "note"), ("draft", "note"), ("draft", "claims-dir"),
-    ("apply", "note"), ("apply", "ledger-dir"), ("apply", "ledger-file"),
-    ("apply", "ledger-file-torn"), ("apply", "state-dir"),
-    ("revert", "ledger-dir"), ("revert", "ledger-file"), ("revert", "ledger-file-torn"),
-    ("revert", "state-dir"), ("revert", "kb-note"),
-    ("rebuild", "state-dir"), ("rebuild", "kb-note"), ("apply", "kb-note"),
-    ("status", "state-dir"), ("report", "state-dir"), ("report", "dashboard"),
-    ("validate", "state-dir"), ("validate", "note"),
-    ("init", "gitignore"), ("init", "gitattributes"), ("init", "hook"),
-    ("import", "claims-dir"), ("entities-new", "kb-dir"),
-    ("hook-install", "gitattributes"), ("hook-install", "hook"),
+    ("preview", "note"),
+    ("draft", "note"),
+    ("draft", "claims-dir"),
+    ("apply", "note"),
+    ("apply", "ledger-dir"),
+    ("apply", "ledger-file"),
+    ("apply", "ledger-file-torn"),
+    ("apply", "state-dir"),
+    ("revert", "ledger-dir"),
+    ("revert", "ledger-file"),
+    ("revert", "ledger-file-torn"),
+    ("revert", "state-dir"),
+    ("revert", "kb-note"),
+    ("rebuild", "state-dir"),
+    ("rebuild", "kb-note"),
+    ("apply", "kb-note"),
+    ("status", "state-dir"),
+    ("report", "state-dir"),
+    ("report", "dashboard"),
+    ("validate", "state-dir"),
+    ("validate", "note"),
+    ("init", "gitignore"),
+    ("init", "gitattributes"),
+    ("init", "hook"),
+    ("import", "claims-dir"),
+    ("entities-new", "kb-dir"),
+    ("hook-install", "gitattributes"),
+    ("hook-install", "hook"),
 }
 
 
@@ -265,9 +284,14 @@ def _snapshot(folder: Path) -> dict[str, tuple[str, bytes]]:
 
 @pytest.mark.parametrize("placement", sorted(PLACEMENTS))
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_nothing_outside_the_vault_changes(template: Path, tmp_path: Path, command: str,
-                                           placement: str, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture) -> None:
+def test_nothing_outside_the_vault_changes(
+    template: Path,
+    tmp_path: Path,
+    command: str,
+    placement: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
     vault, outside, scratch = tmp_path / "vault", tmp_path / "outside", tmp_path / "scratch"
     shutil.copytree(template, vault, symlinks=True)
     outside.mkdir()
@@ -284,14 +308,19 @@ def test_nothing_outside_the_vault_changes(template: Path, tmp_path: Path, comma
     if (command, placement) in REFUSED:
         # knowledge-base blocks are derived: a block not updated is reported, not fatal
         assert code != ExitCode.OK or placement == "kb-note", (out, err)
-        assert any(words in out + err for words in (
-            "outside the vault", "outside the working tree",
-            "outside git's hooks folder")), (out, err)
+        assert any(
+            words in out + err
+            for words in (
+                "outside the vault",
+                "outside the working tree",
+                "outside git's hooks folder",
+            )
+        ), (out, err)
 
 
 def test_the_ledger_through_an_outside_symlink_is_never_truncated(
-        template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     """The reported case: a torn last line in an outside ledger stayed outside, whole."""
     vault, outside = tmp_path / "vault", tmp_path / "outside"
     shutil.copytree(template, vault, symlinks=True)
@@ -301,8 +330,10 @@ def test_the_ledger_through_an_outside_symlink_is_never_truncated(
     before = ledger.read_bytes()
     code, _, err = run_vt(monkeypatch, capsys, "apply", "--vault", str(vault))
     assert code == ExitCode.USAGE
-    assert err == (f"vt: {LEDGER}: {REFUSAL}: it leads outside the vault through the "
-                   f"symlink {LEDGER} (→ {ledger})\n")
+    assert err == (
+        f"vt: {LEDGER}: {REFUSAL}: it leads outside the vault through the "
+        f"symlink {LEDGER} (→ {ledger})\n"
+    )
     assert ledger.read_bytes() == before
     assert not (vault / (LEDGER + ".torn")).exists()
     assert not (vault / CLAIMS / "NEW-1.md").read_text().count("APPLIED")  # no note marked
@@ -312,8 +343,8 @@ def test_the_ledger_through_an_outside_symlink_is_never_truncated(
 
 
 def test_validate_preview_and_apply_report_a_note_leading_out_alike(
-        template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     vault, outside = tmp_path / "vault", tmp_path / "outside"
     shutil.copytree(template, vault, symlinks=True)
     outside.mkdir()
@@ -325,8 +356,15 @@ def test_validate_preview_and_apply_report_a_note_leading_out_alike(
         assert code == ExitCode.FINDINGS, (command, out, err)
         assert json.dumps(expected.message) in out, (command, out)
     for command in ("validate", "preview", "apply", "draft"):  # the note given
-        code, out, err = run_vt(monkeypatch, capsys, command, str(vault / CLAIMS / "DV1-0003.md"),
-                                "--vault", str(vault), "--json")
+        code, out, err = run_vt(
+            monkeypatch,
+            capsys,
+            command,
+            str(vault / CLAIMS / "DV1-0003.md"),
+            "--vault",
+            str(vault),
+            "--json",
+        )
         assert code == ExitCode.FINDINGS, (command, out, err)
         assert json.dumps(expected.message) in out and f"{CLAIMS}/DV1-0003.md" in out, out
     _, out, err = run_vt(monkeypatch, capsys, "validate", "--vault", str(vault))
@@ -334,8 +372,8 @@ def test_validate_preview_and_apply_report_a_note_leading_out_alike(
 
 
 def test_a_note_symlinked_inside_the_vault_is_written_at_its_target(
-        template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(template, vault, symlinks=True)
     (vault / "drafts").mkdir()
@@ -348,14 +386,20 @@ def test_a_note_symlinked_inside_the_vault_is_written_at_its_target(
 
 
 def test_ledger_resolve_refuses_a_ledger_leading_out(
-        template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     vault, outside = tmp_path / "vault", tmp_path / "outside"
     shutil.copytree(template, vault, symlinks=True)
     outside.mkdir()
     lines = (vault / LEDGER).read_bytes().splitlines(keepends=True)
-    (vault / LEDGER).write_bytes(b"<<<<<<< ours\n" + lines[0] + b"=======\n" + lines[0]
-                                 + b">>>>>>> theirs\n" + b"".join(lines[1:]))
+    (vault / LEDGER).write_bytes(
+        b"<<<<<<< ours\n"
+        + lines[0]
+        + b"=======\n"
+        + lines[0]
+        + b">>>>>>> theirs\n"
+        + b"".join(lines[1:])
+    )
     _move_out(vault, outside, LEDGER)
     before = _snapshot(outside)
     code, _, err = run_vt(monkeypatch, capsys, "ledger", "resolve", "--vault", str(vault))
@@ -373,21 +417,25 @@ def _dead_pid() -> int:
 
 
 def test_apply_removes_the_temp_files_of_a_killed_vt_and_nothing_else(
-        template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(template, vault, symlinks=True)
     dead = _dead_pid()
     (vault / CLAIMS / "sub").mkdir()
-    stale = [vault / CLAIMS / f".DV1-0001.md.{dead}-0{TMP_SUFFIX}",
-             vault / CLAIMS / "sub" / f".X.md.{dead}-17{TMP_SUFFIX}",
-             vault / KB / f".Prefill.md.{dead}-3{TMP_SUFFIX}",
-             vault / f".{DASHBOARD}.{dead}-1{TMP_SUFFIX}"]
-    kept = [vault / CLAIMS / f".DV1-0001.md.{os.getpid()}-9{TMP_SUFFIX}",  # alive
-            vault / CLAIMS / f".DV1-0001.md{TMP_SUFFIX}",  # not vt's pattern
-            vault / CLAIMS / f"notes.{dead}-0{TMP_SUFFIX}",  # not hidden
-            vault / CLAIMS / f".DV1-0001.md.{dead}-0{TMP_SUFFIX}.bak",
-            vault / "elsewhere" / f".X.md.{dead}-0{TMP_SUFFIX}"]  # not a folder vt writes
+    stale = [
+        vault / CLAIMS / f".DV1-0001.md.{dead}-0{TMP_SUFFIX}",
+        vault / CLAIMS / "sub" / f".X.md.{dead}-17{TMP_SUFFIX}",
+        vault / KB / f".Prefill.md.{dead}-3{TMP_SUFFIX}",
+        vault / f".{DASHBOARD}.{dead}-1{TMP_SUFFIX}",
+    ]
+    kept = [
+        vault / CLAIMS / f".DV1-0001.md.{os.getpid()}-9{TMP_SUFFIX}",  # alive
+        vault / CLAIMS / f".DV1-0001.md{TMP_SUFFIX}",  # not vt's pattern
+        vault / CLAIMS / f"notes.{dead}-0{TMP_SUFFIX}",  # not hidden
+        vault / CLAIMS / f".DV1-0001.md.{dead}-0{TMP_SUFFIX}.bak",
+        vault / "elsewhere" / f".X.md.{dead}-0{TMP_SUFFIX}",
+    ]  # not a folder vt writes
     for path in stale + kept:
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(b"half a note")
@@ -398,8 +446,8 @@ def test_apply_removes_the_temp_files_of_a_killed_vt_and_nothing_else(
 
 
 def test_the_sweep_needs_the_ledger_lock_so_a_dry_run_leaves_them(
-        template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture) -> None:
+    template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(template, vault, symlinks=True)
     leftover = vault / CLAIMS / f".DV1-0001.md.{_dead_pid()}-0{TMP_SUFFIX}"
@@ -420,16 +468,25 @@ def test_the_sweep_never_follows_a_symlinked_folder(tmp_path: Path) -> None:
 
 
 def test_init_gitignore_covers_vt_temp_files(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     vault = copy_example_vault(tmp_path / "vault")
     git(vault, "init", "-q")
     code, _, err = run_vt(monkeypatch, capsys, "init", str(vault))
     assert code == ExitCode.OK, err
-    names = [f"{CLAIMS}/.DV1-0001.md.4242-0{TMP_SUFFIX}", f"{KB}/sub/.P.md.1-2{TMP_SUFFIX}",
-             f".{DASHBOARD}.7-0{TMP_SUFFIX}"]
-    done = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=vault,
-                          capture_output=True, text=True)
+    names = [
+        f"{CLAIMS}/.DV1-0001.md.4242-0{TMP_SUFFIX}",
+        f"{KB}/sub/.P.md.1-2{TMP_SUFFIX}",
+        f".{DASHBOARD}.7-0{TMP_SUFFIX}",
+    ]
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", *names], cwd=vault, capture_output=True, text=True
+    )
     assert done.stdout.split("\n")[:-1] == names
-    note = subprocess.run(["git", "check-ignore", "--no-index", f"{CLAIMS}/DV1-0001.md"],
-                          cwd=vault, capture_output=True, text=True)
+    note = subprocess.run(
+        ["git", "check-ignore", "--no-index", f"{CLAIMS}/DV1-0001.md"],
+        cwd=vault,
+        capture_output=True,
+        text=True,
+    )
     assert note.returncode == 1  # the notes themselves are not ignored

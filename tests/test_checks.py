@@ -45,6 +45,7 @@ def test_template_is_clean() -> None:
 
 # --- mapping table vs frame entities ----------------------------------------------------
 
+
 def test_entity_without_a_row() -> None:
     rows = rows_for(DEFAULT_FRAME)[:2]
     text = render_note(rows=rows)
@@ -56,8 +57,10 @@ def test_entity_without_a_row() -> None:
 
 
 def test_row_without_an_entity() -> None:
-    rows = [*rows_for(DEFAULT_FRAME), ("comparison_entity_3", "KV cache",
-                                       "[[04_knowledge_base/KV Cache]]")]
+    rows = [
+        *rows_for(DEFAULT_FRAME),
+        ("comparison_entity_3", "KV cache", "[[04_knowledge_base/KV Cache]]"),
+    ]
     text = render_note(rows=rows)
     findings = run(text)
     assert pairs(findings) == {("mapping-mismatch", line_of_text(text, "comparison_entity_3"))}
@@ -77,14 +80,16 @@ def test_mismatch_in_both_directions_when_a_target_differs() -> None:
 def test_a_row_matches_one_entity_only() -> None:
     rows = [*rows_for(DEFAULT_FRAME), rows_for(DEFAULT_FRAME)[0]]
     text = render_note(rows=rows)
-    assert pairs(run(text)) == {("mapping-mismatch", line_of_text(text, "comparison_entity_0",
-                                                                  2))}
+    assert pairs(run(text)) == {("mapping-mismatch", line_of_text(text, "comparison_entity_0", 2))}
 
 
 def test_rows_match_whatever_the_target_form_label_case_and_order() -> None:
     rows = [
-        ("comparison_entity_2", "Sequential Autoregressive Drafters",
-         "04_knowledge_base/autoregressive drafter.md"),
+        (
+            "comparison_entity_2",
+            "Sequential Autoregressive Drafters",
+            "04_knowledge_base/autoregressive drafter.md",
+        ),
         ("comparison_entity_0", "dflash", "[[04_knowledge_base/DFlash|DFlash drafter]]"),
         ("whatever role", "DSpark", "[[DSpark]]"),
     ]
@@ -92,8 +97,9 @@ def test_rows_match_whatever_the_target_form_label_case_and_order() -> None:
 
 
 def test_roles_are_free_text() -> None:
-    rows = [(f"role {i}", label, target) for i, (_, label, target)
-            in enumerate(rows_for(DEFAULT_FRAME))]
+    rows = [
+        (f"role {i}", label, target) for i, (_, label, target) in enumerate(rows_for(DEFAULT_FRAME))
+    ]
     assert run(render_note(rows=rows)) == []
 
 
@@ -104,11 +110,15 @@ def test_no_mapping_checks_when_the_frame_does_not_parse() -> None:
 
 # --- COMPLETE with an unresolved entity -------------------------------------------------
 
-@pytest.mark.parametrize("target,code", [
-    ("04_knowledge_base/Unknown Entity", "kb-target-missing"),
-    ("04_knowledge_base/../../etc/passwd", "kb-target-escape"),
-    ("03_claims/DV1-0002", "kb-target-outside-kb"),
-])
+
+@pytest.mark.parametrize(
+    "target,code",
+    [
+        ("04_knowledge_base/Unknown Entity", "kb-target-missing"),
+        ("04_knowledge_base/../../etc/passwd", "kb-target-escape"),
+        ("03_claims/DV1-0002", "kb-target-outside-kb"),
+    ],
+)
 def test_complete_with_an_unresolved_entity(target: str, code: str) -> None:
     frame = frame_with(entities=[DEFAULT_FRAME["entities"][0], {"id": target, "label": "x"}])
     text = render_note(frame=frame, status="COMPLETE")
@@ -133,17 +143,32 @@ def test_kb_finding_names_the_target_and_expected_file() -> None:
 
 # --- schema errors name the JSON path and the note line ---------------------------------
 
-@pytest.mark.parametrize("change,pointer,needle", [
-    ({"metric": "SPEED"}, "/metric", '"metric": "SPEED"'),
-    ({"operator": 3}, "/operator", '"operator": 3'),
-    ({"qualifiers": {"condition_text": None, "numeric_mentions": [1],
-                     "temporal_mentions": []}}, "/qualifiers/numeric_mentions/0", "      1"),
-    ({"entities": [{"id": "04_knowledge_base/DFlash", "label": ""}]},
-     "/entities/0/label", '"label": ""'),
-    ({"extra_key": True}, "/", "{"),
-])
-def test_frame_schema_error_names_pointer_and_line(change: dict, pointer: str,
-                                                   needle: str) -> None:
+
+@pytest.mark.parametrize(
+    "change,pointer,needle",
+    [
+        ({"metric": "SPEED"}, "/metric", '"metric": "SPEED"'),
+        ({"operator": 3}, "/operator", '"operator": 3'),
+        (
+            {
+                "qualifiers": {
+                    "condition_text": None,
+                    "numeric_mentions": [1],
+                    "temporal_mentions": [],
+                }
+            },
+            "/qualifiers/numeric_mentions/0",
+            "      1",
+        ),
+        (
+            {"entities": [{"id": "04_knowledge_base/DFlash", "label": ""}]},
+            "/entities/0/label",
+            '"label": ""',
+        ),
+        ({"extra_key": True}, "/", "{"),
+    ],
+)
+def test_frame_schema_error_names_pointer_and_line(change: dict, pointer: str, needle: str) -> None:
     frame = frame_with(**change)
     rows = [r for r in rows_for(frame) if r[1]]
     text = render_note(frame=frame, rows=rows)
@@ -166,15 +191,16 @@ def test_frame_missing_key_points_at_the_object() -> None:
 def test_frame_that_is_not_an_object() -> None:
     text = render_note(frame="[1, 2]", rows=[])
     findings = run(text)
-    assert [(f.code, f.line) for f in findings] == [
-        ("frame-schema", line_of_text(text, "[1, 2]"))]
+    assert [(f.code, f.line) for f in findings] == [("frame-schema", line_of_text(text, "[1, 2]"))]
 
 
 def test_properties_schema_names_the_property_and_its_line() -> None:
     text = render_note(review_action="MAYBE", extra_properties="vt_event_id: nothex\n")
     findings = run(text)
-    assert pairs(findings) == {("properties-schema", line_of_text(text, "review_action")),
-                               ("properties-schema", line_of_text(text, "vt_event_id"))}
+    assert pairs(findings) == {
+        ("properties-schema", line_of_text(text, "review_action")),
+        ("properties-schema", line_of_text(text, "vt_event_id")),
+    }
     assert any("review_action" in f.message and "MAYBE" in f.message for f in findings)
 
 
@@ -184,8 +210,9 @@ def test_unknown_properties_are_the_users() -> None:
 
 def test_draft_frame_and_metadata_schema_errors_point_into_the_draft() -> None:
     frame = frame_with(operator="BIGGER")
-    drafts = render_drafts(frame=frame, metadata={"epistemic_mode": "ASSERTED",
-                                                  "mapping_status": "DONE", "x": 1})
+    drafts = render_drafts(
+        frame=frame, metadata={"epistemic_mode": "ASSERTED", "mapping_status": "DONE", "x": 1}
+    )
     text = render_note(review_action="REQUEST_REPAIR", drafts=drafts)
     findings = run(text)
     assert pairs(findings) == {
@@ -203,9 +230,9 @@ def test_draft_entities_are_resolved_but_not_mapped() -> None:
     text = render_note(review_action="REQUEST_REPAIR", drafts=render_drafts(frame=frame))
     note = parse_note(text.encode(), "n.md")
     assert pairs(check_drafts(note, CTX)) == {
-        ("kb-target-missing", line_of_text(text, "Brand New"))}
-    assert pairs(check_note(note, CTX)) == {
-        ("kb-target-missing", line_of_text(text, "Brand New"))}
+        ("kb-target-missing", line_of_text(text, "Brand New"))
+    }
+    assert pairs(check_note(note, CTX)) == {("kb-target-missing", line_of_text(text, "Brand New"))}
 
 
 def test_claim_field_values_come_from_the_schema() -> None:
@@ -233,7 +260,7 @@ def test_frame_json_helper_matches_the_example() -> None:
 
 def test_missing_mapping_section_is_reported_once() -> None:
     text = render_note()
-    text = text[:text.index("## ④")] + text[text.index("## ⑤"):]
+    text = text[: text.index("## ④")] + text[text.index("## ⑤") :]
     assert pairs(run(text)) == {("section-missing", 13)}
 
 
@@ -247,8 +274,9 @@ def test_duplicate_key_does_not_hide_body_findings() -> None:
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 

@@ -20,8 +20,10 @@ from typer.testing import CliRunner
 from vault_tools.cli import app, app_for, main
 from vault_tools.findings import CODES
 
-PLAIN_LINE = re.compile(r"^(?P<path>[^:\n]+?)(?::(?P<line>\d+))?: (?P<code>[a-z][a-z-]*): "
-                        r"(?P<message>.+)$")
+PLAIN_LINE = re.compile(
+    r"^(?P<path>[^:\n]+?)(?::(?P<line>\d+))?: (?P<code>[a-z][a-z-]*): "
+    r"(?P<message>.+)$"
+)
 
 
 def invoke(*args: str, env: dict[str, str] | None = None):
@@ -33,9 +35,9 @@ def vault(example_vault: Path) -> Path:
     """The example vault with one defective note, and review-assist warnings off."""
     disabled = ", ".join(f'"{code}"' for code in sorted(assist_codes()))
     (example_vault / "vt.toml").write_text(f"[findings]\ndisable = [{disabled}]\n", "utf-8")
-    bad = render_note(claim_id="BAD-1", mode="CERTAIN",
-                      extra_properties="review_state_note: x\n").replace(
-        "review_action: APPROVE", "review_action: APPROVED")
+    bad = render_note(
+        claim_id="BAD-1", mode="CERTAIN", extra_properties="review_state_note: x\n"
+    ).replace("review_action: APPROVE", "review_action: APPROVED")
     (example_vault / "03_claims" / "BAD-1.md").write_text(bad, encoding="utf-8")
     return example_vault
 
@@ -45,8 +47,9 @@ def test_clean_vault_exits_0(example_vault: Path) -> None:
     assert result.exit_code == 0, result.output
     assert re.search(r"\b6 notes checked: 0 errors", result.stderr)
     # review-assist warnings may be listed; errors may not
-    assert all(PLAIN_LINE.match(line)["code"].startswith("assist-")
-               for line in result.stdout.splitlines())
+    assert all(
+        PLAIN_LINE.match(line)["code"].startswith("assist-") for line in result.stdout.splitlines()
+    )
 
 
 def test_plain_mode_lines(vault: Path) -> None:
@@ -94,8 +97,15 @@ def test_explicit_paths(vault: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.md"
     outside.write_text(render_note(claim_id="OUT-1"), encoding="utf-8")
     kb_note = vault / "04_knowledge_base" / "Prefill.md"
-    result = invoke("validate", "--vault", str(vault), "--json",
-                    str(vault / "03_claims" / "DV1-0001.md"), str(kb_note), str(outside))
+    result = invoke(
+        "validate",
+        "--vault",
+        str(vault),
+        "--json",
+        str(vault / "03_claims" / "DV1-0001.md"),
+        str(kb_note),
+        str(outside),
+    )
     payload = json.loads(result.stdout)
     by_code = {f["code"]: f for f in payload["findings"]}
     assert set(by_code) == {"not-review-note", "path-outside-vault"}
@@ -118,8 +128,9 @@ def test_bad_option_exits_2() -> None:
     assert "--no-such-option" in result.output
 
 
-def _run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
-              *args: str) -> tuple[int, str, str]:
+def _run_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str
+) -> tuple[int, str, str]:
     """Run the real entry point (run_app maps VtError to its exit code) in-process."""
     monkeypatch.setattr(sys, "argv", ["vt", *args])
     monkeypatch.delenv("VT_VAULT", raising=False)
@@ -134,8 +145,9 @@ def _run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
     return int(caught.value.code or 0), out, err
 
 
-def test_missing_vault_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                               capsys: pytest.CaptureFixture) -> None:
+def test_missing_vault_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     missing = tmp_path / "no-such-vault"
     code, out, err = _run_main(monkeypatch, capsys, "validate", "--vault", str(missing))
     assert code == 2
@@ -144,8 +156,9 @@ def test_missing_vault_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert len(err.strip().splitlines()) == 1
 
 
-def test_no_vault_found_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture) -> None:
+def test_no_vault_found_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     if any((p / ".obsidian").is_dir() or (p / "vt.toml").is_file() for p in tmp_path.parents):
         pytest.skip("a folder above tmp_path looks like a vault")
     monkeypatch.chdir(tmp_path)
@@ -153,15 +166,17 @@ def test_no_vault_found_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert code == 2 and "no vault found" in err
 
 
-def test_bad_vt_toml_exits_2(example_vault: Path, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture) -> None:
+def test_bad_vt_toml_exits_2(
+    example_vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     (example_vault / "vt.toml").write_text("[paths\n", encoding="utf-8")
     code, _, err = _run_main(monkeypatch, capsys, "validate", "--vault", str(example_vault))
     assert code == 2 and "vt.toml" in err and "Traceback" not in err
 
 
-def test_main_exit_codes_0_and_1(vault: Path, monkeypatch: pytest.MonkeyPatch,
-                                 capsys: pytest.CaptureFixture) -> None:
+def test_main_exit_codes_0_and_1(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     clean = str(vault / "03_claims" / "IX2-0328.md")
     assert _run_main(monkeypatch, capsys, "validate", "--vault", str(vault), clean)[0] == 0
     code, out, _ = _run_main(monkeypatch, capsys, "validate", "--vault", str(vault))
@@ -169,6 +184,7 @@ def test_main_exit_codes_0_and_1(vault: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 # --- help and README --------------------------------------------------------------------
+
 
 def _command_paths(command, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every command of the click tree (groups and their subcommands), recursively."""
@@ -209,8 +225,10 @@ def test_the_app_built_for_one_command_is_that_command(path: tuple[str, ...]) ->
     assert _command_paths(typer.main.get_command(lean))[0] == path[:1]  # that one alone
     assert len([p for p in _command_paths(typer.main.get_command(lean)) if len(p) == 1]) == 1
     runner = CliRunner()
-    assert runner.invoke(lean, [*path, "--help"]).stdout == \
-        runner.invoke(app, [*path, "--help"]).stdout
+    assert (
+        runner.invoke(lean, [*path, "--help"]).stdout
+        == runner.invoke(app, [*path, "--help"]).stdout
+    )
 
 
 @pytest.mark.parametrize("args", [[], ["--help"], ["--version"], ["validat"], ["-h", "x"]])
@@ -236,6 +254,7 @@ def test_readme_table_has_no_unknown_codes() -> None:
 
 # --- the installed console script, as a real process ------------------------------------
 
+
 def _vt_script() -> str:
     beside = Path(sys.executable).parent / "vt"
     found = str(beside) if beside.is_file() else shutil.which("vt")
@@ -248,34 +267,53 @@ def test_installed_vt_script(tmp_path: Path) -> None:
     vault = copy_example_vault(tmp_path / "vault")
     env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
     vt = _vt_script()
-    clean = subprocess.run([vt, "validate", "--vault", str(vault), "--json"],
-                           capture_output=True, text=True, env=env, timeout=60)
+    clean = subprocess.run(
+        [vt, "validate", "--vault", str(vault), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     payload = json.loads(clean.stdout)
     assert clean.returncode == (1 if payload["errors"] else 0), clean.stderr
     assert payload["errors"] == 0 and payload["notes"] == 6
 
-    (vault / "03_claims" / "BAD-1.md").write_text(render_note(claim_id="BAD-1", mode="NOPE"),
-                                                  encoding="utf-8")
-    bad = subprocess.run([vt, "validate"], cwd=vault / "03_claims", capture_output=True,
-                         text=True, env=env, timeout=60)
+    (vault / "03_claims" / "BAD-1.md").write_text(
+        render_note(claim_id="BAD-1", mode="NOPE"), encoding="utf-8"
+    )
+    bad = subprocess.run(
+        [vt, "validate"],
+        cwd=vault / "03_claims",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 1, bad.stderr
     assert "03_claims/BAD-1.md:32: claim-field: " in bad.stdout
     assert all(PLAIN_LINE.match(line) for line in bad.stdout.splitlines())
 
-    missing = subprocess.run([vt, "validate", "--vault", str(tmp_path / "none")],
-                             capture_output=True, text=True, env=env, timeout=60)
+    missing = subprocess.run(
+        [vt, "validate", "--vault", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert missing.returncode == 2 and missing.stderr.startswith("vt: ")
     assert "Traceback" not in missing.stderr
 
 
 def test_python_dash_m_help() -> None:
-    result = subprocess.run([sys.executable, "-m", "vault_tools", "--help"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert "validate" in result.stdout and "Example" in result.stdout
 
 
 # --- the terminal (rich) reporter -------------------------------------------------------
+
 
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
@@ -289,11 +327,13 @@ def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
     out = _Terminal()
     reporter = Reporter(out=out, err=io.StringIO())
     assert reporter.mode == RICH
-    reporter.findings([
-        error("03_claims/A.md", 3, "claim-field", "value '[/red]' is [bold]odd[/bold]"),
-        error("03_claims/A.md", None, "read-error", "gone"),
-        warning("03_claims/B.md", 7, "claim-field", "second note"),
-    ])
+    reporter.findings(
+        [
+            error("03_claims/A.md", 3, "claim-field", "value '[/red]' is [bold]odd[/bold]"),
+            error("03_claims/A.md", None, "read-error", "gone"),
+            warning("03_claims/B.md", 7, "claim-field", "second note"),
+        ]
+    )
     text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
     assert text.count("03_claims/A.md") == 1 and text.count("03_claims/B.md") == 1
     assert "[/red]" in text and "[bold]odd[/bold]" in text

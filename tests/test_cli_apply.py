@@ -33,8 +33,10 @@ def test_apply_json_shape_and_exit_codes(example_vault: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert set(data) >= {"applied", "skipped", "refused"}
-    assert [set(a) >= {"path", "claim_id", "action", "id", "seq"} for a in data["applied"]] \
-        == [True, True]
+    assert [set(a) >= {"path", "claim_id", "action", "id", "seq"} for a in data["applied"]] == [
+        True,
+        True,
+    ]
     assert all(set(s) == {"path", "claim_id", "reason"} for s in data["skipped"])
     assert data["refused"] == []
     again = json.loads(vt("apply", "--vault", str(example_vault), "--json").stdout)
@@ -43,8 +45,11 @@ def test_apply_json_shape_and_exit_codes(example_vault: Path) -> None:
 
 def test_refused_decision_exits_1_with_path_on_stderr(make_vault) -> None:
     vault = make_vault({"A-1.md": render_note(claim_id="A-1", checks=False)})
-    done = subprocess.run([sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
     assert "03_claims/A-1.md (A-1): refused: unchecked: check_source_claim" in done.stderr
 
@@ -53,25 +58,50 @@ def test_dry_run_prints_the_events_and_writes_nothing(example_vault: Path) -> No
     result = vt("apply", "--vault", str(example_vault), "--dry-run")
     assert result.exit_code == 0
     lines = [line for line in result.stdout.splitlines() if line.startswith("would append: ")]
-    assert [json.loads(line[len("would append: "):])["action"] for line in lines] == \
-        ["ACCEPT", "REJECT"]
+    assert [json.loads(line[len("would append: ") :])["action"] for line in lines] == [
+        "ACCEPT",
+        "REJECT",
+    ]
     assert not (example_vault / LEDGER).exists()
 
 
 def test_revert_cli(example_vault: Path) -> None:
     assert vt("apply", "--vault", str(example_vault)).exit_code == 0
     accept = next(iter_events(example_vault / LEDGER))
-    result = vt("revert", accept["id"], "--vault", str(example_vault), "--json",
-                "--comment", "oops")
+    result = vt(
+        "revert", accept["id"], "--vault", str(example_vault), "--json", "--comment", "oops"
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["reverted"] == accept["id"] and data["action"] == "REVERT"
     assert list(iter_events(example_vault / LEDGER))[-1]["comment"] == "oops"
-    twice = subprocess.run([sys.executable, "-m", "vault_tools", "revert", accept["id"],
-                            "--vault", str(example_vault)], capture_output=True, text=True)
+    twice = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vault_tools",
+            "revert",
+            accept["id"],
+            "--vault",
+            str(example_vault),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert twice.returncode == 1 and "already reverted" in twice.stderr
-    unknown = subprocess.run([sys.executable, "-m", "vault_tools", "revert", "sha256:" + "0" * 64,
-                              "--vault", str(example_vault)], capture_output=True, text=True)
+    unknown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vault_tools",
+            "revert",
+            "sha256:" + "0" * 64,
+            "--vault",
+            str(example_vault),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert unknown.returncode == 1 and "no event" in unknown.stderr
 
 
@@ -93,7 +123,9 @@ def test_apply_moves_a_torn_tail_aside_and_says_so(example_vault: Path) -> None:
     assert "the next `vt apply` or `vt revert` moves it" in verified.stderr
     result = vt("apply", "--vault", str(example_vault))
     assert result.exit_code == 0, result.output
-    assert (f"vt: {LEDGER}: torn last line (14 bytes at offset {len(whole)}, an interrupted "
-            f"write) moved to {LEDGER}.torn") in result.stderr.splitlines()
+    assert (
+        f"vt: {LEDGER}: torn last line (14 bytes at offset {len(whole)}, an interrupted "
+        f"write) moved to {LEDGER}.torn"
+    ) in result.stderr.splitlines()
     assert (example_vault / f"{LEDGER}.torn").read_bytes() == b'{"action":"ACC\n'
     assert ledger.read_bytes().startswith(whole) and len(ledger.read_bytes()) > len(whole)

@@ -26,8 +26,13 @@ def vt(*args: str):
 
 
 def vt_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args], capture_output=True,
-                          cwd=cwd, check=False, env={"PATH": "/usr/bin:/bin", "LANG": "C"})
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args],
+        capture_output=True,
+        cwd=cwd,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "LANG": "C"},
+    )
 
 
 def break_ledger(vault: Path) -> None:
@@ -85,8 +90,7 @@ def test_report_dry_run(example_vault: Path) -> None:
     assert result.stdout.startswith(f"would write {DASHBOARD} (dry run, nothing written)\n")
     assert "## Review queue" in result.stdout and "#### PENDING (2)" in result.stdout
     assert not (example_vault / DASHBOARD).exists()
-    payload = json.loads(vt("report", "--vault", str(example_vault), "--dry-run",
-                            "--json").stdout)
+    payload = json.loads(vt("report", "--vault", str(example_vault), "--dry-run", "--json").stdout)
     assert payload["dry_run"] and payload["changed"] and not payload["written"]
     assert not (example_vault / DASHBOARD).exists()
     vt("report", "--vault", str(example_vault))
@@ -99,8 +103,7 @@ def test_report_exit_codes(example_vault: Path, tmp_path: Path) -> None:
     path.write_text("<!-- vt:dashboard:start -->\n", encoding="utf-8")
     refused = vt("report", "--vault", str(example_vault))
     assert refused.exit_code == 1
-    assert refused.stderr.startswith(f"vt: {DASHBOARD}:1: the vt:dashboard "
-                                     "markers are broken")
+    assert refused.stderr.startswith(f"vt: {DASHBOARD}:1: the vt:dashboard markers are broken")
     path.unlink()
     break_ledger(example_vault)
     broken = vt("report", "--vault", str(example_vault))
@@ -123,8 +126,7 @@ def test_report_exits_1_when_a_file_could_not_be_read(example_vault: Path) -> No
     gone unchecked, as vt validate and vt status do."""
     os.mkfifo(example_vault / "03_claims" / "pipe.md")
     (example_vault / "03_claims" / "big.md").write_bytes(b"x" * 100_001)
-    (example_vault / "vt.toml").write_text("[limits]\nmax_note_bytes = 100_000\n",
-                                           encoding="utf-8")
+    (example_vault / "vt.toml").write_text("[limits]\nmax_note_bytes = 100_000\n", encoding="utf-8")
     done = vt_process("report", "--vault", str(example_vault), "--json")
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)
@@ -152,10 +154,12 @@ def test_export_to_stdout(example_vault: Path) -> None:
     assert result.exit_code == 0, result.output
     objects = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(o["claim_id"], o["status"]) for o in objects] == [
-        ("DV1-0001", "ACCEPTED"), ("DV1-0002", "REJECTED"), ("DV1-0003", "REPAIRED")]
+        ("DV1-0001", "ACCEPTED"),
+        ("DV1-0002", "REJECTED"),
+        ("DV1-0003", "REPAIRED"),
+    ]
     only = vt("export", "--vault", str(vault), "--status", "REJECTED", "--status", "repaired")
-    assert [json.loads(x)["claim_id"] for x in only.stdout.splitlines()] == ["DV1-0002",
-                                                                            "DV1-0003"]
+    assert [json.loads(x)["claim_id"] for x in only.stdout.splitlines()] == ["DV1-0002", "DV1-0003"]
 
 
 def test_export_csv_bytes_as_a_process(example_vault: Path) -> None:
@@ -177,8 +181,17 @@ def test_export_to_a_file(example_vault: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {"claims": 3, "format": "jsonl", "output": str(out)}
     assert out.read_text(encoding="utf-8") == vt("export", "--vault", str(vault)).stdout
-    plain = vt("export", "--vault", str(vault), "-o", str(tmp_path / "a.csv"), "--format",
-               "CSV", "--status", "ACCEPTED")
+    plain = vt(
+        "export",
+        "--vault",
+        str(vault),
+        "-o",
+        str(tmp_path / "a.csv"),
+        "--format",
+        "CSV",
+        "--status",
+        "ACCEPTED",
+    )
     assert plain.exit_code == 0
     assert plain.stdout == f"exported 1 claims to {tmp_path / 'a.csv'} (csv)\n"
 

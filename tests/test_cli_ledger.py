@@ -22,9 +22,18 @@ def vt(*args: str):
 
 def filled(vault: Path) -> Ledger:
     ledger = ledger_for(load_settings(vault))
-    ledger.append([decision("DV1-0001", ts="2026-11-01T09:00:00Z"),
-                   decision("DV1-0002", "REJECT", actor="bob", ts="2026-11-02T10:00:00Z",
-                            comment="source unreadable")])
+    ledger.append(
+        [
+            decision("DV1-0001", ts="2026-11-01T09:00:00Z"),
+            decision(
+                "DV1-0002",
+                "REJECT",
+                actor="bob",
+                ts="2026-11-02T10:00:00Z",
+                comment="source unreadable",
+            ),
+        ]
+    )
     ledger.append([decision("DV1-0001", "REJECT", actor="bob", ts="2026-11-03T11:00:00Z")])
     return ledger
 
@@ -50,7 +59,11 @@ def test_verify_ok_plain_and_json(example_vault: Path) -> None:
     assert result.stdout.strip() == f"ledger ok: 3 events, head {ledger.head().hash}"
     payload = json.loads(vt("ledger", "verify", "--vault", str(example_vault), "--json").stdout)
     assert {k: payload[k] for k in ("ok", "events", "head", "problems")} == {
-        "ok": True, "events": 3, "head": ledger.head().hash, "problems": []}
+        "ok": True,
+        "events": 3,
+        "head": ledger.head().hash,
+        "problems": [],
+    }
 
 
 def test_verify_tampered_ledger_exits_3(example_vault: Path) -> None:
@@ -64,8 +77,9 @@ def test_verify_tampered_ledger_exits_3(example_vault: Path) -> None:
     assert "ledger does not verify" in result.stderr
     payload = json.loads(vt("ledger", "verify", "--vault", str(example_vault), "--json").stdout)
     assert payload["ok"] is False
-    assert {"seq": 2, "line": 2, "message": "line 2: hash mismatch (edited line?)"} \
-        in payload["problems"]
+    assert {"seq": 2, "line": 2, "message": "line 2: hash mismatch (edited line?)"} in payload[
+        "problems"
+    ]
     assert vt("ledger", "verify", "--vault", str(example_vault), "--json").exit_code == 3
 
 
@@ -115,8 +129,15 @@ def test_log_plain(example_vault: Path) -> None:
     assert empty.exit_code == 0 and empty.stdout == "" and "no events match" in empty.stderr
 
 
-@pytest.mark.parametrize("args", [("--action", "APPROVE"), ("--since", "yesterday"),
-                                  ("--until", "2026-13-01"), ("--limit", "0")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--action", "APPROVE"),
+        ("--since", "yesterday"),
+        ("--until", "2026-13-01"),
+        ("--limit", "0"),
+    ],
+)
 def test_log_usage_errors_exit_2(example_vault: Path, args: tuple[str, str]) -> None:
     result = vt("ledger", "log", "--vault", str(example_vault), *args)
     assert result.exit_code == 2

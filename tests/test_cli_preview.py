@@ -19,8 +19,11 @@ def vt(*args: str):
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_help_of_both_commands_has_an_example() -> None:
@@ -54,8 +57,13 @@ def test_preview_json(example_vault: Path) -> None:
     dv = previews["03_claims/DV1-0003.md"]
     assert {"path", "claim_id", "state", "findings", "changes"} <= set(dv)
     assert dv["state"] == "PREVIEW_READY" and dv["findings"] == []
-    assert {"field": "frame", "op": "replace", "pointer": "/operator",
-            "old": "UNSPECIFIED_COMPARISON", "new": "LESS_THAN"} in dv["changes"]
+    assert {
+        "field": "frame",
+        "op": "replace",
+        "pointer": "/operator",
+        "old": "UNSPECIFIED_COMPARISON",
+        "new": "LESS_THAN",
+    } in dv["changes"]
     assert previews["03_claims/SA260324R-0125.md"]["changes"] == []
 
 
@@ -68,8 +76,9 @@ def test_preview_dry_run_writes_nothing(example_vault: Path) -> None:
 
 def test_preview_failure_exits_1_with_path_and_line(make_vault) -> None:
     broken = json.dumps(DEFAULT_FRAME, indent=2).replace('"COMPARISON",', '"COMPARISON"', 1)
-    vault = make_vault({"R.md": render_note(review_action="REQUEST_REPAIR",
-                                            drafts=render_drafts(frame=broken))})
+    vault = make_vault(
+        {"R.md": render_note(review_action="REQUEST_REPAIR", drafts=render_drafts(frame=broken))}
+    )
     result = vt("preview", "--vault", str(vault), "--json")
     assert result.exit_code == 1
     [entry] = json.loads(result.stdout)["previews"]
@@ -85,8 +94,9 @@ def test_nothing_to_preview(make_vault) -> None:
     vault = make_vault({"A.md": render_note(review_action="PENDING")})
     result = vt("preview", "--vault", str(vault))
     assert result.exit_code == 0
-    assert result.stdout.strip() == ("nothing to preview: no note is marked "
-                                     "review_action: REQUEST_REPAIR")
+    assert result.stdout.strip() == (
+        "nothing to preview: no note is marked review_action: REQUEST_REPAIR"
+    )
     as_json = vt("preview", "--vault", str(vault), "--json")
     assert as_json.exit_code == 0 and json.loads(as_json.stdout) == {"previews": []}
 
@@ -94,19 +104,32 @@ def test_nothing_to_preview(make_vault) -> None:
 def test_preview_errors_for_bad_paths(example_vault: Path, tmp_path: Path) -> None:
     outside = tmp_path / "x.md"
     outside.write_text("# x\n", encoding="utf-8")
-    result = vt("preview", "--vault", str(example_vault), "--json", str(outside),
-                str(example_vault / "03_claims/DV1-0001.md"))
+    result = vt(
+        "preview",
+        "--vault",
+        str(example_vault),
+        "--json",
+        str(outside),
+        str(example_vault / "03_claims/DV1-0001.md"),
+    )
     assert result.exit_code == 1
-    codes = {p["path"]: [f["code"] for f in p["findings"]]
-             for p in json.loads(result.stdout)["previews"]}
-    assert codes == {str(outside): ["path-outside-vault"],
-                     "03_claims/DV1-0001.md": ["drafts-missing"]}
+    codes = {
+        p["path"]: [f["code"] for f in p["findings"]] for p in json.loads(result.stdout)["previews"]
+    }
+    assert codes == {
+        str(outside): ["path-outside-vault"],
+        "03_claims/DV1-0001.md": ["drafts-missing"],
+    }
 
 
 def test_unmarked_note_given_explicitly_is_printed_not_written(example_vault: Path) -> None:
     path = example_vault / "03_claims/DV1-0003.md"
-    path.write_text(path.read_text(encoding="utf-8").replace(
-        "review_action: REQUEST_REPAIR", "review_action: APPROVE_REPAIR"), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            "review_action: REQUEST_REPAIR", "review_action: APPROVE_REPAIR"
+        ),
+        encoding="utf-8",
+    )
     before = files(example_vault)
     result = vt("preview", "--vault", str(example_vault), str(path))
     assert result.exit_code == 0
@@ -123,8 +146,18 @@ def test_draft_then_preview(example_vault: Path) -> None:
     done = vt("draft", "--vault", str(example_vault), "--json", str(path))
     assert done.exit_code == 0
     assert json.loads(done.stdout) == {
-        "notes": [{"path": "03_claims/IX2-0328.md", "claim_id": "IX2-0328", "drafted": True,
-                   "written": True, "findings": []}], "drafted": 1, "errors": 0}
+        "notes": [
+            {
+                "path": "03_claims/IX2-0328.md",
+                "claim_id": "IX2-0328",
+                "drafted": True,
+                "written": True,
+                "findings": [],
+            }
+        ],
+        "drafted": 1,
+        "errors": 0,
+    }
     again = vt("draft", "--vault", str(example_vault), str(path))
     assert again.exit_code == 1 and "drafts-exist" in again.stdout
     shown = vt("preview", "--vault", str(example_vault), str(path))
@@ -132,8 +165,9 @@ def test_draft_then_preview(example_vault: Path) -> None:
     assert "not REQUEST_REPAIR: shown, not written" in shown.stdout
 
 
-def test_draft_requires_a_note_and_refuses_outside_paths(example_vault: Path,
-                                                         tmp_path: Path) -> None:
+def test_draft_requires_a_note_and_refuses_outside_paths(
+    example_vault: Path, tmp_path: Path
+) -> None:
     assert vt("draft", "--vault", str(example_vault)).exit_code == 2
     result = vt("draft", "--vault", str(example_vault), str(tmp_path / "x.md"))
     assert result.exit_code == 1 and "path-outside-vault" in result.stdout
@@ -152,8 +186,9 @@ def test_rich_output_highlights_removed_and_added_characters(example_vault: Path
     buffer = io.StringIO()
     reporter = Reporter(out=buffer)
     reporter.mode = "rich"
-    reporter._console = Console(file=buffer, force_terminal=True, color_system="standard",
-                                width=200)
+    reporter._console = Console(
+        file=buffer, force_terminal=True, color_system="standard", width=200
+    )
     _show(reporter, result)
     out = buffer.getvalue()
     assert "\x1b[1;32m或 Likelihood \x1b[0m" in out  # added: bold green
@@ -168,10 +203,13 @@ def test_rich_output_strikes_removed_characters_in_red() -> None:
     from vault_tools.preview import PREVIEW_READY, PreviewResult
     from vault_tools.report import Reporter
 
-    result = PreviewResult("03_claims/R.md", "R", state=PREVIEW_READY,
-                           changes=[Change("claim", "replace", "", "約等於", "低於")],
-                           claim_segments=[("delete", "約等"), ("insert", "低"),
-                                           ("equal", "於")])
+    result = PreviewResult(
+        "03_claims/R.md",
+        "R",
+        state=PREVIEW_READY,
+        changes=[Change("claim", "replace", "", "約等於", "低於")],
+        claim_segments=[("delete", "約等"), ("insert", "低"), ("equal", "於")],
+    )
     buffer = io.StringIO()
     reporter = Reporter(out=buffer)
     reporter.mode = "rich"

@@ -30,8 +30,12 @@ def test_help_has_an_example(command: str) -> None:
 def test_status_plain_and_json(example_vault: Path) -> None:
     ledger = ledger_for(load_settings(example_vault))
     (first,) = ledger.append([decision("DV1-0004")])
-    ledger.append([decision("DV1-0004", "REJECT", supersedes=first["id"]),
-                   decision("DV1-0004", "ACCEPT", supersedes=first["id"], comment="b")])
+    ledger.append(
+        [
+            decision("DV1-0004", "REJECT", supersedes=first["id"]),
+            decision("DV1-0004", "ACCEPT", supersedes=first["id"], comment="b"),
+        ]
+    )
     result = vt("status", "--vault", str(example_vault))
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -41,8 +45,10 @@ def test_status_plain_and_json(example_vault: Path) -> None:
     assert "claims in the ledger: CONFLICT 1" in out
     assert "claims in CONFLICT (decided differently without seeing each other):" in out
     assert "  DV1-0004 (03_claims/DV1-0004.md):" in out
-    assert "    to settle: resolve the note, set review_action to the final decision and run " \
-           "vt apply" in out
+    assert (
+        "    to settle: resolve the note, set review_action to the final decision and run "
+        "vt apply" in out
+    )
     assert f"ledger head: seq 3, {ledger.head().hash}" in out
     payload = json.loads(vt("status", "--vault", str(example_vault), "--json").stdout)
     assert payload["notes"] == 6 and payload["claims"] == {"CONFLICT": 1}
@@ -50,7 +56,10 @@ def test_status_plain_and_json(example_vault: Path) -> None:
     (conflict,) = payload["conflicts"]
     reject, accept = conflict["heads"]
     assert (conflict["claim_id"], reject["action"], accept["action"]) == (
-        "DV1-0004", "REJECT", "ACCEPT")
+        "DV1-0004",
+        "REJECT",
+        "ACCEPT",
+    )
     assert conflict["unseen"] == [reject["id"]]
     assert f"    ann REJECT {reject['id']} (not seen by the latest decision)" in out
     assert f"    ann ACCEPT {accept['id']} (latest)" in out
@@ -60,11 +69,13 @@ def test_status_plain_and_json(example_vault: Path) -> None:
 def test_status_catches_up_after_the_ledger_grew(example_vault: Path) -> None:
     ledger = ledger_for(load_settings(example_vault))
     ledger.append([decision("DV1-0001")])
-    assert json.loads(vt("status", "--vault", str(example_vault), "--json").stdout)[
-        "claims"] == {"ACCEPTED": 1}
+    assert json.loads(vt("status", "--vault", str(example_vault), "--json").stdout)["claims"] == {
+        "ACCEPTED": 1
+    }
     ledger.append([decision("DV1-0001", "REJECT")])  # e.g. arrived with a git pull
-    assert json.loads(vt("status", "--vault", str(example_vault), "--json").stdout)[
-        "claims"] == {"REJECTED": 1}
+    assert json.loads(vt("status", "--vault", str(example_vault), "--json").stdout)["claims"] == {
+        "REJECTED": 1
+    }
 
 
 def test_status_of_a_broken_ledger_exits_3(example_vault: Path) -> None:
@@ -81,8 +92,12 @@ def test_status_of_a_broken_ledger_exits_3(example_vault: Path) -> None:
 def test_history_plain_json_and_unknown_claim(example_vault: Path) -> None:
     ledger = ledger_for(load_settings(example_vault))
     v2 = v1_claim("DV1-0001", text="修正後")
-    accept, _ = ledger.append([decision("DV1-0001", claim=v1_claim("DV1-0001"), comment="ok"),
-                   decision("DV1-0001", "REPAIR", claim=v2, actor="bob")])
+    accept, _ = ledger.append(
+        [
+            decision("DV1-0001", claim=v1_claim("DV1-0001"), comment="ok"),
+            decision("DV1-0001", "REPAIR", claim=v2, actor="bob"),
+        ]
+    )
     result = vt("history", "DV1-0001", "--vault", str(example_vault))
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -94,8 +109,7 @@ def test_history_plain_json_and_unknown_claim(example_vault: Path) -> None:
     # the REPAIR was based on the V1 the ACCEPT recorded (same base)
     assert f"    V1 → V2 (V1 from event {accept['id']}):" in lines
     assert any(line.startswith("      claim: [-") and "{+修正後+}" in line for line in lines)
-    payload = json.loads(vt("history", "DV1-0001", "--vault", str(example_vault),
-                            "--json").stdout)
+    payload = json.loads(vt("history", "DV1-0001", "--vault", str(example_vault), "--json").stdout)
     assert [e["action"] for e in payload["events"]] == ["ACCEPT", "REPAIR"]
     assert payload["events"][1]["claim"] == v2
     unknown = vt("history", "NOPE", "--vault", str(example_vault))
@@ -116,7 +130,8 @@ def test_rebuild_plain_json_and_kb_blocks(example_vault: Path) -> None:
     assert "claim store rebuilt from the ledger: 2 events, 2 claims" in result.stdout
     assert "2 knowledge-base notes updated" in result.stdout
     assert "<!-- vt:claims:start -->" in (
-        example_vault / "04_knowledge_base" / "Prefill.md").read_text(encoding="utf-8")
+        example_vault / "04_knowledge_base" / "Prefill.md"
+    ).read_text(encoding="utf-8")
     with ClaimStore.open(settings) as store:
         before = store.dump()
     payload = json.loads(vt("rebuild", "--vault", str(example_vault), "--json").stdout)
@@ -128,8 +143,11 @@ def test_rebuild_plain_json_and_kb_blocks(example_vault: Path) -> None:
 
 def test_rebuild_as_a_process(example_vault: Path) -> None:
     ledger_for(load_settings(example_vault)).append([decision("DV1-0001")])
-    result = subprocess.run([sys.executable, "-m", "vault_tools", "rebuild", "--vault",
-                             str(example_vault), "--json"], capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "rebuild", "--vault", str(example_vault), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["events"] == 1

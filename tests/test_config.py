@@ -61,8 +61,7 @@ def test_nearest_ancestor_with_a_marker(tmp_path: Path, marker: str) -> None:
     assert find_vault(cwd=outer / "notes") == outer.resolve()
 
 
-def test_working_directory_is_the_default(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_working_directory_is_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = _vault(tmp_path / "v")
     (vault / "03_claims").mkdir()
     monkeypatch.chdir(vault / "03_claims")
@@ -81,8 +80,9 @@ def test_no_vault_is_a_usage_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("how", ["explicit", "env"])
-def test_missing_vault_folder_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                               how: str) -> None:
+def test_missing_vault_folder_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
     missing = tmp_path / "missing"
     if how == "env":
         monkeypatch.setenv("VT_VAULT", str(missing))
@@ -122,10 +122,15 @@ def test_full_config(tmp_path: Path) -> None:
         '[policy]\nrequired_checks = ["check_claim_frame"]\n'
         '[review]\nactor = "alice"\n'
         '[findings]\ndisable = ["mapping-mismatch"]\n'
-        '[performance]\nworkers = 2\n', encoding="utf-8")
+        "[performance]\nworkers = 2\n",
+        encoding="utf-8",
+    )
     settings = load_settings(vault)
     assert (settings.claims_dir, settings.kb_dir, settings.ledger) == (
-        "claims", "kb", "l/ledger.jsonl")
+        "claims",
+        "kb",
+        "l/ledger.jsonl",
+    )
     assert settings.schemas_dir == vault.resolve() / "my_schemas"
     assert settings.required_checks == ("check_claim_frame",)
     assert settings.actor == "alice" and settings.workers == 2
@@ -152,25 +157,31 @@ def test_bad_toml_usage_error_carries_the_line(tmp_path: Path) -> None:
     assert str(error).startswith("vt.toml:3: ") or ":3: " in str(error)
 
 
-@pytest.mark.parametrize("text", [
-    '[paths]\nkb_dir = 3\n',
-    '[paths]\nclaims_dir = ""\n',
-    '[policy]\nrequired_checks = ["check_everything"]\n',
-    '[policy]\nrequired_checks = "check_claim_frame"\n',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[paths]\nkb_dir = 3\n",
+        '[paths]\nclaims_dir = ""\n',
+        '[policy]\nrequired_checks = ["check_everything"]\n',
+        '[policy]\nrequired_checks = "check_claim_frame"\n',
+    ],
+)
 def test_bad_values_are_usage_errors(tmp_path: Path, text: str) -> None:
     _bad_config(tmp_path, text)
 
 
-@pytest.mark.parametrize("text", [
-    '[performance]\nworkers = "many"\n',
-    'paths = 1\n',
-    '[findings]\ndisable = "mapping-mismatch"\n',
-    '[limits]\nmax_note_bytes = "5 MB"\n',
-    '[limits]\nmax_note_bytes = 0\n',
-    '[limits]\nmax_note_bytes = true\n',
-    'limits = 5\n',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[performance]\nworkers = "many"\n',
+        "paths = 1\n",
+        '[findings]\ndisable = "mapping-mismatch"\n',
+        '[limits]\nmax_note_bytes = "5 MB"\n',
+        "[limits]\nmax_note_bytes = 0\n",
+        "[limits]\nmax_note_bytes = true\n",
+        "limits = 5\n",
+    ],
+)
 def test_wrongly_typed_values_are_usage_errors(tmp_path: Path, text: str) -> None:
     _bad_config(tmp_path, text)
 
@@ -185,14 +196,19 @@ def test_the_toml_parser_is_loaded_only_for_a_vt_toml(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    script = ("import sys\nfrom pathlib import Path\nfrom vault_tools.config import "
-              "load_settings\nload_settings(Path(sys.argv[1]))\n"
-              "print(sys.modules.get('tomllib') is not None or 'tomli' in sys.modules)\n")
+    script = (
+        "import sys\nfrom pathlib import Path\nfrom vault_tools.config import "
+        "load_settings\nload_settings(Path(sys.argv[1]))\n"
+        "print(sys.modules.get('tomllib') is not None or 'tomli' in sys.modules)\n"
+    )
     plain = _vault(tmp_path / "plain")
     configured = _vault(tmp_path / "configured", marker="vt.toml")
-    loaded = [subprocess.run([sys.executable, "-c", script, str(vault)], capture_output=True,
-                             text=True, check=True).stdout.strip()
-              for vault in (plain, configured)]
+    loaded = [
+        subprocess.run(
+            [sys.executable, "-c", script, str(vault)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for vault in (plain, configured)
+    ]
     assert loaded == ["False", "True"]
 
 
@@ -201,20 +217,35 @@ def test_the_toml_parser_is_loaded_only_for_a_vt_toml(tmp_path: Path) -> None:
 
 def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[paths]\nkb_dir = "kb"\nclaim_dir = "claims"\n',
-     "vt.toml:3: unknown key 'claim_dir' in [paths] (did you mean 'claims_dir'?)"),
-    ('# the reviewer\n[review]\nactor = "alice"\n\n[polcy]\nrequired_checks = []\n',
-     "vt.toml:5: unknown table 'polcy' (did you mean 'policy'?)"),
-    ('[performance]\nworkers = "many"\n',
-     "vt.toml:2: performance.workers must be a whole number, 0 or more, not 'many'"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[paths]\nkb_dir = "kb"\nclaim_dir = "claims"\n',
+            "vt.toml:3: unknown key 'claim_dir' in [paths] (did you mean 'claims_dir'?)",
+        ),
+        (
+            '# the reviewer\n[review]\nactor = "alice"\n\n[polcy]\nrequired_checks = []\n',
+            "vt.toml:5: unknown table 'polcy' (did you mean 'policy'?)",
+        ),
+        (
+            '[performance]\nworkers = "many"\n',
+            "vt.toml:2: performance.workers must be a whole number, 0 or more, not 'many'",
+        ),
+    ],
+)
 def test_the_cli_refuses_an_unknown_or_mistyped_setting_at_its_line(
-        tmp_path: Path, text: str, message: str) -> None:
+    tmp_path: Path, text: str, message: str
+) -> None:
     vault = _vault(tmp_path / "v")
     (vault / "vt.toml").write_text(text, encoding="utf-8")
     result = _vt(vault, "validate")
@@ -223,27 +254,48 @@ def test_the_cli_refuses_an_unknown_or_mistyped_setting_at_its_line(
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
-@pytest.mark.parametrize(("text", "line", "message"), [
-    # a key of the same name in another table is not the one meant
-    ('[paths]\nledger = "l.jsonl"\n[limits]\nledger = 3\n', 4, "unknown key 'ledger' in [limits]"),
-    ('[findings]\n  disable = []\n  disabled = ["claim-field"]\n', 3,
-     "unknown key 'disabled' in [findings] (did you mean 'disable'?)"),
-    ('actor = "alice"\n', 1, "unknown key 'actor'"),
-    ('[paths]\n"claim_dir" = "x"\n', 2, "unknown key 'claim_dir' in [paths]"),
-    ('paths.claim_dir = "x"\n', 1, "unknown key 'claim_dir' in [paths]"),
-    ('[review]\nactor = "a"\n[paths.claims]\ndir = "x"\n', 3, "unknown key 'claims' in [paths]"),
-    ('# [polcy] below\n\n[ polcy ]\n', 3, "unknown table 'polcy'"),
-    ('[[paths]]\nclaims_dir = "x"\n', 1, "[paths] must be a table"),
-    ('[limits]\nmax_note_bytes = 0\n', 2, "limits.max_note_bytes must be a whole number of "
-                                          "bytes, at least 1, not 0"),
-    ('[review]\nactor = ""\n', 2, "review.actor must be a non-empty string"),
-    ('[policy]\nrequired_checks = [\n  "check_claim_frame",\n  1,\n]\n', 2,
-     "policy.required_checks must be a list of strings"),
-    ('[policy]\nrequired_checks = ["check_everything"]\n', 2, "unknown checks"),
-    ('[findings]\ndisable = ["no-such-code"]\n', 2, "unknown finding codes"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        # a key of the same name in another table is not the one meant
+        (
+            '[paths]\nledger = "l.jsonl"\n[limits]\nledger = 3\n',
+            4,
+            "unknown key 'ledger' in [limits]",
+        ),
+        (
+            '[findings]\n  disable = []\n  disabled = ["claim-field"]\n',
+            3,
+            "unknown key 'disabled' in [findings] (did you mean 'disable'?)",
+        ),
+        ('actor = "alice"\n', 1, "unknown key 'actor'"),
+        ('[paths]\n"claim_dir" = "x"\n', 2, "unknown key 'claim_dir' in [paths]"),
+        ('paths.claim_dir = "x"\n', 1, "unknown key 'claim_dir' in [paths]"),
+        (
+            '[review]\nactor = "a"\n[paths.claims]\ndir = "x"\n',
+            3,
+            "unknown key 'claims' in [paths]",
+        ),
+        ("# [polcy] below\n\n[ polcy ]\n", 3, "unknown table 'polcy'"),
+        ('[[paths]]\nclaims_dir = "x"\n', 1, "[paths] must be a table"),
+        (
+            "[limits]\nmax_note_bytes = 0\n",
+            2,
+            "limits.max_note_bytes must be a whole number of bytes, at least 1, not 0",
+        ),
+        ('[review]\nactor = ""\n', 2, "review.actor must be a non-empty string"),
+        (
+            '[policy]\nrequired_checks = [\n  "check_claim_frame",\n  1,\n]\n',
+            2,
+            "policy.required_checks must be a list of strings",
+        ),
+        ('[policy]\nrequired_checks = ["check_everything"]\n', 2, "unknown checks"),
+        ('[findings]\ndisable = ["no-such-code"]\n', 2, "unknown finding codes"),
+    ],
+)
 def test_an_unknown_or_mistyped_setting_is_reported_at_its_line(
-        tmp_path: Path, text: str, line: int, message: str) -> None:
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
     error = _bad_config(tmp_path, text)
     assert error.line == line, str(error)
     assert message in error.message
@@ -266,10 +318,14 @@ def test_a_name_the_scan_cannot_see_gives_its_tables_line_or_none(tmp_path: Path
 
 def test_every_key_of_the_spec_changes_its_setting(tmp_path: Path) -> None:
     samples = {
-        ("paths", "claims_dir"): '"claims"', ("paths", "kb_dir"): '"kb"',
-        ("paths", "ledger"): '"l.jsonl"', ("paths", "schemas_dir"): '"s"',
-        ("policy", "required_checks"): "[]", ("review", "actor"): '"alice"',
-        ("findings", "disable"): '["claim-field"]', ("performance", "workers"): "3",
+        ("paths", "claims_dir"): '"claims"',
+        ("paths", "kb_dir"): '"kb"',
+        ("paths", "ledger"): '"l.jsonl"',
+        ("paths", "schemas_dir"): '"s"',
+        ("policy", "required_checks"): "[]",
+        ("review", "actor"): '"alice"',
+        ("findings", "disable"): '["claim-field"]',
+        ("performance", "workers"): "3",
         ("limits", "max_note_bytes"): "7",
     }
     assert set(samples) == {(table, key) for table, keys in SPEC.items() for key in keys}

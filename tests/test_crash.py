@@ -28,8 +28,14 @@ REPORT = re.compile(r"the traceback is in (\S+\.log)\. ")
 
 def vt(*args: str, cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args], capture_output=True,
-                          text=True, cwd=cwd, env={**base, **env}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**base, **env},
+        timeout=120,
+    )
 
 
 def foreign_store(vault: Path) -> None:
@@ -113,7 +119,9 @@ def test_an_os_error_escaping_a_command_exits_4(tmp_path: Path, code: int) -> No
         "    if self.name == '.vt':\n"
         f"        raise OSError({code}, os.strerror({code}), str(self))\n"
         "    return real(self, *args, **kwargs)\n"
-        "pathlib.Path.mkdir = mkdir\n", encoding="utf-8")
+        "pathlib.Path.mkdir = mkdir\n",
+        encoding="utf-8",
+    )
     done = vt("status", "--vault", str(vault), PYTHONPATH=str(hook))
     assert done.returncode == ExitCode.IO, done.stderr
     name = errno.errorcode[code]

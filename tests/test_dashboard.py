@@ -53,8 +53,10 @@ def decided_vault(vault: Path) -> Path:
     applied = apply_notes(settings_for(vault))
     assert not applied.refused
     assert [(a.path, a.action) for a in applied.applied] == [
-        ("03_claims/DV1-0001.md", "ACCEPT"), ("03_claims/DV1-0002.md", "REJECT"),
-        ("03_claims/DV1-0003.md", "REPAIR")]
+        ("03_claims/DV1-0001.md", "ACCEPT"),
+        ("03_claims/DV1-0002.md", "REJECT"),
+        ("03_claims/DV1-0003.md", "REPAIR"),
+    ]
     return vault
 
 
@@ -101,38 +103,50 @@ def test_dashboard_of_accepted_rejected_and_repaired_claims(example_vault: Path)
     assert text.count(START) == 1 and text.endswith(END + "\n")
 
     queue = section(text, "Review queue")
-    assert "6 review notes; claims in the Decision Ledger: ACCEPTED 1, REJECTED 1, " \
-           "REPAIRED 1." in queue
+    assert (
+        "6 review notes; claims in the Decision Ledger: ACCEPTED 1, REJECTED 1, "
+        "REPAIRED 1." in queue
+    )
     by_action = queue.split("### By review_state")[0]
     assert "#### APPROVE (1)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n" in by_action
     assert "#### APPROVE_REPAIR (1)\n\n- [[03_claims/DV1-0003|DV1-0003]]\n" in by_action
-    assert ("#### PENDING (2)\n\n- [[03_claims/DV1-0004|DV1-0004]]\n"
-            "- [[03_claims/IX2-0328|IX2-0328]]\n") in by_action
+    assert (
+        "#### PENDING (2)\n\n- [[03_claims/DV1-0004|DV1-0004]]\n- [[03_claims/IX2-0328|IX2-0328]]\n"
+    ) in by_action
     by_state = queue.split("### By review_state")[1]
-    assert ("#### APPLIED (3)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n"
-            "- [[03_claims/DV1-0002|DV1-0002]]\n- [[03_claims/DV1-0003|DV1-0003]]\n") in by_state
-    assert "#### PREVIEW_READY (1)\n\n- [[03_claims/SA260324R-0125|SA260324R-0125]]\n" \
-        in by_state
+    assert (
+        "#### APPLIED (3)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n"
+        "- [[03_claims/DV1-0002|DV1-0002]]\n- [[03_claims/DV1-0003|DV1-0003]]\n"
+    ) in by_state
+    assert "#### PREVIEW_READY (1)\n\n- [[03_claims/SA260324R-0125|SA260324R-0125]]\n" in by_state
     # groups sorted by name
     titles = re.findall(r"^#### (\w+) \(", by_action, re.M)
-    assert titles == sorted(titles) == ["APPROVE", "APPROVE_REPAIR", "PENDING", "REJECT",
-                                        "REQUEST_REPAIR"]
+    assert (
+        titles
+        == sorted(titles)
+        == ["APPROVE", "APPROVE_REPAIR", "PENDING", "REJECT", "REQUEST_REPAIR"]
+    )
 
     assert "None: every review note validates." in section(text, "Validation errors")
     assist = section(text, "Review assist")
     assert "### assist-mapping-unrelated (1)\n" in assist
-    assert re.search(r"^- \[\[03_claims/IX2-0328\|IX2-0328\]\] line \d+: 'verification' is "
-                     r"mapped to 'IC design verification'", assist, re.M)
+    assert re.search(
+        r"^- \[\[03_claims/IX2-0328\|IX2-0328\]\] line \d+: 'verification' is "
+        r"mapped to 'IC design verification'",
+        assist,
+        re.M,
+    )
     assert "\\[\\[04_knowledge_base/Draft Verification\\]\\]" in assist  # a suggestion, no link
     codes = re.findall(r"^### (\S+) \(", assist, re.M)
     assert codes == sorted(codes) and all(c.startswith("assist-") for c in codes)
 
     accepted = section(text, "Accepted claims per entity")
-    assert "- [[04_knowledge_base/DFlash|DFlash]] (1): [[03_claims/DV1-0001|DV1-0001]]" \
-        in accepted
+    assert "- [[04_knowledge_base/DFlash|DFlash]] (1): [[03_claims/DV1-0001|DV1-0001]]" in accepted
     # the repair's V2 entities, not its V1 ones
-    assert "- [[04_knowledge_base/Total Variation Loss|Total Variation Loss]] (1): " \
-           "[[03_claims/DV1-0003|DV1-0003]]" in accepted
+    assert (
+        "- [[04_knowledge_base/Total Variation Loss|Total Variation Loss]] (1): "
+        "[[03_claims/DV1-0003|DV1-0003]]" in accepted
+    )
     assert "DV1-0002" not in accepted  # rejected
 
     nodes, edges = assert_valid_mermaid(mermaid_lines(text))
@@ -162,17 +176,24 @@ def test_conflicts_and_stale_previews_need_attention(example_vault: Path) -> Non
     settings = settings_for(example_vault)
     preview_vault(settings)
     # the drafts change after the preview: stale
-    edit(example_vault / "03_claims" / "DV1-0003.md", "以 KL-divergence 訓練",
-         "以 KL divergence 訓練")
+    edit(
+        example_vault / "03_claims" / "DV1-0003.md",
+        "以 KL-divergence 訓練",
+        "以 KL divergence 訓練",
+    )
     ledger = ledger_for(settings)
     (first,) = ledger.append([decision("DV1-0004")])
-    ledger.append([decision("DV1-0004", "REJECT", supersedes=first["id"]),
-                   decision("DV1-0004", "ACCEPT", supersedes=first["id"])])
+    ledger.append(
+        [
+            decision("DV1-0004", "REJECT", supersedes=first["id"]),
+            decision("DV1-0004", "ACCEPT", supersedes=first["id"]),
+        ]
+    )
     report(settings)
-    attention = section((example_vault / DASHBOARD).read_text(encoding="utf-8"),
-                        "Review queue").split("### Needs attention\n", 1)[1]
-    assert "- [[03_claims/DV1-0003|DV1-0003]]: the drafts changed after `vt preview`" \
-        in attention
+    attention = section(
+        (example_vault / DASHBOARD).read_text(encoding="utf-8"), "Review queue"
+    ).split("### Needs attention\n", 1)[1]
+    assert "- [[03_claims/DV1-0003|DV1-0003]]: the drafts changed after `vt preview`" in attention
     assert "- [[03_claims/DV1-0004|DV1-0004]]: in CONFLICT" in attention
 
 
@@ -182,26 +203,26 @@ def test_an_empty_vault_says_so(make_vault) -> None:
     text = (vault / DASHBOARD).read_text(encoding="utf-8")
     assert "0 review notes; claims in the Decision Ledger: none yet." in text
     assert "No review notes." in text and "```mermaid" not in text
-    assert section(text, "Entity graph of the accepted claims").strip() == \
-        "No accepted claims yet."
+    assert section(text, "Entity graph of the accepted claims").strip() == "No accepted claims yet."
 
 
-def test_long_queue_groups_are_cut(example_vault: Path,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_queue_groups_are_cut(example_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dashmod, "GROUP_LIMIT", 1)
     report(settings_for(example_vault))
     text = (example_vault / DASHBOARD).read_text(encoding="utf-8")
-    assert "#### NEW (6)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n- … and 5 more (see " \
-           "`vt status`)\n" in text
+    assert (
+        "#### NEW (6)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n- … and 5 more (see "
+        "`vt status`)\n" in text
+    )
 
 
-def test_long_finding_groups_are_cut(example_vault: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_finding_groups_are_cut(example_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dashmod, "FINDING_LIMIT", 1)
     # a second note with DV1-0003's frame-expression warning makes a group of two
     twin = (example_vault / "03_claims" / "DV1-0003.md").read_text(encoding="utf-8")
     (example_vault / "03_claims" / "DV1-0099.md").write_text(
-        twin.replace("DV1-0003", "DV1-0099"), encoding="utf-8")
+        twin.replace("DV1-0003", "DV1-0099"), encoding="utf-8"
+    )
     report(settings_for(example_vault, assist=True))
     assist = section((example_vault / DASHBOARD).read_text(encoding="utf-8"), "Review assist")
     group = assist.split("### assist-frame-expression (2)\n", 1)[1].split("\n### ", 1)[0]
@@ -212,14 +233,18 @@ def test_long_finding_groups_are_cut(example_vault: Path,
 
 def test_queue_items_agree_with_vt_status(example_vault: Path) -> None:
     vault = decided_vault(example_vault)
-    (vault / "03_claims" / "X-1.md").write_text(render_note(
-        claim_id="X-1", review_action="REQUEST_REPAIR", drafts=render_drafts()),
-        encoding="utf-8")
+    (vault / "03_claims" / "X-1.md").write_text(
+        render_note(claim_id="X-1", review_action="REQUEST_REPAIR", drafts=render_drafts()),
+        encoding="utf-8",
+    )
     settings = settings_for(vault)
     preview_vault(settings)
     # stale: SA260324R-0125's drafts change after its preview
-    edit(vault / "03_claims" / "SA260324R-0125.md", "### V2 Atomic Claim Draft\n",
-         "### V2 Atomic Claim Draft\n改 ")
+    edit(
+        vault / "03_claims" / "SA260324R-0125.md",
+        "### V2 Atomic Claim Draft\n",
+        "### V2 Atomic Claim Draft\n改 ",
+    )
     (vault / "notes.md").write_text("claim_id is mentioned, but not a property\n")
     seen = 0
     for f in markdown_files(vault):
@@ -227,12 +252,19 @@ def test_queue_items_agree_with_vt_status(example_vault: Path) -> None:
         assert (mine is None) == (theirs is None), f.relative
         if mine is not None and theirs is not None:
             seen += 1
-            assert (mine.path, mine.claim_id, mine.action, mine.state, mine.stale_preview) == \
-                (theirs.path, theirs.claim_id, theirs.action, theirs.state,
-                 theirs.stale_preview)
+            assert (mine.path, mine.claim_id, mine.action, mine.state, mine.stale_preview) == (
+                theirs.path,
+                theirs.claim_id,
+                theirs.action,
+                theirs.state,
+                theirs.stale_preview,
+            )
     assert seen == 7
-    stale = [i.path for i in (dashmod.queue_item(settings, f.relative)
-                              for f in markdown_files(vault)) if i and i.stale_preview]
+    stale = [
+        i.path
+        for i in (dashmod.queue_item(settings, f.relative) for f in markdown_files(vault))
+        if i and i.stale_preview
+    ]
     assert stale == ["03_claims/SA260324R-0125.md"]
 
 
@@ -255,8 +287,9 @@ def test_second_run_writes_nothing(example_vault: Path) -> None:
     # a new decision changes the content: rewritten once, then quiet again
     ledger_for(settings).append([decision("DV1-0004", claim=v1_claim("DV1-0004"))])
     assert refresh_dashboard(settings) is True
-    assert "[[03_claims/DV1-0004|DV1-0004]]" in section(path.read_text(encoding="utf-8"),
-                                                         "Accepted claims per entity")
+    assert "[[03_claims/DV1-0004|DV1-0004]]" in section(
+        path.read_text(encoding="utf-8"), "Accepted claims per entity"
+    )
     assert refresh_dashboard(settings) is False
 
 
@@ -268,8 +301,10 @@ def test_users_text_outside_the_markers_is_kept(example_vault: Path) -> None:
     head, rest = text.split(START, 1)
     inner, tail = rest.split(END, 1)
     # the user rewrites the frontmatter and intro, and writes below the block
-    mine_head = "---\ntags: [vt-dashboard, mine]\ncssclasses: wide\n---\n# My queue\n\n" \
-                "Notes 📝 with [[links]] and trailing spaces   \n\n"
+    mine_head = (
+        "---\ntags: [vt-dashboard, mine]\ncssclasses: wide\n---\n# My queue\n\n"
+        "Notes 📝 with [[links]] and trailing spaces   \n\n"
+    )
     mine_tail = "\n\n## My notes\n- keep me\t(tab)\n- no final newline"
     path.write_bytes((mine_head + START + inner + END + mine_tail).encode("utf-8"))
     ledger_for(settings).append([decision("DV1-0001")])
@@ -327,32 +362,50 @@ def test_dry_run_writes_nothing(example_vault: Path) -> None:
 # --- Markdown and Mermaid escaping ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "label"), [
-    ('say "hi"', '"say #quot;hi#quot;"'),
-    ("[x] (y) {z}", '"[x] (y) {z}"'),
-    ("驗證 draft token", '"驗證 draft token"'),
-    ("C# <b>bold</b>", '"C#35; #lt;b#gt;bold#lt;/b#gt;"'),
-    ("`code` a|b", '"#96;code#96; a#124;b"'),
-    ("two\nlines\t x", '"two lines x"'),
-])
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ('say "hi"', '"say #quot;hi#quot;"'),
+        ("[x] (y) {z}", '"[x] (y) {z}"'),
+        ("驗證 draft token", '"驗證 draft token"'),
+        ("C# <b>bold</b>", '"C#35; #lt;b#gt;bold#lt;/b#gt;"'),
+        ("`code` a|b", '"#96;code#96; a#124;b"'),
+        ("two\nlines\t x", '"two lines x"'),
+    ],
+)
 def test_mermaid_labels(text: str, label: str) -> None:
     assert mermaid_label(text) == label
 
 
 def edge(claim: str, entity: str, label: str = "x") -> Edge:
-    return Edge(claim, f"03_claims/{claim}.md", f"04_knowledge_base/{entity}".casefold(),
-                f"04_knowledge_base/{entity}", label)
+    return Edge(
+        claim,
+        f"03_claims/{claim}.md",
+        f"04_knowledge_base/{entity}".casefold(),
+        f"04_knowledge_base/{entity}",
+        label,
+    )
 
 
 def test_mermaid_node_ids_are_sanitised_and_unique() -> None:
-    edges = [edge("A-1", "Prefill", 'the "warm" prefill [k]'), edge("A_1", "Prefill"),
-             edge("驗證-1", "驗證", "驗證"), edge("驗證-2", "預填"), edge("end", "o")]
+    edges = [
+        edge("A-1", "Prefill", 'the "warm" prefill [k]'),
+        edge("A_1", "Prefill"),
+        edge("驗證-1", "驗證", "驗證"),
+        edge("驗證-2", "預填"),
+        edge("end", "o"),
+    ]
     lines = mermaid(edges)
     assert lines[0] == "```mermaid" and "```" in lines
-    nodes, found = assert_valid_mermaid(lines[1:lines.index("```", 1)])
+    nodes, found = assert_valid_mermaid(lines[1 : lines.index("```", 1)])
     claims = {v: k for k, v in nodes.items() if k.startswith("c_")}
-    assert claims == {"A-1": "c_A_1", "A_1": "c_A_1_2", "end": "c_end", "驗證-1": "c_1",
-                      "驗證-2": "c_2"}
+    assert claims == {
+        "A-1": "c_A_1",
+        "A_1": "c_A_1_2",
+        "end": "c_end",
+        "驗證-1": "c_1",
+        "驗證-2": "c_2",
+    }
     assert {nodes["e_node"], nodes["e_node_2"]} == {"驗證", "預填"}
     entities = {v: k for k, v in nodes.items() if k.startswith("e_")}
     assert set(entities) == {"Prefill", "驗證", "預填", "o"}
@@ -364,18 +417,21 @@ def test_mermaid_node_ids_are_sanitised_and_unique() -> None:
 def test_mermaid_is_capped_with_a_note() -> None:
     edges = [edge(f"C-{i}", f"E{i % 2}") for i in range(5)]  # E0: 3 claims, E1: 2
     lines = mermaid(edges, limit=3)
-    body = lines[1:lines.index("```", 1)]
+    body = lines[1 : lines.index("```", 1)]
     nodes, found = assert_valid_mermaid(body)
     assert len(found) == 3
     assert {nodes[t] for _s, _l, t in found} == {"E0"}  # the most used entity first
-    assert "Showing 3 of 5 edges (the most used entities first); `vt export` lists every " \
-           "accepted claim." in lines
+    assert (
+        "Showing 3 of 5 edges (the most used entities first); `vt export` lists every "
+        "accepted claim." in lines
+    )
     assert not any("Showing" in line for line in mermaid(edges, limit=5))
 
 
 def test_dashboard_graph_of_labels_with_quotes_brackets_and_cjk(example_vault: Path) -> None:
-    (example_vault / "04_knowledge_base" / "草稿 驗證.md").write_text("# 草稿 驗證\n",
-                                                                    encoding="utf-8")
+    (example_vault / "04_knowledge_base" / "草稿 驗證.md").write_text(
+        "# 草稿 驗證\n", encoding="utf-8"
+    )
     claim = v1_claim("Q-1", ("Prefill", "草稿 驗證"))
     claim["semantic_frame"]["entities"][0]["label"] = 'a "warm" [prefill] <b> #1'
     claim["semantic_frame"]["entities"][1]["label"] = "草稿「驗證」"
@@ -391,11 +447,15 @@ def test_dashboard_graph_of_labels_with_quotes_brackets_and_cjk(example_vault: P
 
 
 def test_inline_escapes_obsidian_syntax_and_code_spans() -> None:
-    assert inline("see [[X]] #tag $x$ %%c%% ==h== <b>") == \
-        "see \\[\\[X\\]\\] \\#tag \\$x\\$ \\%\\%c\\%\\% \\=\\=h\\=\\= &lt;b&gt;"
+    assert (
+        inline("see [[X]] #tag $x$ %%c%% ==h== <b>")
+        == "see \\[\\[X\\]\\] \\#tag \\$x\\$ \\%\\%c\\%\\% \\=\\=h\\=\\= &lt;b&gt;"
+    )
     # a code span would be live (Dataview runs `= …` and `$= …` spans): escaped too
-    assert inline("`Mapping Status: [[x]]` and a|b\nnext") == \
-        "\\`Mapping Status: \\[\\[x\\]\\]\\` and a\\|b next"
+    assert (
+        inline("`Mapping Status: [[x]]` and a|b\nnext")
+        == "\\`Mapping Status: \\[\\[x\\]\\]\\` and a\\|b next"
+    )
     assert inline("one ` backtick") == "one \\` backtick"
 
 

@@ -13,12 +13,14 @@ from vault_tools.note import parse_note
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
-def test_every_step_does_what_it_should_and_the_bundled_vault_is_untouched(
-        tmp_path: Path) -> None:
+def test_every_step_does_what_it_should_and_the_bundled_vault_is_untouched(tmp_path: Path) -> None:
     bundled = tree(example_vault_dir())
     seen = []
     result = run_demo(keep=True, on_step=seen.append, workdir=tmp_path)
@@ -56,8 +58,13 @@ def test_a_failing_step_stops_the_demo(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_vt_demo_process_exit_0_and_readable_steps(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "vault_tools", "demo"], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "demo"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     for number, (_, title, _) in enumerate(STEPS, 1):
         assert f"== {number}. {title} ==" in done.stdout

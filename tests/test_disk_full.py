@@ -32,8 +32,11 @@ def disk(tmp_path: Path) -> Iterator[Path]:
     """A 16 MiB tmpfs of its own, unmounted afterwards."""
     mount = tmp_path / f"disk-{uuid.uuid4().hex[:8]}"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -62,19 +65,29 @@ def fill(disk: Path, leave: int = 0) -> Path:
 
 def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-                          capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
 
 
 def files(vault: Path) -> dict[str, bytes]:
     """Every file outside vt's state folder, by relative path."""
-    return {p.relative_to(vault).as_posix(): p.read_bytes() for p in sorted(vault.rglob("*"))
-            if p.is_file() and ".vt" not in p.relative_to(vault).parts}
+    return {
+        p.relative_to(vault).as_posix(): p.read_bytes()
+        for p in sorted(vault.rglob("*"))
+        if p.is_file() and ".vt" not in p.relative_to(vault).parts
+    }
 
 
 def approved_vault(root: Path, n: int) -> Path:
-    notes = {f"K-{i:04}.md": render_note(claim_id=f"K-{i:04}", review_action="APPROVE")
-             for i in range(n)}
+    notes = {
+        f"K-{i:04}.md": render_note(claim_id=f"K-{i:04}", review_action="APPROVE") for i in range(n)
+    }
     return build_vault(root, notes)
 
 
@@ -92,8 +105,12 @@ def test_apply_on_a_full_disk_changes_nothing_and_says_why(disk: Path) -> None:
     before = files(vault)
     filler = fill(disk)
     done = vt(vault, "apply")
-    assert_io_failure(done, "No space left on device (ENOSPC)", "database or disk is full",
-                      "the file system holding it is full")
+    assert_io_failure(
+        done,
+        "No space left on device (ENOSPC)",
+        "database or disk is full",
+        "the file system holding it is full",
+    )
     assert str(vault) in done.stderr  # the file is named
     after = files(vault)
     # the ledger may have been created (empty) with its lock file; nothing else changed
@@ -127,8 +144,13 @@ def test_a_failed_commit_of_the_claim_store_is_not_hidden(disk: Path) -> None:
 
 
 def test_a_note_write_on_a_full_disk_leaves_the_note(disk: Path) -> None:
-    notes = {"R-1.md": render_note(claim_id="R-1", review_action="REQUEST_REPAIR",
-                                   drafts=render_drafts("A repaired claim, long enough."))}
+    notes = {
+        "R-1.md": render_note(
+            claim_id="R-1",
+            review_action="REQUEST_REPAIR",
+            drafts=render_drafts("A repaired claim, long enough."),
+        )
+    }
     vault = build_vault(disk / "vault", notes)
     before = files(vault)
     fill(disk)
@@ -138,9 +160,14 @@ def test_a_note_write_on_a_full_disk_leaves_the_note(disk: Path) -> None:
 
 
 def test_a_read_only_file_system(disk: Path) -> None:
-    notes = {"R-1.md": render_note(claim_id="R-1", review_action="REQUEST_REPAIR",
-                                   drafts=render_drafts("A repaired claim, long enough.")),
-             "K-1.md": render_note(claim_id="K-1", review_action="APPROVE")}
+    notes = {
+        "R-1.md": render_note(
+            claim_id="R-1",
+            review_action="REQUEST_REPAIR",
+            drafts=render_drafts("A repaired claim, long enough."),
+        ),
+        "K-1.md": render_note(claim_id="K-1", review_action="APPROVE"),
+    }
     vault = build_vault(disk / "vault", notes)
     assert vt(vault, "status").returncode == 0  # the state folder exists
     before = files(vault)
@@ -187,8 +214,9 @@ def test_notes_that_cannot_be_marked_after_the_ledger_append(disk: Path) -> None
     if bind.returncode != 0:
         pytest.skip("cannot bind-mount here")
     try:
-        remount = subprocess.run(["mount", "-o", "remount,ro,bind", str(claims)],
-                                 capture_output=True)
+        remount = subprocess.run(
+            ["mount", "-o", "remount,ro,bind", str(claims)], capture_output=True
+        )
         if remount.returncode != 0:
             pytest.skip("cannot remount read-only here")
         done = vt(vault, "apply")

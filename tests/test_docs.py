@@ -33,13 +33,18 @@ LEDGER = "05_ledger/decision_ledger.jsonl"
 
 
 def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def verify_script(ledger: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(VERIFIER), str(ledger)], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(VERIFIER), str(ledger)], capture_output=True, text=True, timeout=60
+    )
 
 
 def set_property(note: Path, key: str, value: str) -> None:
@@ -178,8 +183,9 @@ TAMPERINGS: dict[str, tuple[Callable[[list[str]], None], int, str]] = {
 
 
 @pytest.mark.parametrize("kind", sorted(TAMPERINGS))
-def test_every_tampering_fails_with_its_line(decided_vault: Path, tmp_path: Path,
-                                             kind: str) -> None:
+def test_every_tampering_fails_with_its_line(
+    decided_vault: Path, tmp_path: Path, kind: str
+) -> None:
     tamper, line, reason = TAMPERINGS[kind]
     lines = ledger_lines(decided_vault)
     tamper(lines)
@@ -219,8 +225,12 @@ def test_the_verifier_is_small_and_standard_library_only() -> None:
 
 def test_the_verifier_states_the_codes_rules() -> None:
     namespace: dict = {}
-    exec(compile(VERIFIER.read_text(encoding="utf-8").split('\nif __name__')[0],
-                 str(VERIFIER), "exec"), namespace)
+    exec(
+        compile(
+            VERIFIER.read_text(encoding="utf-8").split("\nif __name__")[0], str(VERIFIER), "exec"
+        ),
+        namespace,
+    )
     assert namespace["GENESIS"] == GENESIS
     assert namespace["NOT_IN_ID"] == set(NOT_IN_ID)
 
@@ -242,17 +252,30 @@ def settled_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert vt(ours, "apply").returncode == 0
     accept = json.loads(base.splitlines()[0])
     assert vt(theirs, "revert", accept["id"]).returncode == 0
-    merged = subprocess.run([sys.executable, "-m", "vault_tools", "ledger", "merge",
-                             str(root / "base.jsonl"), str(ours / LEDGER), str(theirs / LEDGER)],
-                            capture_output=True, text=True, timeout=120)
+    merged = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vault_tools",
+            "ledger",
+            "merge",
+            str(root / "base.jsonl"),
+            str(ours / LEDGER),
+            str(theirs / LEDGER),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert merged.returncode == 0, merged.stderr
     settle = vt(ours, "apply")
     assert settle.returncode == 0, settle.stderr
     return ours
 
 
-def test_a_settling_event_lists_the_heads_it_supersedes(settled_vault: Path,
-                                                         tmp_path: Path) -> None:
+def test_a_settling_event_lists_the_heads_it_supersedes(
+    settled_vault: Path, tmp_path: Path
+) -> None:
     from vault_tools import ledger
 
     if not hasattr(ledger, "supersedes_value"):
@@ -287,8 +310,11 @@ def test_a_settling_event_lists_the_heads_it_supersedes(settled_vault: Path,
 def _doc_events() -> list[str]:
     """The ledger lines of docs/ledger.md's worked example (those carrying a hash)."""
     text = (DOCS / "ledger.md").read_text(encoding="utf-8")
-    return [line for line in text.splitlines()
-            if line.startswith('{"action":') and '"hash":"sha256:' in line]
+    return [
+        line
+        for line in text.splitlines()
+        if line.startswith('{"action":') and '"hash":"sha256:' in line
+    ]
 
 
 def test_the_worked_example_is_what_the_code_computes(tmp_path: Path) -> None:
@@ -363,8 +389,9 @@ def test_every_link_between_the_documents_resolves() -> None:
             path = (page.parent / file).resolve() if file else page
             assert path.exists(), f"{page.name}: broken link {target}"
             if anchor:
-                assert anchor in _anchors(path.read_text(encoding="utf-8")), \
+                assert anchor in _anchors(path.read_text(encoding="utf-8")), (
                     f"{page.name}: no heading for {target}"
+                )
             checked += 1
     assert checked > 20
 
@@ -372,7 +399,7 @@ def test_every_link_between_the_documents_resolves() -> None:
 def _reliability_section() -> str:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start = readme.index("\n## Reliability\n")
-    return readme[start:readme.index("\n## ", start + 1)]
+    return readme[start : readme.index("\n## ", start + 1)]
 
 
 def test_every_reliability_guarantee_names_a_test_that_exists() -> None:
@@ -384,6 +411,9 @@ def test_every_reliability_guarantee_names_a_test_that_exists() -> None:
         source = REPO / path
         assert source.is_file(), path
         if name:
-            defined = {node.name for node in ast.walk(ast.parse(source.read_text("utf-8")))
-                       if isinstance(node, ast.FunctionDef)}
+            defined = {
+                node.name
+                for node in ast.walk(ast.parse(source.read_text("utf-8")))
+                if isinstance(node, ast.FunctionDef)
+            }
             assert name in defined, f"{path}::{name} is not a test"

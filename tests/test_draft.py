@@ -40,8 +40,7 @@ def test_the_drafted_note_previews_as_no_changes(make_vault) -> None:
     assert note.findings == [] and note.drafts is not None
     assert note.drafts.claim.value == DEFAULT_CLAIM
     assert note.drafts.frame.data == DEFAULT_FRAME
-    assert note.drafts.metadata.data == {"epistemic_mode": "ASSERTED",
-                                         "mapping_status": "COMPLETE"}
+    assert note.drafts.metadata.data == {"epistemic_mode": "ASSERTED", "mapping_status": "COMPLETE"}
     [result] = preview_vault(settings_for(vault)).previews
     assert result.state == PREVIEW_READY and result.changes == [] and result.written
 
@@ -52,12 +51,14 @@ def test_draft_then_edit_then_preview_round_trip(example_vault: Path) -> None:
     text = path.read_text(encoding="utf-8")
     at = text.index("### V2 Revision Metadata Draft")
     text = text[:at] + text[at:].replace('"HYPOTHETICAL"', '"ASSERTED"', 1)
-    path.write_text(text.replace("review_action: PENDING", "review_action: REQUEST_REPAIR"),
-                    encoding="utf-8")
+    path.write_text(
+        text.replace("review_action: PENDING", "review_action: REQUEST_REPAIR"), encoding="utf-8"
+    )
     [result] = preview_vault(settings_for(example_vault), [path]).previews
     assert result.state == PREVIEW_READY and result.written, result.findings
     assert [(c.field, c.pointer, c.old, c.new) for c in result.changes] == [
-        ("metadata", "/epistemic_mode", "HYPOTHETICAL", "ASSERTED")]
+        ("metadata", "/epistemic_mode", "HYPOTHETICAL", "ASSERTED")
+    ]
 
 
 def test_frame_block_is_copied_verbatim_and_metadata_is_indented() -> None:
@@ -75,12 +76,15 @@ def test_refuses_notes_with_drafts_and_non_review_notes(make_vault, tmp_path: Pa
     vault = make_vault({"D.md": with_drafts, "K.md": "# not a review note\n"})
     outside = tmp_path / "outside.md"
     outside.write_text(render_note(), encoding="utf-8")
-    report = draft_notes(settings_for(vault), [vault / "03_claims/D.md",
-                                               vault / "03_claims/K.md", outside])
+    report = draft_notes(
+        settings_for(vault), [vault / "03_claims/D.md", vault / "03_claims/K.md", outside]
+    )
     codes = [[f.code for f in n.findings] for n in report.notes]
     assert codes == [["drafts-exist"], ["not-review-note"], ["path-outside-vault"]]
-    assert report.notes[0].findings[0].line == with_drafts.splitlines().index(
-        "## ⑤ V2 Draft（需要修正時直接編輯）") + 1
+    assert (
+        report.notes[0].findings[0].line
+        == with_drafts.splitlines().index("## ⑤ V2 Draft（需要修正時直接編輯）") + 1
+    )
     assert (vault / "03_claims/D.md").read_text(encoding="utf-8") == with_drafts
     assert report.failed and report.to_json()["errors"] == 3
 
@@ -101,8 +105,9 @@ def test_crlf_bom_note_gets_a_crlf_section_and_keeps_every_other_byte(make_vault
     [result] = draft_notes(settings_for(vault), [path]).notes
     raw = path.read_bytes()
     section = result.section.replace("\n", "\r\n").encode()
-    assert raw == original.replace(b"## \xe2\x91\xa4 Human Review",
-                                   section + b"\r\n## \xe2\x91\xa4 Human Review", 1)
+    assert raw == original.replace(
+        b"## \xe2\x91\xa4 Human Review", section + b"\r\n## \xe2\x91\xa4 Human Review", 1
+    )
 
 
 def test_note_without_human_review_gets_the_section_at_the_end(make_vault) -> None:

@@ -19,20 +19,28 @@ from vault_tools.errors import RefusedError, UsageError
 
 
 def frame_for(*pairs: tuple[str, str]) -> dict:
-    return {**DEFAULT_FRAME, "entities": [{"id": f"04_knowledge_base/{t}", "label": label}
-                                          for label, t in pairs]}
+    return {
+        **DEFAULT_FRAME,
+        "entities": [{"id": f"04_knowledge_base/{t}", "label": label} for label, t in pairs],
+    }
 
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    return build_vault(tmp_path / "vault", {
-        "A.md": render_note(claim_id="A", frame=frame_for(("prefill", "Prefill"),
-                                                          ("decode", "Decode"))),
-        "B.md": render_note(claim_id="B", frame=frame_for(("prefill", "Decode"),
-                                                          ("ghost", "Ghost Entity"))),
-        "C.md": render_note(claim_id="C", frame=frame_for(("Prefill", "Prefill"),
-                                                          ("ghost", "Ghost Entity"))),
-    })
+    return build_vault(
+        tmp_path / "vault",
+        {
+            "A.md": render_note(
+                claim_id="A", frame=frame_for(("prefill", "Prefill"), ("decode", "Decode"))
+            ),
+            "B.md": render_note(
+                claim_id="B", frame=frame_for(("prefill", "Decode"), ("ghost", "Ghost Entity"))
+            ),
+            "C.md": render_note(
+                claim_id="C", frame=frame_for(("Prefill", "Prefill"), ("ghost", "Ghost Entity"))
+            ),
+        },
+    )
 
 
 def test_counts_notes_per_entity_missing_targets_and_label_conflicts(vault: Path) -> None:
@@ -47,15 +55,21 @@ def test_counts_notes_per_entity_missing_targets_and_label_conflicts(vault: Path
     assert missing.notes == ["03_claims/B.md", "03_claims/C.md"]
     [conflict] = report.conflicts
     assert conflict.label == "prefill"
-    assert conflict.targets == {"04_knowledge_base/Decode.md": ["03_claims/B.md"],
-                                "04_knowledge_base/Prefill.md": ["03_claims/A.md",
-                                                                 "03_claims/C.md"]}
+    assert conflict.targets == {
+        "04_knowledge_base/Decode.md": ["03_claims/B.md"],
+        "04_knowledge_base/Prefill.md": ["03_claims/A.md", "03_claims/C.md"],
+    }
 
 
 def test_accepted_counts_come_from_the_caller_in_any_target_form(vault: Path) -> None:
-    report = survey(load_settings(vault), accepted={"[[04_knowledge_base/Prefill]]": 2,
-                                                    "04_knowledge_base/decode": 1,
-                                                    "04_knowledge_base/Nope": 5})
+    report = survey(
+        load_settings(vault),
+        accepted={
+            "[[04_knowledge_base/Prefill]]": 2,
+            "04_knowledge_base/decode": 1,
+            "04_knowledge_base/Nope": 5,
+        },
+    )
     accepted = {e.title: e.accepted for e in report.entities}
     assert accepted["Prefill"] == 2 and accepted["Decode"] == 1 and accepted["LPU"] == 0
 
@@ -71,13 +85,15 @@ def test_example_vault(tmp_path: Path) -> None:
 
 # --- vt entities new ------------------------------------------------------------------------
 
+
 def test_new_entity_writes_the_note_and_refuses_to_overwrite(vault: Path) -> None:
     settings_ = load_settings(vault)
     result = new_entity(settings_, "Tree Size", ["tree size", "draft tree: size"])
     assert result.written and result.path == "04_knowledge_base/Tree Size.md"
     text = (vault / result.path).read_text(encoding="utf-8")
-    assert text == ('---\naliases: [tree size, "draft tree: size"]\ntags: [entity]\n---\n'
-                    "# Tree Size\n")
+    assert text == (
+        '---\naliases: [tree size, "draft tree: size"]\ntags: [entity]\n---\n# Tree Size\n'
+    )
     with pytest.raises(RefusedError):
         new_entity(settings_, "Tree Size")
     with pytest.raises(RefusedError):
@@ -91,8 +107,21 @@ def test_new_entity_dry_run_and_similar_names(vault: Path) -> None:
     assert result.similar == ["04_knowledge_base/Draft Verification.md"]
 
 
-@pytest.mark.parametrize("name", ["a/b", "..", "../x", "x\\y", ".hidden", " padded", "", "a\nb",
-                                  "end.", *[f"x{c}y" for c in FORBIDDEN]])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a/b",
+        "..",
+        "../x",
+        "x\\y",
+        ".hidden",
+        " padded",
+        "",
+        "a\nb",
+        "end.",
+        *[f"x{c}y" for c in FORBIDDEN],
+    ],
+)
 def test_new_entity_refuses_bad_names(vault: Path, name: str) -> None:
     before = sorted(p.name for p in (vault / "04_knowledge_base").iterdir())
     with pytest.raises(UsageError):
@@ -101,9 +130,22 @@ def test_new_entity_refuses_bad_names(vault: Path, name: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(min_size=1, max_size=12).map(str.strip).filter(
-    lambda s: s and not any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 or c in "\u2028\u2029\x85\ufeff"
-                            for c in s)), max_size=4, unique=True))
+@given(
+    st.lists(
+        st.text(min_size=1, max_size=12)
+        .map(str.strip)
+        .filter(
+            lambda s: (
+                s
+                and not any(
+                    ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029\x85\ufeff" for c in s
+                )
+            )
+        ),
+        max_size=4,
+        unique=True,
+    )
+)
 def test_aliases_read_back_exactly(aliases: list[str]) -> None:
     import unicodedata
 
@@ -117,8 +159,11 @@ def test_aliases_read_back_exactly(aliases: list[str]) -> None:
 
 def test_cli_entities_json_and_new(vault: Path) -> None:
     def vt(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+            capture_output=True,
+            text=True,
+        )
 
     run = vt("entities", "--json")
     assert run.returncode == 0, run.stderr

@@ -28,11 +28,13 @@ def test_accepted_claims_come_from_the_ledger(example_vault: Path) -> None:
     repaired = v1_claim("A-2", ("Prefill",))
     # a target in wikilink form names the same note
     repaired["semantic_frame"]["entities"][0]["id"] = "[[04_knowledge_base/Prefill|prefill]]"
-    ledger.append([
-        decision("A-1", claim=v1_claim("A-1", ("Prefill", "Decode"))),
-        decision("A-2", "REPAIR", claim=repaired),
-        decision("A-3", "REJECT"),
-    ])
+    ledger.append(
+        [
+            decision("A-1", claim=v1_claim("A-1", ("Prefill", "Decode"))),
+            decision("A-2", "REPAIR", claim=repaired),
+            decision("A-3", "REJECT"),
+        ]
+    )
     counts = accepted(example_vault)
     assert counts["Prefill"] == 2 and counts["Decode"] == 1 and counts["LPU"] == 0
     # the ledger grew (a later decision, or a git pull): the store catches up first
@@ -45,8 +47,11 @@ def test_plain_output_shows_the_accepted_column(example_vault: Path) -> None:
     ledger_for(load_settings(example_vault)).append([decision("A-1")])
     result = vt("entities", "--vault", str(example_vault))
     assert result.exit_code == 0, result.output
-    rows = {line.split()[0]: line.split()[-1] for line in result.stdout.splitlines()
-            if line.startswith(("Prefill ", "LPU "))}
+    rows = {
+        line.split()[0]: line.split()[-1]
+        for line in result.stdout.splitlines()
+        if line.startswith(("Prefill ", "LPU "))
+    }
     assert rows == {"Prefill": "1", "LPU": "0"}
 
 

@@ -40,8 +40,7 @@ def test_valid_example_has_no_finding(tmp_path: Path, example: Path) -> None:
 
 
 @pytest.mark.parametrize("example", INVALID, ids=[p.stem for p in INVALID])
-def test_invalid_example_gives_exactly_its_expected_findings(tmp_path: Path,
-                                                            example: Path) -> None:
+def test_invalid_example_gives_exactly_its_expected_findings(tmp_path: Path, example: Path) -> None:
     raw = example.read_bytes()
     last_line = raw.rstrip(b"\n").rsplit(b"\n", 1)[-1]
     assert MARKER.fullmatch(last_line.strip()), "the last line must be an expect marker"

@@ -30,13 +30,19 @@ def store_claims(settings: Settings) -> dict[str, dict]:
             assert rec is not None
             claim = rec.claim or {}
             out[claim_id] = {
-                "claim_id": rec.claim_id, "status": rec.status, "event_id": rec.event_id,
-                "note": rec.note, "atomic_claim": claim.get("atomic_claim"),
+                "claim_id": rec.claim_id,
+                "status": rec.status,
+                "event_id": rec.event_id,
+                "note": rec.note,
+                "atomic_claim": claim.get("atomic_claim"),
                 "epistemic_mode": claim.get("epistemic_mode"),
                 "mapping_status": claim.get("mapping_status"),
                 "semantic_frame": claim.get("semantic_frame"),
-                "entities": [{"label": label, "role": role, "target": target}
-                             for _k, target, role, label in edges_of(rec.claim)]}
+                "entities": [
+                    {"label": label, "role": role, "target": target}
+                    for _k, target, role, label in edges_of(rec.claim)
+                ],
+            }
     return out
 
 
@@ -49,8 +55,12 @@ def mixed(example_vault: Path) -> Settings:
     ledger = ledger_for(settings)
     tricky = v1_claim("Z-9", text='a, "quoted"\nsecond line 中文')
     (first, _) = ledger.append([decision("C-1"), decision("Z-9", claim=tricky)])
-    ledger.append([decision("C-1", "REJECT", supersedes=first["id"]),
-                   decision("C-1", "ACCEPT", supersedes=first["id"], comment="other branch")])
+    ledger.append(
+        [
+            decision("C-1", "REJECT", supersedes=first["id"]),
+            decision("C-1", "ACCEPT", supersedes=first["id"], comment="other branch"),
+        ]
+    )
     (accept,) = ledger.append([decision("R-1")])
     ledger.append([decision("R-1", "REVERT", claim=None, reverts=accept["id"])])
     return settings
@@ -59,8 +69,13 @@ def mixed(example_vault: Path) -> Settings:
 def test_statuses_of_the_fixture(mixed: Settings) -> None:
     with ClaimStore.open(mixed) as store:
         store.catch_up()
-        assert store.status_counts() == {"ACCEPTED": 2, "CONFLICT": 1, "REJECTED": 1,
-                                         "REPAIRED": 1, "REVERTED": 1}
+        assert store.status_counts() == {
+            "ACCEPTED": 2,
+            "CONFLICT": 1,
+            "REJECTED": 1,
+            "REPAIRED": 1,
+            "REVERTED": 1,
+        }
 
 
 def test_jsonl_round_trip(mixed: Settings) -> None:
@@ -78,8 +93,11 @@ def test_jsonl_round_trip(mixed: Settings) -> None:
     repaired = next(o for o in objects if o["claim_id"] == "DV1-0003")
     assert repaired["status"] == "REPAIRED"
     assert repaired["semantic_frame"]["operator"] == "LESS_THAN"  # the V2 draft's
-    assert repaired["entities"][1] == {"label": "TV loss", "role": "comparison_entity_1",
-                                       "target": "04_knowledge_base/Total Variation Loss"}
+    assert repaired["entities"][1] == {
+        "label": "TV loss",
+        "role": "comparison_entity_1",
+        "target": "04_knowledge_base/Total Variation Loss",
+    }
     rejected = next(o for o in objects if o["claim_id"] == "DV1-0002")
     assert rejected["atomic_claim"] is None and rejected["entities"] == []
     assert "中文" in text  # raw UTF-8, not \u escapes
@@ -132,8 +150,9 @@ def test_output_file_is_written_atomically(mixed: Settings, tmp_path: Path) -> N
         export_claims(mixed, output=tmp_path)
 
 
-def test_a_failed_write_leaves_the_old_file(mixed: Settings, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_leaves_the_old_file(
+    mixed: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "claims.jsonl"
     out.write_bytes(b"before\n")
 
@@ -149,8 +168,9 @@ def test_a_failed_write_leaves_the_old_file(mixed: Settings, tmp_path: Path,
 
 def test_the_store_is_caught_up_first(example_vault: Path) -> None:
     settings = settings_for(example_vault)
-    assert export_claims(settings).data == b"" and export_claims(settings, "csv").data == \
-        (",".join(FIELDS) + "\r\n").encode()
+    assert (
+        export_claims(settings).data == b""
+        and export_claims(settings, "csv").data == (",".join(FIELDS) + "\r\n").encode()
+    )
     ledger_for(settings).append([decision("N-1")])  # e.g. arrived with a git pull
-    assert [json.loads(x)["claim_id"] for x in export_claims(settings).data.splitlines()] == \
-        ["N-1"]
+    assert [json.loads(x)["claim_id"] for x in export_claims(settings).data.splitlines()] == ["N-1"]

@@ -21,19 +21,27 @@ def codes(fm: frontmatter.FrontMatter) -> list[tuple[str, int | None]]:
 
 
 def test_seed_style_properties_and_their_lines() -> None:
-    fm = read("---\nclaim_id: SA260324R-0125\nreview_action: REQUEST_REPAIR\n"
-              'reviewer: ""\ntags: [claim-review]\n---\n# body')
+    fm = read(
+        "---\nclaim_id: SA260324R-0125\nreview_action: REQUEST_REPAIR\n"
+        'reviewer: ""\ntags: [claim-review]\n---\n# body'
+    )
     assert fm.present and fm.findings == []
-    assert fm.properties == {"claim_id": "SA260324R-0125", "review_action": "REQUEST_REPAIR",
-                             "reviewer": "", "tags": ["claim-review"]}
+    assert fm.properties == {
+        "claim_id": "SA260324R-0125",
+        "review_action": "REQUEST_REPAIR",
+        "reviewer": "",
+        "tags": ["claim-review"],
+    }
     assert fm.lines == {"claim_id": 2, "review_action": 3, "reviewer": 4, "tags": 5}
     assert (fm.end_line, fm.body_index) == (6, 6)
 
 
 def test_comments_folded_scalars_flow_lists_and_block_lists() -> None:
-    fm = read("---\n# a comment\nclaim_id: 'X-1'  # trailing\nreview_comment: >-\n"
-              "  folded\n  text\nnotes: |\n  kept\n  lines\ntags: [a, \"b\", 'c']\n"
-              "aliases:\n  - one\n  - two\n---\n")
+    fm = read(
+        "---\n# a comment\nclaim_id: 'X-1'  # trailing\nreview_comment: >-\n"
+        "  folded\n  text\nnotes: |\n  kept\n  lines\ntags: [a, \"b\", 'c']\n"
+        "aliases:\n  - one\n  - two\n---\n"
+    )
     assert fm.findings == []
     assert fm.properties["claim_id"] == "X-1"
     assert fm.properties["review_comment"] == "folded text"
@@ -49,13 +57,16 @@ def test_dates_stay_strings_so_properties_round_trip_as_json() -> None:
     json.dumps(fm.properties)
 
 
-@pytest.mark.parametrize("value", [
-    "!!binary aGVsbG8=",
-    "!!set {a, b}",
-    "!!timestamp 2026-11-29",
-    "!!str 12",
-    "!!python/object:os.system ls",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "!!binary aGVsbG8=",
+        "!!set {a, b}",
+        "!!timestamp 2026-11-29",
+        "!!str 12",
+        "!!python/object:os.system ls",
+    ],
+)
 def test_explicit_tags_give_json_values_or_a_finding(value: str) -> None:
     fm = read(f"---\nclaim_id: X\nextra: {value}\n---")
     if fm.findings:
@@ -93,13 +104,16 @@ def test_unclosed() -> None:
     assert fm.properties == {} and fm.body_index == 4
 
 
-@pytest.mark.parametrize("text,line", [
-    ("---\nclaim_id: X\nreviewer: a: b\n---", 3),
-    ("---\nclaim_id: X\ntags: [a, b\nreviewer: x\n---", 4),
-    ("---\nclaim_id: X\n\ttags: x\n---", 3),
-    ('---\nclaim_id: X\nreview_comment: "open\n---', 3),
-    ("---\nclaim_id: X\n? [a, b]\n: c\n---", 3),
-])
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ("---\nclaim_id: X\nreviewer: a: b\n---", 3),
+        ("---\nclaim_id: X\ntags: [a, b\nreviewer: x\n---", 4),
+        ("---\nclaim_id: X\n\ttags: x\n---", 3),
+        ('---\nclaim_id: X\nreview_comment: "open\n---', 3),
+        ("---\nclaim_id: X\n? [a, b]\n: c\n---", 3),
+    ],
+)
 def test_syntax_errors_name_their_line(text: str, line: int) -> None:
     fm = read(text)
     assert [f.code for f in fm.findings] == ["yaml-syntax"]
@@ -107,12 +121,15 @@ def test_syntax_errors_name_their_line(text: str, line: int) -> None:
     assert fm.findings[0].message.startswith("invalid YAML")
 
 
-@pytest.mark.parametrize("text,line", [
-    ("---\n- claim_id: X\n- review_action: APPROVE\n---", 2),
-    ("---\n[claim_id, X]\n---", 2),
-    ("---\njust a sentence\n---", 2),
-    ("---\n\n42\n---", 3),
-])
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        ("---\n- claim_id: X\n- review_action: APPROVE\n---", 2),
+        ("---\n[claim_id, X]\n---", 2),
+        ("---\njust a sentence\n---", 2),
+        ("---\n\n42\n---", 3),
+    ],
+)
 def test_not_a_mapping(text: str, line: int) -> None:
     fm = read(text)
     assert codes(fm) == [("yaml-not-mapping", line)]
@@ -146,7 +163,7 @@ def test_anchor_and_star_characters_inside_strings_are_fine() -> None:
 
 
 def test_string_keys_and_lines_agree() -> None:
-    fm = read("---\nclaim_id: X\n\"quoted key\": 1\n---")
+    fm = read('---\nclaim_id: X\n"quoted key": 1\n---')
     assert set(fm.properties) == set(fm.lines) == {"claim_id", "quoted key"}
 
 
@@ -157,8 +174,12 @@ def test_non_string_keys_are_kept_as_written() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from(list("ab:-[]{}&*!|>'\"# \t\n?,.0")),
-                        max_size=20), max_size=12))
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(list("ab:-[]{}&*!|>'\"# \t\n?,.0")), max_size=20),
+        max_size=12,
+    )
+)
 def test_never_raises_and_lines_stay_inside_the_frontmatter(lines: list[str]) -> None:
     body = [line for chunk in lines for line in chunk.split("\n")]
     body = [line for line in body if line.rstrip() not in ("---", "...")]
@@ -170,13 +191,16 @@ def test_never_raises_and_lines_stay_inside_the_frontmatter(lines: list[str]) ->
         assert 2 <= line <= len(body) + 1
 
 
-@pytest.mark.parametrize("line,key", [
-    ('reviewer: "al\x00ice"', "reviewer"),  # raw, quoted: the fast path steps aside
-    ("reviewer: al\x07ice", "reviewer"),  # raw, plain
-    ('reviewer: "al\\0ice"', "reviewer"),  # a YAML escape
-    ('tags: ["a\\x1b[31m"]', "tags"),  # in a list
-    ('meta: {"k\\u0001": 1}', "meta"),  # in a mapping's key
-])
+@pytest.mark.parametrize(
+    "line,key",
+    [
+        ('reviewer: "al\x00ice"', "reviewer"),  # raw, quoted: the fast path steps aside
+        ("reviewer: al\x07ice", "reviewer"),  # raw, plain
+        ('reviewer: "al\\0ice"', "reviewer"),  # a YAML escape
+        ('tags: ["a\\x1b[31m"]', "tags"),  # in a list
+        ('meta: {"k\\u0001": 1}', "meta"),  # in a mapping's key
+    ],
+)
 def test_a_control_character_is_a_finding_on_its_line(line: str, key: str) -> None:
     fm = read(f"---\nclaim_id: X-1\n{line}\n---\n")
     assert codes(fm) == [("control-character", 3)]
@@ -189,8 +213,9 @@ def test_tab_and_carriage_return_are_no_control_characters() -> None:
     assert fm.findings == []
 
 
-@pytest.mark.parametrize("value", ["9" * 5000, "-" + "9" * 4301, "0x" + "f" * 5000,
-                                   ".inf", "-.inf", ".nan", "1.0e+999"])
+@pytest.mark.parametrize(
+    "value", ["9" * 5000, "-" + "9" * 4301, "0x" + "f" * 5000, ".inf", "-.inf", ".nan", "1.0e+999"]
+)
 def test_a_number_no_json_carries_is_a_finding_on_its_line(value: str) -> None:
     fm = read(f"---\nclaim_id: X-1\nreview_comment: ok\ncount: {value}\n---\n")
     assert codes(fm) == [("number-too-large", 4)]

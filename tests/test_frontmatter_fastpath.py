@@ -12,13 +12,52 @@ KEYS = st.one_of(
     st.sampled_from(["claim_id", "review_action", "y", "on", "null", "tags", "my-key", "_k"]),
     st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True),
 )
-TOKENS = st.sampled_from(["true", "false", "yes", "No", "ON", "null", "~", "1", "012", "-3",
-                          "1.5", ".5", "e5", "0x1F", "2026-11-29", "12:30", "x.y", "a_b",
-                          "SA260324R-0125", "PENDING", "[]", "[a, b]", "[1, x]", "[yes]", '""',
-                          "''", '"a#b"', "[warm prefill, x]",
-                          "[no way, yes]", "[a  b]", "[a 1.5]", '"a\\"b"', "'it''s'", "x # c",
-                          "a: b", "[[X]]",
-                          '"[[X]]"', "!!str 1", "&a x", "*a", "|", ">-"])
+TOKENS = st.sampled_from(
+    [
+        "true",
+        "false",
+        "yes",
+        "No",
+        "ON",
+        "null",
+        "~",
+        "1",
+        "012",
+        "-3",
+        "1.5",
+        ".5",
+        "e5",
+        "0x1F",
+        "2026-11-29",
+        "12:30",
+        "x.y",
+        "a_b",
+        "SA260324R-0125",
+        "PENDING",
+        "[]",
+        "[a, b]",
+        "[1, x]",
+        "[yes]",
+        '""',
+        "''",
+        '"a#b"',
+        "[warm prefill, x]",
+        "[no way, yes]",
+        "[a  b]",
+        "[a 1.5]",
+        '"a\\"b"',
+        "'it''s'",
+        "x # c",
+        "a: b",
+        "[[X]]",
+        '"[[X]]"',
+        "!!str 1",
+        "&a x",
+        "*a",
+        "|",
+        ">-",
+    ]
+)
 VALUES = st.one_of(TOKENS, st.text(alphabet="abcXYZ019_.-:#'\"[], ", max_size=12))
 
 
@@ -36,13 +75,25 @@ def test_fast_path_agrees_with_pyyaml(pairs: list[tuple[str, str | None]]) -> No
 
 
 def test_fast_path_reads_a_typical_note() -> None:
-    source = ('claim_id: SA260324R-0125\nreview_action: REQUEST_REPAIR\ncheck_source_claim: true\n'
-              'reviewer: ""\ntags: [claim-review]')
+    source = (
+        "claim_id: SA260324R-0125\nreview_action: REQUEST_REPAIR\ncheck_source_claim: true\n"
+        'reviewer: ""\ntags: [claim-review]'
+    )
     properties, lines = simple_properties(source)
-    assert properties == {"claim_id": "SA260324R-0125", "review_action": "REQUEST_REPAIR",
-                          "check_source_claim": True, "reviewer": "", "tags": ["claim-review"]}
-    assert lines == {"claim_id": 2, "review_action": 3, "check_source_claim": 4, "reviewer": 5,
-                     "tags": 6}
+    assert properties == {
+        "claim_id": "SA260324R-0125",
+        "review_action": "REQUEST_REPAIR",
+        "check_source_claim": True,
+        "reviewer": "",
+        "tags": ["claim-review"],
+    }
+    assert lines == {
+        "claim_id": 2,
+        "review_action": 3,
+        "check_source_claim": 4,
+        "reviewer": 5,
+        "tags": 6,
+    }
 
 
 def test_fast_path_steps_aside_for_duplicates_and_comments() -> None:
@@ -56,18 +107,38 @@ def test_a_remembered_line_gives_each_note_its_own_list() -> None:
     assert first is not None
     first[0]["tags"].append("changed by the caller")
     again = simple_properties("reviewer: bob\ntags: [claim-review, todo]")
-    assert again == ({"reviewer": "bob", "tags": ["claim-review", "todo"]},
-                     {"reviewer": 2, "tags": 3})
+    assert again == (
+        {"reviewer": "bob", "tags": ["claim-review", "todo"]},
+        {"reviewer": 2, "tags": 3},
+    )
     assert simple_properties("tags: [a]\ntags: [a]") is None  # a repeated key is not simple
 
 
 @settings(max_examples=800, deadline=None)
-@given(st.lists(st.sampled_from(["---", "--- ", "...", "... x", "----", "-- -", "a: 1", "",
-                                 " ---", "---\t", "...\u3000", "x"]), max_size=8))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "---",
+                "--- ",
+                "...",
+                "... x",
+                "----",
+                "-- -",
+                "a: 1",
+                "",
+                " ---",
+                "---\t",
+                "...\u3000",
+                "x",
+            ]
+        ),
+        max_size=8,
+    )
+)
 def test_the_closing_line_is_the_first_that_strips_to_a_marker(rest: list[str]) -> None:
     from vault_tools.frontmatter import _closing_line
 
     lines = ["---", *rest]
-    expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")),
-                    None)
+    expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     assert _closing_line(lines) == expected

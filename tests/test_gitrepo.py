@@ -57,11 +57,16 @@ def test_staged_content_differs_from_the_working_tree_and_head(tmp_path: Path) -
     assert repo is not None
     assert sorted(repo.staged_paths()) == ["a.md", "new dir/b é.md"]
     assert repo.staged_paths("new dir") == ["new dir/b é.md"]
-    blobs = repo.read_blobs([":a.md", "HEAD:a.md", ":new dir/b é.md", ":missing.md",
-                             "HEAD:new dir/b é.md"])
-    assert blobs == {":a.md": b"staged\n", "HEAD:a.md": b"committed\n",
-                     ":new dir/b é.md": b"new\n", ":missing.md": None,
-                     "HEAD:new dir/b é.md": None}
+    blobs = repo.read_blobs(
+        [":a.md", "HEAD:a.md", ":new dir/b é.md", ":missing.md", "HEAD:new dir/b é.md"]
+    )
+    assert blobs == {
+        ":a.md": b"staged\n",
+        "HEAD:a.md": b"committed\n",
+        ":new dir/b é.md": b"new\n",
+        ":missing.md": None,
+        "HEAD:new dir/b é.md": None,
+    }
     assert repo.read_staged("a.md") == b"staged\n"
     assert repo.read_committed("HEAD", "a.md") == b"committed\n"
 
@@ -100,8 +105,10 @@ def test_config_get_set_remove(tmp_path: Path) -> None:
     assert repo.config_get("merge.vt-ledger.driver") is None
     repo.config_set("merge.vt-ledger.driver", "python -m x %O %A %B")
     assert repo.config_get("merge.vt-ledger.driver") == "python -m x %O %A %B"
-    assert git(root, "config", "--get", "merge.vt-ledger.driver").stdout.strip() == \
-        "python -m x %O %A %B"
+    assert (
+        git(root, "config", "--get", "merge.vt-ledger.driver").stdout.strip()
+        == "python -m x %O %A %B"
+    )
     assert repo.config_remove_section("merge.vt-ledger")
     assert repo.config_get("merge.vt-ledger.driver") is None
     assert not repo.config_remove_section("merge.vt-ledger")

@@ -26,14 +26,21 @@ def test_blocks_written_idempotent_and_removed(tmp_path: Path) -> None:
     original = prefill.read_bytes()
     decode_original = (vault / KB / "Decode.md").read_bytes()
     ledger = ledger_for(settings)
-    ledger.append([decision("SA260324R-0125", note="03_claims/SA260324R-0125.md"),
-                   decision("DV1-0001", claim=v1_claim("DV1-0001", targets=("Prefill",)),
-                            note="03_claims/DV1-0001.md")])
+    ledger.append(
+        [
+            decision("SA260324R-0125", note="03_claims/SA260324R-0125.md"),
+            decision(
+                "DV1-0001",
+                claim=v1_claim("DV1-0001", targets=("Prefill",)),
+                note="03_claims/DV1-0001.md",
+            ),
+        ]
+    )
     first = refresh(settings)
     assert first.kb_notes_written == [f"{KB}/Decode.md", f"{KB}/Prefill.md"]
     text = prefill.read_text(encoding="utf-8")
     assert text.startswith(original.decode())  # every byte before the block is kept
-    assert text[len(original.decode()):] == (
+    assert text[len(original.decode()) :] == (
         "\n<!-- vt:claims:start -->\n"
         f"{HEADER}\n"
         "- [[03_claims/DV1-0001|DV1-0001]] — comparison_entity_0, prefill\n"
@@ -77,8 +84,9 @@ def test_a_refused_note_is_reported_not_fatal(tmp_path: Path) -> None:
     vault = copy_example_vault(tmp_path / "vault")
     settings = load_settings(vault)
     broken = vault / KB / "Decode.md"
-    broken.write_text(broken.read_text(encoding="utf-8") + "\n<!-- vt:claims:start -->\n",
-                      encoding="utf-8")
+    broken.write_text(
+        broken.read_text(encoding="utf-8") + "\n<!-- vt:claims:start -->\n", encoding="utf-8"
+    )
     ledger_for(settings).append([decision("SA260324R-0125")])
     result = refresh(settings)
     assert result.kb_notes_written == [f"{KB}/Prefill.md"]

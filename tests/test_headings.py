@@ -64,12 +64,38 @@ def test_a_closing_fence_takes_nothing_but_blanks_after_it() -> None:
     assert not fence_closes("    ```", "```")
 
 
-LINES = st.sampled_from([
-    "## A", "##\tB", "   ## C", "    ## D", "##E", "## F ##", "## G#", "##", "### H",
-    "# I", "####### J", " ## ⑥ Human Review", "```", "```json", "```a`b", "``` `",
-    "````", "~~~", "~~~ a`b", "~~~~", "   ```", "    ```", "text", "", "`", "<!-- vt:x:start -->",
-    "#tag", "\t## K",
-])
+LINES = st.sampled_from(
+    [
+        "## A",
+        "##\tB",
+        "   ## C",
+        "    ## D",
+        "##E",
+        "## F ##",
+        "## G#",
+        "##",
+        "### H",
+        "# I",
+        "####### J",
+        " ## ⑥ Human Review",
+        "```",
+        "```json",
+        "```a`b",
+        "``` `",
+        "````",
+        "~~~",
+        "~~~ a`b",
+        "~~~~",
+        "   ```",
+        "    ```",
+        "text",
+        "",
+        "`",
+        "<!-- vt:x:start -->",
+        "#tag",
+        "\t## K",
+    ]
+)
 
 
 @settings(max_examples=1500, deadline=None)

@@ -36,9 +36,19 @@ def test_unknown_claim(example_vault: Path) -> None:
 def test_repair_diff_with_v1_from_the_note(example_vault: Path) -> None:
     v1, v2 = claims_of(example_vault)
     settings = load_settings(example_vault)
-    (repair,) = ledger_for(settings).append([decision(
-        "DV1-0003", "REPAIR", claim=v2, base=claim_base(v1), note=DV3, actor="bob",
-        comment="operator was unspecified")])
+    (repair,) = ledger_for(settings).append(
+        [
+            decision(
+                "DV1-0003",
+                "REPAIR",
+                claim=v2,
+                base=claim_base(v1),
+                note=DV3,
+                actor="bob",
+                comment="operator was unspecified",
+            )
+        ]
+    )
     found = history_of(example_vault, "DV1-0003")
     assert found is not None and found.status == "REPAIRED"
     (entry,) = found.entries
@@ -49,21 +59,33 @@ def test_repair_diff_with_v1_from_the_note(example_vault: Path) -> None:
     assert ("metadata", "replace", "/mapping_status") in pointers
     assert ("insert", "或 Likelihood ") in entry.claim_segments
     payload = found.to_json()["events"][0]
-    assert {k: payload[k] for k in ("seq", "id", "actor", "action", "comment", "supersedes")} \
-        == {"seq": 1, "id": repair["id"], "actor": "bob", "action": "REPAIR",
-            "comment": "operator was unspecified", "supersedes": None}
+    assert {k: payload[k] for k in ("seq", "id", "actor", "action", "comment", "supersedes")} == {
+        "seq": 1,
+        "id": repair["id"],
+        "actor": "bob",
+        "action": "REPAIR",
+        "comment": "operator was unspecified",
+        "supersedes": None,
+    }
     assert payload["claim"] == v2 and payload["v1"] == f"note {DV3}"
-    assert {"field": "frame", "op": "replace", "pointer": "/operator",
-            "old": "UNSPECIFIED_COMPARISON", "new": "LESS_THAN"} in payload["changes"]
+    assert {
+        "field": "frame",
+        "op": "replace",
+        "pointer": "/operator",
+        "old": "UNSPECIFIED_COMPARISON",
+        "new": "LESS_THAN",
+    } in payload["changes"]
 
 
 def test_v1_from_an_earlier_accept_when_the_note_changed(example_vault: Path) -> None:
     v1, v2 = claims_of(example_vault)
     settings = load_settings(example_vault)
-    accept, repair = ledger_for(settings).append([
-        decision("DV1-0003", claim=v1, base=claim_base(v1), note=DV3),
-        decision("DV1-0003", "REPAIR", claim=v2, base=claim_base(v1), note=DV3),
-    ])
+    accept, repair = ledger_for(settings).append(
+        [
+            decision("DV1-0003", claim=v1, base=claim_base(v1), note=DV3),
+            decision("DV1-0003", "REPAIR", claim=v2, base=claim_base(v1), note=DV3),
+        ]
+    )
     # the note's V1 is edited later: the earlier ACCEPT still holds the V1 repaired
     path = example_vault / DV3
     path.write_text(path.read_text(encoding="utf-8").replace("標準", "一般", 1), encoding="utf-8")
@@ -98,6 +120,9 @@ def test_reject_and_revert_are_listed_in_order(example_vault: Path) -> None:
     assert found is not None and found.status == "REJECTED"
     events = found.to_json()["events"]
     assert [(e["seq"], e["action"], e["actor"]) for e in events] == [
-        (1, "ACCEPT", "ann"), (2, "REVERT", "carol"), (3, "REJECT", "ann")]
+        (1, "ACCEPT", "ann"),
+        (2, "REVERT", "carol"),
+        (3, "REJECT", "ann"),
+    ]
     assert events[1]["reverts"] == accepted["id"] and events[1]["claim"] is None
     assert events[2]["supersedes"] == events[1]["id"]

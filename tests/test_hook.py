@@ -27,19 +27,25 @@ LEDGER = "05_ledger/decision_ledger.jsonl"
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
-
-
 def copy_vault(dest: Path) -> Path:
-    shutil.copytree(EXAMPLE_VAULT, dest, ignore=shutil.ignore_patterns(".vt"),
-                    dirs_exist_ok=True)
+    shutil.copytree(EXAMPLE_VAULT, dest, ignore=shutil.ignore_patterns(".vt"), dirs_exist_ok=True)
     return dest
 
 
-def decision(claim_id: str, action: str = "REJECT", actor: str = "alice",
-             comment: str = "") -> dict:
-    return {"action": action, "actor": actor, "base": "sha256:" + "ab" * 32,
-            "checks": {"check_source_claim": True}, "claim": None, "claim_id": claim_id,
-            "comment": comment, "note": f"03_claims/{claim_id}.md", "preview": None}
+def decision(
+    claim_id: str, action: str = "REJECT", actor: str = "alice", comment: str = ""
+) -> dict:
+    return {
+        "action": action,
+        "actor": actor,
+        "base": "sha256:" + "ab" * 32,
+        "checks": {"check_source_claim": True},
+        "claim": None,
+        "claim_id": claim_id,
+        "comment": comment,
+        "note": f"03_claims/{claim_id}.md",
+        "preview": None,
+    }
 
 
 @pytest.fixture
@@ -84,8 +90,9 @@ def test_invalid_staged_note_is_refused_with_the_finding(repo: Path) -> None:
 
 def test_valid_staged_note_passes(repo: Path) -> None:
     note = repo / "vault" / NOTE
-    note.write_text(note.read_text(encoding="utf-8").replace('reviewer: "alice"',
-                                                             'reviewer: "bob"'))
+    note.write_text(
+        note.read_text(encoding="utf-8").replace('reviewer: "alice"', 'reviewer: "bob"')
+    )
     git(repo, "add", "-A")
     before = head(repo)
     done = commit(repo)
@@ -153,17 +160,23 @@ def test_hook_run_json_and_exit_codes(repo: Path) -> None:
     note = repo / "vault" / NOTE
     note.write_text(break_note(note.read_text(encoding="utf-8")), encoding="utf-8")
     git(repo, "add", "-A")
-    done = subprocess.run([sys.executable, "-m", "vault_tools", "hook", "run", "--vault",
-                           "vault", "--json"], cwd=repo, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "hook", "run", "--vault", "vault", "--json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
     payload = json.loads(done.stdout)
     assert payload["ok"] is False and payload["notes"] == 1 and payload["errors"] == 1
-    assert {f["code"] for f in payload["findings"] if f["severity"] == "error"} == \
-        {"frame-schema"}
+    assert {f["code"] for f in payload["findings"] if f["severity"] == "error"} == {"frame-schema"}
     outside = repo.parent / "not-a-repo"
     copy_vault(outside)
-    done = subprocess.run([sys.executable, "-m", "vault_tools", "hook", "run", "--vault",
-                           str(outside)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "hook", "run", "--vault", str(outside)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2
     assert "not inside a git repository" in done.stderr
 
@@ -172,11 +185,28 @@ def test_hook_run_does_not_import_typer_or_rich(repo: Path) -> None:
     note = repo / "vault" / NOTE
     note.write_text(note.read_text(encoding="utf-8").replace('"alice"', '"bob"'))
     git(repo, "add", "-A")
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "vault_tools", "hook",
-                           "run", "--vault", "vault"], cwd=repo, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "vault_tools",
+            "hook",
+            "run",
+            "--vault",
+            "vault",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
-                if line.startswith("import time:")}
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "vault_tools.checks" in imported  # the notes were checked
     assert not {m for m in imported if m.split(".")[0] in ("typer", "rich", "click")}
 
@@ -292,13 +322,15 @@ def _hook_files(root: Path) -> dict[str, bytes]:
 
 
 def test_install_writes_hook_driver_and_attribute(repo: Path) -> None:
-    script = (repo / ".git" / "hooks" / "pre-commit")
+    script = repo / ".git" / "hooks" / "pre-commit"
     text = script.read_text()
     assert hook.SIGNATURE in text
     assert f"{sys.executable} -m vault_tools hook run --vault vault" in text
     assert os.access(script, os.X_OK)
-    assert git(repo, "config", "merge.vt-ledger.driver").stdout.strip() == \
-        f"{sys.executable} -m vault_tools ledger merge %O %A %B"
+    assert (
+        git(repo, "config", "merge.vt-ledger.driver").stdout.strip()
+        == f"{sys.executable} -m vault_tools ledger merge %O %A %B"
+    )
     assert git(repo, "config", "merge.vt-ledger.name").stdout.strip() == "vt decision ledger"
     assert (repo / ".gitattributes").read_text() == f"vault/{LEDGER} merge=vt-ledger -text\n"
     attr = git(repo, "check-attr", "merge", f"vault/{LEDGER}").stdout
@@ -308,9 +340,14 @@ def test_install_writes_hook_driver_and_attribute(repo: Path) -> None:
 def test_install_twice_is_installing_once(repo: Path) -> None:
     settings = load_settings(repo / "vault")
     before = _hook_files(repo)
-    mtimes = {p: p.stat().st_mtime_ns for p in (repo / ".gitattributes",
-                                                 repo / ".git" / "hooks" / "pre-commit",
-                                                 repo / ".git" / "config")}
+    mtimes = {
+        p: p.stat().st_mtime_ns
+        for p in (
+            repo / ".gitattributes",
+            repo / ".git" / "hooks" / "pre-commit",
+            repo / ".git" / "config",
+        )
+    }
     assert hook.install(settings) == []
     assert _hook_files(repo) == before
     assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
@@ -321,8 +358,10 @@ def test_foreign_hook_is_chained_and_restored(repo: Path) -> None:
     hook.uninstall(settings)
     hooks = repo / ".git" / "hooks"
     foreign = hooks / "pre-commit"
-    body = b"#!/bin/sh\necho ran >> \"$(git rev-parse --show-toplevel)/foreign.log\"\n" \
-           b"exit ${FOREIGN_EXIT:-0}\n"
+    body = (
+        b'#!/bin/sh\necho ran >> "$(git rev-parse --show-toplevel)/foreign.log"\n'
+        b"exit ${FOREIGN_EXIT:-0}\n"
+    )
     foreign.write_bytes(body)
     foreign.chmod(0o755)
     changes = hook.install(settings)
@@ -340,8 +379,13 @@ def test_foreign_hook_is_chained_and_restored(repo: Path) -> None:
     git(repo, "checkout", "-q", "HEAD", "--", f"vault/{NOTE}")
     (repo / "vault" / "x.md").write_text("# page\n")
     git(repo, "add", "vault/x.md")
-    done = subprocess.run(["git", "commit", "-qm", "x"], cwd=repo, capture_output=True,
-                          text=True, env={**os.environ, "FOREIGN_EXIT": "7"})
+    done = subprocess.run(
+        ["git", "commit", "-qm", "x"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FOREIGN_EXIT": "7"},
+    )
     assert done.returncode != 0
     assert (repo / "foreign.log").read_text() == "ran\nran\n"
     # uninstall restores it byte for byte, executable, and removes the driver
@@ -438,8 +482,9 @@ def test_install_replaces_the_attribute_line_without_text(repo: Path) -> None:
     attributes.write_text(f"*.png binary\nvault/{LEDGER} merge=vt-ledger\n*.md text\n")
     changes = hook.install(load_settings(repo / "vault"))
     assert changes == [f"added `vault/{LEDGER} merge=vt-ledger -text` to {attributes}"]
-    assert attributes.read_text() == \
-        f"*.png binary\n*.md text\nvault/{LEDGER} merge=vt-ledger -text\n"
+    assert (
+        attributes.read_text() == f"*.png binary\n*.md text\nvault/{LEDGER} merge=vt-ledger -text\n"
+    )
     hook.uninstall(load_settings(repo / "vault"))
     attributes.write_text(f"vault/{LEDGER} merge=vt-ledger\n*.md text\n")
     hook.uninstall(load_settings(repo / "vault"))

@@ -46,6 +46,7 @@ def _note(name: str, text: str | bytes) -> Callable[[Path], None]:
         path = vault / CLAIMS / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+
     return make
 
 
@@ -65,7 +66,8 @@ NUL_CLAIM = _hostile(claim=DEFAULT_CLAIM[:12] + "\x00" + DEFAULT_CLAIM[12:])
 ESC_CLAIM = _hostile(claim="The drafter \x1b[31mwins\x1b[0m in one pass.")
 # a REJECT carries no claim, but its comment goes to the ledger all the same
 NUL_ESCAPED_REJECT = render_note(claim_id="H-0001", review_action="REJECT").replace(
-    'review_comment: ""', 'review_comment: "no\\0pe"')
+    'review_comment: ""', 'review_comment: "no\\0pe"'
+)
 NUL_IN_FRAME = _hostile(frame='{"comparison_expression": "a\\u0000b"}')
 NAN_FRAME = _hostile(frame='{"x": NaN}')
 OVERFLOW_FRAME = _hostile(frame='{"x": 1e999}')
@@ -75,8 +77,9 @@ INF_PROPERTY = _hostile(extra_properties="weight: .inf\n")
 HEX_COMMENT = _hostile().replace('review_comment: ""', "review_comment: 0x" + "f" * 5000)
 DEEP_JSON = _hostile(frame="[" * 100_000)
 DEEP_YAML = _hostile(extra_properties="deep: " + "[" * 100_000 + "]" * 100_000 + "\n")
-LAUGHS = "".join(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 9 if i else ["lol"] * 9) + "]\n"
-                 for i in range(10))
+LAUGHS = "".join(
+    f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * 9 if i else ["lol"] * 9) + "]\n" for i in range(10)
+)
 BILLION_LAUGHS = _hostile(extra_properties=LAUGHS)
 # an unclosed fence at the end swallows the claim's fields: linear, and one finding
 FENCES = _hostile(claim="claim\n" + "```\nx\n```\n" * 100_000 + "```\n")
@@ -85,7 +88,7 @@ FENCES = _hostile(claim="claim\n" + "```\nx\n```\n" * 100_000 + "```\n")
 BLANKS = " " * 1_000_000
 BLANK_FIELD = _hostile(line_hint="9" + BLANKS + "x")
 BLANK_PROPERTY = _hostile().replace("review_state: NEW", "review_state: NEW" + BLANKS + "x")
-BLANK_FRAME = _hostile(frame='{' + BLANKS + '"x": 1}')
+BLANK_FRAME = _hostile(frame="{" + BLANKS + '"x": 1}')
 INVALID_UTF8 = _hostile().encode().replace(b"Deep dive", b"Deep \xff dive")
 ONLY_DASHES = "---\n"
 
@@ -112,7 +115,7 @@ def _sparse_huge(vault: Path) -> None:
     (vault / CLAIMS).mkdir(exist_ok=True)
     with open(vault / CLAIMS / "S-0001.md", "wb") as out:
         out.write(b"---\nclaim_id: S-0001\n---\n")
-        out.truncate(10 * 1024 ** 3)
+        out.truncate(10 * 1024**3)
 
 
 def _folder_named_md(vault: Path) -> None:
@@ -165,79 +168,204 @@ def _undecodable_name(vault: Path) -> None:
 
 
 CASES = [
-    Case("huge-int-in-frame", _note("H-0001.md", FRAME_HUGE), f"{CLAIMS}/H-0001.md",
-         "number-too-large", _line(FRAME_HUGE, HUGE)),
-    Case("huge-int-in-frontmatter", _note("H-0001.md", PROPERTY_HUGE), f"{CLAIMS}/H-0001.md",
-         "number-too-large", _line(PROPERTY_HUGE, HUGE)),
+    Case(
+        "huge-int-in-frame",
+        _note("H-0001.md", FRAME_HUGE),
+        f"{CLAIMS}/H-0001.md",
+        "number-too-large",
+        _line(FRAME_HUGE, HUGE),
+    ),
+    Case(
+        "huge-int-in-frontmatter",
+        _note("H-0001.md", PROPERTY_HUGE),
+        f"{CLAIMS}/H-0001.md",
+        "number-too-large",
+        _line(PROPERTY_HUGE, HUGE),
+    ),
     Case("fifo", _fifo, f"{CLAIMS}/F-0001.md", "not-a-file", unreadable=True),
-    Case("symlink-to-fifo", _symlink_to_fifo, f"{CLAIMS}/G-0001.md", "not-a-file",
-         unreadable=True),
-    Case("unreadable-folder", _unreadable_folder, f"{CLAIMS}/locked", "read-error",
-         unreadable=True),
-    Case("folder-beyond-path-max", _too_deep_folder, f"{CLAIMS}/deep/ddd", "read-error",
-         unreadable=True, prefix=True),
+    Case("symlink-to-fifo", _symlink_to_fifo, f"{CLAIMS}/G-0001.md", "not-a-file", unreadable=True),
+    Case(
+        "unreadable-folder", _unreadable_folder, f"{CLAIMS}/locked", "read-error", unreadable=True
+    ),
+    Case(
+        "folder-beyond-path-max",
+        _too_deep_folder,
+        f"{CLAIMS}/deep/ddd",
+        "read-error",
+        unreadable=True,
+        prefix=True,
+    ),
     Case("symlinked-claims-folder", _symlinked_claims, CLAIMS, "read-error", unreadable=True),
-    Case("nul-in-property", _note("H-0001.md", NUL_PROPERTY), f"{CLAIMS}/H-0001.md",
-         "control-character", _line(NUL_PROPERTY, "reviewer:")),
-    Case("nul-in-claim", _note("H-0001.md", NUL_CLAIM), f"{CLAIMS}/H-0001.md",
-         "control-character", _line(NUL_CLAIM, "\x00")),
-    Case("escape-in-claim", _note("H-0001.md", ESC_CLAIM), f"{CLAIMS}/H-0001.md",
-         "control-character", _line(ESC_CLAIM, "\x1b")),
-    Case("escaped-nul-in-rejected-note", _note("H-0001.md", NUL_ESCAPED_REJECT),
-         f"{CLAIMS}/H-0001.md", "control-character",
-         _line(NUL_ESCAPED_REJECT, "review_comment:")),
-    Case("escaped-nul-in-frame", _note("H-0001.md", NUL_IN_FRAME), f"{CLAIMS}/H-0001.md",
-         "control-character", _line(NUL_IN_FRAME, "\\u0000")),
-    Case("nan-in-frame", _note("H-0001.md", NAN_FRAME), f"{CLAIMS}/H-0001.md", "json-syntax",
-         _line(NAN_FRAME, "NaN")),
-    Case("overflow-in-frame", _note("H-0001.md", OVERFLOW_FRAME), f"{CLAIMS}/H-0001.md",
-         "number-too-large", _line(OVERFLOW_FRAME, "1e999")),
-    Case("infinity-property", _note("H-0001.md", INF_PROPERTY), f"{CLAIMS}/H-0001.md",
-         "number-too-large", _line(INF_PROPERTY, ".inf")),
-    Case("hex-int-in-comment", _note("H-0001.md", HEX_COMMENT), f"{CLAIMS}/H-0001.md",
-         "number-too-large", _line(HEX_COMMENT, "review_comment:")),
-    Case("note-over-the-size-limit", _too_large, f"{CLAIMS}/H-0001.md", "note-too-large",
-         unreadable=True),
-    Case("sparse-10-gb-note", _sparse_huge, f"{CLAIMS}/S-0001.md", "note-too-large",
-         unreadable=True),
-    Case("100k-code-fences", _note("H-0001.md", FENCES), f"{CLAIMS}/H-0001.md", "claim-field",
-         _line(FENCES, "## ② Atomic Claim")),
-    Case("blanks-in-a-source-field", _note("H-0001.md", BLANK_FIELD), f"{CLAIMS}/H-0001.md",
-         "source-field", _line(BLANK_FIELD, "- Line hint:")),
-    Case("blanks-in-a-property", _note("H-0001.md", BLANK_PROPERTY), f"{CLAIMS}/H-0001.md",
-         "properties-schema", _line(BLANK_PROPERTY, "review_state:")),
-    Case("blanks-in-a-json-line", _note("H-0001.md", BLANK_FRAME), f"{CLAIMS}/H-0001.md",
-         "frame-schema", _line(BLANK_FRAME, '"x": 1}')),
-    Case("folder-named-x.md", _folder_named_md, f"{CLAIMS}/x.md/inner.md",
-         "frontmatter-unclosed", 1, refused=False),
+    Case(
+        "nul-in-property",
+        _note("H-0001.md", NUL_PROPERTY),
+        f"{CLAIMS}/H-0001.md",
+        "control-character",
+        _line(NUL_PROPERTY, "reviewer:"),
+    ),
+    Case(
+        "nul-in-claim",
+        _note("H-0001.md", NUL_CLAIM),
+        f"{CLAIMS}/H-0001.md",
+        "control-character",
+        _line(NUL_CLAIM, "\x00"),
+    ),
+    Case(
+        "escape-in-claim",
+        _note("H-0001.md", ESC_CLAIM),
+        f"{CLAIMS}/H-0001.md",
+        "control-character",
+        _line(ESC_CLAIM, "\x1b"),
+    ),
+    Case(
+        "escaped-nul-in-rejected-note",
+        _note("H-0001.md", NUL_ESCAPED_REJECT),
+        f"{CLAIMS}/H-0001.md",
+        "control-character",
+        _line(NUL_ESCAPED_REJECT, "review_comment:"),
+    ),
+    Case(
+        "escaped-nul-in-frame",
+        _note("H-0001.md", NUL_IN_FRAME),
+        f"{CLAIMS}/H-0001.md",
+        "control-character",
+        _line(NUL_IN_FRAME, "\\u0000"),
+    ),
+    Case(
+        "nan-in-frame",
+        _note("H-0001.md", NAN_FRAME),
+        f"{CLAIMS}/H-0001.md",
+        "json-syntax",
+        _line(NAN_FRAME, "NaN"),
+    ),
+    Case(
+        "overflow-in-frame",
+        _note("H-0001.md", OVERFLOW_FRAME),
+        f"{CLAIMS}/H-0001.md",
+        "number-too-large",
+        _line(OVERFLOW_FRAME, "1e999"),
+    ),
+    Case(
+        "infinity-property",
+        _note("H-0001.md", INF_PROPERTY),
+        f"{CLAIMS}/H-0001.md",
+        "number-too-large",
+        _line(INF_PROPERTY, ".inf"),
+    ),
+    Case(
+        "hex-int-in-comment",
+        _note("H-0001.md", HEX_COMMENT),
+        f"{CLAIMS}/H-0001.md",
+        "number-too-large",
+        _line(HEX_COMMENT, "review_comment:"),
+    ),
+    Case(
+        "note-over-the-size-limit",
+        _too_large,
+        f"{CLAIMS}/H-0001.md",
+        "note-too-large",
+        unreadable=True,
+    ),
+    Case(
+        "sparse-10-gb-note", _sparse_huge, f"{CLAIMS}/S-0001.md", "note-too-large", unreadable=True
+    ),
+    Case(
+        "100k-code-fences",
+        _note("H-0001.md", FENCES),
+        f"{CLAIMS}/H-0001.md",
+        "claim-field",
+        _line(FENCES, "## ② Atomic Claim"),
+    ),
+    Case(
+        "blanks-in-a-source-field",
+        _note("H-0001.md", BLANK_FIELD),
+        f"{CLAIMS}/H-0001.md",
+        "source-field",
+        _line(BLANK_FIELD, "- Line hint:"),
+    ),
+    Case(
+        "blanks-in-a-property",
+        _note("H-0001.md", BLANK_PROPERTY),
+        f"{CLAIMS}/H-0001.md",
+        "properties-schema",
+        _line(BLANK_PROPERTY, "review_state:"),
+    ),
+    Case(
+        "blanks-in-a-json-line",
+        _note("H-0001.md", BLANK_FRAME),
+        f"{CLAIMS}/H-0001.md",
+        "frame-schema",
+        _line(BLANK_FRAME, '"x": 1}'),
+    ),
+    Case(
+        "folder-named-x.md",
+        _folder_named_md,
+        f"{CLAIMS}/x.md/inner.md",
+        "frontmatter-unclosed",
+        1,
+        refused=False,
+    ),
     Case("dangling-symlink", _dangling, f"{CLAIMS}/y.md", "read-error", unreadable=True),
     Case("symlink-loop", _loop, f"{CLAIMS}/z.md", "read-error", unreadable=True),
-    Case("invalid-utf8", _note("H-0001.md", INVALID_UTF8), f"{CLAIMS}/H-0001.md", "encoding",
-         _line(_hostile(), "Deep dive")),
-    Case("undecodable-file-name", _undecodable_name, f"{CLAIMS}/bad\ufffd.md", "read-error",
-         unreadable=True),
-    Case("only-dashes", _note("E-0001.md", ONLY_DASHES), f"{CLAIMS}/E-0001.md",
-         "frontmatter-unclosed", 1, refused=False),
-    Case("deeply-nested-json", _note("H-0001.md", DEEP_JSON), f"{CLAIMS}/H-0001.md",
-         "json-syntax", _line(DEEP_JSON, "[[[")),
-    Case("deeply-nested-yaml", _note("H-0001.md", DEEP_YAML), f"{CLAIMS}/H-0001.md",
-         "yaml-syntax", _line(DEEP_YAML, "deep:"), refused=False),  # no properties: no note
-    Case("billion-laughs", _note("H-0001.md", BILLION_LAUGHS), f"{CLAIMS}/H-0001.md",
-         "yaml-alias", _line(BILLION_LAUGHS, "l0:"), refused=False),
+    Case(
+        "invalid-utf8",
+        _note("H-0001.md", INVALID_UTF8),
+        f"{CLAIMS}/H-0001.md",
+        "encoding",
+        _line(_hostile(), "Deep dive"),
+    ),
+    Case(
+        "undecodable-file-name",
+        _undecodable_name,
+        f"{CLAIMS}/bad\ufffd.md",
+        "read-error",
+        unreadable=True,
+    ),
+    Case(
+        "only-dashes",
+        _note("E-0001.md", ONLY_DASHES),
+        f"{CLAIMS}/E-0001.md",
+        "frontmatter-unclosed",
+        1,
+        refused=False,
+    ),
+    Case(
+        "deeply-nested-json",
+        _note("H-0001.md", DEEP_JSON),
+        f"{CLAIMS}/H-0001.md",
+        "json-syntax",
+        _line(DEEP_JSON, "[[["),
+    ),
+    Case(
+        "deeply-nested-yaml",
+        _note("H-0001.md", DEEP_YAML),
+        f"{CLAIMS}/H-0001.md",
+        "yaml-syntax",
+        _line(DEEP_YAML, "deep:"),
+        refused=False,
+    ),  # no properties: no note
+    Case(
+        "billion-laughs",
+        _note("H-0001.md", BILLION_LAUGHS),
+        f"{CLAIMS}/H-0001.md",
+        "yaml-alias",
+        _line(BILLION_LAUGHS, "l0:"),
+        refused=False,
+    ),
 ]
 
 
 def vt(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
     start = time.perf_counter()
-    done = subprocess.run([VT, *args], capture_output=True, text=True, env=env,
-                          timeout=TIMEOUT)
+    done = subprocess.run([VT, *args], capture_output=True, text=True, env=env, timeout=TIMEOUT)
     return done, time.perf_counter() - start
 
 
 def hostile_vault(root: Path, case: Case) -> Path:
-    vault = build_vault(root / "vault", {path: render_note(claim_id=Path(path).stem)
-                                         for path in VALID})
+    vault = build_vault(
+        root / "vault", {path: render_note(claim_id=Path(path).stem) for path in VALID}
+    )
     case.make(vault)
     return vault
 
@@ -252,15 +380,17 @@ def at(case: Case, path: str) -> bool:
 
 
 def matches(case: Case, finding: dict) -> bool:
-    return at(case, finding["path"]) and finding["code"] == case.code \
-        and finding["line"] == case.line
+    return (
+        at(case, finding["path"]) and finding["code"] == case.code and finding["line"] == case.line
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_hostile_file_is_one_finding_and_the_run_goes_on(tmp_path: Path, case: Case) -> None:
     if case.name == "unreadable-folder" and os.geteuid() == 0:
-        pytest.skip("root reads a folder whatever its mode (folder-beyond-path-max fails "
-                    "for root too)")
+        pytest.skip(
+            "root reads a folder whatever its mode (folder-beyond-path-max fails for root too)"
+        )
     vault = hostile_vault(tmp_path, case)
 
     piped, seconds = vt("validate", "--vault", str(vault))
@@ -295,8 +425,7 @@ def test_a_hostile_file_is_one_finding_and_the_run_goes_on(tmp_path: Path, case:
     done, _ = vt("preview", "--vault", str(vault), "--json")
     previews = as_json(done)["previews"]
     assert done.returncode == (1 if case.unreadable else 0)
-    assert bool([p for p in previews for f in p["findings"] if matches(case, f)]) \
-        == case.unreadable
+    assert bool([p for p in previews for f in p["findings"] if matches(case, f)]) == case.unreadable
 
     done, _ = vt("report", "--vault", str(vault), "--json")
     dashboard = as_json(done)
@@ -321,8 +450,7 @@ def test_the_size_limit_answers_without_reading_the_note(tmp_path: Path) -> None
 
 
 def test_the_size_limit_is_set_in_vt_toml(tmp_path: Path) -> None:
-    vault = build_vault(tmp_path / "vault", {p: render_note(claim_id=Path(p).stem)
-                                             for p in VALID})
+    vault = build_vault(tmp_path / "vault", {p: render_note(claim_id=Path(p).stem) for p in VALID})
     _too_large(vault)
     done, _ = vt("validate", "--vault", str(vault))
     assert "note-too-large" in done.stdout
@@ -341,8 +469,9 @@ def test_the_cache_never_hides_a_hostile_file_nor_its_repair(tmp_path: Path) -> 
 
     def codes() -> set[tuple[str, str]]:
         done, _ = vt("validate", "--vault", str(vault), "--json")
-        return {(f["path"], f["code"]) for f in as_json(done)["findings"]
-                if f["severity"] == "error"}
+        return {
+            (f["path"], f["code"]) for f in as_json(done)["findings"] if f["severity"] == "error"
+        }
 
     assert codes() == {(f"{CLAIMS}/H-0001.md", "number-too-large")}
     note.write_text(_hostile(), encoding="utf-8")  # repaired
@@ -360,23 +489,29 @@ def test_the_worker_pool_brings_back_hostile_findings(tmp_path: Path) -> None:
     notes = {f"reviews/P-{i:04d}.md": render_note(claim_id=f"P-{i:04d}") for i in range(420)}
     vault = build_vault(tmp_path / "vault", notes)
     (vault / "vt.toml").write_text("[performance]\nworkers = 2\n", encoding="utf-8")
-    for name, text in (("huge-int-in-frame", FRAME_HUGE), ("huge-int-in-frontmatter",
-                                                          PROPERTY_HUGE), ("N-0001", NUL_CLAIM)):
+    for name, text in (
+        ("huge-int-in-frame", FRAME_HUGE),
+        ("huge-int-in-frontmatter", PROPERTY_HUGE),
+        ("N-0001", NUL_CLAIM),
+    ):
         _note(f"{name}.md", text.replace("H-0001", name))(vault)
     _fifo(vault)
     done, _ = vt("validate", "--vault", str(vault), "--json")
     report = as_json(done)
     assert report["notes"] == 420 + 3
-    assert sorted((f["path"], f["code"]) for f in report["findings"]
-                  if f["severity"] == "error") == [
+    assert sorted(
+        (f["path"], f["code"]) for f in report["findings"] if f["severity"] == "error"
+    ) == [
         (f"{CLAIMS}/F-0001.md", "not-a-file"),
         (f"{CLAIMS}/N-0001.md", "control-character"),
         (f"{CLAIMS}/huge-int-in-frame.md", "number-too-large"),
-        (f"{CLAIMS}/huge-int-in-frontmatter.md", "number-too-large")]
+        (f"{CLAIMS}/huge-int-in-frontmatter.md", "number-too-large"),
+    ]
 
 
 def test_a_validate_run_failing_midway_still_prints_one_json_document(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An unexpected error after the first finding was written (here, fault injected
     into the parser of one note) ends the JSON object with its "error"."""
     from typer.testing import CliRunner
@@ -385,8 +520,7 @@ def test_a_validate_run_failing_midway_still_prints_one_json_document(
     from vault_tools.cli import app
 
     # more notes than a chunk (pool.CHUNK): the first chunk's findings are out first
-    notes = {f"A-{i:03d}.md": render_note(claim_id=f"A-{i:03d}", mode="CERTAIN")
-             for i in range(80)}
+    notes = {f"A-{i:03d}.md": render_note(claim_id=f"A-{i:03d}", mode="CERTAIN") for i in range(80)}
     vault = build_vault(tmp_path / "vault", {**notes, "Z.md": _hostile()})
     parse = vault_tools.note.parse_note
 
@@ -396,8 +530,9 @@ def test_a_validate_run_failing_midway_still_prints_one_json_document(
         return parse(raw, path)
 
     monkeypatch.setattr(vault_tools.note, "parse_note", failing)
-    result = CliRunner().invoke(app, ["validate", "--vault", str(vault), "--json"],
-                                env={"VT_VAULT": ""})
+    result = CliRunner().invoke(
+        app, ["validate", "--vault", str(vault), "--json"], env={"VT_VAULT": ""}
+    )
     assert isinstance(result.exception, ValueError)
     document = json.loads(result.stdout)
     assert document["error"] == "ValueError: injected"

@@ -29,31 +29,49 @@ KB_NAMES = sorted(p.stem for p in (EXAMPLE_VAULT / "04_knowledge_base").glob("*.
 def record(claim_id: str = "IMP-0001", **changes: object) -> dict:
     base = {
         "claim_id": claim_id,
-        "source": {"link": "https://example.org/sa/260324", "link_text": "開啟完整 SA 文章",
-                   "section": "Speculative Decoding", "line_hint": 137,
-                   "context_before": "Speculative Decoding",
-                   "evidence": "To verify the draft tokens, the main model only needs one warm "
-                               "prefill of k new tokens.",
-                   "context_after": "Source: SemiAnalysis"},
+        "source": {
+            "link": "https://example.org/sa/260324",
+            "link_text": "開啟完整 SA 文章",
+            "section": "Speculative Decoding",
+            "line_hint": 137,
+            "context_before": "Speculative Decoding",
+            "evidence": "To verify the draft tokens, the main model only needs one warm "
+            "prefill of k new tokens.",
+            "context_after": "Source: SemiAnalysis",
+        },
         "atomic_claim": "main model 只需要對 k 個新 token 做一次 warm prefill。",
         "epistemic_mode": "ASSERTED",
         "mapping_status": "COMPLETE",
         "semantic_frame": {
             "comparison_expression": "一次 warm prefill 約等於一次 decode step。",
             "entities": [{"id": "04_knowledge_base/Prefill", "label": "prefill"}],
-            "frame_type": "COMPARISON", "metric": "LATENCY_COST", "operator": "APPROX_EQUAL",
-            "qualifiers": {"condition_text": None, "numeric_mentions": ["1", "k"],
-                           "temporal_mentions": []}},
-        "mapping": [{"role": "comparison_entity_0", "label": "prefill",
-                     "target": "[[04_knowledge_base/Prefill]]"}],
+            "frame_type": "COMPARISON",
+            "metric": "LATENCY_COST",
+            "operator": "APPROX_EQUAL",
+            "qualifiers": {
+                "condition_text": None,
+                "numeric_mentions": ["1", "k"],
+                "temporal_mentions": [],
+            },
+        },
+        "mapping": [
+            {
+                "role": "comparison_entity_0",
+                "label": "prefill",
+                "target": "[[04_knowledge_base/Prefill]]",
+            }
+        ],
     }
     base.update(changes)
     return base
 
 
 def write_jsonl(path: Path, lines: list[object]) -> Path:
-    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
-                              for x in lines) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for x in lines)
+        + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -61,8 +79,11 @@ def write_jsonl(path: Path, lines: list[object]) -> Path:
 
 _CHARS = list("abcxyzABC019 ,.;:()!?'\"|*-_/%<>=+中文可能未必驗證é") + ["\u00a0"]
 _LINE = st.text(st.sampled_from(_CHARS), min_size=1, max_size=30).map(str.strip).filter(bool)
-_TEXT = st.lists(st.one_of(_LINE, st.just("")), min_size=1, max_size=4).map(
-    lambda lines: "\n".join(lines).strip()).filter(bool)
+_TEXT = (
+    st.lists(st.one_of(_LINE, st.just("")), min_size=1, max_size=4)
+    .map(lambda lines: "\n".join(lines).strip())
+    .filter(bool)
+)
 _LABEL = _LINE.filter(lambda s: any(c not in ":- " for c in s))
 
 
@@ -76,20 +97,33 @@ def records(draw: st.DrawFn) -> dict:
     names = draw(st.lists(st.sampled_from(KB_NAMES), min_size=0, max_size=4, unique=True))
     labels = [draw(_LABEL) for _ in names]
     wiki = draw(st.booleans())
-    entities = [{"id": f"04_knowledge_base/{n}", "label": lab} for n, lab in zip(names, labels,
-                                                                                  strict=True)]
-    mapping = [{"role": f"comparison_entity_{i}", "label": e["label"],
-                "target": f"[[{e['id']}]]" if wiki else e["id"]}
-               for i, e in enumerate(entities)]
-    source = {"link": draw(st.sampled_from(["https://example.org/a?b=c", "https://devoured.fyi/",
-                                            "note-link"])),
-              "evidence": draw(_TEXT)}
-    for key, strategy in (("link_text", st.one_of(st.just(""), _LINE.filter(
-                              lambda s: "[" not in s and "]" not in s))),
-                          ("section", st.one_of(st.just(""), _LINE)),
-                          ("line_hint", st.one_of(st.none(), st.integers(0, 10**6))),
-                          ("context_before", st.one_of(st.just(""), _TEXT)),
-                          ("context_after", st.one_of(st.just(""), _TEXT))):
+    entities = [
+        {"id": f"04_knowledge_base/{n}", "label": lab} for n, lab in zip(names, labels, strict=True)
+    ]
+    mapping = [
+        {
+            "role": f"comparison_entity_{i}",
+            "label": e["label"],
+            "target": f"[[{e['id']}]]" if wiki else e["id"],
+        }
+        for i, e in enumerate(entities)
+    ]
+    source = {
+        "link": draw(
+            st.sampled_from(["https://example.org/a?b=c", "https://devoured.fyi/", "note-link"])
+        ),
+        "evidence": draw(_TEXT),
+    }
+    for key, strategy in (
+        (
+            "link_text",
+            st.one_of(st.just(""), _LINE.filter(lambda s: "[" not in s and "]" not in s)),
+        ),
+        ("section", st.one_of(st.just(""), _LINE)),
+        ("line_hint", st.one_of(st.none(), st.integers(0, 10**6))),
+        ("context_before", st.one_of(st.just(""), _TEXT)),
+        ("context_after", st.one_of(st.just(""), _TEXT)),
+    ):
         if draw(st.booleans()):
             source[key] = draw(strategy)
     return {
@@ -104,9 +138,12 @@ def records(draw: st.DrawFn) -> dict:
             "frame_type": "COMPARISON",
             "metric": draw(st.sampled_from(SCHEMAS.enum("frame", "metric"))),
             "operator": draw(st.sampled_from(SCHEMAS.enum("frame", "operator"))),
-            "qualifiers": {"condition_text": draw(st.one_of(st.none(), _free_text(20))),
-                           "numeric_mentions": draw(st.lists(_free_text(5), max_size=3)),
-                           "temporal_mentions": draw(st.lists(_free_text(5), max_size=2))}},
+            "qualifiers": {
+                "condition_text": draw(st.one_of(st.none(), _free_text(20))),
+                "numeric_mentions": draw(st.lists(_free_text(5), max_size=3)),
+                "temporal_mentions": draw(st.lists(_free_text(5), max_size=2)),
+            },
+        },
         "mapping": mapping,
     }
 
@@ -126,12 +163,14 @@ def test_parsing_the_rendered_note_gives_the_record_back(rec: dict) -> None:
 
 def test_rendered_note_matches_the_example_format() -> None:
     text = render(record())
-    assert text.startswith("---\nclaim_id: IMP-0001\nreview_action: PENDING\nreview_state: NEW\n"
-                           "check_source_claim: false\ncheck_claim_frame: false\n"
-                           "check_entity_mapping: false\ncheck_epistemic_mode: false\n"
-                           'reviewer: ""\nreview_comment: ""\ntags: [claim-review]\n---\n'
-                           "# IMP-0001\n\n## ① SA Source\n- Source: [開啟完整 SA 文章]"
-                           "(https://example.org/sa/260324)\n")
+    assert text.startswith(
+        "---\nclaim_id: IMP-0001\nreview_action: PENDING\nreview_state: NEW\n"
+        "check_source_claim: false\ncheck_claim_frame: false\n"
+        "check_entity_mapping: false\ncheck_epistemic_mode: false\n"
+        'reviewer: ""\nreview_comment: ""\ntags: [claim-review]\n---\n'
+        "# IMP-0001\n\n## ① SA Source\n- Source: [開啟完整 SA 文章]"
+        "(https://example.org/sa/260324)\n"
+    )
     assert "| comparison_entity_0 | prefill | [[04_knowledge_base/Prefill]] |\n" in text
 
 
@@ -147,15 +186,18 @@ def test_pipe_in_a_label_is_escaped_and_comes_back() -> None:
     assert note.mapping[0].label == "a|b"
 
 
-@pytest.mark.parametrize("change,where", [
-    ({"atomic_claim": "## a heading"}, "/atomic_claim"),
-    ({"atomic_claim": "text\n- Epistemic Mode: ASSERTED"}, "/atomic_claim"),
-    ({"atomic_claim": " padded"}, "/atomic_claim"),
-    ({"epistemic_mode": "SURE"}, "/epistemic_mode"),
-    ({"claim_id": "../x"}, "/claim_id"),
-    ({"source": {"link": "has space", "evidence": "e"}}, "/source/link"),
-    ({"source": {"link": "x", "evidence": "```\ncode"}}, "/source/evidence"),
-])
+@pytest.mark.parametrize(
+    "change,where",
+    [
+        ({"atomic_claim": "## a heading"}, "/atomic_claim"),
+        ({"atomic_claim": "text\n- Epistemic Mode: ASSERTED"}, "/atomic_claim"),
+        ({"atomic_claim": " padded"}, "/atomic_claim"),
+        ({"epistemic_mode": "SURE"}, "/epistemic_mode"),
+        ({"claim_id": "../x"}, "/claim_id"),
+        ({"source": {"link": "has space", "evidence": "e"}}, "/source/link"),
+        ({"source": {"link": "x", "evidence": "```\ncode"}}, "/source/evidence"),
+    ],
+)
 def test_records_a_note_cannot_hold_are_rejected_by_the_schema(change: dict, where: str) -> None:
     problems = SCHEMAS.check("record", record(**change))
     assert where in {p.pointer for p in problems}
@@ -163,19 +205,32 @@ def test_records_a_note_cannot_hold_are_rejected_by_the_schema(change: dict, whe
 
 # --- importing into a vault --------------------------------------------------------------
 
+
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     return build_vault(tmp_path / "vault")
 
 
 def test_import_creates_valid_notes_and_reports_bad_lines(vault: Path, tmp_path: Path) -> None:
-    file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1"), '{"claim_id": "x"', "",
-                                               record("IMP-2", epistemic_mode="SURE"),
-                                               [1, 2], record("IMP-1")])
+    file = write_jsonl(
+        tmp_path / "in.jsonl",
+        [
+            record("IMP-1"),
+            '{"claim_id": "x"',
+            "",
+            record("IMP-2", epistemic_mode="SURE"),
+            [1, 2],
+            record("IMP-1"),
+        ],
+    )
     report = import_records(load_settings(vault), file)
     assert [i.path for i in report.created] == ["03_claims/IMP-1.md"]
     assert [line.split(": ", 1)[0] for line in report.error_lines()] == [
-        f"{file}:2", f"{file}:4", f"{file}:5", f"{file}:6"]
+        f"{file}:2",
+        f"{file}:4",
+        f"{file}:5",
+        f"{file}:6",
+    ]
     assert "already used on line 1" in report.errors[-1].message
     assert "/epistemic_mode" in report.errors[1].message
     assert validate_vault(vault).errors == 0
@@ -209,8 +264,9 @@ def test_create_file_never_overwrites_and_leaves_no_temp_files(tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["n.md"]
 
 
-def test_failed_fsync_is_an_error_and_writes_no_note(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_fsync_is_an_error_and_writes_no_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(fd: int) -> None:
         raise OSError(5, "Input/output error")
 
@@ -222,14 +278,20 @@ def test_failed_fsync_is_an_error_and_writes_no_note(tmp_path: Path,
 
 def test_cli_import_exit_codes_and_json(vault: Path, tmp_path: Path) -> None:
     file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1"), "{"])
-    run = subprocess.run([sys.executable, "-m", "vault_tools", "import", str(file), "--vault",
-                          str(vault), "--json"], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault), "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 1
     payload = json.loads(run.stdout)
     assert [i["claim_id"] for i in payload["created"]] == ["IMP-1"]
     assert payload["errors"][0]["line"] == 2
-    again = subprocess.run([sys.executable, "-m", "vault_tools", "import", str(file), "--vault",
-                            str(vault)], capture_output=True, text=True)
+    again = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+    )
     assert again.returncode == 1
     assert f"{file}:2: invalid JSON" in again.stderr
     assert "skipped 03_claims/IMP-1.md" in again.stdout

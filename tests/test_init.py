@@ -29,8 +29,11 @@ def vault(tmp_path: Path) -> Path:
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file() and ".git/objects" not in str(p)}
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git/objects" not in str(p)
+    }
 
 
 def test_init_outside_git_then_again_changes_nothing(vault: Path) -> None:
@@ -41,9 +44,9 @@ def test_init_outside_git_then_again_changes_nothing(vault: Path) -> None:
     assert (vault / "vt.toml").read_text() == VT_TOML
     assert (vault / ".gitignore").read_text() == (
         ".vt/\n05_ledger/decision_ledger.jsonl.lock\n05_ledger/decision_ledger.jsonl.torn\n"
-        "*.vt-tmp\n")
-    assert json.loads((vault / ".obsidian" / "types.json").read_text()) == \
-        {"types": PROPERTY_TYPES}
+        "*.vt-tmp\n"
+    )
+    assert json.loads((vault / ".obsidian" / "types.json").read_text()) == {"types": PROPERTY_TYPES}
     before = snapshot(vault)
     again = init_vault(load_settings(vault))
     assert again.changes == []
@@ -56,28 +59,40 @@ def test_init_in_git_installs_hook_and_driver_and_is_idempotent(vault: Path) -> 
     assert result.git
     assert any("pre-commit hook" in c for c in result.changes)
     assert (vault / ".git" / "hooks" / "pre-commit").is_file()
-    assert (vault / ".gitattributes").read_text() == \
-        "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n"
+    assert (
+        vault / ".gitattributes"
+    ).read_text() == "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n"
     before = snapshot(vault)
     assert init_vault(load_settings(vault)).changes == []
     assert snapshot(vault) == before
-    ignored = subprocess.run(["git", "check-ignore", ".vt/claims.sqlite",
-                              "05_ledger/decision_ledger.jsonl.lock"], cwd=vault,
-                             capture_output=True, text=True)
+    ignored = subprocess.run(
+        ["git", "check-ignore", ".vt/claims.sqlite", "05_ledger/decision_ledger.jsonl.lock"],
+        cwd=vault,
+        capture_output=True,
+        text=True,
+    )
     assert ignored.stdout.split() == [".vt/claims.sqlite", "05_ledger/decision_ledger.jsonl.lock"]
 
 
 def test_types_json_merge_keeps_user_types_and_order(vault: Path) -> None:
     types = vault / ".obsidian" / "types.json"
-    types.write_text(json.dumps({"types": {"aliases": "aliases", "reviewer": "multitext",
-                                           "tags": "tags"}, "other": [1]}, indent=2))
+    types.write_text(
+        json.dumps(
+            {
+                "types": {"aliases": "aliases", "reviewer": "multitext", "tags": "tags"},
+                "other": [1],
+            },
+            indent=2,
+        )
+    )
     init_vault(load_settings(vault))
     data = json.loads(types.read_text())
     assert data["other"] == [1]
     assert list(data["types"])[:3] == ["aliases", "reviewer", "tags"]
     assert data["types"]["reviewer"] == "multitext"  # the user's choice stays
-    assert {k: v for k, v in data["types"].items() if k in PROPERTY_TYPES and k != "reviewer"} \
-        == {k: v for k, v in PROPERTY_TYPES.items() if k != "reviewer"}
+    assert {k: v for k, v in data["types"].items() if k in PROPERTY_TYPES and k != "reviewer"} == {
+        k: v for k, v in PROPERTY_TYPES.items() if k != "reviewer"
+    }
     assert data["types"]["check_claim_frame"] == "checkbox"
 
 
@@ -100,10 +115,12 @@ def test_gitignore_lines_are_appended_never_rewritten(vault: Path) -> None:
     gitignore.write_bytes(b"*.tmp\r\n/.vt\r\nnotes/private")  # CRLF, no final newline
     result = init_vault(load_settings(vault))
     assert any(".gitignore" in c and ".vt/" not in c for c in result.changes)
-    assert gitignore.read_bytes() == (b"*.tmp\r\n/.vt\r\nnotes/private\r\n"
-                                      b"05_ledger/decision_ledger.jsonl.lock\r\n"
-                                      b"05_ledger/decision_ledger.jsonl.torn\r\n"
-                                      b"*.vt-tmp\r\n")
+    assert gitignore.read_bytes() == (
+        b"*.tmp\r\n/.vt\r\nnotes/private\r\n"
+        b"05_ledger/decision_ledger.jsonl.lock\r\n"
+        b"05_ledger/decision_ledger.jsonl.torn\r\n"
+        b"*.vt-tmp\r\n"
+    )
 
 
 def test_existing_vt_toml_is_left_alone_and_its_ledger_path_used(vault: Path) -> None:
@@ -114,13 +131,20 @@ def test_existing_vt_toml_is_left_alone_and_its_ledger_path_used(vault: Path) ->
 
 
 def test_vt_toml_template_uncommented_gives_the_defaults(tmp_path: Path) -> None:
-    lines = [line[2:] if line.startswith("# ") and "=" in line else line
-             for line in VT_TOML.splitlines()]
+    lines = [
+        line[2:] if line.startswith("# ") and "=" in line else line for line in VT_TOML.splitlines()
+    ]
     (tmp_path / "vt.toml").write_text("\n".join(lines))
     settings = load_settings(tmp_path)
     defaults = Settings(vault=settings.vault)
-    for key in ("claims_dir", "kb_dir", "ledger", "required_checks", "workers",
-                "disabled_findings"):
+    for key in (
+        "claims_dir",
+        "kb_dir",
+        "ledger",
+        "required_checks",
+        "workers",
+        "disabled_findings",
+    ):
         assert getattr(settings, key) == getattr(defaults, key), key
 
 

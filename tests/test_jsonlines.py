@@ -10,11 +10,17 @@ from hypothesis import strategies as st
 from vault_tools.jsonlines import _pretty_lines, _scan, line_of, member_line, value_lines
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
     | st.text(alphabet=st.sampled_from(list('ab "\\:{}[],\n中')), max_size=6),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(alphabet=st.sampled_from(list('ab "\\:{中')), max_size=4), inner,
-                      max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.text(alphabet=st.sampled_from(list('ab "\\:{中')), max_size=4), inner, max_size=4
+        )
+    ),
     max_leaves=25,
 )
 
@@ -85,9 +91,13 @@ def test_member_search_is_right_or_declines(value, layout) -> None:
 
 
 def test_member_search_finds_the_labels_of_a_pipeline_frame() -> None:
-    frame = {"entities": [{"id": "04_knowledge_base/A", "label": "draft token"},
-                          {"id": "04_knowledge_base/B", "label": "主模型"}],
-             "qualifiers": {"condition_text": "k << N"}}
+    frame = {
+        "entities": [
+            {"id": "04_knowledge_base/A", "label": "draft token"},
+            {"id": "04_knowledge_base/B", "label": "主模型"},
+        ],
+        "qualifiers": {"condition_text": "k << N"},
+    }
     text = json.dumps(frame, indent=2, ensure_ascii=False)
     assert member_line(text, "label", "draft token") == 5
     assert member_line(text, "label", "主模型") == 9

@@ -25,21 +25,24 @@ def vault(make_vault) -> Path:
     return make_vault({"DV1-0001.md": render_note()})
 
 
-@pytest.mark.parametrize("target", [
-    "[[04_knowledge_base/Prefill]]",
-    "04_knowledge_base/Prefill",
-    "04_knowledge_base/Prefill.md",
-    "04_knowledge_base/prefill",
-    "04_KNOWLEDGE_BASE/PREFILL.MD",
-    "[[04_knowledge_base/Prefill|the prefill phase]]",
-    "[[04_knowledge_base/Prefill#Definition]]",
-    "[[04_knowledge_base/Prefill#Definition|alias]]",
-    "  [[04_knowledge_base/Prefill]]  ",
-    "04_knowledge_base\\Prefill",
-    "[[Prefill]]",
-    "Prefill",
-    "prefill.md",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "[[04_knowledge_base/Prefill]]",
+        "04_knowledge_base/Prefill",
+        "04_knowledge_base/Prefill.md",
+        "04_knowledge_base/prefill",
+        "04_KNOWLEDGE_BASE/PREFILL.MD",
+        "[[04_knowledge_base/Prefill|the prefill phase]]",
+        "[[04_knowledge_base/Prefill#Definition]]",
+        "[[04_knowledge_base/Prefill#Definition|alias]]",
+        "  [[04_knowledge_base/Prefill]]  ",
+        "04_knowledge_base\\Prefill",
+        "[[Prefill]]",
+        "Prefill",
+        "prefill.md",
+    ],
+)
 def test_targets_that_resolve(vault: Path, target: str) -> None:
     found = knowledge_base(vault).resolve(target)
     assert found == kbmod.Resolution(kbmod.OK, f"{KB}/Prefill.md", f"{KB}/prefill")
@@ -47,8 +50,10 @@ def test_targets_that_resolve(vault: Path, target: str) -> None:
 
 def test_all_forms_of_one_note_share_a_key(vault: Path) -> None:
     base = knowledge_base(vault)
-    keys = {base.resolve(t).key for t in ("[[04_knowledge_base/KV Cache|kv]]",
-                                          "04_knowledge_base/kv cache.md", "KV Cache")}
+    keys = {
+        base.resolve(t).key
+        for t in ("[[04_knowledge_base/KV Cache|kv]]", "04_knowledge_base/kv cache.md", "KV Cache")
+    }
     assert keys == {"04_knowledge_base/kv cache"}
 
 
@@ -61,24 +66,30 @@ def test_unicode_normalisation_both_ways(make_vault) -> None:
     nfd_name = unicodedata.normalize("NFD", "Café Drafter")
     vault = make_vault(kb=[nfd_name])
     base = knowledge_base(vault)
-    for target in ("04_knowledge_base/Café Drafter", f"{KB}/{nfd_name}",
-                   "[[04_knowledge_base/CAFÉ DRAFTER]]"):
+    for target in (
+        "04_knowledge_base/Café Drafter",
+        f"{KB}/{nfd_name}",
+        "[[04_knowledge_base/CAFÉ DRAFTER]]",
+    ):
         assert base.resolve(target).status == kbmod.OK, target
     assert normalise("A\u0301.md") == normalise("Á") == "á"
 
 
-@pytest.mark.parametrize("target", [
-    "04_knowledge_base/../../etc/passwd",
-    "../outside",
-    "[[04_knowledge_base/../04_knowledge_base/Prefill]]",
-    "04_knowledge_base\\..\\..\\secret",
-    "/etc/passwd",
-    "[[/etc/passwd]]",
-    "\\\\server\\share\\x",
-    "C:\\Windows\\win",
-    "c:/x",
-    "~/notes/x",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "04_knowledge_base/../../etc/passwd",
+        "../outside",
+        "[[04_knowledge_base/../04_knowledge_base/Prefill]]",
+        "04_knowledge_base\\..\\..\\secret",
+        "/etc/passwd",
+        "[[/etc/passwd]]",
+        "\\\\server\\share\\x",
+        "C:\\Windows\\win",
+        "c:/x",
+        "~/notes/x",
+    ],
+)
 def test_targets_that_escape(vault: Path, target: str) -> None:
     assert knowledge_base(vault).resolve(target).status == kbmod.ESCAPE
 
@@ -116,11 +127,13 @@ def test_symlink_loop_does_not_crash(vault: Path) -> None:
 
 
 def test_bare_name_resolves_only_when_unique(make_vault) -> None:
-    vault = make_vault(kb={"Prefill.md": "# a\n", "sub/Prefill.md": "# b\n",
-                           "sub/Unique Thing.md": "# u\n"})
+    vault = make_vault(
+        kb={"Prefill.md": "# a\n", "sub/Prefill.md": "# b\n", "sub/Unique Thing.md": "# u\n"}
+    )
     base = knowledge_base(vault)
     assert base.resolve("[[Unique Thing]]") == kbmod.Resolution(
-        kbmod.OK, f"{KB}/sub/Unique Thing.md", f"{KB}/sub/unique thing")
+        kbmod.OK, f"{KB}/sub/Unique Thing.md", f"{KB}/sub/unique thing"
+    )
     assert base.resolve("[[Prefill]]").status == kbmod.MISSING  # two notes are named Prefill
     assert base.resolve("04_knowledge_base/Prefill").status == kbmod.OK  # a full path is exact
 
@@ -138,8 +151,17 @@ def test_kb_prefix_is_a_folder_not_a_string_prefix(make_vault) -> None:
     assert found.status == kbmod.OUTSIDE_KB
 
 
-@pytest.mark.parametrize("target", ["04_knowledge_base/Nothing", "[[]]", "", "Nothing",
-                                    "04_knowledge_base", "04_knowledge_base/Prefill/"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "04_knowledge_base/Nothing",
+        "[[]]",
+        "",
+        "Nothing",
+        "04_knowledge_base",
+        "04_knowledge_base/Prefill/",
+    ],
+)
 def test_targets_that_are_missing(vault: Path, target: str) -> None:
     assert knowledge_base(vault).resolve(target).status == kbmod.MISSING
 
@@ -168,18 +190,22 @@ def test_notes_in_kb_lists_only_kb_notes(vault: Path) -> None:
     assert "03_claims/DV1-0001.md" not in listed
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("[[04_knowledge_base/X|alias]]", "04_knowledge_base/X"),
-    ("[[X#Heading]]", "X"),
-    ("[[X#Heading|a]]", "X"),
-    ("plain/X", "plain/X"),
-    ("[[ X ]]", "X"),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("[[04_knowledge_base/X|alias]]", "04_knowledge_base/X"),
+        ("[[X#Heading]]", "X"),
+        ("[[X#Heading|a]]", "X"),
+        ("plain/X", "plain/X"),
+        ("[[ X ]]", "X"),
+    ],
+)
 def test_link_target(raw: str, expected: str) -> None:
     assert link_target(raw) == expected
 
 
 # --- the compact index: same answers as a dict of every file ------------------------------
+
 
 def _reference(base: KnowledgeBase, target: str) -> kbmod.Resolution:
     """The resolution by plain dicts of every file's key and name (the index before)."""
@@ -208,24 +234,59 @@ def _reference(base: KnowledgeBase, target: str) -> kbmod.Resolution:
 @pytest.fixture
 def mixed(tmp_path: Path, make_vault) -> Path:
     """Review notes in several folders, names shared across folders and by case."""
-    vault = make_vault({"DV1-0001.md": render_note(), "other/deep/R-2.md": render_note(),
-                        "Shared.md": "# in claims\n", "notes/Case.md": "# upper\n",
-                        "notes/case.md": "# lower\n", "notes/Only Here.md": "# o\n",
-                        "Prefill.md": "# a review folder's Prefill\n"},
-                       kb={"Shared.md": "# in kb\n", "sub/Deep Entity.md": "# d\n",
-                           "Twin.md": "# t\n", "TWIN.md": "# T\n"})
+    vault = make_vault(
+        {
+            "DV1-0001.md": render_note(),
+            "other/deep/R-2.md": render_note(),
+            "Shared.md": "# in claims\n",
+            "notes/Case.md": "# upper\n",
+            "notes/case.md": "# lower\n",
+            "notes/Only Here.md": "# o\n",
+            "Prefill.md": "# a review folder's Prefill\n",
+        },
+        kb={
+            "Shared.md": "# in kb\n",
+            "sub/Deep Entity.md": "# d\n",
+            "Twin.md": "# t\n",
+            "TWIN.md": "# T\n",
+        },
+    )
     (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
     os.symlink(tmp_path / "secret.md", vault / "notes" / "Leak.md")
     return vault
 
 
 MIXED_TARGETS = [
-    "[[03_claims/DV1-0001]]", "03_claims/dv1-0001.md", "[[DV1-0001]]", "[[other/deep/R-2]]",
-    "other/Deep/r-2", "R-2", "[[Shared]]", "03_claims/Shared", "04_knowledge_base/Shared",
-    "notes/case", "notes/Case", "[[Case]]", "Only Here", "[[notes/Only Here|x]]",
-    "Deep Entity", "04_knowledge_base/sub/deep entity", "Twin", "04_knowledge_base/twin",
-    "notes/Leak", "Leak", "Prefill", "04_knowledge_base/Prefill", "[[KV Cache]]", "Nothing",
-    "notes/nothing", "04_knowledge_base/Nothing", "../x", "", "deep", "03_claims",
+    "[[03_claims/DV1-0001]]",
+    "03_claims/dv1-0001.md",
+    "[[DV1-0001]]",
+    "[[other/deep/R-2]]",
+    "other/Deep/r-2",
+    "R-2",
+    "[[Shared]]",
+    "03_claims/Shared",
+    "04_knowledge_base/Shared",
+    "notes/case",
+    "notes/Case",
+    "[[Case]]",
+    "Only Here",
+    "[[notes/Only Here|x]]",
+    "Deep Entity",
+    "04_knowledge_base/sub/deep entity",
+    "Twin",
+    "04_knowledge_base/twin",
+    "notes/Leak",
+    "Leak",
+    "Prefill",
+    "04_knowledge_base/Prefill",
+    "[[KV Cache]]",
+    "Nothing",
+    "notes/nothing",
+    "04_knowledge_base/Nothing",
+    "../x",
+    "",
+    "deep",
+    "03_claims",
 ]
 
 
@@ -233,10 +294,12 @@ def test_targets_naming_review_notes_anywhere_are_outside_the_kb(mixed: Path) ->
     base = knowledge_base(mixed)
     for target in ("[[03_claims/DV1-0001]]", "DV1-0001", "03_CLAIMS/dv1-0001.md"):
         assert base.resolve(target) == kbmod.Resolution(
-            kbmod.OUTSIDE_KB, "03_claims/DV1-0001.md", "03_claims/dv1-0001"), target
+            kbmod.OUTSIDE_KB, "03_claims/DV1-0001.md", "03_claims/dv1-0001"
+        ), target
     for target in ("[[other/deep/R-2]]", "r-2"):
         assert base.resolve(target) == kbmod.Resolution(
-            kbmod.OUTSIDE_KB, "other/deep/R-2.md", "other/deep/r-2"), target
+            kbmod.OUTSIDE_KB, "other/deep/R-2.md", "other/deep/r-2"
+        ), target
 
 
 def test_bare_names_across_folders(mixed: Path) -> None:
@@ -245,9 +308,11 @@ def test_bare_names_across_folders(mixed: Path) -> None:
     assert base.resolve("03_claims/Shared").path == "03_claims/Shared.md"
     assert base.resolve("[[04_knowledge_base/Shared]]").status == kbmod.OK
     assert base.resolve("Only Here") == kbmod.Resolution(
-        kbmod.OUTSIDE_KB, "notes/Only Here.md", "notes/only here")
+        kbmod.OUTSIDE_KB, "notes/Only Here.md", "notes/only here"
+    )
     assert base.resolve("Deep Entity") == kbmod.Resolution(
-        kbmod.OK, f"{KB}/sub/Deep Entity.md", f"{KB}/sub/deep entity")
+        kbmod.OK, f"{KB}/sub/Deep Entity.md", f"{KB}/sub/deep entity"
+    )
     assert base.resolve("[[Case]]").status == kbmod.MISSING  # notes/Case.md and case.md
     assert base.resolve("Prefill").status == kbmod.MISSING  # in claims and in the KB
     assert base.resolve("notes/Leak").status == base.resolve("Leak").status == kbmod.ESCAPE
@@ -260,17 +325,19 @@ def test_keys_shared_by_case_resolve_to_the_first_listed(mixed: Path) -> None:
     assert [p for p in base.notes_in_kb() if "win" in p.lower()] == [f"{KB}/TWIN.md"]
 
 
-@pytest.mark.parametrize("key_hash", [hash, lambda text: 0, lambda text: -len(text),
-                                      lambda text: 2**62 + ord(text[:1] or " ")])
-def test_the_index_answers_as_dicts_of_every_file(mixed: Path, key_hash,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "key_hash",
+    [hash, lambda text: 0, lambda text: -len(text), lambda text: 2**62 + ord(text[:1] or " ")],
+)
+def test_the_index_answers_as_dicts_of_every_file(
+    mixed: Path, key_hash, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A hash collision (here forced) never resolves a target to another file."""
     monkeypatch.setattr(kbmod, "_key_hash", key_hash)
     base = knowledge_base(mixed)
     found = [base.resolve(target) for target in MIXED_TARGETS]
     assert found == [_reference(base, target) for target in MIXED_TARGETS]
-    assert {r.status for r in found} == {kbmod.OK, kbmod.OUTSIDE_KB, kbmod.MISSING,
-                                         kbmod.ESCAPE}
+    assert {r.status for r in found} == {kbmod.OK, kbmod.OUTSIDE_KB, kbmod.MISSING, kbmod.ESCAPE}
     monkeypatch.setattr(kbmod, "_key_hash", hash)
     assert knowledge_base(mixed).notes_in_kb() == base.notes_in_kb()
 
@@ -297,8 +364,7 @@ def test_a_spilled_listing_resolves_alike(mixed: Path, monkeypatch: pytest.Monke
         base, plain = KnowledgeBase(listing, KB), knowledge_base(mixed)
         assert base.resolve("04_knowledge_base/twin") == plain.resolve("04_knowledge_base/twin")
         assert base._keys is None  # a clean vault's targets never need it
-        assert [base.resolve(t) for t in MIXED_TARGETS] == \
-            [plain.resolve(t) for t in MIXED_TARGETS]
+        assert [base.resolve(t) for t in MIXED_TARGETS] == [plain.resolve(t) for t in MIXED_TARGETS]
         assert base.notes_in_kb() == plain.notes_in_kb() and base.digest == plain.digest
     finally:
         listing.close()

@@ -696,6 +696,7 @@ def test_utc_now_is_the_current_second_in_utc() -> None:
     before = int(clock.time())
     stamp = L.utc_now()
     after = int(clock.time())
-    seconds = int(datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")
-                  .replace(tzinfo=timezone.utc).timestamp())
+    seconds = int(
+        datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+    )
     assert before <= seconds <= after

@@ -34,19 +34,33 @@ Lines = list[bytes]
 
 
 def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-                          capture_output=True, text=True, check=False,
-                          env={**os.environ, "VT_VAULT": ""})
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "VT_VAULT": ""},
+    )
 
 
 def extra(claim_id: str) -> dict:
-    return {"action": "ACCEPT", "actor": "carol", "base": "sha256:" + "cd" * 32,
-            "checks": dict.fromkeys(CHECK_KEYS, True),
-            "claim": {"atomic_claim": f"draft tokens need one warm prefill ({claim_id})",
-                      "epistemic_mode": "HYPOTHETICAL", "mapping_status": "PARTIAL",
-                      "semantic_frame": {"frame_type": "COMPARISON"}},
-            "claim_id": claim_id, "comment": "HYPOTHETICAL", "note": f"03_claims/{claim_id}.md",
-            "preview": None, "ts": "2026-11-20T08:00:00Z"}
+    return {
+        "action": "ACCEPT",
+        "actor": "carol",
+        "base": "sha256:" + "cd" * 32,
+        "checks": dict.fromkeys(CHECK_KEYS, True),
+        "claim": {
+            "atomic_claim": f"draft tokens need one warm prefill ({claim_id})",
+            "epistemic_mode": "HYPOTHETICAL",
+            "mapping_status": "PARTIAL",
+            "semantic_frame": {"frame_type": "COMPARISON"},
+        },
+        "claim_id": claim_id,
+        "comment": "HYPOTHETICAL",
+        "note": f"03_claims/{claim_id}.md",
+        "preview": None,
+        "ts": "2026-11-20T08:00:00Z",
+    }
 
 
 @pytest.fixture()
@@ -57,8 +71,12 @@ def vault(example_vault: Path) -> Path:
     ledger = Ledger(example_vault / LEDGER, example_vault / ".vt")
     ledger.append(extra(f"GATE-{i}") for i in range(3))
     note = example_vault / PENDING
-    note.write_text(note.read_text(encoding="utf-8").replace(
-        "review_action: PENDING", "review_action: REJECT", 1), encoding="utf-8")
+    note.write_text(
+        note.read_text(encoding="utf-8").replace(
+            "review_action: PENDING", "review_action: REJECT", 1
+        ),
+        encoding="utf-8",
+    )
     return example_vault
 
 
@@ -139,8 +157,7 @@ TAMPER = pytest.mark.parametrize("kind", list(TAMPERINGS))
 
 
 def notes_of(vault: Path) -> dict[str, bytes]:
-    return {p.relative_to(vault).as_posix(): p.read_bytes()
-            for p in sorted(vault.rglob("*.md"))}
+    return {p.relative_to(vault).as_posix(): p.read_bytes() for p in sorted(vault.rglob("*.md"))}
 
 
 def assert_refused(result: subprocess.CompletedProcess[str], line: int) -> None:
@@ -166,8 +183,9 @@ def test_tampered_ledger_stops_apply_and_revert(vault: Path, kind: str, command:
     assert not (vault / f"{LEDGER}.torn").exists()
 
 
-@pytest.mark.parametrize("args", [("rebuild",), ("export",), ("status",),
-                                  ("history", "DV1-0001"), ("report",)])
+@pytest.mark.parametrize(
+    "args", [("rebuild",), ("export",), ("status",), ("history", "DV1-0001"), ("report",)]
+)
 @pytest.mark.parametrize("kind", ["same-length edit mid-file", "last line removed (rollback)"])
 def test_tampered_ledger_stops_every_reader(vault: Path, kind: str, args: tuple[str, ...]) -> None:
     assert vt(vault, "status").returncode == 0  # the Claim Store holds the true events
@@ -199,8 +217,7 @@ def test_a_rechaining_merge_passes_the_gate(vault: Path) -> None:
     """Same events, new seq/prev/hash (what the merge driver or a rebase does): every
     remembered event is still there, unchanged, so the gate lets it through."""
     events = [json.loads(raw) for raw in lines_of(vault)]
-    (vault / LEDGER).write_bytes(rechained([events[0], events[3], events[1], events[2],
-                                            events[4]]))
+    (vault / LEDGER).write_bytes(rechained([events[0], events[3], events[1], events[2], events[4]]))
     result = vt(vault, "apply")
     assert result.returncode == 0, result.stderr
     assert len(lines_of(vault)) == 6
@@ -235,8 +252,7 @@ def test_a_deleted_ledger_is_refused(vault: Path) -> None:
     assert (vault / LEDGER).read_bytes() == b""
 
 
-def test_a_reader_checks_without_waiting_and_rechecks_a_failure_under_the_lock(
-        vault: Path) -> None:
+def test_a_reader_checks_without_waiting_and_rechecks_a_failure_under_the_lock(vault: Path) -> None:
     ledger = Ledger(vault / LEDGER, vault / ".vt")
     state = (vault / ".vt" / L.STATE_DB).read_bytes()
     lock = FileLock(ledger.lock_path)
@@ -259,8 +275,10 @@ def test_a_reader_checks_without_waiting_and_rechecks_a_failure_under_the_lock(
 
 def tree(root: Path) -> list[tuple[str, int, int]]:
     """Every entry under `root` (folders too) with its size and mtime."""
-    return sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
-                  for p in root.rglob("*"))
+    return sorted(
+        (p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+    )
 
 
 @pytest.mark.parametrize("kind", ["clean", "same-length edit mid-file", "torn tail"])
@@ -297,8 +315,10 @@ def test_verify_names_conflict_markers_and_resolve(vault: Path) -> None:
     (vault / LEDGER).write_bytes(b"".join(merged))
     result = vt(vault, "ledger", "verify")
     assert result.returncode == 3
-    assert (f"{LEDGER}:4: a git conflict marker: the ledger was merged without the vt merge "
-            "driver; run `vt ledger resolve`") in result.stderr.splitlines()
+    assert (
+        f"{LEDGER}:4: a git conflict marker: the ledger was merged without the vt merge "
+        "driver; run `vt ledger resolve`"
+    ) in result.stderr.splitlines()
     assert "not valid JSON" not in result.stderr
     applied = vt(vault, "apply")
     assert applied.returncode == 3 and "run `vt ledger resolve`" in applied.stderr
@@ -326,8 +346,9 @@ def forbid_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(L, "_block_digests", refuse)
 
 
-def test_an_unchanged_ledger_is_not_hashed_again(vault: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unchanged_ledger_is_not_hashed_again(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(L, "RACY_NS", 0)
     head = gate_once(vault)  # hashes, then remembers the file's stat signature
     forbid_hashing(monkeypatch)
@@ -344,8 +365,9 @@ def test_a_fresh_signature_is_not_trusted(vault: Path, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("kind", ["same-length edit mid-file", "last line removed (rollback)"])
-def test_a_write_after_the_signature_is_caught(vault: Path, kind: str,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_after_the_signature_is_caught(
+    vault: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(L, "RACY_NS", 0)
     gate_once(vault)
     time.sleep(0.05)  # past the file system's timestamp tick: the write changes ctime

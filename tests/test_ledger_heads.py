@@ -36,15 +36,18 @@ def ledger_in(root: Path) -> Ledger:
     return Ledger(root / "05_ledger" / "decision_ledger.jsonl", root / ".vt")
 
 
-def fork(ledger: Ledger, first: str = "REJECT", second: str = "ACCEPT",
-         claim_id: str = "C1") -> tuple[dict, ...]:
+def fork(
+    ledger: Ledger, first: str = "REJECT", second: str = "ACCEPT", claim_id: str = "C1"
+) -> tuple[dict, ...]:
     """One ACCEPT, then two decisions that both supersede it: what a merge of two
     branches leaves (ann on one, bob on the other)."""
     (a,) = ledger.append([decision(claim_id, actor="ann")])
-    b, c = ledger.append([decision(claim_id, first, actor="ann", comment="ann's branch",
-                                   supersedes=a["id"]),
-                          decision(claim_id, second, actor="bob", comment="bob's branch",
-                                   supersedes=a["id"])])
+    b, c = ledger.append(
+        [
+            decision(claim_id, first, actor="ann", comment="ann's branch", supersedes=a["id"]),
+            decision(claim_id, second, actor="bob", comment="bob's branch", supersedes=a["id"]),
+        ]
+    )
     return a, b, c
 
 
@@ -72,8 +75,9 @@ def test_an_event_superseding_both_heads_settles_the_claim(tmp_path: Path) -> No
     a, b, c = fork(ledger)
     state = claim_states(iter_events(ledger.path))["C1"]
     assert state.status == "CONFLICT" and state.contenders == [b["id"], c["id"]]
-    (d,) = ledger.append([decision("C1", "REJECT", actor="cy",
-                                   supersedes=sorted([b["id"], c["id"]]))])
+    (d,) = ledger.append(
+        [decision("C1", "REJECT", actor="cy", supersedes=sorted([b["id"], c["id"]]))]
+    )
     assert d["supersedes"] == sorted([b["id"], c["id"]])
     assert event_problems(d) == []
     assert SCHEMAS.check("event", d) == []
@@ -93,16 +97,25 @@ def test_superseding_one_of_two_heads_leaves_the_claim_in_conflict(tmp_path: Pat
     (d,) = ledger.append([decision("C1", "ACCEPT", actor="cy", supersedes=c["id"])])
     state = claim_states(iter_events(ledger.path))["C1"]
     assert (state.status, state.contenders) == ("CONFLICT", [b["id"], d["id"]])
-    (e,) = ledger.append([decision("C1", "REJECT", actor="cy", comment="both seen",
-                                   supersedes=sorted([b["id"], d["id"]]))])
+    (e,) = ledger.append(
+        [
+            decision(
+                "C1",
+                "REJECT",
+                actor="cy",
+                comment="both seen",
+                supersedes=sorted([b["id"], d["id"]]),
+            )
+        ]
+    )
     assert claim_states(iter_events(ledger.path))["C1"].status == "REJECTED"
     verifies_cold_and_warm(ledger, tmp_path)
 
 
-@pytest.mark.parametrize(("action", "status"), [("ACCEPT", "ACCEPTED"),
-                                                ("REJECT", "REJECTED")])
-def test_concurrent_identical_decisions_are_an_agreement(tmp_path: Path, action: str,
-                                                         status: str) -> None:
+@pytest.mark.parametrize(("action", "status"), [("ACCEPT", "ACCEPTED"), ("REJECT", "REJECTED")])
+def test_concurrent_identical_decisions_are_an_agreement(
+    tmp_path: Path, action: str, status: str
+) -> None:
     ledger = ledger_in(tmp_path)
     a, b, c = fork(ledger, first=action, second=action)
     state = claim_states(iter_events(ledger.path))["C1"]
@@ -124,14 +137,20 @@ def test_three_heads_one_disagreeing_is_a_conflict(tmp_path: Path) -> None:
     assert state.status == "CONFLICT" and len(state.heads) == 3
 
 
-@pytest.mark.parametrize("supersedes", [
-    "unsorted", "one-element list", "repeated id", "not an id", "empty list"])
+@pytest.mark.parametrize(
+    "supersedes", ["unsorted", "one-element list", "repeated id", "not an id", "empty list"]
+)
 def test_malformed_lists_are_refused(tmp_path: Path, supersedes: str) -> None:
     ledger = ledger_in(tmp_path)
     a, b, c = fork(ledger)
     ids = sorted([b["id"], c["id"]])
-    value = {"unsorted": ids[::-1], "one-element list": ids[:1], "repeated id": [ids[0]] * 2,
-             "not an id": [ids[0], "b"], "empty list": []}[supersedes]
+    value = {
+        "unsorted": ids[::-1],
+        "one-element list": ids[:1],
+        "repeated id": [ids[0]] * 2,
+        "not an id": [ids[0], "b"],
+        "empty list": [],
+    }[supersedes]
     with pytest.raises(InvalidEventError, match=LIST_MESSAGE):
         ledger.append([decision("C1", actor="cy", supersedes=value)])
     event = dict(c, supersedes=value)
@@ -149,7 +168,8 @@ def test_verify_checks_every_id_of_a_list(tmp_path: Path) -> None:
     result = verify_ledger(ledger.path, tmp_path / "verify-state")
     assert not result.ok
     assert [p.message for p in result.problems] == [
-        f"line 5: supersedes {other['id']}, which is not an earlier event of the same claim"]
+        f"line 5: supersedes {other['id']}, which is not an earlier event of the same claim"
+    ]
 
 
 def test_merge_and_store_keep_lists(tmp_path: Path) -> None:
@@ -174,13 +194,15 @@ def test_merge_and_store_keep_lists(tmp_path: Path) -> None:
         assert settle["supersedes"] == sorted([b["id"], c["id"]])
 
 
-def test_the_two_process_verify_reads_lists_too(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_two_process_verify_reads_lists_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ledger = ledger_in(tmp_path)
     for i in range(80):
         a, b, c = fork(ledger, claim_id=f"K{i}")
-        ledger.append([decision(f"K{i}", "REJECT", actor="cy",
-                                supersedes=sorted([b["id"], c["id"]]))])
+        ledger.append(
+            [decision(f"K{i}", "REJECT", actor="cy", supersedes=sorted([b["id"], c["id"]]))]
+        )
     results = []
     for threshold in (1 << 40, 1):  # sequential, then with a forked helper for half
         monkeypatch.setattr(ledgermod, "PARALLEL_MIN_BYTES", threshold)

@@ -29,8 +29,9 @@ from vault_tools.ledger import (
 
 def decision(claim_id: str, action: str = "ACCEPT", **extra: object) -> dict:
     """test_ledger's decision, with a fixed time so merged ledgers compare byte for byte."""
-    return ledger_decision(claim_id, action, **{"comment": "", "ts": "2026-11-29T10:00:00Z",
-                                                **extra})
+    return ledger_decision(
+        claim_id, action, **{"comment": "", "ts": "2026-11-29T10:00:00Z", **extra}
+    )
 
 
 def branch(root: Path, name: str, base: bytes, decisions: list[dict]) -> bytes:
@@ -171,14 +172,16 @@ def test_two_branches_superseding_the_same_event_conflict_until_a_new_decision(
     assert states["C2"].status == "ACCEPTED"
     # a decision that saw only one head leaves the other one standing
     heads = states["C1"].contenders
-    partial = branch(tmp_path, "partial", merged,
-                     [decision("C1", "ACCEPT", actor="cy", supersedes=heads[1])])
+    partial = branch(
+        tmp_path, "partial", merged, [decision("C1", "ACCEPT", actor="cy", supersedes=heads[1])]
+    )
     states = claim_states(iter_events(tmp_path / "partial" / "decision_ledger.jsonl"))
     assert states["C1"].status == "CONFLICT" and states["C1"].contenders[0] == heads[0]
     assert verifies(tmp_path, partial)
     # a decision made after the merge supersedes both heads and settles the claim
-    after = branch(tmp_path, "after", merged,
-                   [decision("C1", "ACCEPT", actor="cy", supersedes=sorted(heads))])
+    after = branch(
+        tmp_path, "after", merged, [decision("C1", "ACCEPT", actor="cy", supersedes=sorted(heads))]
+    )
     assert claim_statuses(iter_events(tmp_path / "after" / "decision_ledger.jsonl")) == {
         "C1": "ACCEPTED",
         "C2": "ACCEPTED",

@@ -99,12 +99,14 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def listing(root: Path) -> list[tuple[str, int, int]]:
     """Every file and folder under `root` with its size and mtime."""
-    return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns)
-                  for p in root.rglob("*"))
+    return sorted(
+        (str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")
+    )
 
 
-def verify_both(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                name: str = "") -> tuple[L.VerifyResult, L.VerifyResult]:
+def verify_both(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = ""
+) -> tuple[L.VerifyResult, L.VerifyResult]:
     """(sequential, parallel) results of copies of `vault`; asserts they are identical,
     that neither verify changed anything in its vault, and that no part file is left."""
     seq_ledger = copy_of(vault, tmp_path / f"seq{name}")
@@ -141,12 +143,14 @@ def test_clean_ledger_in_two_processes(vault: Path, tmp_path: Path, monkeypatch,
     assert len(spy.forks) == forks  # nothing left to parse in full: no helper
 
 
-def test_new_lines_after_a_verified_prefix_go_parallel(vault: Path, tmp_path: Path,
-                                                       monkeypatch, spy) -> None:
+def test_new_lines_after_a_verified_prefix_go_parallel(
+    vault: Path, tmp_path: Path, monkeypatch, spy
+) -> None:
     ledger = filled(200, vault, verified=True)
     # appended elsewhere (a pull): this state dir's trusted prefix stops at line 200
     Ledger(ledger.path, tmp_path / "elsewhere").append(
-        decision(f"D{i}", "REPAIR") for i in range(400))
+        decision(f"D{i}", "REPAIR") for i in range(400)
+    )
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert par.ok and par.events == 600
     assert spy.adopted
@@ -261,8 +265,9 @@ def fill_tampered(vault: Path, tamper: Callable[[Lines], Lines]) -> None:
 
 
 @pytest.mark.parametrize("case", TAMPERING, ids=list(TAMPERING))
-def test_tampering_in_the_helpers_half(vault: Path, tmp_path: Path, monkeypatch, spy,
-                                       case: str) -> None:
+def test_tampering_in_the_helpers_half(
+    vault: Path, tmp_path: Path, monkeypatch, spy, case: str
+) -> None:
     tamper, helper_clean = TAMPERING[case]
     fill_tampered(vault, tamper)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
@@ -329,16 +334,16 @@ BOUNDARY = {
 
 
 @pytest.mark.parametrize("case", BOUNDARY, ids=list(BOUNDARY))
-def test_tampering_at_the_split(vault: Path, tmp_path: Path, monkeypatch, spy,
-                                case: str) -> None:
+def test_tampering_at_the_split(vault: Path, tmp_path: Path, monkeypatch, spy, case: str) -> None:
     tamper, split = BOUNDARY[case]
     fill_tampered(vault, tamper)
     split_before_line(monkeypatch, split)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert not seq.ok
     # the helper's first line is where the chain breaks
-    assert any(p.line == split + 1 and ("seq" in p.message or "prev" in p.message)
-               for p in seq.problems), messages(seq)
+    assert any(
+        p.line == split + 1 and ("seq" in p.message or "prev" in p.message) for p in seq.problems
+    ), messages(seq)
     # the helper's own lines are flawless: only the link was wrong, so it was re-checked
     assert len(spy.forks) == 1 and spy.taken == []
 
@@ -365,8 +370,9 @@ def test_torn_tail(vault: Path, tmp_path: Path, monkeypatch, spy) -> None:
     assert not ledger_of(tmp_path / "par").torn_path.exists()  # left to the next append
 
 
-def test_helper_that_dies_is_replaced_by_the_parent(vault: Path, tmp_path: Path,
-                                                    monkeypatch, spy) -> None:
+def test_helper_that_dies_is_replaced_by_the_parent(
+    vault: Path, tmp_path: Path, monkeypatch, spy
+) -> None:
     filled(N, vault)
     # only the helper uses _PartVerifier: the parent's _Verifier is untouched
     monkeypatch.setattr(L._PartVerifier, "line", lambda self, n, raw: os._exit(9))
@@ -375,8 +381,9 @@ def test_helper_that_dies_is_replaced_by_the_parent(vault: Path, tmp_path: Path,
     assert len(spy.forks) == 1 and spy.taken == []
 
 
-def test_helper_exception_is_silent(vault: Path, tmp_path: Path, monkeypatch, spy,
-                                   capfd: pytest.CaptureFixture[str]) -> None:
+def test_helper_exception_is_silent(
+    vault: Path, tmp_path: Path, monkeypatch, spy, capfd: pytest.CaptureFixture[str]
+) -> None:
     filled(N, vault)
 
     def boom(self: object) -> None:
@@ -405,7 +412,8 @@ def test_corrupt_part_file_falls_back(vault: Path, tmp_path: Path, monkeypatch, 
 
 
 def test_part_files_go_to_a_temporary_folder_outside_the_vault(
-        vault: Path, tmp_path: Path, monkeypatch, spy, scratch: Path) -> None:
+    vault: Path, tmp_path: Path, monkeypatch, spy, scratch: Path
+) -> None:
     filled(N, vault)
     seen: list[list[Path]] = []
     real = L._verify_part
@@ -425,8 +433,9 @@ def test_part_files_go_to_a_temporary_folder_outside_the_vault(
     assert list(scratch.iterdir()) == []  # removed after use
 
 
-def test_interrupted_parent_kills_and_reaps_the_helper(vault: Path, tmp_path: Path,
-                                                       monkeypatch, spy) -> None:
+def test_interrupted_parent_kills_and_reaps_the_helper(
+    vault: Path, tmp_path: Path, monkeypatch, spy
+) -> None:
     ledger = filled(N, vault)
     monkeypatch.setattr(L, "PARALLEL_MIN_BYTES", 1)
     monkeypatch.setattr(L._PartVerifier, "line", lambda self, n, raw: time.sleep(600))

@@ -24,8 +24,11 @@ from vault_tools.ledger import (
 )
 from vault_tools.vocabulary import ACCEPT, CHECK_KEYS, LEDGER_ACTIONS, REPAIR, REVERT
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas"
-                     / "ledger-event.schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "schemas" / "ledger-event.schema.json").read_text(
+        encoding="utf-8"
+    )
+)
 VALIDATOR = Draft202012Validator(SCHEMA)
 HEX = "0123456789abcdef"
 
@@ -45,17 +48,32 @@ def schema_valid(ev: Any) -> bool:
 # ---------------------------------------------------------------- valid events
 
 shas = st.text(HEX, min_size=64, max_size=64).map(lambda h: "sha256:" + h)
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) \
-    | st.text(max_size=8)
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                           max_leaves=6)
-timestamps = st.tuples(st.integers(0, 9999), st.integers(0, 99), st.integers(0, 99),
-                       st.integers(0, 99), st.integers(0, 99), st.integers(0, 99)).map(
-    lambda t: "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z".format(*t))
-claims = st.fixed_dictionaries({
-    "atomic_claim": st.text(), "epistemic_mode": st.text(), "mapping_status": st.text(),
-    "semantic_frame": st.dictionaries(st.text(max_size=5), json_values, max_size=3)})
+json_scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+timestamps = st.tuples(
+    st.integers(0, 9999),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+).map(lambda t: "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z".format(*t))
+claims = st.fixed_dictionaries(
+    {
+        "atomic_claim": st.text(),
+        "epistemic_mode": st.text(),
+        "mapping_status": st.text(),
+        "semantic_frame": st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+    }
+)
 
 
 @st.composite
@@ -87,16 +105,30 @@ def valid_events(draw: st.DrawFn) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- broken events
 
-bad_shas = st.sampled_from([
-    "sha256:" + "A" * 64, "sha256:" + "a" * 63, "sha256:" + "a" * 65, "a" * 64,
-    "sha256:" + "a" * 64 + "\n", "sha1:" + "a" * 64, "sha256:" + "g" * 64, "",
-    "sha256:" + "\u0661" * 64,
-]) | json_values.filter(lambda v: not isinstance(v, str))
-bad_timestamps = st.sampled_from([
-    "2026-11-01T10:00:00Z\n", "2026-11-01 10:00:00Z", "2026-11-01T10:00:00",
-    "2026-11-01T10:00:00+00:00", "\u0662\u0660\u0662\u0666-11-01T10:00:00Z",
-    "26-11-01T10:00:00Z", "",
-]) | json_values.filter(lambda v: not isinstance(v, str))
+bad_shas = st.sampled_from(
+    [
+        "sha256:" + "A" * 64,
+        "sha256:" + "a" * 63,
+        "sha256:" + "a" * 65,
+        "a" * 64,
+        "sha256:" + "a" * 64 + "\n",
+        "sha1:" + "a" * 64,
+        "sha256:" + "g" * 64,
+        "",
+        "sha256:" + "\u0661" * 64,
+    ]
+) | json_values.filter(lambda v: not isinstance(v, str))
+bad_timestamps = st.sampled_from(
+    [
+        "2026-11-01T10:00:00Z\n",
+        "2026-11-01 10:00:00Z",
+        "2026-11-01T10:00:00",
+        "2026-11-01T10:00:00+00:00",
+        "\u0662\u0660\u0662\u0666-11-01T10:00:00Z",
+        "26-11-01T10:00:00Z",
+        "",
+    ]
+) | json_values.filter(lambda v: not isinstance(v, str))
 SHA_FIELDS = ("base", "hash", "id", "prev", "preview", "reverts", "supersedes")
 STR_FIELDS = ("actor", "claim_id", "note", "comment")
 
@@ -104,9 +136,24 @@ STR_FIELDS = ("actor", "claim_id", "note", "comment")
 @st.composite
 def broken_events(draw: st.DrawFn) -> dict[str, Any]:
     ev = draw(valid_events())
-    kind = draw(st.sampled_from([
-        "drop", "wrong-type", "bad-sha", "extra", "bad-ts", "supersedes", "reverts",
-        "claim", "checks", "numbers", "empty", "action"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "drop",
+                "wrong-type",
+                "bad-sha",
+                "extra",
+                "bad-ts",
+                "supersedes",
+                "reverts",
+                "claim",
+                "checks",
+                "numbers",
+                "empty",
+                "action",
+            ]
+        )
+    )
     if kind == "drop":
         del ev[draw(st.sampled_from(sorted(ev)))]
     elif kind == "wrong-type":
@@ -114,15 +161,20 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
     elif kind == "bad-sha":
         ev[draw(st.sampled_from(SHA_FIELDS))] = draw(bad_shas)
     elif kind == "extra":
-        key = draw(st.text(string.ascii_lowercase + "_", min_size=1, max_size=9)
-                   .filter(lambda k: k not in ALLOWED_FIELDS) | st.just("reverts"))
+        key = draw(
+            st.text(string.ascii_lowercase + "_", min_size=1, max_size=9).filter(
+                lambda k: k not in ALLOWED_FIELDS
+            )
+            | st.just("reverts")
+        )
         ev[key] = draw(shas | json_values)
     elif kind == "bad-ts":
         ev["ts"] = draw(bad_timestamps)
     elif kind == "supersedes":
         heads = draw(st.lists(shas, min_size=1, max_size=4))
-        ev["supersedes"] = draw(st.sampled_from([
-            heads[:1], sorted(heads, reverse=True), heads + heads[:1], [], heads]))
+        ev["supersedes"] = draw(
+            st.sampled_from([heads[:1], sorted(heads, reverse=True), heads + heads[:1], [], heads])
+        )
     elif kind == "reverts":
         if ev["action"] == REVERT:
             del ev["reverts"]
@@ -139,8 +191,10 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
             claim[draw(st.sampled_from(CLAIM_KEYS))] = draw(json_values)
         ev["claim"] = claim
     elif kind == "checks":
-        ev["checks"] = {**ev["checks"], draw(st.sampled_from([*CHECK_KEYS, "check_other"])):
-                        draw(json_values)}
+        ev["checks"] = {
+            **ev["checks"],
+            draw(st.sampled_from([*CHECK_KEYS, "check_other"])): draw(json_values),
+        }
     elif kind == "numbers":
         field = draw(st.sampled_from(["seq", "v"]))
         ev[field] = draw(st.sampled_from([0, -1, 2, 1.0, 2.0, True, "1", None]))
@@ -152,23 +206,27 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
 
 
 events = valid_events() | broken_events()
-SETTINGS = settings(max_examples=1500, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def with_valid_envelope(ev: dict[str, Any]) -> dict[str, Any]:
     """The event with the fields `_decision_problems` leaves to its caller made valid."""
     kept = {k: v for k, v in ev.items() if k in ALLOWED_FIELDS}
-    return {**kept, "hash": "sha256:" + "1" * 64, "id": "sha256:" + "2" * 64,
-            "prev": GENESIS, "seq": 1}
+    return {
+        **kept,
+        "hash": "sha256:" + "1" * 64,
+        "id": "sha256:" + "2" * 64,
+        "prev": GENESIS,
+        "seq": 1,
+    }
 
 
 # ---------------------------------------------------------------- the properties
 
+
 @SETTINGS
 @given(valid_events())
-def test_generated_valid_events_are_schema_valid_and_take_the_fast_path(
-        ev: dict[str, Any]) -> None:
+def test_generated_valid_events_are_schema_valid_and_take_the_fast_path(ev: dict[str, Any]) -> None:
     assert schema_valid(ev), list(VALIDATOR.iter_errors(ev))
     assert _quick_ok(ev)
     assert event_problems(ev) == []
@@ -178,8 +236,10 @@ def test_generated_valid_events_are_schema_valid_and_take_the_fast_path(
 @given(events)
 @example({"action": "ACCEPT"})
 def test_event_problems_agree_with_the_schema(ev: dict[str, Any]) -> None:
-    assert (event_problems(ev) == []) == schema_valid(ev), (event_problems(ev),
-                                                           list(VALIDATOR.iter_errors(ev)))
+    assert (event_problems(ev) == []) == schema_valid(ev), (
+        event_problems(ev),
+        list(VALIDATOR.iter_errors(ev)),
+    )
 
 
 @SETTINGS
@@ -194,7 +254,9 @@ def test_the_fast_path_accepts_only_schema_valid_events(ev: dict[str, Any]) -> N
 def test_decision_problems_agree_with_the_schema(ev: dict[str, Any]) -> None:
     full = with_valid_envelope(ev)
     assert (_decision_problems(ev) == []) == schema_valid(full), (
-        _decision_problems(ev), list(VALIDATOR.iter_errors(full)))
+        _decision_problems(ev),
+        list(VALIDATOR.iter_errors(full)),
+    )
 
 
 def test_the_schema_says_what_it_cannot_express() -> None:

@@ -49,9 +49,11 @@ def inline_runs(source: str) -> list[list[Token]]:
 
 def shown(children: list[Token]) -> str:
     """What a reader sees of one inline run (text and code, line breaks as spaces)."""
-    return "".join(" " if c.type in ("softbreak", "hardbreak") else c.content
-                   for c in children if c.type in ("text", "code_inline", "softbreak",
-                                                   "hardbreak"))
+    return "".join(
+        " " if c.type in ("softbreak", "hardbreak") else c.content
+        for c in children
+        if c.type in ("text", "code_inline", "softbreak", "hardbreak")
+    )
 
 
 def live(source: str) -> list[str]:
@@ -60,8 +62,14 @@ def live(source: str) -> list[str]:
     found = [t.type for t in PARSER.parse(source) if t.type == "html_block"]
     for children in inline_runs(source):
         for child in children:
-            if child.type in ("html_inline", "link_open", "image", "em_open", "strong_open",
-                              "s_open"):
+            if child.type in (
+                "html_inline",
+                "link_open",
+                "image",
+                "em_open",
+                "strong_open",
+                "s_open",
+            ):
                 found.append(f"{child.type}: {child.content}")
             if child.type == "code_inline" and DATAVIEW.match(child.content):
                 found.append(f"dataview: {child.content}")
@@ -106,8 +114,9 @@ def test_a_fence_is_longer_than_any_backtick_run() -> None:
 
 def test_wikilinks_take_no_escapes_so_what_they_cannot_show_is_replaced() -> None:
     assert markdown.wikilink("03_claims/X-1.md", "X-1") == "[[03_claims/X-1|X-1]]"
-    assert markdown.wikilink("03_claims/a.md", "`$= x` <b>") == \
-        "[[03_claims/a|'$= x' \u2039b\u203a]]"
+    assert (
+        markdown.wikilink("03_claims/a.md", "`$= x` <b>") == "[[03_claims/a|'$= x' \u2039b\u203a]]"
+    )
     # a target Obsidian cannot link stays escaped text
     assert markdown.wikilink("03_claims/a`b.md", "a`b") == "a\\`b"
     assert live(markdown.wikilink("03_claims/a.md", '`$= dv.paragraph("x")`')) == []
@@ -122,8 +131,10 @@ def test_the_dashboard_copies_note_text_as_text() -> None:
         notes=[QueueItem("03_claims/A.md", "A-1", label, value, stale_preview=True)],
         claims={"ACCEPTED": 1},
         conflicts=[HOSTILE[1]],
-        findings=[error("03_claims/A.md", 3, "properties-schema", f"bad value {value}"),
-                  warning("03_claims/A.md", None, "assist-mapping-label", HOSTILE[5])],
+        findings=[
+            error("03_claims/A.md", 3, "properties-schema", f"bad value {value}"),
+            warning("03_claims/A.md", None, "assist-mapping-label", HOSTILE[5]),
+        ],
         entities=[EntityClaims(entity, False, [("A-1", "03_claims/A.md")])],
         edges=[Edge("A-1", "03_claims/A.md", "x", entity, label)],
     )
@@ -142,22 +153,35 @@ def test_the_dashboard_copies_note_text_as_text() -> None:
 def test_the_preview_block_copies_draft_values_as_text() -> None:
     value = HOSTILE[2]
     result = PreviewResult(
-        "03_claims/A.md", "A-1", "REQUEST_REPAIR", "PREVIEW_FAILED",
-        findings=[error("03_claims/A.md", 40, "claim-field",
-                        f"V2 Revision Metadata Draft: epistemic_mode {value!r} is not one "
-                        f"of ASSERTED, HEDGED; {HOSTILE[0]}")],
-        changes=[Change("claim", "replace", "", "old claim", f"new ``` {value}"),
-                 Change("metadata", "replace", f"/{HOSTILE[0]}", "ASSERTED", value),
-                 Change("frame", "add", "/entities/0/label", None, HOSTILE[1])],
-        preview_hash="sha256:" + "0" * 64)
+        "03_claims/A.md",
+        "A-1",
+        "REQUEST_REPAIR",
+        "PREVIEW_FAILED",
+        findings=[
+            error(
+                "03_claims/A.md",
+                40,
+                "claim-field",
+                f"V2 Revision Metadata Draft: epistemic_mode {value!r} is not one "
+                f"of ASSERTED, HEDGED; {HOSTILE[0]}",
+            )
+        ],
+        changes=[
+            Change("claim", "replace", "", "old claim", f"new ``` {value}"),
+            Change("metadata", "replace", f"/{HOSTILE[0]}", "ASSERTED", value),
+            Change("frame", "add", "/entities/0/label", None, HOSTILE[1]),
+        ],
+        preview_hash="sha256:" + "0" * 64,
+    )
     block = preview_block(result)
     fences = [t for t in PARSER.parse(block) if t.type == "fence"]
     assert len(fences) == 1 and fences[0].content.endswith(f"+ new ``` {value}\n")
     outside = block.replace(fences[0].content, "")
     assert live(outside) == []  # (the table's code spans show `<img …>` as code)
     seen = [shown(run) for run in inline_runs(block)]
-    assert any(f"epistemic_mode '{value}' is not one of ASSERTED, HEDGED; {HOSTILE[0]}" in s
-               for s in seen)
+    assert any(
+        f"epistemic_mode '{value}' is not one of ASSERTED, HEDGED; {HOSTILE[0]}" in s for s in seen
+    )
     # the table shows the JSON of each value in a code span, and the pointer
     assert json.dumps(value) in seen and f"/{HOSTILE[0]}" in seen
     assert json.dumps(HOSTILE[1]) in seen
@@ -179,9 +203,11 @@ def test_a_hostile_draft_value_lands_in_the_written_preview_as_text(make_vault) 
 
     from vault_tools.preview import preview_vault
 
-    value = "<img src=x onerror=alert(1)> `$= dv.paragraph(\"x\")`"
-    note = render_note(review_action="REQUEST_REPAIR", drafts=render_drafts(
-        metadata={"epistemic_mode": value, "mapping_status": "COMPLETE"}))
+    value = '<img src=x onerror=alert(1)> `$= dv.paragraph("x")`'
+    note = render_note(
+        review_action="REQUEST_REPAIR",
+        drafts=render_drafts(metadata={"epistemic_mode": value, "mapping_status": "COMPLETE"}),
+    )
     vault = make_vault({"R.md": note})
     report = preview_vault(settings_for(vault))
     assert [p.state for p in report.previews] == ["PREVIEW_FAILED"]

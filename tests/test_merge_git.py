@@ -58,9 +58,17 @@ def two_clones(tmp_path: Path, driver: bool = True) -> tuple[Path, Path]:
 
 
 def decision(claim_id: str, action: str, actor: str) -> dict:
-    return {"action": action, "actor": actor, "base": "sha256:" + "cd" * 32,
-            "checks": {"check_source_claim": True}, "claim": None, "claim_id": claim_id,
-            "comment": "", "note": f"03_claims/{claim_id}.md", "preview": None}
+    return {
+        "action": action,
+        "actor": actor,
+        "base": "sha256:" + "cd" * 32,
+        "checks": {"check_source_claim": True},
+        "claim": None,
+        "claim_id": claim_id,
+        "comment": "",
+        "note": f"03_claims/{claim_id}.md",
+        "preview": None,
+    }
 
 
 def append(clone: Path, *decisions: dict) -> list[str]:
@@ -103,8 +111,10 @@ def statuses(clone: Path) -> dict[str, str]:
     settings = load_settings(clone)
     refresh(settings)
     with ClaimStore.open(settings) as store:
-        return {cid: store.claim(cid).status
-                for cid in claim_statuses(iter_events(settings.ledger_path))}
+        return {
+            cid: store.claim(cid).status
+            for cid in claim_statuses(iter_events(settings.ledger_path))
+        }
 
 
 def test_two_reviewers_on_different_claims_merge_both_ways(tmp_path: Path) -> None:
@@ -139,8 +149,12 @@ def test_two_reviewers_on_different_claims_merge_both_ways(tmp_path: Path) -> No
         assert result.ok, result.problems
         assert result.events == 4
     assert event_ids(alice) == event_ids(bob)
-    expected = {"DV1-0001": "ACCEPTED", "DV1-0002": "REJECTED", "DV1-0004": "REJECTED",
-                "IX2-0328": "REJECTED"}
+    expected = {
+        "DV1-0001": "ACCEPTED",
+        "DV1-0002": "REJECTED",
+        "DV1-0004": "REJECTED",
+        "IX2-0328": "REJECTED",
+    }
     assert statuses(alice) == statuses(bob) == expected
 
 
@@ -149,8 +163,12 @@ def test_different_decisions_on_one_claim_conflict_until_a_new_decision(tmp_path
     append(alice, decision("DV1-0004", "REJECT", "alice"))
     commit_all(alice, "alice")
     git(alice, "push", "-q", "origin", "main")
-    claim = {"atomic_claim": "x", "epistemic_mode": "ASSERTED", "mapping_status": "FULL",
-             "semantic_frame": {}}
+    claim = {
+        "atomic_claim": "x",
+        "epistemic_mode": "ASSERTED",
+        "mapping_status": "FULL",
+        "semantic_frame": {},
+    }
     append(bob, dict(decision("DV1-0004", "ACCEPT", "bob"), claim=claim))
     commit_all(bob, "bob")
     assert pull_merge(bob).returncode == 0
@@ -169,8 +187,9 @@ def test_different_decisions_on_one_claim_conflict_until_a_new_decision(tmp_path
 
 def _diverge(tmp_path: Path) -> tuple[Path, Path, list[str]]:
     alice, bob = two_clones(tmp_path, driver=False)
-    ids = append(alice, decision("DV1-0001", "REJECT", "alice"),
-                 decision("DV1-0002", "REJECT", "alice"))
+    ids = append(
+        alice, decision("DV1-0001", "REJECT", "alice"), decision("DV1-0002", "REJECT", "alice")
+    )
     git(alice, "add", "-A")
     git(alice, "commit", "-qm", "alice")
     git(alice, "push", "-q", "origin", "main")
@@ -188,8 +207,11 @@ def _diverge(tmp_path: Path) -> tuple[Path, Path, list[str]]:
 def _driver_result(bob: Path) -> bytes:
     base = git(bob, "merge-base", "HEAD", "origin/main").stdout.strip()
     base_ledger = git(bob, "show", f"{base}:{LEDGER}", check=False).stdout.encode()
-    return merge_ledgers(base_ledger, git(bob, "show", f"HEAD:{LEDGER}").stdout.encode(),
-                         git(bob, "show", f"origin/main:{LEDGER}").stdout.encode())
+    return merge_ledgers(
+        base_ledger,
+        git(bob, "show", f"HEAD:{LEDGER}").stdout.encode(),
+        git(bob, "show", f"origin/main:{LEDGER}").stdout.encode(),
+    )
 
 
 def test_resolve_after_a_merge_with_conflict_markers(tmp_path: Path) -> None:

@@ -76,9 +76,9 @@ def test_seed_note_round_trips(prefix: str, note_path: Path) -> None:
     assert status_marker == "Mapping Status:"
     assert note.claim.epistemic_mode.value == mode
     assert note.claim.epistemic_mode.line == line_of_text(text, "- Epistemic Mode:")
-    assert note.claim.mapping_status.value == _after(seed, "ASSERTED - Mapping Status:"
-                                                     if mode == "ASSERTED" else
-                                                     f"{mode} - Mapping Status:")
+    assert note.claim.mapping_status.value == _after(
+        seed, "ASSERTED - Mapping Status:" if mode == "ASSERTED" else f"{mode} - Mapping Status:"
+    )
     assert note.claim.mapping_status.line == line_of_text(text, "- Mapping Status:")
 
     evidence = _after(seed, "Evidence")
@@ -103,10 +103,12 @@ def test_seed_note_round_trips(prefix: str, note_path: Path) -> None:
 
     seed_rows = _seed_rows(seed) or [  # seed 000's table was flattened away: use the frame
         (f"comparison_entity_{i}", e["label"], f"[[{e['id']}]]")
-        for i, e in enumerate(frame["entities"])]
+        for i, e in enumerate(frame["entities"])
+    ]
     assert [(r.role, r.label, r.target) for r in note.mapping] == seed_rows
     assert [r.line for r in note.mapping] == [
-        line_of_text(text, f"| {role} |") for role, _, _ in seed_rows]
+        line_of_text(text, f"| {role} |") for role, _, _ in seed_rows
+    ]
     assert note.mapping_line == line_of_text(text, "## ④ Canonical Entity Mapping")
 
     if "V2 Atomic Claim Draft" in seed:
@@ -178,8 +180,11 @@ def _malformed() -> list[tuple[str, bytes, int | None]]:
     def add(code: str, text: str | bytes, line: int) -> None:
         cases.append((code, text, line))
 
-    add("encoding", BASE.encode().replace(b"Deep dive", b"Deep \xc3(dive"),
-        _line(BASE, "- Section:"))
+    add(
+        "encoding",
+        BASE.encode().replace(b"Deep dive", b"Deep \xc3(dive"),
+        _line(BASE, "- Section:"),
+    )
     add("frontmatter-unclosed", _replace("tags: [claim-review]\n---", "tags: [x]"), 1)
     text = _replace('review_comment: ""', 'review_comment: "unbalanced" quote"')
     add("yaml-syntax", text, _line(text, "review_comment"))
@@ -192,8 +197,9 @@ def _malformed() -> list[tuple[str, bytes, int | None]]:
     add("properties-schema", text, _line(text, "review_state: DONE"))
     start, end = BASE.index("## ③ Semantic Frame"), BASE.index("## ④")
     add("section-missing", BASE[:start] + BASE[end:], 13)
-    text = _replace("## ⑤ Human Review", "## 4. Canonical Entity Mapping\n| a | b | c |\n\n"
-                    "## ⑤ Human Review")
+    text = _replace(
+        "## ⑤ Human Review", "## 4. Canonical Entity Mapping\n| a | b | c |\n\n## ⑤ Human Review"
+    )
     add("section-duplicate", text, _line(text, "## 4. Canonical Entity Mapping"))
     text = _replace("- Line hint: 9", "- Line hint: 9a")
     add("source-field", text, _line(text, "- Line hint: 9a"))
@@ -217,8 +223,11 @@ def _malformed() -> list[tuple[str, bytes, int | None]]:
     add("mapping-table", text, _line(text, "comparison_entity_9"))
     text = _replace("[[04_knowledge_base/DFlash]]", "[[04_knowledge_base/DSpark]]")
     add("mapping-mismatch", text, _line(text, "| comparison_entity_0 |"))
-    text = _replace('"id": "04_knowledge_base/DSpark"', '"id": "04_knowledge_base/Nope"',
-                    _replace("- Mapping Status: COMPLETE", "- Mapping Status: PARTIAL"))
+    text = _replace(
+        '"id": "04_knowledge_base/DSpark"',
+        '"id": "04_knowledge_base/Nope"',
+        _replace("- Mapping Status: COMPLETE", "- Mapping Status: PARTIAL"),
+    )
     add("kb-target-missing", text, _line(text, "04_knowledge_base/Nope"))
     text = _replace('"id": "04_knowledge_base/DSpark"', '"id": "/etc/passwd"')
     add("kb-target-escape", text, _line(text, "/etc/passwd"))
@@ -230,8 +239,10 @@ def _malformed() -> list[tuple[str, bytes, int | None]]:
     add("control-character", text, _line(text, "\x00"))
     text = _replace('"operator": "GREATER_THAN"', '"operator": ' + "7" * 5000)
     add("number-too-large", text, _line(text, "7" * 5000))
-    return [(code, data if isinstance(data, bytes) else data.encode(), line)
-            for code, data, line in cases]
+    return [
+        (code, data if isinstance(data, bytes) else data.encode(), line)
+        for code, data, line in cases
+    ]
 
 
 MALFORMED = _malformed()
@@ -255,8 +266,9 @@ def test_parse_stops_at_frontmatter_without_claim_id() -> None:
 
 
 def test_json_error_line_is_mapped_into_the_note() -> None:
-    frame = frame_json(DEFAULT_FRAME).replace('"metric": "COMPUTE_PERFORMANCE",',
-                                              '"metric": "COMPUTE_PERFORMANCE"')
+    frame = frame_json(DEFAULT_FRAME).replace(
+        '"metric": "COMPUTE_PERFORMANCE",', '"metric": "COMPUTE_PERFORMANCE"'
+    )
     text = render_note(frame=frame)
     note = parse_note(text.encode(), "n.md")
     [finding] = [f for f in note.findings if f.code == "json-syntax"]
@@ -312,8 +324,9 @@ def _tolerated(finding, count: int) -> bool:
     """A known out-of-range line (see the two xfail tests above) while the bug is present."""
     if finding.line != count + 1:
         return False
-    return ((_EOF_FENCE_BUG and finding.code == "json-syntax")
-            or (_NO_BODY_BUG and finding.code == "section-missing"))
+    return (_EOF_FENCE_BUG and finding.code == "json-syntax") or (
+        _NO_BODY_BUG and finding.code == "section-missing"
+    )
 
 
 def _assert_sane(raw: bytes, note: Note, with_checks: bool = False) -> None:
@@ -340,14 +353,33 @@ def test_parse_never_raises_on_text(text: str) -> None:
     _assert_sane(raw, parse_note(raw, "n.md"), with_checks=True)
 
 
-_LINES = st.sampled_from(["---", "```", "```json", "~~~", "## Atomic Claim", "## ③ Semantic Frame",
-                          "### V2 Semantic Frame Draft", "claim_id: X", "| a | b | c |", "{",
-                          "}", "- Epistemic Mode: ASSERTED", "&a", "*a", "key: [", ""])
+_LINES = st.sampled_from(
+    [
+        "---",
+        "```",
+        "```json",
+        "~~~",
+        "## Atomic Claim",
+        "## ③ Semantic Frame",
+        "### V2 Semantic Frame Draft",
+        "claim_id: X",
+        "| a | b | c |",
+        "{",
+        "}",
+        "- Epistemic Mode: ASSERTED",
+        "&a",
+        "*a",
+        "key: [",
+        "",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(_LINES, st.text(max_size=30)), max_size=60),
-       st.sampled_from(["---\nclaim_id: X\n---\n", "", "---\nclaim_id: X\n"]))
+@given(
+    st.lists(st.one_of(_LINES, st.text(max_size=30)), max_size=60),
+    st.sampled_from(["---\nclaim_id: X\n---\n", "", "---\nclaim_id: X\n"]),
+)
 def test_parse_never_raises_on_line_soup(lines: list[str], head: str) -> None:
     raw = (head + "\n".join(lines)).encode("utf-8", "surrogatepass")
     _assert_sane(raw, parse_note(raw, "n.md"), with_checks=True)
@@ -406,26 +438,30 @@ def test_fields_without_space_after_dash_or_with_fullwidth_colon() -> None:
 
 def test_lines_that_only_look_like_structure_stay_text() -> None:
     """Only a fence, a heading or a vt marker at the start of a line is structure."""
-    claim = "\n".join([
-        "first line",
-        "    ```json  (indented four spaces: not a fence)",
-        "#hashtag is not a heading",
-        "<!-- vt:preview:start -->",
-        "vt's own block, left out of the claim",
-        "<!-- vt:preview:end -->",
-        "~~~~text",
-        "## not a section inside a fence",
-        "```",
-        "~~~~",
-        "last line",
-    ])
+    claim = "\n".join(
+        [
+            "first line",
+            "    ```json  (indented four spaces: not a fence)",
+            "#hashtag is not a heading",
+            "<!-- vt:preview:start -->",
+            "vt's own block, left out of the claim",
+            "<!-- vt:preview:end -->",
+            "~~~~text",
+            "## not a section inside a fence",
+            "```",
+            "~~~~",
+            "last line",
+        ]
+    )
     note = parse_note(render_note(claim=claim).encode(), "n.md")
-    assert note.claim.text.value == "\n".join([
-        "first line",
-        "    ```json  (indented four spaces: not a fence)",
-        "#hashtag is not a heading",
-        "last line",
-    ])
+    assert note.claim.text.value == "\n".join(
+        [
+            "first line",
+            "    ```json  (indented four spaces: not a fence)",
+            "#hashtag is not a heading",
+            "last line",
+        ]
+    )
     assert [s.key for s in note.sections if s.key in ("claim", "frame")] == ["claim", "frame"]
     assert not [f for f in note.findings if f.code.startswith("section")]
 

@@ -45,8 +45,13 @@ def test_unordered_gives_every_result() -> None:
 
 def test_progress_counts_each_chunk_before_its_results() -> None:
     seen: list[tuple[int, int]] = []
-    results = map_chunks(_square, list(range(10)), workers=1, chunk=4,
-                         progress=lambda done, total: seen.append((done, total)))
+    results = map_chunks(
+        _square,
+        list(range(10)),
+        workers=1,
+        chunk=4,
+        progress=lambda done, total: seen.append((done, total)),
+    )
     assert next(results) == 0 and seen == [(4, 10)]
     assert len(list(results)) == 9 and seen == [(4, 10), (8, 10), (10, 10)]
 
@@ -72,10 +77,14 @@ def _cycles_left_from_earlier_chunks(chunk: list[int]) -> list[tuple[bool, int]]
 
 
 def test_workers_collect_every_so_many_items_not_automatically(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(pool, "COLLECT_EVERY", 4)  # after every second chunk of 2
-    results = list(map_chunks(_cycles_left_from_earlier_chunks, list(range(80)), workers=2,
-                              threshold=1, chunk=2))
+    results = list(
+        map_chunks(
+            _cycles_left_from_earlier_chunks, list(range(80)), workers=2, threshold=1, chunk=2
+        )
+    )
     assert {enabled for enabled, _ in results} == {False}  # off during the work
     # at most the cycle of the chunk before: a worker's 20 chunks never pile theirs up
     assert max(alive for _, alive in results) <= 1
@@ -92,8 +101,7 @@ def _frozen_so_far(chunk: list[int]) -> list[tuple[int, int]]:
 def test_what_outlives_a_collection_is_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pool, "COLLECT_EVERY", 4)
     by_worker: dict[int, list[int]] = {}
-    for pid, count in map_chunks(_frozen_so_far, list(range(40)), workers=2, threshold=1,
-                                 chunk=2):
+    for pid, count in map_chunks(_frozen_so_far, list(range(40)), workers=2, threshold=1, chunk=2):
         by_worker.setdefault(pid, []).append(count)
     # a worker's later chunks find more frozen: what it kept was frozen after a collection
     # (its first collection comes after its second chunk)
@@ -112,15 +120,27 @@ def _wait_for_marker(marker: Path, chunk: list[int]) -> list[bool]:
 def test_meanwhile_runs_while_the_workers_work(tmp_path: Path) -> None:
     marker = tmp_path / "meanwhile-ran"
     # the workers can only finish well once `meanwhile` has run: it must not wait for them
-    got = list(map_chunks(partial(_wait_for_marker, marker), list(range(40)), workers=2,
-                          threshold=1, chunk=4, meanwhile=marker.touch))
+    got = list(
+        map_chunks(
+            partial(_wait_for_marker, marker),
+            list(range(40)),
+            workers=2,
+            threshold=1,
+            chunk=4,
+            meanwhile=marker.touch,
+        )
+    )
     assert got == [True] * 40
 
 
 def test_meanwhile_runs_after_the_work_in_process(tmp_path: Path) -> None:
     order: list[str] = []
-    results = map_chunks(lambda chunk: order.append("work") or chunk, [1, 2], workers=1,
-                         meanwhile=lambda: order.append("meanwhile"))
+    results = map_chunks(
+        lambda chunk: order.append("work") or chunk,
+        [1, 2],
+        workers=1,
+        meanwhile=lambda: order.append("meanwhile"),
+    )
     assert list(results) == [1, 2] and order == ["work", "meanwhile"]
 
 
@@ -128,8 +148,7 @@ def test_meanwhile_failing_is_raised_after_every_result() -> None:
     def fail() -> None:
         raise RuntimeError("meanwhile failed")
 
-    results = map_chunks(_square, list(range(50)), workers=2, threshold=1, chunk=5,
-                         meanwhile=fail)
+    results = map_chunks(_square, list(range(50)), workers=2, threshold=1, chunk=5, meanwhile=fail)
     got = []
     with pytest.raises(RuntimeError, match="meanwhile failed"):
         for value in results:
@@ -164,8 +183,9 @@ def test_chunks_shrink_towards_the_end_of_a_run(items: int) -> None:
 def test_shrinking_chunks_keep_every_item_in_order() -> None:
     items = list(range(3_001))
     assert list(map_chunks(_square, items, workers=2, threshold=1)) == [n * n for n in items]
-    assert list(map_chunks(_square, iter(items), workers=2, threshold=1,
-                           count=len(items))) == [n * n for n in items]
+    assert list(map_chunks(_square, iter(items), workers=2, threshold=1, count=len(items))) == [
+        n * n for n in items
+    ]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -179,14 +199,23 @@ def test_a_stream_with_its_count(workers: int) -> None:
             yield n
 
     done = []
-    got = list(map_chunks(_square, stream(), workers=workers, threshold=1, count=300,
-                          progress=lambda d, total: done.append((d, total))))
+    got = list(
+        map_chunks(
+            _square,
+            stream(),
+            workers=workers,
+            threshold=1,
+            count=300,
+            progress=lambda d, total: done.append((d, total)),
+        )
+    )
     assert got == [n * n for n in range(300)]
     assert reads == list(range(300))  # once each
     assert done[-1] == (300, 300)
 
 
 # --- the pool's own pipes: failures, large messages, early ends ------------------------
+
 
 def _fail_at(bad: int, chunk: list[int]) -> list[int]:
     if bad in chunk:
@@ -198,8 +227,9 @@ def _fail_at(bad: int, chunk: list[int]) -> list[int]:
 def test_an_exception_in_a_worker_is_raised_in_the_caller(ordered: bool) -> None:
     got = []
     with pytest.raises(UsageError) as raised:
-        for value in map_chunks(partial(_fail_at, 23), list(range(40)), workers=2,
-                                threshold=1, chunk=5, ordered=ordered):
+        for value in map_chunks(
+            partial(_fail_at, 23), list(range(40)), workers=2, threshold=1, chunk=5, ordered=ordered
+        ):
             got.append(value)
     # the same error, its place kept, the worker's traceback as its cause
     assert str(raised.value) == "03_claims/x.md:7: no such note"
@@ -227,8 +257,7 @@ def _die_at(bad: int, chunk: list[int]) -> list[int]:
 
 def test_a_worker_killed_is_reported_not_waited_for() -> None:
     with pytest.raises(pool.WorkerError, match="ended unexpectedly.*SIGKILL"):
-        list(map_chunks(partial(_die_at, 13), list(range(40)), workers=2, threshold=1,
-                        chunk=3))
+        list(map_chunks(partial(_die_at, 13), list(range(40)), workers=2, threshold=1, chunk=3))
     _assert_no_children()
 
 
@@ -274,8 +303,11 @@ def _assert_no_children() -> None:
 def test_a_map_started_from_another_thread() -> None:
     """The forked workers of a thread (not the main one) still set their own signals."""
     got: list[list[int]] = []
-    thread = threading.Thread(target=lambda: got.append(list(
-        map_chunks(_square, list(range(100)), workers=2, threshold=1, chunk=10))))
+    thread = threading.Thread(
+        target=lambda: got.append(
+            list(map_chunks(_square, list(range(100)), workers=2, threshold=1, chunk=10))
+        )
+    )
     thread.start()
     thread.join()
     assert got == [[n * n for n in range(100)]]
@@ -312,8 +344,12 @@ def _group(pgid: int) -> dict[int, tuple[int, str]]:
 
 
 def _running_with_two_workers() -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-c", _SLOW_MAP], start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_MAP],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while sum(1 for ppid, _ in _group(process.pid).values() if ppid == process.pid) < 2:
         assert time.monotonic() < deadline, "the workers never started"

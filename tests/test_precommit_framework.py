@@ -35,14 +35,20 @@ def vault(tmp_path: Path) -> Path:
 
 
 def pre_commit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def break_note(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('"operator": "GREATER_THAN"', '"operator": "BOGUS"'),
-                    encoding="utf-8")
+    path.write_text(
+        text.replace('"operator": "GREATER_THAN"', '"operator": "BOGUS"'), encoding="utf-8"
+    )
 
 
 def test_hooks_yaml_declares_vt_validate() -> None:
@@ -67,8 +73,7 @@ def test_try_repo_refuses_an_invalid_staged_note(vault: Path) -> None:
 def _local_config(vault: Path) -> None:
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     # the same hook, run by this interpreter (no environment to build)
-    local = {**hook, "language": "system",
-             "entry": f"{sys.executable} -m vault_tools hook run"}
+    local = {**hook, "language": "system", "entry": f"{sys.executable} -m vault_tools hook run"}
     config = {"repos": [{"repo": "local", "hooks": [local]}]}
     (vault / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
 

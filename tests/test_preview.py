@@ -35,8 +35,9 @@ from vault_tools.validate import make_context
 START, END = "<!-- vt:preview:start -->", "<!-- vt:preview:end -->"
 
 
-def run(vault: Path, paths: list[Path] | None = None, dry_run: bool = False,
-        workers: int = 1) -> previewmod.PreviewReport:
+def run(
+    vault: Path, paths: list[Path] | None = None, dry_run: bool = False, workers: int = 1
+) -> previewmod.PreviewReport:
     return preview_vault(settings_for(vault, workers), paths, dry_run)
 
 
@@ -46,21 +47,29 @@ def by_path(report: previewmod.PreviewReport) -> dict[str, previewmod.PreviewRes
 
 def all_bytes(root: Path) -> dict[str, bytes]:
     """Every file under `root` (dot-folders included) and its bytes."""
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def block_of(text: str) -> str:
-    return text[text.index(START):text.index(END) + len(END)]
+    return text[text.index(START) : text.index(END) + len(END)]
 
 
-def repair_note(claim: str = DEFAULT_CLAIM, frame: object = None, metadata: object = None,
-                action: str = "REQUEST_REPAIR", **kwargs: object) -> str:
-    return render_note(review_action=action,
-                       drafts=render_drafts(claim, frame, metadata), **kwargs)
+def repair_note(
+    claim: str = DEFAULT_CLAIM,
+    frame: object = None,
+    metadata: object = None,
+    action: str = "REQUEST_REPAIR",
+    **kwargs: object,
+) -> str:
+    return render_note(review_action=action, drafts=render_drafts(claim, frame, metadata), **kwargs)
 
 
 # --- the example notes -------------------------------------------------------------
+
 
 def test_seed_note_with_drafts_equal_to_v1_is_ready_with_no_changes(example_vault: Path) -> None:
     result = by_path(run(example_vault))["03_claims/SA260324R-0125.md"]
@@ -82,14 +91,17 @@ def test_dv1_0003_shows_the_operator_change_and_the_added_entity(example_vault: 
     assert result.state == PREVIEW_READY and result.findings == []
     frame = [(c.op, c.pointer, c.old, c.new) for c in result.changes if c.field == "frame"]
     assert ("replace", "/operator", "UNSPECIFIED_COMPARISON", "LESS_THAN") in frame
-    assert ("add", "/entities/2", None, {"id": "04_knowledge_base/Likelihood Loss",
-                                         "label": "Likelihood loss"}) in frame
+    assert (
+        "add",
+        "/entities/2",
+        None,
+        {"id": "04_knowledge_base/Likelihood Loss", "label": "Likelihood loss"},
+    ) in frame
     metadata = [c for c in result.changes if c.field == "metadata"]
     assert metadata == [Change("metadata", "replace", "/mapping_status", "PARTIAL", "COMPLETE")]
     text = (example_vault / "03_claims/DV1-0003.md").read_text(encoding="utf-8")
     block = block_of(text)
-    assert '| frame | replace | `/operator` | `"UNSPECIFIED_COMPARISON"` | `"LESS_THAN"` |' \
-        in block
+    assert '| frame | replace | `/operator` | `"UNSPECIFIED_COMPARISON"` | `"LESS_THAN"` |' in block
     assert "```diff\n- 標準 KL-divergence" in block and "\n+ 標準 KL-divergence" in block
 
 
@@ -103,10 +115,12 @@ def test_only_marked_notes_are_previewed_in_a_vault_run(example_vault: Path) -> 
     assert changed == ["03_claims/DV1-0003.md", "03_claims/SA260324R-0125.md"]
     assert sorted(after) == sorted(before)
     assert not (example_vault / ".vt").exists() or all(
-        k not in after or before.get(k) == after[k] for k in after if k.startswith(".vt/"))
+        k not in after or before.get(k) == after[k] for k in after if k.startswith(".vt/")
+    )
 
 
 # --- a repair that changes operator, adds an entity, edits Chinese text ------------
+
 
 def test_repair_changes_are_exact(make_vault) -> None:
     frame = json.loads(json.dumps(DEFAULT_FRAME))
@@ -118,13 +132,22 @@ def test_repair_changes_are_exact(make_vault) -> None:
     assert result.state == PREVIEW_READY, result.findings
     assert result.changes == [
         Change("claim", "replace", "", DEFAULT_CLAIM, claim),
-        Change("frame", "add", "/entities/3", None,
-               {"id": "04_knowledge_base/Draft Model", "label": "drafter"}),
+        Change(
+            "frame",
+            "add",
+            "/entities/3",
+            None,
+            {"id": "04_knowledge_base/Draft Model", "label": "drafter"},
+        ),
         Change("frame", "replace", "/operator", "GREATER_THAN", "LESS_THAN"),
     ]
     head, tail = DEFAULT_CLAIM.split("表現優於")
-    assert result.claim_segments == [("equal", head), ("delete", "表現優"),
-                                     ("insert", "速度略低"), ("equal", "於" + tail)]
+    assert result.claim_segments == [
+        ("equal", head),
+        ("delete", "表現優"),
+        ("insert", "速度略低"),
+        ("equal", "於" + tail),
+    ]
 
 
 def test_reordered_entities_are_not_a_change(make_vault) -> None:
@@ -137,9 +160,11 @@ def test_reordered_entities_are_not_a_change(make_vault) -> None:
 
 # --- failures -------------------------------------------------------------------------
 
+
 def test_broken_draft_json_fails_with_its_line(make_vault) -> None:
     broken = json.dumps(DEFAULT_FRAME, ensure_ascii=False, indent=2).replace(
-        '"frame_type": "COMPARISON",', '"frame_type": "COMPARISON"', 1)
+        '"frame_type": "COMPARISON",', '"frame_type": "COMPARISON"', 1
+    )
     vault = make_vault({"R.md": repair_note(frame=broken)})
     result = run(vault).previews[0]
     assert result.state == PREVIEW_FAILED and result.failed
@@ -165,8 +190,10 @@ def test_draft_entity_that_does_not_resolve_fails(make_vault) -> None:
     codes = {(f.code, f.line) for f in result.findings}
     assert ("kb-target-missing", line_of_text(text, "Nowhere")) in codes
     # the draft metadata says COMPLETE while an entity does not resolve
-    assert ("mapping-complete-unresolved",
-            line_of_text(text, '"mapping_status": "COMPLETE"')) in codes
+    assert (
+        "mapping-complete-unresolved",
+        line_of_text(text, '"mapping_status": "COMPLETE"'),
+    ) in codes
     assert result.state == PREVIEW_FAILED
 
 
@@ -183,8 +210,11 @@ def test_lines_stay_right_when_the_block_above_the_drafts_changes_size(make_vaul
     """A reviewer moved the preview block above the drafts: its new size moves their lines."""
     broken = '{"frame_type": "COMPARISON" "metric": 1}'
     old_block = f"{START}\n## Repair Preview\nold\nold\nold\nold\nold\nold\nold\nold\n{END}\n\n"
-    note = render_note(review_action="REQUEST_REPAIR", extra_sections="",
-                       drafts=old_block + render_drafts(frame=broken))
+    note = render_note(
+        review_action="REQUEST_REPAIR",
+        extra_sections="",
+        drafts=old_block + render_drafts(frame=broken),
+    )
     vault = make_vault({"R.md": note})
     result = run(vault).previews[0]
     text = (vault / "03_claims/R.md").read_text(encoding="utf-8")
@@ -196,18 +226,27 @@ def test_lines_stay_right_when_the_block_above_the_drafts_changes_size(make_vaul
 
 
 def test_note_without_drafts_not_review_note_and_outside_path_are_errors(
-        example_vault: Path, tmp_path: Path) -> None:
+    example_vault: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "elsewhere.md"
     outside.write_text("---\nclaim_id: X\n---\n", encoding="utf-8")
     before = all_bytes(example_vault)
-    report = run(example_vault, [example_vault / "03_claims/IX2-0328.md",
-                                 example_vault / "04_knowledge_base/Prefill.md", outside,
-                                 example_vault / "03_claims/missing.md"])
+    report = run(
+        example_vault,
+        [
+            example_vault / "03_claims/IX2-0328.md",
+            example_vault / "04_knowledge_base/Prefill.md",
+            outside,
+            example_vault / "03_claims/missing.md",
+        ],
+    )
     codes = {p.path: [f.code for f in p.findings] for p in report.previews}
-    assert codes == {"03_claims/IX2-0328.md": ["drafts-missing"],
-                     "04_knowledge_base/Prefill.md": ["not-review-note"],
-                     str(outside): ["path-outside-vault"],
-                     "03_claims/missing.md": ["read-error"]}
+    assert codes == {
+        "03_claims/IX2-0328.md": ["drafts-missing"],
+        "04_knowledge_base/Prefill.md": ["not-review-note"],
+        str(outside): ["path-outside-vault"],
+        "03_claims/missing.md": ["read-error"],
+    }
     missing = by_path(report)["03_claims/IX2-0328.md"].findings[0]
     assert "vt draft 03_claims/IX2-0328.md" in missing.message
     assert report.failed and all(p.state is None for p in report.previews)
@@ -221,6 +260,7 @@ def test_nothing_marked_means_nothing_to_preview(make_vault) -> None:
 
 
 # --- which notes are written ---------------------------------------------------------
+
 
 @pytest.mark.parametrize("action", ["PENDING", "APPROVE", "APPROVE_REPAIR"])
 def test_unmarked_notes_given_explicitly_are_shown_not_written(make_vault, action: str) -> None:
@@ -269,6 +309,7 @@ def test_editing_a_draft_updates_the_preview_and_the_hash(example_vault: Path) -
 
 # --- the hash ------------------------------------------------------------------------
 
+
 def test_preview_hash_is_of_the_drafts_content_not_their_layout() -> None:
     note = parse_note(repair_note().encode(), "03_claims/R.md")
     compact = json.dumps(DEFAULT_FRAME, ensure_ascii=False)
@@ -296,14 +337,14 @@ ODD_FRONTMATTER = (
     "summary: >-\r\n"
     "  a folded scalar\r\n"
     "  review_state: not a key\r\n"
-    "related: \"[[04_knowledge_base/Prefill|prefill]]\"\r\n"
+    'related: "[[04_knowledge_base/Prefill|prefill]]"\r\n'
     "check_source_claim: true\r\n"
     "check_claim_frame: true\r\n"
     "check_entity_mapping: true\r\n"
     "check_epistemic_mode: true\r\n"
-    "reviewer: \"alice\"\r\n"
+    'reviewer: "alice"\r\n'
     "review_comment: ''\r\n"
-    "tags: [claim-review, \"odd, one\"]\r\n"
+    'tags: [claim-review, "odd, one"]\r\n'
     "---\r\n"
 )
 
@@ -323,8 +364,9 @@ def test_every_byte_outside_the_owned_lines_and_block_is_kept(make_vault) -> Non
     hash_line = f'vt_preview_hash: "{result.preview_hash}"\r\n'
     assert text.count(hash_line) == 1
     undone = text.replace(hash_line, "")
-    undone = undone.replace("review_state: PREVIEW_READY  # vt sets this",
-                            "review_state: 'NEW'  # vt sets this")
+    undone = undone.replace(
+        "review_state: PREVIEW_READY  # vt sets this", "review_state: 'NEW'  # vt sets this"
+    )
     block = block_of(undone)
     undone = undone.replace(block + "\r\n\r\n", "")
     assert undone.encode() == original
@@ -338,11 +380,16 @@ def test_every_byte_outside_the_owned_lines_and_block_is_kept(make_vault) -> Non
 
 # --- refusing to overwrite a concurrent save -------------------------------------------
 
+
 def test_a_note_changed_between_read_and_write_is_refused(make_vault, monkeypatch) -> None:
     frame = json.loads(json.dumps(DEFAULT_FRAME))
     frame["operator"] = "LESS_THAN"
-    vault = make_vault({"A.md": repair_note(frame=frame, claim_id="DV1-0001"),
-                        "B.md": repair_note(frame=frame, claim_id="DV1-0002")})
+    vault = make_vault(
+        {
+            "A.md": repair_note(frame=frame, claim_id="DV1-0001"),
+            "B.md": repair_note(frame=frame, claim_id="DV1-0002"),
+        }
+    )
     target = vault / "03_claims/A.md"
     saved = target.read_bytes() + b"\nA line the reviewer just typed in Obsidian.\n"
     real_read = writer.read_snapshot
@@ -373,6 +420,7 @@ def test_broken_markers_are_refused_not_rewritten(make_vault) -> None:
 
 
 # --- the parallel path and the single-note entry point ---------------------------------
+
 
 def test_the_process_pool_gives_the_same_results(tmp_path: Path, monkeypatch) -> None:
     frame = json.loads(json.dumps(DEFAULT_FRAME))
@@ -421,11 +469,13 @@ def test_missing_vt_key_is_added_before_the_closing_line(make_vault) -> None:
 
 def test_claim_draft_as_the_last_draft_block_is_stable(make_vault) -> None:
     frame = json.dumps(DEFAULT_FRAME, ensure_ascii=False)
-    drafts = ("## ⑤ V2 Draft\n"
-              f"### V2 Semantic Frame Draft\n```json\n{frame}\n```\n\n"
-              "### V2 Revision Metadata Draft\n```json\n"
-              '{"epistemic_mode": "ASSERTED", "mapping_status": "COMPLETE"}\n```\n\n'
-              f"### V2 Atomic Claim Draft\n{DEFAULT_CLAIM}\n\n")
+    drafts = (
+        "## ⑤ V2 Draft\n"
+        f"### V2 Semantic Frame Draft\n```json\n{frame}\n```\n\n"
+        "### V2 Revision Metadata Draft\n```json\n"
+        '{"epistemic_mode": "ASSERTED", "mapping_status": "COMPLETE"}\n```\n\n'
+        f"### V2 Atomic Claim Draft\n{DEFAULT_CLAIM}\n\n"
+    )
     vault = make_vault({"R.md": render_note(review_action="REQUEST_REPAIR", drafts=drafts)})
     first = run(vault).previews[0]
     second = run(vault).previews[0]

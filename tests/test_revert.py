@@ -17,8 +17,12 @@ LEDGER = "05_ledger/decision_ledger.jsonl"
 
 
 def applied_vault(make_vault) -> Path:
-    vault = make_vault({"A-1.md": render_note(claim_id="A-1"),
-                        "B-1.md": render_note(claim_id="B-1", review_action="REJECT")})
+    vault = make_vault(
+        {
+            "A-1.md": render_note(claim_id="A-1"),
+            "B-1.md": render_note(claim_id="B-1", review_action="REJECT"),
+        }
+    )
     apply_notes(settings_for(vault))
     return vault
 
@@ -38,7 +42,11 @@ def test_revert_appends_a_revert_and_rewrites_nothing(make_vault) -> None:
     ev = events(vault)[-1]
     assert ev == result.event
     assert (ev["action"], ev["reverts"], ev["claim_id"], ev["claim"]) == (
-        "REVERT", accept["id"], "A-1", None)
+        "REVERT",
+        accept["id"],
+        "A-1",
+        None,
+    )
     assert ev["supersedes"] == accept["id"] and ev["comment"] == "by mistake"
     assert ev["seq"] == 3 and ev["actor"]
     assert {p.name: p.read_bytes() for p in (vault / "03_claims").glob("*.md")} == notes

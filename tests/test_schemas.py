@@ -25,10 +25,12 @@ def test_seed_notes_validate(path: Path) -> None:
     note = _note(path)
     assert SCHEMAS.check("properties", note.properties) == []
     assert SCHEMAS.check("frame", note.frame.data) == []
-    claim = {"atomic_claim": note.claim.text.value,
-             "epistemic_mode": note.claim.epistemic_mode.value,
-             "mapping_status": note.claim.mapping_status.value,
-             "semantic_frame": note.frame.data}
+    claim = {
+        "atomic_claim": note.claim.text.value,
+        "epistemic_mode": note.claim.epistemic_mode.value,
+        "mapping_status": note.claim.mapping_status.value,
+        "semantic_frame": note.frame.data,
+    }
     assert SCHEMAS.check("claim", claim) == []
     if note.drafts is not None:
         assert SCHEMAS.check("frame", note.drafts.frame.data) == []
@@ -42,7 +44,8 @@ def test_seed_enum_values_are_in_the_schemas() -> None:
     assert {"ASSERTED", "HYPOTHETICAL"} <= set(SCHEMAS.enum("claim", "epistemic_mode"))
     assert {"COMPLETE", "PARTIAL"} <= set(SCHEMAS.enum("claim", "mapping_status"))
     assert {"PENDING", "REQUEST_REPAIR", "APPROVE_REPAIR", "APPROVE", "REJECT"} == set(
-        SCHEMAS.enum("properties", "review_action"))
+        SCHEMAS.enum("properties", "review_action")
+    )
 
 
 @pytest.mark.parametrize("name", ["properties", "frame", "metadata", "claim"])
@@ -102,8 +105,9 @@ def test_vault_enums_extend_the_metric_enum(make_vault, tmp_path: Path) -> None:
 
 def test_vault_enums_extend_claim_fields(make_vault) -> None:
     note = render_note(claim_id="N-1", mode="SPECULATIVE")
-    vault = _vault_with_schemas(make_vault, {"enums.json": {"epistemic_mode": ["SPECULATIVE"]}},
-                                note)
+    vault = _vault_with_schemas(
+        make_vault, {"enums.json": {"epistemic_mode": ["SPECULATIVE"]}}, note
+    )
     assert validate_vault(vault).findings == []
 
 
@@ -134,7 +138,11 @@ def test_broken_replacement_schema_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_valid_and_invalid_instances_agree_between_fast_and_slow_paths() -> None:
     frame = _note(SEED_NOTE).frame.data
-    for bad in ({**frame, "operator": "NOPE"}, {**frame, "entities": "x"}, {},
-                {**frame, "qualifiers": None}):
+    for bad in (
+        {**frame, "operator": "NOPE"},
+        {**frame, "entities": "x"},
+        {},
+        {**frame, "qualifiers": None},
+    ):
         assert SCHEMAS.check("frame", bad), bad
         assert not SCHEMAS._slow_validator("frame").is_valid(bad)

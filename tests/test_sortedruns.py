@@ -24,8 +24,11 @@ names = st.text(st.characters(blacklist_characters="\0", blacklist_categories=()
 
 
 def _open_files() -> set[str]:
-    return {os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
-            if os.path.exists(f"/proc/self/fd/{fd}")}
+    return {
+        os.readlink(f"/proc/self/fd/{fd}")
+        for fd in os.listdir("/proc/self/fd")
+        if os.path.exists(f"/proc/self/fd/{fd}")
+    }
 
 
 @settings(max_examples=60, deadline=None)
@@ -57,7 +60,8 @@ def test_small_blocks_and_long_strings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_file_has_no_name_and_is_closed_with_the_result(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = _open_files()
     got = sorted_strings((f"n/{i:05d}.md" for i in range(1000, 0, -1)), 100)

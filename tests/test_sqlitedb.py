@@ -46,8 +46,12 @@ def test_other_errors_stay_what_they_are(tmp_path: Path) -> None:
 
 def test_io_errors_are_known_by_code_and_by_message() -> None:
     # Python 3.10 has no sqlite_errorname: SQLite's message says it
-    for message in ("database or disk is full", "disk I/O error",
-                    "attempt to write a readonly database", "unable to open database file"):
+    for message in (
+        "database or disk is full",
+        "disk I/O error",
+        "attempt to write a readonly database",
+        "unable to open database file",
+    ):
         assert is_io_error(sqlite3.OperationalError(message))
     assert not is_io_error(sqlite3.OperationalError("database is locked"))
     assert not is_io_error(sqlite3.OperationalError("no such column: value"))

@@ -66,30 +66,45 @@ def test_counts_of_the_example_vault(example_vault: Path) -> None:
 
 
 def test_stale_preview(example_vault: Path) -> None:
-    set_props(example_vault, DV3, review_state="PREVIEW_READY",
-              vt_preview_hash=preview_hash(note_of(example_vault, DV3)))
-    set_props(example_vault, SA, review_state="PREVIEW_READY",
-              vt_preview_hash=preview_hash(note_of(example_vault, SA)))
+    set_props(
+        example_vault,
+        DV3,
+        review_state="PREVIEW_READY",
+        vt_preview_hash=preview_hash(note_of(example_vault, DV3)),
+    )
+    set_props(
+        example_vault,
+        SA,
+        review_state="PREVIEW_READY",
+        vt_preview_hash=preview_hash(note_of(example_vault, SA)),
+    )
     report = run(example_vault)
     assert report.stale_previews == []
     assert report.by_state == {"NEW": 4, "PREVIEW_READY": 2}
     # the reviewer edits a draft after the preview, then approves
-    replace_in(example_vault, SA, "### V2 Atomic Claim Draft\n為了驗證",
-               "### V2 Atomic Claim Draft\n為了快速驗證")
+    replace_in(
+        example_vault,
+        SA,
+        "### V2 Atomic Claim Draft\n為了驗證",
+        "### V2 Atomic Claim Draft\n為了快速驗證",
+    )
     replace_in(example_vault, SA, "review_action: REQUEST_REPAIR", "review_action: APPROVE_REPAIR")
     report = run(example_vault)
-    assert report.stale_previews == [{"path": SA, "claim_id": "SA260324R-0125",
-                                      "review_action": "APPROVE_REPAIR"}]
+    assert report.stale_previews == [
+        {"path": SA, "claim_id": "SA260324R-0125", "review_action": "APPROVE_REPAIR"}
+    ]
 
 
 def _apply_by_hand(vault: Path, relative: str, claim_id: str) -> dict:
     """What `vt apply` leaves: an ACCEPT event with V1, and the note marked APPLIED."""
     settings = load_settings(vault)
     v1 = v1_claim(note_of(vault, relative))
-    (event,) = ledger_for(settings).append([decision(claim_id, claim=v1, base=claim_base(v1),
-                                                     note=relative)])
-    set_props(vault, relative, review_state="APPLIED", vt_event_id=event["id"],
-              vt_applied_at=event["ts"])
+    (event,) = ledger_for(settings).append(
+        [decision(claim_id, claim=v1, base=claim_base(v1), note=relative)]
+    )
+    set_props(
+        vault, relative, review_state="APPLIED", vt_event_id=event["id"], vt_applied_at=event["ts"]
+    )
     return event
 
 
@@ -102,8 +117,12 @@ def test_applied_then_edited(example_vault: Path) -> None:
 
     replace_in(example_vault, DV1, "## ② Atomic Claim\n現代", "## ② Atomic Claim\n當代")
     (item,) = run(example_vault).edited_since_apply
-    assert item == {"path": DV1, "claim_id": "DV1-0001", "event_id": event["id"],
-                    "reason": "the claim changed since ACCEPT was applied"}
+    assert item == {
+        "path": DV1,
+        "claim_id": "DV1-0001",
+        "event_id": event["id"],
+        "reason": "the claim changed since ACCEPT was applied",
+    }
 
     replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: REJECT")
     (item,) = run(example_vault).edited_since_apply
@@ -118,18 +137,25 @@ def test_conflicts_and_head(example_vault: Path) -> None:
     settings = load_settings(example_vault)
     ledger = ledger_for(settings)
     (first,) = ledger.append([decision("DV1-0004")])
-    ledger.append([decision("DV1-0004", "REJECT", supersedes=first["id"]),
-                   decision("DV1-0004", "REPAIR", supersedes=first["id"])])
+    ledger.append(
+        [
+            decision("DV1-0004", "REJECT", supersedes=first["id"]),
+            decision("DV1-0004", "REPAIR", supersedes=first["id"]),
+        ]
+    )
     report = run(example_vault)
     (conflict,) = report.conflicts
     reject, repair = (ev for ev in ledger_events(ledger) if ev["seq"] > 1)
     assert conflict == {
-        "claim_id": "DV1-0004", "note": "03_claims/DV1-0004.md",
-        "heads": [{k: ev[k] for k in ("id", "action", "actor", "ts", "note")}
-                  for ev in (reject, repair)],
+        "claim_id": "DV1-0004",
+        "note": "03_claims/DV1-0004.md",
+        "heads": [
+            {k: ev[k] for k in ("id", "action", "actor", "ts", "note")} for ev in (reject, repair)
+        ],
         "unseen": [reject["id"]],
         "settle": "resolve the note, set review_action to the final decision and run vt "
-                  "apply: one new event then supersedes every head"}
+        "apply: one new event then supersedes every head",
+    }
     assert report.claims == {"CONFLICT": 1}
     assert report.ledger_head == {"seq": 3, "hash": ledger.head().hash}
 
@@ -147,27 +173,37 @@ def test_a_decision_that_saw_one_head_leaves_the_other_named(example_vault: Path
     settings = load_settings(example_vault)
     ledger = ledger_for(settings)
     (first,) = ledger.append([decision("DV1-0004")])
-    reject, accept = ledger.append([
-        decision("DV1-0004", "REJECT", actor="bob", supersedes=first["id"]),
-        decision("DV1-0004", "ACCEPT", actor="cy", comment="b", supersedes=first["id"])])
+    reject, accept = ledger.append(
+        [
+            decision("DV1-0004", "REJECT", actor="bob", supersedes=first["id"]),
+            decision("DV1-0004", "ACCEPT", actor="cy", comment="b", supersedes=first["id"]),
+        ]
+    )
     # dee saw cy's ACCEPT only (bob's REJECT had not reached her clone) and accepts again
-    (again,) = ledger.append([decision("DV1-0004", "ACCEPT", actor="dee",
-                                       supersedes=accept["id"])])
+    (again,) = ledger.append([decision("DV1-0004", "ACCEPT", actor="dee", supersedes=accept["id"])])
     report = run(example_vault)
     assert report.claims == {"CONFLICT": 1}
     (conflict,) = report.conflicts
     assert [(h["actor"], h["action"]) for h in conflict["heads"]] == [
-        ("bob", "REJECT"), ("dee", "ACCEPT")]
+        ("bob", "REJECT"),
+        ("dee", "ACCEPT"),
+    ]
     assert conflict["unseen"] == [reject["id"]]
     # superseding both heads settles it
-    ledger.append([decision("DV1-0004", "REJECT", actor="eve",
-                            supersedes=sorted([reject["id"], again["id"]]))])
+    ledger.append(
+        [
+            decision(
+                "DV1-0004", "REJECT", actor="eve", supersedes=sorted([reject["id"], again["id"]])
+            )
+        ]
+    )
     report = run(example_vault)
     assert report.claims == {"REJECTED": 1} and report.conflicts == []
 
 
 def test_a_reverted_decision_is_listed_until_the_reviewer_decides_again(
-        example_vault: Path) -> None:
+    example_vault: Path,
+) -> None:
     from vault_tools.apply import apply_notes
     from vault_tools.revert import revert_event
 
@@ -177,7 +213,10 @@ def test_a_reverted_decision_is_listed_until_the_reviewer_decides_again(
     revert = revert_event(settings, applied.id).event
     (entry,) = run(example_vault).disagreements
     assert (entry["path"], entry["kind"], [h["id"] for h in entry["heads"]]) == (
-        DV1, "reverted", [revert["id"]])
+        DV1,
+        "reverted",
+        [revert["id"]],
+    )
     assert entry["reason"].endswith("change review_action to decide again")
     replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: REJECT")
     (entry,) = run(example_vault).disagreements

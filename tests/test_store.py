@@ -18,8 +18,9 @@ from vault_tools.store import ClaimStore, refresh
 BASE = "sha256:" + "ab" * 32
 
 
-def v1_claim(claim_id: str, targets: tuple[str, ...] = ("Prefill", "Decode"),
-             text: str | None = None) -> dict:
+def v1_claim(
+    claim_id: str, targets: tuple[str, ...] = ("Prefill", "Decode"), text: str | None = None
+) -> dict:
     """A claim dict as a review note's V1 gives it (SA260324R-0125's shape)."""
     return {
         "atomic_claim": text or f"main model 只需要一次 warm prefill（{claim_id}）。",
@@ -31,14 +32,18 @@ def v1_claim(claim_id: str, targets: tuple[str, ...] = ("Prefill", "Decode"),
             "frame_type": "COMPARISON",
             "metric": "LATENCY_COST",
             "operator": "APPROX_EQUAL",
-            "qualifiers": {"condition_text": "用於驗證 draft token", "numeric_mentions": ["1"],
-                           "temporal_mentions": []},
+            "qualifiers": {
+                "condition_text": "用於驗證 draft token",
+                "numeric_mentions": ["1"],
+                "temporal_mentions": [],
+            },
         },
     }
 
 
-def decision(claim_id: str, action: str = "ACCEPT", claim: dict | None = None,
-             **extra: object) -> dict:
+def decision(
+    claim_id: str, action: str = "ACCEPT", claim: dict | None = None, **extra: object
+) -> dict:
     """A decision as `vt apply` makes it (supersedes filled in by the ledger)."""
     if action in ("ACCEPT", "REPAIR") and claim is None:
         claim = v1_claim(claim_id)
@@ -102,15 +107,29 @@ def test_projection_of_claims_events_and_edges(cfg: Settings) -> None:
         assert store.status_counts() == {"ACCEPTED": 1, "REJECTED": 1}
         assert [e["action"] for e in store.history("A")] == ["ACCEPT"]
         assert store.edges() == [
-            ("A", "04_knowledge_base/decode", "04_knowledge_base/Decode", "comparison_entity_1",
-             "decode"),
-            ("A", "04_knowledge_base/prefill", "04_knowledge_base/Prefill",
-             "comparison_entity_0", "prefill"),
+            (
+                "A",
+                "04_knowledge_base/decode",
+                "04_knowledge_base/Decode",
+                "comparison_entity_1",
+                "decode",
+            ),
+            (
+                "A",
+                "04_knowledge_base/prefill",
+                "04_knowledge_base/Prefill",
+                "comparison_entity_0",
+                "prefill",
+            ),
         ]
-        assert store.accepted_by_entity() == {"04_knowledge_base/Decode.md": ["A"],
-                                              "04_knowledge_base/Prefill.md": ["A"]}
-        assert store.accepted_counts() == {"04_knowledge_base/Decode.md": 1,
-                                           "04_knowledge_base/Prefill.md": 1}
+        assert store.accepted_by_entity() == {
+            "04_knowledge_base/Decode.md": ["A"],
+            "04_knowledge_base/Prefill.md": ["A"],
+        }
+        assert store.accepted_counts() == {
+            "04_knowledge_base/Decode.md": 1,
+            "04_knowledge_base/Prefill.md": 1,
+        }
 
 
 def test_catch_up_is_incremental_after_appends(cfg: Settings) -> None:
@@ -124,8 +143,10 @@ def test_catch_up_is_incremental_after_appends(cfg: Settings) -> None:
         assert store.catch_up() == type(caught)(0, False)
         assert store.claim("A").status == "REJECTED"  # type: ignore[union-attr]
         assert [e["seq"] for e in store.history("A")] == [1, 2]
-        assert store.accepted_by_entity() == {"04_knowledge_base/Decode.md": ["C"],
-                                              "04_knowledge_base/Prefill.md": ["C"]}
+        assert store.accepted_by_entity() == {
+            "04_knowledge_base/Decode.md": ["C"],
+            "04_knowledge_base/Prefill.md": ["C"],
+        }
         incremental = store.dump()
         assert store.rebuild() == 3
         assert store.dump() == incremental
@@ -152,8 +173,7 @@ def test_catch_up_after_a_merge(cfg: Settings, ours_first: bool) -> None:
         store.catch_up()
     # ours first: our lines stay where they were and theirs are appended (incremental);
     # theirs first: our lines were re-chained (new seq/prev/hash), so the store rebuilds
-    merged = merge_ledgers(base, ours, theirs) if ours_first else \
-        merge_ledgers(base, theirs, ours)
+    merged = merge_ledgers(base, ours, theirs) if ours_first else merge_ledgers(base, theirs, ours)
     ledger_for(cfg).path.write_bytes(merged)
     with ClaimStore.open(cfg) as store:
         caught = store.catch_up()
@@ -173,8 +193,12 @@ def test_conflict_is_cleared_by_a_later_decision(cfg: Settings) -> None:
     ledger = ledger_for(cfg)
     first = ledger.append([decision("A")])[0]
     # two decisions superseding the same event: what a merge of two branches leaves
-    ledger.append([decision("A", "REJECT", supersedes=first["id"]),
-                   decision("A", "REPAIR", supersedes=first["id"])])
+    ledger.append(
+        [
+            decision("A", "REJECT", supersedes=first["id"]),
+            decision("A", "REPAIR", supersedes=first["id"]),
+        ]
+    )
     with ClaimStore.open(cfg) as store:
         store.catch_up()
         assert store.conflicts() == ["A"]
@@ -211,14 +235,20 @@ def test_repair_replaces_the_accepted_version_and_edges(cfg: Settings) -> None:
         store.catch_up()
         record = store.claim("A")
         assert record is not None and (record.status, record.claim) == ("REPAIRED", v2)
-        assert sorted(store.accepted_by_entity()) == ["04_knowledge_base/KV Cache.md",
-                                                      "04_knowledge_base/Prefill.md"]
+        assert sorted(store.accepted_by_entity()) == [
+            "04_knowledge_base/KV Cache.md",
+            "04_knowledge_base/Prefill.md",
+        ]
 
 
 def test_targets_naming_one_note_are_grouped(cfg: Settings) -> None:
     ledger = ledger_for(cfg)
-    ledger.append([decision("A", claim=v1_claim("A", targets=("Prefill",))),
-                   decision("B", claim=v1_claim("B", targets=("prefill",)))])
+    ledger.append(
+        [
+            decision("A", claim=v1_claim("A", targets=("Prefill",))),
+            decision("B", claim=v1_claim("B", targets=("prefill",))),
+        ]
+    )
     with ClaimStore.open(cfg) as store:
         store.catch_up()
         assert store.accepted_by_entity() == {"04_knowledge_base/Prefill.md": ["A", "B"]}
@@ -283,9 +313,11 @@ def test_refresh_catches_up_and_reports(cfg: Settings) -> None:
 # --- incremental catch-up equals one rebuild, for generated histories -----------------
 
 CLAIMS = ("A", "B")
-step = st.tuples(st.sampled_from(CLAIMS),
-                 st.sampled_from(("ACCEPT", "REJECT", "REPAIR", "REVERT", "REVERT_FIRST", "FORK")),
-                 st.sampled_from((("Prefill",), ("Decode", "Prefill"), ("KV Cache",))))
+step = st.tuples(
+    st.sampled_from(CLAIMS),
+    st.sampled_from(("ACCEPT", "REJECT", "REPAIR", "REVERT", "REVERT_FIRST", "FORK")),
+    st.sampled_from((("Prefill",), ("Decode", "Prefill"), ("KV Cache",))),
+)
 
 
 def _append_steps(txn, steps: list, tag: str, first: dict[str, str]) -> list[dict]:
@@ -298,16 +330,25 @@ def _append_steps(txn, steps: list, tag: str, first: dict[str, str]) -> list[dic
         comment = f"{tag}/{n}"
         if action == "REVERT_FIRST":
             if cid in first:
-                out.append(txn.append(decision(cid, "REVERT", reverts=first[cid],
-                                               comment=comment)))
+                out.append(txn.append(decision(cid, "REVERT", reverts=first[cid], comment=comment)))
         elif action == "REVERT":
             if latest is not None:
-                out.append(txn.append(decision(cid, "REVERT", reverts=latest["id"],
-                                               comment=comment)))
+                out.append(
+                    txn.append(decision(cid, "REVERT", reverts=latest["id"], comment=comment))
+                )
         elif action == "FORK" and latest is not None:
             for kind in ("REJECT", "ACCEPT"):
-                out.append(txn.append(decision(cid, kind, claim=claim, supersedes=latest["id"],
-                                               comment=f"{comment}/{kind}")))
+                out.append(
+                    txn.append(
+                        decision(
+                            cid,
+                            kind,
+                            claim=claim,
+                            supersedes=latest["id"],
+                            comment=f"{comment}/{kind}",
+                        )
+                    )
+                )
         else:
             kind = "ACCEPT" if action == "FORK" else action
             out.append(txn.append(decision(cid, kind, claim=claim, comment=comment)))
@@ -317,8 +358,9 @@ def _append_steps(txn, steps: list, tag: str, first: dict[str, str]) -> list[dic
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(batches=st.lists(st.lists(step, min_size=1, max_size=6), min_size=1, max_size=5))
 def test_incremental_catch_up_equals_rebuild(tmp_path_factory, batches: list) -> None:
     root = tmp_path_factory.mktemp("gen")
@@ -367,7 +409,8 @@ def test_a_store_of_the_previous_schema_is_rebuilt(cfg: Settings) -> None:
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
         "CREATE TABLE claims (claim_id TEXT PRIMARY KEY, status TEXT NOT NULL, "
         "event_id TEXT NOT NULL, claim TEXT, note TEXT NOT NULL);"
-        "INSERT INTO meta VALUES ('schema', '1');")
+        "INSERT INTO meta VALUES ('schema', '1');"
+    )
     old.close()
     with ClaimStore.open(cfg) as store:
         assert store.catch_up().rebuilt

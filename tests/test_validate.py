@@ -47,22 +47,35 @@ def test_example_vault_is_clean(example_vault: Path) -> None:
     report = validate_vault(example_vault)
     assert report.findings == []
     assert report.notes == len(list((example_vault / "03_claims").glob("*.md")))
-    assert report.to_json() == {"notes": report.notes, "errors": 0, "warnings": 0,
-                                "findings": []}
+    assert report.to_json() == {"notes": report.notes, "errors": 0, "warnings": 0, "findings": []}
 
 
 # --- generated vaults -------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module", params=[3, 11])
 def generated(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     shared = shared_dir()
     if shared is None:
-        pytest.skip("the shared folder with bench/make_vault.py (../shared or /work/shared) "
-                    "is absent")
+        pytest.skip(
+            "the shared folder with bench/make_vault.py (../shared or /work/shared) is absent"
+        )
     out = tmp_path_factory.mktemp(f"generated{request.param}") / "vault"
-    subprocess.run([sys.executable, str(shared / "bench" / "make_vault.py"), str(out),
-                    "--notes", "300", "--defects", "0.3", "--seed", str(request.param)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(shared / "bench" / "make_vault.py"),
+            str(out),
+            "--notes",
+            "300",
+            "--defects",
+            "0.3",
+            "--seed",
+            str(request.param),
+        ],
+        check=True,
+        capture_output=True,
+    )
     defects = {}
     for line in (out / "defects.tsv").read_text(encoding="utf-8").splitlines():
         path, kind = line.split("\t")
@@ -105,8 +118,10 @@ def test_checking_in_batches_gives_what_checking_one_by_one_gives(generated) -> 
     (vault / "plain.md").write_text("no frontmatter, not a review note\n", encoding="utf-8")
     settings = settings_for(vault)
     ctx = validate_mod.make_context(settings)
-    relatives = [*sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")),
-                 "03_claims/gone.md"]  # unreadable: a read-error result
+    relatives = [
+        *sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")),
+        "03_claims/gone.md",
+    ]  # unreadable: a read-error result
     assert len(relatives) > validate_mod.CHECK_BATCH
     batched = list(validate_mod.check_files(settings, ctx, relatives))
     assert batched == [validate_mod.check_file(settings, ctx, r) for r in relatives]
@@ -124,6 +139,7 @@ def test_progress_reports_reach_the_total(generated) -> None:
 
 
 # --- duplicate claim ids ----------------------------------------------------------------
+
 
 def test_duplicate_claim_id_is_an_error_for_both_notes(make_vault) -> None:
     text = render_note(claim_id="DUP-1")
@@ -143,8 +159,7 @@ def test_duplicate_claim_id_is_found_when_one_note_is_given(make_vault) -> None:
     vault = make_vault({"A.md": text, "B.md": text})
     validate_vault(vault)  # the full run remembers every claim_id in .vt/
     report = validate_vault(vault, [vault / "03_claims" / "A.md"])
-    assert [(f.path, f.code) for f in report.findings] == [
-        ("03_claims/A.md", "claim-id-duplicate")]
+    assert [(f.path, f.code) for f in report.findings] == [("03_claims/A.md", "claim-id-duplicate")]
     assert "03_claims/B.md" in report.findings[0].message
 
 
@@ -157,6 +172,7 @@ def test_explicit_run_does_not_use_a_stale_claim_id_of_another_note(make_vault) 
 
 
 # --- the cache --------------------------------------------------------------------------
+
 
 def _defective(vault: Path) -> None:
     bad = render_note(claim_id="BAD-1", mode="CERTAIN")
@@ -184,7 +200,8 @@ def test_same_size_edit_with_restored_mtime_is_noticed(example_vault: Path) -> N
     assert note.stat().st_mtime_ns == stat.st_mtime_ns and note.stat().st_size == stat.st_size
     report = validate_vault(example_vault)
     assert [(f.path, f.code) for f in report.findings] == [
-        ("03_claims/DV1-0001.md", "properties-schema")]
+        ("03_claims/DV1-0001.md", "properties-schema")
+    ]
 
 
 def test_kb_file_list_change_invalidates_the_cache(example_vault: Path) -> None:
@@ -232,14 +249,17 @@ def test_deleted_note_disappears_from_a_warm_run(example_vault: Path) -> None:
 
 # --- which files are notes, and explicit paths ------------------------------------------
 
+
 def test_review_notes_anywhere_non_review_notes_skipped(make_vault) -> None:
-    vault = make_vault({
-        "elsewhere/X-1.md": render_note(claim_id="X-1", mode="CERTAIN"),
-        "03_claims/readme.md": "# About this folder\n",
-        "notes/plain.md": "---\ntitle: [unclosed\n---\n",
-        ".trash/T-1.md": render_note(claim_id="T-1", mode="CERTAIN"),
-        ".obsidian/O-1.md": render_note(claim_id="O-1", mode="CERTAIN"),
-    })
+    vault = make_vault(
+        {
+            "elsewhere/X-1.md": render_note(claim_id="X-1", mode="CERTAIN"),
+            "03_claims/readme.md": "# About this folder\n",
+            "notes/plain.md": "---\ntitle: [unclosed\n---\n",
+            ".trash/T-1.md": render_note(claim_id="T-1", mode="CERTAIN"),
+            ".obsidian/O-1.md": render_note(claim_id="O-1", mode="CERTAIN"),
+        }
+    )
     report = validate_vault(vault)
     assert [(f.path, f.code) for f in report.findings] == [("elsewhere/X-1.md", "claim-field")]
     assert report.notes == 1
@@ -249,31 +269,42 @@ def test_broken_frontmatter_in_the_claims_folder_is_reported(make_vault) -> None
     vault = make_vault({"03_claims/broken.md": "---\n- a\n- b\n---\n# x\n"})
     report = validate_vault(vault)
     assert [(f.path, f.line, f.code) for f in report.findings] == [
-        ("03_claims/broken.md", 2, "yaml-not-mapping")]
+        ("03_claims/broken.md", 2, "yaml-not-mapping")
+    ]
 
 
 def test_explicit_paths(make_vault, tmp_path: Path) -> None:
-    vault = make_vault({"A-1.md": render_note(claim_id="A-1"),
-                        "B-1.md": render_note(claim_id="B-1", mode="CERTAIN")})
+    vault = make_vault(
+        {
+            "A-1.md": render_note(claim_id="A-1"),
+            "B-1.md": render_note(claim_id="B-1", mode="CERTAIN"),
+        }
+    )
     outside = tmp_path / "outside.md"
     outside.write_text(render_note(claim_id="O-1"), encoding="utf-8")
-    report = validate_vault(vault, [
-        vault / "03_claims" / "A-1.md",
-        vault / "04_knowledge_base" / "Prefill.md",
-        outside,
-        vault / "03_claims" / "missing.md",
-    ])
-    assert sorted((f.path, f.code) for f in report.findings) == sorted([
-        ("04_knowledge_base/Prefill.md", "not-review-note"),
-        (str(outside), "path-outside-vault"),
-        ("03_claims/missing.md", "read-error"),
-    ])
+    report = validate_vault(
+        vault,
+        [
+            vault / "03_claims" / "A-1.md",
+            vault / "04_knowledge_base" / "Prefill.md",
+            outside,
+            vault / "03_claims" / "missing.md",
+        ],
+    )
+    assert sorted((f.path, f.code) for f in report.findings) == sorted(
+        [
+            ("04_knowledge_base/Prefill.md", "not-review-note"),
+            (str(outside), "path-outside-vault"),
+            ("03_claims/missing.md", "read-error"),
+        ]
+    )
     assert all(f.line is None for f in report.findings)
     assert report.notes == 1  # B-1 was not asked for
 
 
 def test_relative_explicit_path_is_taken_from_the_working_directory(
-        make_vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     vault = make_vault({"B-1.md": render_note(claim_id="B-1", mode="CERTAIN")})
     monkeypatch.chdir(vault / "03_claims")
     report = validate_vault(vault, [Path("B-1.md")])
@@ -285,7 +316,8 @@ def test_unreadable_note_is_a_read_error(make_vault, tmp_path: Path) -> None:
     os.symlink(tmp_path / "vanished.md", vault / "03_claims" / "Gone.md")
     report = validate_vault(vault)
     assert [(f.path, f.line, f.code) for f in report.findings] == [
-        ("03_claims/Gone.md", None, "read-error")]
+        ("03_claims/Gone.md", None, "read-error")
+    ]
 
 
 def test_every_finding_code_is_registered(generated) -> None:
@@ -311,14 +343,25 @@ VT = str(Path(sys.executable).parent / "vt")
 
 def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-    return subprocess.run([VT, "validate", "--vault", str(vault), *args], capture_output=True,
-                          text=True, env=env, timeout=120)
+    return subprocess.run(
+        [VT, "validate", "--vault", str(vault), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def _streamed_vault(make_vault) -> Path:
     dup = render_note(claim_id="DUP-1")
-    return make_vault({"A.md": dup, "M.md": render_note(claim_id="BAD-1", mode="CERTAIN"),
-                       "Z.md": dup, "C.md": render_note(claim_id="C-1")})
+    return make_vault(
+        {
+            "A.md": dup,
+            "M.md": render_note(claim_id="BAD-1", mode="CERTAIN"),
+            "Z.md": dup,
+            "C.md": render_note(claim_id="C-1"),
+        }
+    )
 
 
 def test_piped_output_lists_findings_by_path_and_the_duplicates_last(make_vault) -> None:
@@ -326,7 +369,10 @@ def test_piped_output_lists_findings_by_path_and_the_duplicates_last(make_vault)
     cold = _vt(vault)
     lines = cold.stdout.splitlines()
     assert [line.split(": ")[1] for line in lines] == [
-        "claim-field", "claim-id-duplicate", "claim-id-duplicate"]
+        "claim-field",
+        "claim-id-duplicate",
+        "claim-id-duplicate",
+    ]
     assert lines[0].startswith("03_claims/M.md:")
     assert lines[1].startswith("03_claims/A.md:") and lines[2].startswith("03_claims/Z.md:")
     assert cold.returncode == 1 and "4 notes checked: 3 errors" in cold.stderr
@@ -334,7 +380,10 @@ def test_piped_output_lists_findings_by_path_and_the_duplicates_last(make_vault)
     assert (warm.stdout, warm.stderr, warm.returncode) == (cold.stdout, cold.stderr, 1)
     # the library's report sorts the duplicates into place
     assert [f.path for f in validate_vault(vault).findings] == [
-        "03_claims/A.md", "03_claims/M.md", "03_claims/Z.md"]
+        "03_claims/A.md",
+        "03_claims/M.md",
+        "03_claims/Z.md",
+    ]
 
 
 def test_streamed_json_is_the_documented_object_cold_and_warm(make_vault) -> None:
@@ -343,7 +392,10 @@ def test_streamed_json_is_the_documented_object_cold_and_warm(make_vault) -> Non
     assert (cold["notes"], cold["errors"], cold["warnings"]) == (4, 3, 0)
     assert set(cold) == {"notes", "errors", "warnings", "findings"}
     assert [f["code"] for f in cold["findings"]] == [
-        "claim-field", "claim-id-duplicate", "claim-id-duplicate"]
+        "claim-field",
+        "claim-id-duplicate",
+        "claim-id-duplicate",
+    ]
     assert json.loads(_vt(vault, "--json").stdout) == cold
 
 
@@ -358,11 +410,14 @@ def test_warm_run_after_an_edit_keeps_the_other_notes_findings(make_vault) -> No
     cold = _as_tuples(validate_vault(vault).findings)
     (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-2"), "utf-8")
     assert _as_tuples(validate_vault(vault).findings) == cold
-    (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-3", mode="CERTAIN"),
-                                               "utf-8")
+    (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-3", mode="CERTAIN"), "utf-8")
     after = _as_tuples(validate_vault(vault).findings)
-    assert [f[0] for f in after] == ["03_claims/A.md", "03_claims/C.md", "03_claims/M.md",
-                                     "03_claims/Z.md"]
+    assert [f[0] for f in after] == [
+        "03_claims/A.md",
+        "03_claims/C.md",
+        "03_claims/M.md",
+        "03_claims/Z.md",
+    ]
     assert _as_tuples(validate_vault(vault).findings) == after
     assert _vt(vault).stdout.splitlines()[0].startswith("03_claims/C.md:")
 
@@ -377,10 +432,12 @@ def test_a_memo_of_another_version_is_not_printed(make_vault) -> None:
 
 def test_warm_run_does_not_import_the_pool(example_vault: Path) -> None:
     _defective(example_vault)
-    script = ("import sys\nfrom vault_tools.config import load_settings\n"
-              "from pathlib import Path\nfrom vault_tools.validate import validate\n"
-              f"r = validate(load_settings(Path({str(example_vault)!r})))\n"
-              "print(r.errors, 'vault_tools.pool' in sys.modules)\n")
+    script = (
+        "import sys\nfrom vault_tools.config import load_settings\n"
+        "from pathlib import Path\nfrom vault_tools.validate import validate\n"
+        f"r = validate(load_settings(Path({str(example_vault)!r})))\n"
+        "print(r.errors, 'vault_tools.pool' in sys.modules)\n"
+    )
     run = [sys.executable, "-c", script]
     cold = subprocess.run(run, capture_output=True, text=True)
     assert cold.stdout.split()[0] == "1", cold.stderr
@@ -413,11 +470,19 @@ def test_json_mode_writes_nothing_to_stdout_when_the_run_fails(example_vault: Pa
 
 # --- the claim ids a whole-vault run keeps ------------------------------------------------
 
+
 def _three_way_vault(make_vault) -> Path:
     dup = render_note(claim_id="DUP-3")
-    return make_vault({"A.md": dup, "sub/B.md": dup, "Z.md": dup,
-                       "C.md": render_note(claim_id="C-1"), "D.md": render_note(claim_id="D-1"),
-                       "M.md": render_note(claim_id="BAD-1", mode="CERTAIN")})
+    return make_vault(
+        {
+            "A.md": dup,
+            "sub/B.md": dup,
+            "Z.md": dup,
+            "C.md": render_note(claim_id="C-1"),
+            "D.md": render_note(claim_id="D-1"),
+            "M.md": render_note(claim_id="BAD-1", mode="CERTAIN"),
+        }
+    )
 
 
 def _duplicates(findings: list[Finding]) -> list[tuple]:
@@ -428,8 +493,11 @@ def _three_way_expected(vault: Path) -> list[tuple]:
     line = line_of_text(render_note(claim_id="DUP-3"), "claim_id:")
     a, b, z = "03_claims/A.md", "sub/B.md", "03_claims/Z.md"
     used = "claim_id 'DUP-3' is also used by "
-    return [(a, line, f"{used}{z}, {b}"), (z, line, f"{used}{a}, {b}"),
-            (b, line, f"{used}{a}, {z}")]
+    return [
+        (a, line, f"{used}{z}, {b}"),
+        (z, line, f"{used}{a}, {b}"),
+        (b, line, f"{used}{a}, {z}"),
+    ]
 
 
 def test_duplicates_among_three_notes_name_the_other_two(make_vault) -> None:
@@ -456,8 +524,7 @@ def test_duplicates_on_a_warm_run(make_vault) -> None:
     assert "6 notes checked: 3 errors" in after.stderr
 
 
-def test_a_hash_collision_is_never_a_duplicate(make_vault,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hash_collision_is_never_a_duplicate(make_vault, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = _three_way_vault(make_vault)
     expected = _as_tuples(_cold(vault).findings)
     monkeypatch.setattr(validate_mod, "_claim_hash", lambda claim_id: 7)  # all collide
@@ -468,8 +535,9 @@ def test_a_hash_collision_is_never_a_duplicate(make_vault,
     assert given.errors == 1
 
 
-def test_a_hash_collision_does_not_hide_a_duplicate(make_vault,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hash_collision_does_not_hide_a_duplicate(
+    make_vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two claim_ids of one hash, each used twice: two pairs, not one group of four."""
     one, two = render_note(claim_id="ONE-1"), render_note(claim_id="TWO-2")
     vault = make_vault({"A.md": one, "B.md": two, "C.md": one, "D.md": two})
@@ -480,7 +548,8 @@ def test_a_hash_collision_does_not_hide_a_duplicate(make_vault,
         ("03_claims/A.md", line, "claim_id 'ONE-1' is also used by 03_claims/C.md"),
         ("03_claims/B.md", line, "claim_id 'TWO-2' is also used by 03_claims/D.md"),
         ("03_claims/C.md", line, "claim_id 'ONE-1' is also used by 03_claims/A.md"),
-        ("03_claims/D.md", line, "claim_id 'TWO-2' is also used by 03_claims/B.md")]
+        ("03_claims/D.md", line, "claim_id 'TWO-2' is also used by 03_claims/B.md"),
+    ]
 
 
 def test_claim_ids_keep_unicode_and_missing_lines() -> None:
@@ -488,10 +557,12 @@ def test_claim_ids_keep_unicode_and_missing_lines() -> None:
         entry = ("a.md", "", (), "證據-1 \udcff", None, 0, 0)
         assert claims.add(entry) and claims.add(("c\udcfe.md", *entry[1:4], 3, 0, 0))
         assert not claims.add(("b.md", "", (), None, None, 0, 0))
-        assert [(path, [(f.line, f.message) for f in found])
-                for path, found in claims.duplicates(None)] == [
+        assert [
+            (path, [(f.line, f.message) for f in found]) for path, found in claims.duplicates(None)
+        ] == [
             ("a.md", [(None, "claim_id '證據-1 \\udcff' is also used by c\udcfe.md")]),
-            ("c\udcfe.md", [(3, "claim_id '證據-1 \\udcff' is also used by a.md")])]
+            ("c\udcfe.md", [(3, "claim_id '證據-1 \\udcff' is also used by a.md")]),
+        ]
         assert [path for path, _ in claims.duplicates({"c\udcfe.md"})] == ["c\udcfe.md"]
 
 
@@ -505,7 +576,8 @@ def test_the_run_digest_is_of_the_targets_one_a_line(targets: list[str]) -> None
 
 
 def test_a_spilled_listing_and_spilled_claim_ids_give_the_same_output(
-        make_vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The listing in sorted runs and the claim records in a file (forced small here)
     change nothing: same findings, same order, the duplicates and their collisions
     included; and no temporary file is left."""
@@ -535,8 +607,9 @@ def test_a_spilled_listing_and_spilled_claim_ids_give_the_same_output(
 
 
 @pytest.mark.parametrize("values", [[], [1], [1, 2, 3], [5, 5], [1, 9, 17, 9, 1, 2, -7, -7, -7]])
-def test_repeated_values_through_the_bit_filter(values: list[int],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_repeated_values_through_the_bit_filter(
+    values: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from array import array
 
     monkeypatch.setattr(validate_mod, "FILTER_BITS", 8)  # 1, 9 and 17 share a bit

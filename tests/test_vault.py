@@ -34,8 +34,15 @@ def _write(vault: Path, relative: str, text: str = "# x\n") -> None:
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     vault = tmp_path / "vault"
-    for relative in ("b.md", "a/z.md", "a/b.md", f"{KB}/Prefill.md", ".obsidian/h.md",
-                     "notes.txt", "a b/c.md"):
+    for relative in (
+        "b.md",
+        "a/z.md",
+        "a/b.md",
+        f"{KB}/Prefill.md",
+        ".obsidian/h.md",
+        "notes.txt",
+        "a b/c.md",
+    ):
         _write(vault, relative)
     return vault
 
@@ -45,8 +52,9 @@ def test_listing_is_sorted_strings_without_dot_folders(vault: Path) -> None:
     assert listing.paths == [f"{KB}/Prefill.md", "a b/c.md", "a/b.md", "a/z.md", "b.md"]
     assert listing.escaping == frozenset()
     assert listing.inside() is listing.paths  # shared, not copied, when nothing escapes
-    assert listing.files() == markdown_files(vault) == [
-        MarkdownFile(path) for path in listing.paths]
+    assert (
+        listing.files() == markdown_files(vault) == [MarkdownFile(path) for path in listing.paths]
+    )
 
 
 def test_symlinks_leading_out_are_kept_apart(tmp_path: Path, vault: Path) -> None:
@@ -61,8 +69,9 @@ def test_symlinks_leading_out_are_kept_apart(tmp_path: Path, vault: Path) -> Non
     assert Listing.of(markdown_files(vault)) == listing
 
 
-def test_what_cannot_be_listed_or_read_is_a_problem_not_a_silence(tmp_path: Path,
-                                                                   vault: Path) -> None:
+def test_what_cannot_be_listed_or_read_is_a_problem_not_a_silence(
+    tmp_path: Path, vault: Path
+) -> None:
     os.mkfifo(vault / "a" / "pipe.md")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "o.md").write_text("# o\n", encoding="utf-8")
@@ -73,7 +82,10 @@ def test_what_cannot_be_listed_or_read_is_a_problem_not_a_silence(tmp_path: Path
     assert "a/pipe.md" not in listing.paths
     assert not [p for p in listing.paths if p.startswith(("linked/", "alias/", "gone/"))]
     assert [(f.path, f.code) for f in listing.problems] == [
-        ("a/pipe.md", "not-a-file"), ("gone", "read-error"), ("linked", "read-error")]
+        ("a/pipe.md", "not-a-file"),
+        ("gone", "read-error"),
+        ("linked", "read-error"),
+    ]
     assert listing.findings("03_claims") == list(listing.problems)
 
 
@@ -119,10 +131,17 @@ def test_given_notes_in_order_once_with_a_finding_for_each_bad_path(tmp_path: Pa
     for name in ("A.md", "B.md"):
         (vault / "03_claims" / name).write_text("x", encoding="utf-8")
     outside = tmp_path / "elsewhere.md"
-    given = [vault / "03_claims/B.md", outside, vault / "03_claims/A.md",
-             vault / "03_claims/B.md", vault / "03_claims/C.md"]
-    got = [(path, problem and (problem.code, problem.message))
-           for path, problem in given_notes(vault, given)]
+    given = [
+        vault / "03_claims/B.md",
+        outside,
+        vault / "03_claims/A.md",
+        vault / "03_claims/B.md",
+        vault / "03_claims/C.md",
+    ]
+    got = [
+        (path, problem and (problem.code, problem.message))
+        for path, problem in given_notes(vault, given)
+    ]
     assert got == [
         ("03_claims/B.md", None),
         (str(outside), ("path-outside-vault", f"not inside the vault {vault}")),
@@ -135,12 +154,23 @@ def _many(vault: Path, count: int) -> list[str]:
     names = [f"n/{(i * 7919) % count:04d} é.md" for i in range(count)]  # scanned unsorted
     for relative in names + ["z/deep/a.md", "Zed.md"]:
         _write(vault, relative)
-    return sorted([*names, "z/deep/a.md", "Zed.md", f"{KB}/Prefill.md", "a b/c.md",
-                   "a/b.md", "a/z.md", "b.md"])
+    return sorted(
+        [
+            *names,
+            "z/deep/a.md",
+            "Zed.md",
+            f"{KB}/Prefill.md",
+            "a b/c.md",
+            "a/b.md",
+            "a/z.md",
+            "b.md",
+        ]
+    )
 
 
-def test_a_large_listing_spills_in_sorted_runs(tmp_path: Path, vault: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_listing_spills_in_sorted_runs(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vault_tools import vault as vault_mod
     from vault_tools.sortedruns import SpilledStrings
 
@@ -208,8 +238,9 @@ PLAIN_PAGE = "elsewhere/page.md"  # outside claims_dir, no claim_id: a note, not
 
 @pytest.mark.usefixtures("isolated_git")
 @pytest.mark.parametrize("first_commit", [True, False])
-def test_validate_watch_and_hook_agree_on_which_files_are_notes(tmp_path: Path,
-                                                                first_commit: bool) -> None:
+def test_validate_watch_and_hook_agree_on_which_files_are_notes(
+    tmp_path: Path, first_commit: bool
+) -> None:
     from conftest import git, make_repo
 
     from vault_tools import hook

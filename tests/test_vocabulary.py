@@ -23,19 +23,22 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "vault_tools").rglob("*.py"))
 
 
-@pytest.mark.parametrize(("line", "marker"), [
-    (b"<<<<<<< HEAD", b"<<<<<<<"),
-    (b"<<<<<<<", b"<<<<<<<"),
-    (b"||||||| base\r", b"|||||||"),
-    (b"=======", b"======="),
-    (b"=======\r", b"======="),
-    (b">>>>>>> theirs\n", b">>>>>>>"),
-    (b"========", None),
-    (b"<<<<<<<<", None),
-    (b"======x", None),
-    (b'{"id": "======="}', None),
-    (b"", None),
-])
+@pytest.mark.parametrize(
+    ("line", "marker"),
+    [
+        (b"<<<<<<< HEAD", b"<<<<<<<"),
+        (b"<<<<<<<", b"<<<<<<<"),
+        (b"||||||| base\r", b"|||||||"),
+        (b"=======", b"======="),
+        (b"=======\r", b"======="),
+        (b">>>>>>> theirs\n", b">>>>>>>"),
+        (b"========", None),
+        (b"<<<<<<<<", None),
+        (b"======x", None),
+        (b'{"id": "======="}', None),
+        (b"", None),
+    ],
+)
 def test_conflict_marker(line: bytes, marker: bytes | None) -> None:
     assert conflict_marker(line) == marker
 

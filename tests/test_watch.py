@@ -43,9 +43,15 @@ class WatchProcess:
     def __init__(self, vault: Path, *args: str) -> None:
         env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vault_tools", "watch", "--vault", str(vault), "--json",
-             *args], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            encoding="utf-8", env=env, start_new_session=True)
+            [sys.executable, "-m", "vault_tools", "watch", "--vault", str(vault), "--json", *args],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            start_new_session=True,
+        )
         self.events: list[Event] = []
         self.cond = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -64,8 +70,9 @@ class WatchProcess:
         with self.cond:
             return len(self.events)
 
-    def wait(self, predicate: Callable[[Event], bool], since: int = 0,
-             timeout: float = DEADLINE) -> Event:
+    def wait(
+        self, predicate: Callable[[Event], bool], since: int = 0, timeout: float = DEADLINE
+    ) -> Event:
         """The first event from index `since` on that matches, waiting up to `timeout`."""
         deadline = time.monotonic() + timeout
         with self.cond:
@@ -75,10 +82,12 @@ class WatchProcess:
                         return event
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or (self.proc.poll() is not None and not self.reader.is_alive()):
-                    stderr = self.proc.stderr.read() if self.proc.poll() is not None \
-                        and self.proc.stderr else ""
-                    raise AssertionError(f"no matching event; got {self.events[since:]}"
-                                         f"{stderr}")
+                    stderr = (
+                        self.proc.stderr.read()
+                        if self.proc.poll() is not None and self.proc.stderr
+                        else ""
+                    )
+                    raise AssertionError(f"no matching event; got {self.events[since:]}{stderr}")
                 self.cond.wait(remaining)
 
     def wait_event(self, kind: str, path: str, since: int = 0) -> Event:
@@ -168,8 +177,9 @@ def test_plain_save_is_validated_and_not_written(vault: Path, watcher: WatchProc
     assert (vault / IX2).read_bytes() == data  # a PENDING note is never written
 
 
-def test_atomic_rename_save_is_seen_through_the_temp_file(vault: Path,
-                                                          watcher: WatchProcess) -> None:
+def test_atomic_rename_save_is_seen_through_the_temp_file(
+    vault: Path, watcher: WatchProcess
+) -> None:
     since = watcher.mark()
     rename_save(vault, DV4, "review_action: PENDING", "review_action: MAYBE", "DV1-0004.md.tmp")
     event = watcher.wait_event("validated", DV4, since)
@@ -178,12 +188,14 @@ def test_atomic_rename_save_is_seen_through_the_temp_file(vault: Path,
     rename_save(vault, DV4, "review_action: MAYBE", "review_action: PENDING", ".DV1-0004.md.swp")
     fixed = watcher.wait(lambda e: e["path"] == DV4 and e["errors"] == 0, since)
     assert fixed["event"] == "validated"
-    assert not any("tmp" in (e["path"] or "") or "swp" in (e["path"] or "")
-                   for e in watcher.events[since:])
+    assert not any(
+        "tmp" in (e["path"] or "") or "swp" in (e["path"] or "") for e in watcher.events[since:]
+    )
 
 
-def test_delete_then_create_is_validated_as_the_new_note(vault: Path,
-                                                          watcher: WatchProcess) -> None:
+def test_delete_then_create_is_validated_as_the_new_note(
+    vault: Path, watcher: WatchProcess
+) -> None:
     since = watcher.mark()
     path = vault / DV4
     data = path.read_bytes().replace(b"review_action: PENDING", b"review_action: REJECT")
@@ -193,8 +205,9 @@ def test_delete_then_create_is_validated_as_the_new_note(vault: Path,
     assert event["event"] == "validated" and event["errors"] == 0
 
 
-def test_malformed_note_is_reported_and_the_watcher_carries_on(vault: Path,
-                                                               watcher: WatchProcess) -> None:
+def test_malformed_note_is_reported_and_the_watcher_carries_on(
+    vault: Path, watcher: WatchProcess
+) -> None:
     since = watcher.mark()
     edit(vault, DV2, "review_action: REJECT", "review_action: [REJECT")
     broken = watcher.wait_event("validated", DV2, since)
@@ -219,8 +232,9 @@ def test_deleted_and_renamed_notes_are_reported(vault: Path, watcher: WatchProce
     assert arrived["claim_id"] == "DV1-0004"
 
 
-def test_folder_of_notes_moved_into_the_vault(vault: Path, watcher: WatchProcess,
-                                             tmp_path: Path) -> None:
+def test_folder_of_notes_moved_into_the_vault(
+    vault: Path, watcher: WatchProcess, tmp_path: Path
+) -> None:
     batch = tmp_path / "outside" / "batch"
     batch.mkdir(parents=True)
     text = (vault / DV4).read_text(encoding="utf-8")
@@ -241,8 +255,9 @@ def test_unreadable_note_is_an_error_event(vault: Path, watcher: WatchProcess) -
     watcher.wait_event("validated", IX2, since)
 
 
-def test_kb_note_deleted_makes_its_users_miss_the_target(vault: Path,
-                                                         watcher: WatchProcess) -> None:
+def test_kb_note_deleted_makes_its_users_miss_the_target(
+    vault: Path, watcher: WatchProcess
+) -> None:
     since = watcher.mark()
     edit(vault, IX2, 'reviewer: ""', 'reviewer: "before"')
     assert "kb-target-missing" not in codes(watcher.wait_event("validated", IX2, since))
@@ -268,15 +283,18 @@ def test_draft_edit_writes_the_preview(vault: Path, watcher: WatchProcess) -> No
     # a draft that breaks the schema: the preview says so
     since = watcher.mark()
     edit(vault, DV3, '"operator": "LESS_THAN"', '"operator": "SMALLER"')
-    failed = watcher.wait(lambda e: e["event"] == "previewed" and e["path"] == DV3
-                          and e["state"] == "PREVIEW_FAILED", since)
+    failed = watcher.wait(
+        lambda e: e["event"] == "previewed" and e["path"] == DV3 and e["state"] == "PREVIEW_FAILED",
+        since,
+    )
     assert failed["written"] is True and "frame-schema" in codes(failed)
     text = (vault / DV3).read_text(encoding="utf-8")
     assert "review_state: PREVIEW_FAILED" in text and "Preview failed" in text
 
 
-def test_edit_that_leaves_the_drafts_alone_writes_nothing(vault: Path,
-                                                          watcher: WatchProcess) -> None:
+def test_edit_that_leaves_the_drafts_alone_writes_nothing(
+    vault: Path, watcher: WatchProcess
+) -> None:
     since = watcher.mark()
     edit(vault, DV3, DRAFT_CLAIM, "等新方法更能明顯最大化 acceptance rate")
     watcher.wait_event("previewed", DV3, since)
@@ -314,10 +332,19 @@ def test_own_preview_write_settles(vault: Path, watcher: WatchProcess) -> None:
 def test_ignored_paths_never_reach_the_watcher(vault: Path, watcher: WatchProcess) -> None:
     since = watcher.mark()
     bad = "---\nclaim_id: IGNORED\nreview_action: [\n---\n"
-    ignored = [".obsidian/x.md", ".trash/x.md", ".vt/x.md", ".git/x.md", "03_claims/x.txt",
-               "03_claims/.#DV1-0001.md", "03_claims/DV1-0001.md~", "03_claims/.x.md.tmp",
-               "03_claims/.DV1-0001.md.abc.vt-tmp", "05_ledger/decision_ledger.jsonl",
-               "05_ledger/decision_ledger.jsonl.lock"]
+    ignored = [
+        ".obsidian/x.md",
+        ".trash/x.md",
+        ".vt/x.md",
+        ".git/x.md",
+        "03_claims/x.txt",
+        "03_claims/.#DV1-0001.md",
+        "03_claims/DV1-0001.md~",
+        "03_claims/.x.md.tmp",
+        "03_claims/.DV1-0001.md.abc.vt-tmp",
+        "05_ledger/decision_ledger.jsonl",
+        "05_ledger/decision_ledger.jsonl.lock",
+    ]
     for relative in ignored:
         (vault / relative).parent.mkdir(parents=True, exist_ok=True)
         (vault / relative).write_text(bad, encoding="utf-8")
@@ -379,15 +406,22 @@ def test_apply_appends_the_decision_once(vault: Path) -> None:
         # the note vt just marked comes back as an event: recognised, not applied again
         edit(vault, IX2, 'reviewer: ""', 'reviewer: "sentinel"')
         process.wait_event("validated", IX2, since)
-        assert [e["event"] for e in process.events[since:] if e["path"] == dv1] == \
-            ["validated", "applied"]
+        assert [e["event"] for e in process.events[since:] if e["path"] == dv1] == [
+            "validated",
+            "applied",
+        ]
         assert len(ledger.read_text(encoding="utf-8").splitlines()) == 1
         assert process.stop() == 0
 
 
 def test_review_dashboard_is_kept_up_to_date(vault: Path) -> None:
-    made = subprocess.run([sys.executable, "-m", "vault_tools", "report", "--vault", str(vault)],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    made = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "report", "--vault", str(vault)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert made.returncode == 0, made.stderr
     dashboard = vault / "Review Dashboard.md"
     before = dashboard.read_text(encoding="utf-8")
@@ -402,8 +436,11 @@ def test_review_dashboard_is_kept_up_to_date(vault: Path) -> None:
         # its own rewrite of the dashboard is no review note: nothing follows
         edit(vault, IX2, 'reviewer: ""', 'reviewer: "sentinel"')
         process.wait_event("validated", IX2, since)
-        assert [e["event"] for e in process.events[since:]] == ["validated", "dashboard",
-                                                                 "validated"]
+        assert [e["event"] for e in process.events[since:]] == [
+            "validated",
+            "dashboard",
+            "validated",
+        ]
         assert process.stop() == 0
 
 
@@ -415,11 +452,23 @@ def test_is_watched_takes_notes_only(tmp_path: Path) -> None:
     settings = Settings(vault=tmp_path)
     assert is_watched("03_claims/A.md", settings)
     assert is_watched("deep/er/note.md", settings)
-    for relative in (".obsidian/workspace.md", ".git/x.md", ".trash/A.md", ".vt/A.md",
-                     "03_claims/.#A.md", "03_claims/.A.md.tmp", "03_claims/A.md~",
-                     "03_claims/.A.md.k3j.vt-tmp", "03_claims/A.md.tmp", "03_claims/A.txt",
-                     "05_ledger/decision_ledger.jsonl", "05_ledger/decision_ledger.jsonl.lock",
-                     "05_ledger/decision_ledger.jsonl.torn", "", "../outside.md"):
+    for relative in (
+        ".obsidian/workspace.md",
+        ".git/x.md",
+        ".trash/A.md",
+        ".vt/A.md",
+        "03_claims/.#A.md",
+        "03_claims/.A.md.tmp",
+        "03_claims/A.md~",
+        "03_claims/.A.md.k3j.vt-tmp",
+        "03_claims/A.md.tmp",
+        "03_claims/A.txt",
+        "05_ledger/decision_ledger.jsonl",
+        "05_ledger/decision_ledger.jsonl.lock",
+        "05_ledger/decision_ledger.jsonl.torn",
+        "",
+        "../outside.md",
+    ):
         assert not is_watched(relative, settings), relative
 
 
@@ -439,9 +488,13 @@ def test_debouncer_folds_a_burst_into_one_call_per_path() -> None:
 def test_apply_stops_at_a_ledger_changed_since_it_was_verified(vault: Path) -> None:
     dv1 = "03_claims/DV1-0001.md"
     ledger = vault / "05_ledger" / "decision_ledger.jsonl"
-    done = subprocess.run([sys.executable, "-m", "vault_tools", "apply", str(vault / DV2),
-                           "--vault", str(vault)], cwd=REPO, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "apply", str(vault / DV2), "--vault", str(vault)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     ledger.write_bytes(ledger.read_bytes().replace(b'"v":1', b'"v":2'))  # same length
     tampered = ledger.read_bytes()

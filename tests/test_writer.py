@@ -430,8 +430,10 @@ def test_refuses_when_the_note_vanished(tmp_path: Path) -> None:
     assert not note.exists()
 
 
-@pytest.mark.parametrize(("call", "code"), [("fsync", errno.EIO), ("fsync", errno.ENOSPC),
-                                            ("write", errno.ENOSPC), ("write", errno.EIO)])
+@pytest.mark.parametrize(
+    ("call", "code"),
+    [("fsync", errno.EIO), ("fsync", errno.ENOSPC), ("write", errno.ENOSPC), ("write", errno.EIO)],
+)
 def test_a_failed_write_leaves_the_note_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, code: int
 ) -> None:
@@ -447,8 +449,7 @@ def test_a_failed_write_leaves_the_note_and_no_temp_file(
         write_if_changed(snap, ODD + "x")
     monkeypatch.undo()
     assert info.value.exit_code == ExitCode.IO
-    assert str(info.value) == \
-        f"{note}: cannot write: {os.strerror(code)} ({errno.errorcode[code]})"
+    assert str(info.value) == f"{note}: cannot write: {os.strerror(code)} ({errno.errorcode[code]})"
     assert note.read_text(encoding="utf-8") == ODD
     assert _tmp_files(tmp_path) == []
 
@@ -699,8 +700,12 @@ def _race(tmp_path: Path, mode: str, rounds: int) -> tuple[int, int, int]:
 
     note = tmp_path / "n.md"
     note.write_bytes(b"---\nuser: 0\n---\nbody\n")
-    saver = subprocess.Popen([sys.executable, "-c", _SAVER, str(note), mode],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    saver = subprocess.Popen(
+        [sys.executable, "-c", _SAVER, str(note), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert saver.stdin is not None and saver.stdout is not None
     rng = random.Random(12)
     lost = refused = kept = 0
@@ -713,7 +718,8 @@ def _race(tmp_path: Path, mode: str, rounds: int) -> tuple[int, int, int]:
             try:
                 snap = read_snapshot(note)
                 if snap.text.startswith("---\nuser: ") and write_if_changed(
-                        snap, set_properties(snap.text, {"review_state": f"V{n}"})):
+                    snap, set_properties(snap.text, {"review_state": f"V{n}"})
+                ):
                     kept += 1  # (else read half-saved: nothing to write over)
             except RefusedError:
                 refused += 1

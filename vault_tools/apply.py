@@ -80,8 +80,9 @@ ACTION_OF = LEDGER_ACTION_OF
 SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
 # parse findings of text that must never reach the ledger, whatever the decision
 NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
-DRAFTS_CHANGED = ("drafts changed since the preview; set review_action to REQUEST_REPAIR and "
-                  "run vt preview")
+DRAFTS_CHANGED = (
+    "drafts changed since the preview; set review_action to REQUEST_REPAIR and run vt preview"
+)
 
 # below this many notes a process pool costs more than it saves
 
@@ -105,8 +106,14 @@ class Applied:
     settled: int = 0  # a new event superseding this many concurrent heads (2+: a CONFLICT)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "claim_id": self.claim_id, "action": self.action,
-                "id": self.id, "seq": self.seq, "new": self.new}
+        return {
+            "path": self.path,
+            "claim_id": self.claim_id,
+            "action": self.action,
+            "id": self.id,
+            "seq": self.seq,
+            "new": self.new,
+        }
 
 
 @dataclass(slots=True)
@@ -139,10 +146,12 @@ class ApplyReport:
         return bool(self.refused)
 
     def to_json(self) -> dict[str, Any]:
-        return {"applied": [a.to_json() for a in self.applied],
-                "skipped": [s.to_json() for s in self.skipped],
-                "refused": [r.to_json() for r in self.refused],
-                "dry_run": self.dry_run}
+        return {
+            "applied": [a.to_json() for a in self.applied],
+            "skipped": [s.to_json() for s in self.skipped],
+            "refused": [r.to_json() for r in self.refused],
+            "dry_run": self.dry_run,
+        }
 
 
 # ---------------------------------------------------------------------------
@@ -150,7 +159,7 @@ class ApplyReport:
 
 
 def claim_base(claim: dict) -> str:
-    """"sha256:" + sha256 of the canonical JSON of a claim dict (the V1 claim: `base`)."""
+    """ "sha256:" + sha256 of the canonical JSON of a claim dict (the V1 claim: `base`)."""
     return "sha256:" + hashlib.sha256(canonical(claim).encode("utf-8")).hexdigest()
 
 
@@ -160,9 +169,11 @@ def v1_claim(note: Note) -> dict[str, Any]:
     return {
         "atomic_claim": claim.text.value if claim is not None else None,
         "epistemic_mode": claim.epistemic_mode.value
-        if claim is not None and claim.epistemic_mode is not None else None,
+        if claim is not None and claim.epistemic_mode is not None
+        else None,
         "mapping_status": claim.mapping_status.value
-        if claim is not None and claim.mapping_status is not None else None,
+        if claim is not None and claim.mapping_status is not None
+        else None,
         "semantic_frame": frame.data if frame is not None and frame.ok else None,
     }
 
@@ -178,7 +189,8 @@ def v2_claim(note: Note) -> dict[str, Any] | None:
         "atomic_claim": drafts.claim.value if drafts.claim is not None else None,
         "epistemic_mode": meta.get("epistemic_mode"),
         "mapping_status": meta.get("mapping_status"),
-        "semantic_frame": drafts.frame.data if drafts.frame is not None and drafts.frame.ok
+        "semantic_frame": drafts.frame.data
+        if drafts.frame is not None and drafts.frame.ok
         else None,
     }
 
@@ -201,8 +213,11 @@ def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:
 
 
 def _claim_ok(claim: dict[str, Any] | None) -> bool:
-    return (claim is not None and isinstance(claim.get("semantic_frame"), dict)
-            and all(isinstance(claim.get(k), str) for k in CLAIM_KEYS if k != "semantic_frame"))
+    return (
+        claim is not None
+        and isinstance(claim.get("semantic_frame"), dict)
+        and all(isinstance(claim.get(k), str) for k in CLAIM_KEYS if k != "semantic_frame")
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -219,8 +234,14 @@ def default_actor(settings: Settings) -> str:
 @lru_cache(maxsize=8)
 def _git_user(folder: str) -> str | None:
     try:
-        done = subprocess.run(["git", "config", "user.name"], cwd=folder, capture_output=True,
-                              text=True, timeout=10, check=False)
+        done = subprocess.run(
+            ["git", "config", "user.name"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     name = done.stdout.strip()
@@ -256,31 +277,41 @@ class Candidate:
     check_later: bool = False  # check_note not run yet (see _fill_decision)
 
 
-def examine(settings: Settings, ctx: CheckContext, relative: str,
-            explicit: bool = True) -> Candidate | None:
+def examine(
+    settings: Settings, ctx: CheckContext, relative: str, explicit: bool = True
+) -> Candidate | None:
     """What `relative` asks apply to do; None for a note with nothing to say in a vault run."""
     try:
         snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
     except VtError as exc:
         if not explicit and not _mentions_claim(settings, relative):
             return None
-        reason = exc.message if exc.message.startswith("cannot read") \
-            else f"cannot read: {exc.message}"
+        reason = (
+            exc.message if exc.message.startswith("cannot read") else f"cannot read: {exc.message}"
+        )
         return Candidate(relative, refuse=reason)
     raw = snapshot.raw
     if not explicit and b"claim_id" not in raw:
         return None
     note = parse_note(raw, relative)
     if not note.is_review_note:
-        return Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)") \
-            if explicit else None
+        return (
+            Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)")
+            if explicit
+            else None
+        )
     props = note.properties
     action = props.get("review_action")
     action = PENDING if action is None else str(action)
-    cand = Candidate(relative, note.claim_id, action,
-                     review_state=_str_or_none(props.get("review_state")),
-                     event_id=_str_or_none(props.get("vt_event_id")),
-                     digest=hashlib.sha256(raw).hexdigest(), signature=snapshot.signature)
+    cand = Candidate(
+        relative,
+        note.claim_id,
+        action,
+        review_state=_str_or_none(props.get("review_state")),
+        event_id=_str_or_none(props.get("vt_event_id")),
+        digest=hashlib.sha256(raw).hexdigest(),
+        signature=snapshot.signature,
+    )
     if action == PENDING:
         if not explicit:
             return None
@@ -334,8 +365,9 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
         return
     unchecked = [key for key in settings.required_checks if props.get(key) is not True]
     if unchecked:
-        cand.problems.append(f"unchecked: {', '.join(unchecked)} (every required check must "
-                             "be true to approve)")
+        cand.problems.append(
+            f"unchecked: {', '.join(unchecked)} (every required check must be true to approve)"
+        )
     if action == ACCEPT:
         if cand.review_state == APPLIED and cand.event_id:
             # almost surely applied already: check only if it turns out to be a new decision
@@ -362,25 +394,34 @@ def _fill_repair(note: Note, cand: Candidate) -> None:
     assert cand.decision is not None
     v2 = cand.decision["claim"]
     if v2 is None:
-        cand.problems.append("the note has no V2 Draft section: run vt draft, edit the drafts, "
-                             "set REQUEST_REPAIR and run vt preview")
+        cand.problems.append(
+            "the note has no V2 Draft section: run vt draft, edit the drafts, "
+            "set REQUEST_REPAIR and run vt preview"
+        )
         return
     stated = cand.decision["preview"]
     if cand.review_state == PREVIEW_FAILED:
-        cand.problems.append("the preview failed: fix the drafts, set review_action to "
-                             "REQUEST_REPAIR and run vt preview")
+        cand.problems.append(
+            "the preview failed: fix the drafts, set review_action to "
+            "REQUEST_REPAIR and run vt preview"
+        )
     elif cand.review_state not in (PREVIEW_READY, APPLIED) or stated is None:
-        cand.problems.append("no valid preview: set review_action to REQUEST_REPAIR and run "
-                             "vt preview, then APPROVE_REPAIR")
+        cand.problems.append(
+            "no valid preview: set review_action to REQUEST_REPAIR and run "
+            "vt preview, then APPROVE_REPAIR"
+        )
     elif stated != preview_hash(note):
         cand.problems.append(DRAFTS_CHANGED)
     elif cand.review_state == APPLIED:
         # a preview is approved once: after an apply the reviewer previews again
-        cand.problems.append("no valid preview since the last apply: set review_action to "
-                             "REQUEST_REPAIR and run vt preview, then APPROVE_REPAIR")
+        cand.problems.append(
+            "no valid preview since the last apply: set review_action to "
+            "REQUEST_REPAIR and run vt preview, then APPROVE_REPAIR"
+        )
     elif not _claim_ok(v2):
-        cand.problems.append("the V2 drafts do not parse; set review_action to REQUEST_REPAIR "
-                             "and run vt preview")
+        cand.problems.append(
+            "the V2 drafts do not parse; set review_action to REQUEST_REPAIR and run vt preview"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -417,8 +458,12 @@ class Verdict:
         return supersedes_value(h["id"] for h in self.heads)
 
 
-def judge(decision: dict[str, Any], heads: Sequence[dict], applied_id: str | None,
-          event_of: Callable[[str], dict | None]) -> Verdict:
+def judge(
+    decision: dict[str, Any],
+    heads: Sequence[dict],
+    applied_id: str | None,
+    event_of: Callable[[str], dict | None],
+) -> Verdict:
     """The one comparison of a note's decision (`decision_content`) with its claim's
     heads (the events no later event supersedes, in ledger order), for apply and status.
 
@@ -437,8 +482,9 @@ def judge(decision: dict[str, Any], heads: Sequence[dict], applied_id: str | Non
     if all(same_decision(decision, h) for h in heads):
         named = next((h for h in heads if h["id"] == applied_id), heads[-1])
         return Verdict(AGREES, heads, named)
-    if applied_id is not None and all(h["action"] == REVERT and h.get("reverts") == applied_id
-                                      for h in heads):
+    if applied_id is not None and all(
+        h["action"] == REVERT and h.get("reverts") == applied_id for h in heads
+    ):
         reverted = event_of(applied_id)
         if reverted is not None and same_decision(decision, reverted):
             return Verdict(REVERTED, heads, heads[-1])
@@ -453,8 +499,13 @@ def describe_head(event: dict) -> str:
 class _Decider:
     """Turns candidates into events inside one transaction."""
 
-    def __init__(self, settings: Settings, txn: Transaction, report: ApplyReport,
-                 ctx: CheckContext | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        txn: Transaction,
+        report: ApplyReport,
+        ctx: CheckContext | None = None,
+    ) -> None:
         self.settings = settings
         self.ctx = ctx
         self.txn = txn
@@ -513,16 +564,24 @@ class _Decider:
             return
         if verdict.kind == REVERTED:
             assert verdict.event is not None
-            self._skip(cand, f"already applied as {applied_id}, which was reverted by "
-                             f"{verdict.event['id']}; to decide again, change review_action")
+            self._skip(
+                cand,
+                f"already applied as {applied_id}, which was reverted by "
+                f"{verdict.event['id']}; to decide again, change review_action",
+            )
             return
         if cand.check_later:
             cand.problems += self._late_check(cand)
         if cand.problems:
             self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
             return
-        event = self.txn.append({**decision, "actor": decision["actor"] or self.actor(),
-                                 "supersedes": verdict.supersedes()})
+        event = self.txn.append(
+            {
+                **decision,
+                "actor": decision["actor"] or self.actor(),
+                "supersedes": verdict.supersedes(),
+            }
+        )
         self.report.events.append(event)
         self._mark(cand, event, new=True)
         if len(verdict.heads) > 1:
@@ -531,8 +590,9 @@ class _Decider:
     def _late_check(self, cand: Candidate) -> list[str]:
         """check_note for an approval found to be new only under the lock (rare)."""
         try:
-            snapshot = writer.read_snapshot(self.settings.vault / cand.path,
-                                            self.settings.max_note_bytes)
+            snapshot = writer.read_snapshot(
+                self.settings.vault / cand.path, self.settings.max_note_bytes
+            )
         except VtError as exc:
             return [f"cannot read: {exc.message}"]
         if hashlib.sha256(snapshot.raw).hexdigest() != cand.digest:
@@ -545,8 +605,15 @@ class _Decider:
         self.report.skipped.append(Entry(cand.path, cand.claim_id, reason))
 
     def _mark(self, cand: Candidate, event: dict, new: bool) -> None:
-        applied = Applied(cand.path, str(cand.claim_id), event["action"], event["id"],
-                          event["seq"], event["ts"], new=new)
+        applied = Applied(
+            cand.path,
+            str(cand.claim_id),
+            event["action"],
+            event["id"],
+            event["seq"],
+            event["ts"],
+            new=new,
+        )
         self.report.applied.append(applied)
         self.marks.append(_Mark(applied, cand.digest, cand.signature))
 
@@ -555,8 +622,14 @@ class _Decider:
 # phase 3: mark the notes
 
 
-def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, int, int],
-              event_id: str, ts: str) -> str | IOFailure | None:
+def mark_note(
+    settings: Settings,
+    path: str,
+    digest: str,
+    signature: tuple[int, int, int],
+    event_id: str,
+    ts: str,
+) -> str | IOFailure | None:
     """Set review_state APPLIED, vt_event_id and vt_applied_at on a note that still has
     the bytes apply decided on. None when done; otherwise why the note was not marked
     (the IOFailure itself when the system failed the write)."""
@@ -568,16 +641,18 @@ def mark_note(settings: Settings, path: str, digest: str, signature: tuple[int, 
         if _marked_as(snapshot.raw, path, event_id):
             return None  # another vt run (applying the same note) marked it meanwhile
         return "changed on disk since vt read it; not marked APPLIED"
-    text = writer.set_properties(snapshot.text, {"review_state": APPLIED,
-                                                 "vt_event_id": event_id, "vt_applied_at": ts})
+    text = writer.set_properties(
+        snapshot.text, {"review_state": APPLIED, "vt_event_id": event_id, "vt_applied_at": ts}
+    )
     try:
         # the folder is fsynced once for the whole batch (_mark_all): group commit
         writer.write_if_changed(snapshot, text, sync_folder=False, root=settings.vault)
         crash_point("after-mark")
     except RefusedError as exc:
         try:
-            if _marked_as(writer.read_snapshot(snapshot.path, settings.max_note_bytes).raw,
-                          path, event_id):
+            if _marked_as(
+                writer.read_snapshot(snapshot.path, settings.max_note_bytes).raw, path, event_id
+            ):
                 return None  # a concurrent run wrote the same marks first
         except VtError:
             pass
@@ -594,20 +669,32 @@ def _marked_as(raw: bytes, path: str, event_id: str) -> bool:
     return props.get("review_state") == APPLIED and props.get("vt_event_id") == event_id
 
 
-def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
-              progress: Progress | None) -> None:
+def _mark_all(
+    settings: Settings, marks: list[_Mark], report: ApplyReport, progress: Progress | None
+) -> None:
     """Mark the notes; meanwhile (the markers mostly wait on fsync) refresh the Claim
     Store, which depends on the durable ledger alone, not on the notes."""
     jobs = [(m.applied.path, m.digest, m.signature, m.applied.id, m.applied.ts) for m in marks]
-    outcomes = _pooled(settings, _mark_chunk, jobs, progress, io_bound=True,
-                       meanwhile=lambda: _refresh(settings, report))
+    outcomes = _pooled(
+        settings,
+        _mark_chunk,
+        jobs,
+        progress,
+        io_bound=True,
+        meanwhile=lambda: _refresh(settings, report),
+    )
     try:
         writer.sync_folders(settings.vault / m.applied.path for m in marks)
     except VtError as exc:  # the marks are in place but may not survive a crash
         if isinstance(exc, IOFailure):
             report.io_error = report.io_error or exc
-        report.refused.append(Entry(exc.path or "", None, f"{exc.message}; run vt apply "
-                                    "again after a crash to mark the notes"))
+        report.refused.append(
+            Entry(
+                exc.path or "",
+                None,
+                f"{exc.message}; run vt apply again after a crash to mark the notes",
+            )
+        )
     for mark, problem in zip(marks, outcomes, strict=True):
         if problem is None:
             mark.applied.marked = True
@@ -615,14 +702,19 @@ def _mark_all(settings: Settings, marks: list[_Mark], report: ApplyReport,
             if isinstance(problem, IOFailure):
                 report.io_error = report.io_error or problem
                 problem = problem.message
-            report.refused.append(Entry(
-                mark.applied.path, mark.applied.claim_id,
-                f"{problem}; the decision is in the ledger ({mark.applied.id}): run vt apply "
-                "again to mark the note"))
+            report.refused.append(
+                Entry(
+                    mark.applied.path,
+                    mark.applied.claim_id,
+                    f"{problem}; the decision is in the ledger ({mark.applied.id}): run vt apply "
+                    "again to mark the note",
+                )
+            )
 
 
-def _mark_chunk(settings: Settings, ctx: CheckContext | None,
-                jobs: list[tuple]) -> list[str | IOFailure | None]:
+def _mark_chunk(
+    settings: Settings, ctx: CheckContext | None, jobs: list[tuple]
+) -> list[str | IOFailure | None]:
     return [mark_note(settings, *job) for job in jobs]
 
 
@@ -630,8 +722,12 @@ def _mark_chunk(settings: Settings, ctx: CheckContext | None,
 # the run
 
 
-def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bool = False,
-                progress: Progress | None = None) -> ApplyReport:
+def apply_notes(
+    settings: Settings,
+    paths: list[Path] | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> ApplyReport:
     """`vt apply [NOTE…]`: every decided note of the vault, or the notes given."""
     report = ApplyReport(dry_run=dry_run)
     listing = list_vault(settings.vault)
@@ -641,10 +737,10 @@ def apply_notes(settings: Settings, paths: list[Path] | None = None, dry_run: bo
     else:
         targets = list(listing.inside())
         # a folder or file that cannot be read may hold decisions: never passed over
-        report.refused += [Entry(f.path, None, f.message)
-                           for f in listing.findings(settings.claims_dir)]
-    examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx,
-                       explicit=bool(paths))
+        report.refused += [
+            Entry(f.path, None, f.message) for f in listing.findings(settings.claims_dir)
+        ]
+    examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx, explicit=bool(paths))
     candidates = _sorted_out(report, [c for c in examined if c is not None])
     if not candidates:
         return report
@@ -687,9 +783,14 @@ def _sorted_out(report: ApplyReport, candidates: list[Candidate]) -> list[Candid
         elif cand.skip:
             report.skipped.append(Entry(cand.path, cand.claim_id, cand.skip))
         elif others:
-            report.refused.append(Entry(cand.path, cand.claim_id,
-                                        f"claim_id {cand.claim_id} is also used by "
-                                        f"{', '.join(others)}; one note per claim"))
+            report.refused.append(
+                Entry(
+                    cand.path,
+                    cand.claim_id,
+                    f"claim_id {cand.claim_id} is also used by "
+                    f"{', '.join(others)}; one note per claim",
+                )
+            )
         else:
             deciding.append(cand)
     return deciding
@@ -704,8 +805,9 @@ def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
     """The run's one ledger transaction. A dry run decides the same way and writes
     nothing: the transaction is abandoned (or, without a ledger yet, a scratch one)."""
     if not dry_run:
-        with Ledger(settings.ledger_path, settings.state_dir,
-                    root=settings.vault).transaction() as txn:
+        with Ledger(
+            settings.ledger_path, settings.state_dir, root=settings.vault
+        ).transaction() as txn:
             _remove_stale_temps(settings)
             yield txn
         return
@@ -726,8 +828,7 @@ def _remove_stale_temps(settings: Settings) -> None:
     """Temp files of an earlier vt killed while writing notes (see durable.write_temp),
     removed from the folders vt writes notes into; under the ledger lock, so never those
     of a run applying meanwhile. A folder leading out of the vault is not vt's to clean."""
-    for folder, recursive in ((settings.claims_dir, True), (settings.kb_dir, True),
-                              ("", False)):
+    for folder, recursive in ((settings.claims_dir, True), (settings.kb_dir, True), ("", False)):
         if is_inside(settings.vault, folder):
             remove_stale_temps(settings.vault / folder, recursive)
 
@@ -748,22 +849,27 @@ def _refresh(settings: Settings, report: ApplyReport) -> None:
 # the process pool
 
 
-def _examine_chunk(settings: Settings, ctx: CheckContext | None, chunk: list[str],
-                   explicit: bool = False) -> list[Candidate | None]:
+def _examine_chunk(
+    settings: Settings, ctx: CheckContext | None, chunk: list[str], explicit: bool = False
+) -> list[Candidate | None]:
     assert ctx is not None
     return [examine(settings, ctx, relative, explicit) for relative in chunk]
 
 
-def _pooled(settings: Settings, function: Callable, items: list, progress: Progress | None,
-            ctx: CheckContext | None = None, io_bound: bool = False,
-            meanwhile: Callable[[], None] | None = None, **kwargs: Any) -> list:
+def _pooled(
+    settings: Settings,
+    function: Callable,
+    items: list,
+    progress: Progress | None,
+    ctx: CheckContext | None = None,
+    io_bound: bool = False,
+    meanwhile: Callable[[], None] | None = None,
+    **kwargs: Any,
+) -> list:
     """`function(settings, ctx, chunk, **kwargs)` over chunks of `items`, in order; in
     forked workers when there are enough items. fsync-bound work gets more workers than
     cores: the disk, not the CPU, is what they wait for."""
     cpus = settings.workers or os.cpu_count() or 1
     workers = cpus * IO_WORKERS_PER_CPU if io_bound and not settings.workers else cpus
     work = partial(function, settings, ctx, **kwargs)
-    return list(map_chunks(work, items, workers=workers, progress=progress,
-                           meanwhile=meanwhile))
-
-
+    return list(map_chunks(work, items, workers=workers, progress=progress, meanwhile=meanwhile))

@@ -109,8 +109,12 @@ def _text_occurs(text: str, haystack: str) -> bool:
     return _occurs(text, haystack, _fold_text, _text_words)
 
 
-def _occurs(needle: str, haystack: str, fold_needle: Callable[[str], str],
-            needle_words: Callable[[str], tuple[str, ...]]) -> bool:
+def _occurs(
+    needle: str,
+    haystack: str,
+    fold_needle: Callable[[str], str],
+    needle_words: Callable[[str], tuple[str, ...]],
+) -> bool:
     key = fold_needle(needle)
     if not key:
         return False
@@ -140,8 +144,12 @@ def _cjk() -> re.Pattern:
 
 
 def _is_cjk(ch: str) -> bool:
-    return ("\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
-            or "\uf900" <= ch <= "\ufaff" or "\u3040" <= ch <= "\u30ff")
+    return (
+        "\u4e00" <= ch <= "\u9fff"
+        or "\u3400" <= ch <= "\u4dbf"
+        or "\uf900" <= ch <= "\ufaff"
+        or "\u3040" <= ch <= "\u30ff"
+    )
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
@@ -153,8 +161,9 @@ def _words(text: str) -> tuple[str, ...]:
 
 
 def _split_words(text: str) -> tuple[str, ...]:
-    return tuple(_stem(word) if word[-1] == "s" else word
-                 for word in _WORD.findall(_nfkc_casefold(text)))
+    return tuple(
+        _stem(word) if word[-1] == "s" else word for word in _WORD.findall(_nfkc_casefold(text))
+    )
 
 
 _words_short = functools.lru_cache(maxsize=4096)(_split_words)  # see _fold_short
@@ -191,8 +200,14 @@ _ANY_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 _NUMBER_WORDS = {
     1: ("one", "single", "once", "一", "單", "单"),
     2: ("two", "twice", "double", "二", "兩", "两", "雙", "双"),
-    3: ("three", "triple", "三"), 4: ("four", "四"), 5: ("five", "五"), 6: ("six", "六"),
-    7: ("seven", "七"), 8: ("eight", "八"), 9: ("nine", "九"), 10: ("ten", "十"),
+    3: ("three", "triple", "三"),
+    4: ("four", "四"),
+    5: ("five", "五"),
+    6: ("six", "六"),
+    7: ("seven", "七"),
+    8: ("eight", "八"),
+    9: ("nine", "九"),
+    10: ("ten", "十"),
 }
 
 
@@ -213,7 +228,8 @@ _DIGIT_SOURCE_BMP = re.compile(
     "\u2460-\u249b\u24ea\u3251-\u325f\u32b1-\u32cb\u3358-\u3370\u3378-\u3379"
     "\u339f-\u33a6\u33a8\u33af\u33e0-\u33fe\ua620-\ua629\ua8d0-\ua8d9\ua900-\ua909"
     "\ua9d0-\ua9d9\ua9f0-\ua9f9\uaa50-\uaa59\uabf0-\uabf9\uff10-\uff19"
-    "]")
+    "]"
+)
 _DIGIT_SOURCE_ASTRAL = re.compile(
     "["
     "\U000104a0-\U000104a9\U00010d30-\U00010d39\U00011066-\U0001106f"
@@ -225,14 +241,16 @@ _DIGIT_SOURCE_ASTRAL = re.compile(
     "\U00016ac0-\U00016ac9\U00016b50-\U00016b59\U0001d7ce-\U0001d7ff"
     "\U0001e140-\U0001e149\U0001e2f0-\U0001e2f9\U0001e950-\U0001e959"
     "\U0001f100-\U0001f10a\U0001fbf0-\U0001fbf9"
-    "]")
+    "]"
+)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def _has_digit_source(text: str) -> bool:
     """Whether NFKC of `text` holds a digit."""
     return _DIGIT_SOURCE_BMP.search(text) is not None or (
-        _ASTRAL.search(text) is not None and _DIGIT_SOURCE_ASTRAL.search(text) is not None)
+        _ASTRAL.search(text) is not None and _DIGIT_SOURCE_ASTRAL.search(text) is not None
+    )
 
 
 @functools.lru_cache(maxsize=4096)  # notes repeat the same few hundred numbers
@@ -281,8 +299,12 @@ def _mentions_number(text: str, value: Decimal) -> bool:
     return False
 
 
-_NUMBER_WORD_PATTERNS = {word: re.compile(rf"\b{word}\b") for words in _NUMBER_WORDS.values()
-                         for word in words if word.isascii()}
+_NUMBER_WORD_PATTERNS = {
+    word: re.compile(rf"\b{word}\b")
+    for words in _NUMBER_WORDS.values()
+    for word in words
+    if word.isascii()
+}
 
 
 @functools.lru_cache(maxsize=64)  # a claim is folded, split into words and searched
@@ -292,17 +314,54 @@ def _nfkc_casefold(text: str) -> str:
 
 # --- hedges --------------------------------------------------------------------------
 
-_HEDGE_EN = re.compile(r"\b(may|might|could|likely|unlikely|possibly|possible|perhaps|probably|"
-                       r"potentially|presumably|suggests?|suggested|seems?|arguably|"
-                       r"uncertain)\b", re.IGNORECASE)
+_HEDGE_EN = re.compile(
+    r"\b(may|might|could|likely|unlikely|possibly|possible|perhaps|probably|"
+    r"potentially|presumably|suggests?|suggested|seems?|arguably|"
+    r"uncertain)\b",
+    re.IGNORECASE,
+)
 _HEDGE_EN_LOWER = re.compile(_HEDGE_EN.pattern)
-_HEDGE_ZH = ("可能", "未必", "或許", "或许", "也許", "也许", "恐怕", "大概", "似乎", "不一定",
-             "推測", "推测", "或可", "有望", "可望", "疑似")
+_HEDGE_ZH = (
+    "可能",
+    "未必",
+    "或許",
+    "或许",
+    "也許",
+    "也许",
+    "恐怕",
+    "大概",
+    "似乎",
+    "不一定",
+    "推測",
+    "推测",
+    "或可",
+    "有望",
+    "可望",
+    "疑似",
+)
 # conditional or predictive wording: a HYPOTHETICAL claim may rest on these instead of a hedge
-_CONDITIONAL_EN = re.compile(r"\b(if|unless|assuming|would|whether|expected|expects?|"
-                             r"predicts?|hypothes[ie]s|hypothetical)\b", re.IGNORECASE)
-_CONDITIONAL_ZH = ("如果", "若", "假如", "假設", "假设", "倘若", "一旦", "預計", "预计", "預期",
-                   "预期", "或將", "或将", "將可", "假定")
+_CONDITIONAL_EN = re.compile(
+    r"\b(if|unless|assuming|would|whether|expected|expects?|"
+    r"predicts?|hypothes[ie]s|hypothetical)\b",
+    re.IGNORECASE,
+)
+_CONDITIONAL_ZH = (
+    "如果",
+    "若",
+    "假如",
+    "假設",
+    "假设",
+    "倘若",
+    "一旦",
+    "預計",
+    "预计",
+    "預期",
+    "预期",
+    "或將",
+    "或将",
+    "將可",
+    "假定",
+)
 
 
 # The same searches without the leading \b, which is checked by hand (below): a pattern
@@ -313,8 +372,9 @@ _HEDGE_TAIL_LOWER = re.compile(_HEDGE_EN.pattern[2:])
 _CONDITIONAL_TAIL_LOWER = re.compile(_CONDITIONAL_EN.pattern[2:])
 # outside ASCII, CJK and full-width forms, a few letters (ſ, ı, İ) match ASCII letters
 # ignoring case without lowering to them: text with anything else takes the IGNORECASE path
-_CASE_UNCHECKED = re.compile("[^\x00-\x7f\u2000-\u206f\u3000-\u30ff\u3400-\u4dbf"
-                             "\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_CASE_UNCHECKED = re.compile(
+    "[^\x00-\x7f\u2000-\u206f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+)
 _WORD_CHARACTER = re.compile(r"\w")
 _HEDGE_ZH_ANY = re.compile("|".join(map(re.escape, _HEDGE_ZH)))
 _CONDITIONAL_ZH_ANY = re.compile("|".join(map(re.escape, _CONDITIONAL_ZH)))
@@ -358,7 +418,7 @@ def _conditional_in(text: str) -> str | None:
         # letter matches a pattern letter ignoring case exactly when it lowers to it
         match = next(_at_word_start(_CONDITIONAL_TAIL_LOWER, lowered), None)
         if match:
-            return text[match.start():match.end()]
+            return text[match.start() : match.end()]
     else:
         match = _CONDITIONAL_EN.search(text)
         if match:
@@ -380,7 +440,7 @@ def _sentences(text: str) -> list[str]:
         return _SENTENCE_END.split(text)
     parts, start = [], 0
     for match in _LATIN_SENTENCE_END.finditer(text):
-        parts.append(text[start:match.start(1)])
+        parts.append(text[start : match.start(1)])
         start = match.end(1)
     parts.append(text[start:])
     return parts
@@ -398,8 +458,11 @@ def _relevant_evidence(evidence: str, claim: str) -> str:
     best = max(scores, default=0)
     if best < 2:
         return evidence
-    kept = [s for (s, _), score in zip(sentences, scores, strict=True)
-            if score >= 2 and 2 * score >= best]
+    kept = [
+        s
+        for (s, _), score in zip(sentences, scores, strict=True)
+        if score >= 2 and 2 * score >= best
+    ]
     return " ".join(kept)
 
 
@@ -439,15 +502,19 @@ def _hedged_or_conditional(claim: str, evidence: str) -> bool:
     if tone:
         return True
     lead = len(evidence) - len(evidence.lstrip())
-    claim_side = f"{claim}\n{evidence[:lead + 1]}"
+    claim_side = f"{claim}\n{evidence[: lead + 1]}"
     return bool(hedge_in(claim_side) or _conditional_in(claim_side))
 
 
-_NO_CANONICAL = re.compile(r"(沒有|没有|無|无|缺少|缺乏|尚無|尚无|不存在|\bno\b|\bwithout\b|"
-                           r"\blacks?\b|\bmissing\b)\s*(an?\s+)?canonical", re.IGNORECASE)
+_NO_CANONICAL = re.compile(
+    r"(沒有|没有|無|无|缺少|缺乏|尚無|尚无|不存在|\bno\b|\bwithout\b|"
+    r"\blacks?\b|\bmissing\b)\s*(an?\s+)?canonical",
+    re.IGNORECASE,
+)
 
 
 # --- the part of a note one round of checks looks at ---------------------------------
+
 
 @dataclass(slots=True)
 class _Version:
@@ -481,13 +548,22 @@ def _versions(note: Note) -> Iterable[_Version]:
     if claim is not None and claim.text.value and _frame_ok(note.frame):
         assert note.frame is not None
         mode, status = claim.epistemic_mode, claim.mapping_status
-        yield _Version("", claim.text, note.frame,
-                       mode.value if mode else None, mode.line if mode else claim.text.line,
-                       status.value if status else None,
-                       status.line if status else claim.text.line)
+        yield _Version(
+            "",
+            claim.text,
+            note.frame,
+            mode.value if mode else None,
+            mode.line if mode else claim.text.line,
+            status.value if status else None,
+            status.line if status else claim.text.line,
+        )
     drafts = note.drafts
-    if drafts is None or drafts.claim is None or not drafts.claim.value \
-            or not _frame_ok(drafts.frame):
+    if (
+        drafts is None
+        or drafts.claim is None
+        or not drafts.claim.value
+        or not _frame_ok(drafts.frame)
+    ):
         return
     assert drafts.frame is not None
     meta = drafts.metadata
@@ -496,9 +572,15 @@ def _versions(note: Note) -> Iterable[_Version]:
     def where(key: str) -> int:
         return line_of(meta.text, (key,), meta.line) if meta is not None else drafts.line
 
-    yield _Version("V2 draft: ", drafts.claim, drafts.frame,
-                   _str(data.get("epistemic_mode")), where("epistemic_mode"),
-                   _str(data.get("mapping_status")), where("mapping_status"))
+    yield _Version(
+        "V2 draft: ",
+        drafts.claim,
+        drafts.frame,
+        _str(data.get("epistemic_mode")),
+        where("epistemic_mode"),
+        _str(data.get("mapping_status")),
+        where("mapping_status"),
+    )
 
 
 def _frame_ok(block: JsonBlock | None) -> bool:
@@ -512,23 +594,34 @@ def _str(value: Any) -> str | None:
 def _check_version(note: Note, version: _Version, ctx: CheckContext) -> list[Finding]:
     source = note.source
     evidence = source.evidence.value if source and source.evidence else ""
-    context = " ".join(t.value for t in (source.context_before, source.context_after)
-                       if t is not None) if source else ""
-    return [*_mapping_checks(note, version, ctx, evidence, context),
-            *_frame_checks(note, version, evidence),
-            *_claim_number_checks(note, version, evidence),
-            *_mode_checks(note, version, evidence)]
+    context = (
+        " ".join(t.value for t in (source.context_before, source.context_after) if t is not None)
+        if source
+        else ""
+    )
+    return [
+        *_mapping_checks(note, version, ctx, evidence, context),
+        *_frame_checks(note, version, evidence),
+        *_claim_number_checks(note, version, evidence),
+        *_mode_checks(note, version, evidence),
+    ]
 
 
 # --- mapping: label vs the target's title and aliases --------------------------------
+
 
 def _entities(frame: Any) -> list[tuple[int, dict]]:
     entities = frame.get("entities") if isinstance(frame, dict) else None
     if not isinstance(entities, list):
         return []
-    return [(i, e) for i, e in enumerate(entities) if isinstance(e, dict)
-            and isinstance(e.get("id"), str) and isinstance(e.get("label"), str)
-            and e["label"].strip()]
+    return [
+        (i, e)
+        for i, e in enumerate(entities)
+        if isinstance(e, dict)
+        and isinstance(e.get("id"), str)
+        and isinstance(e.get("label"), str)
+        and e["label"].strip()
+    ]
 
 
 def _title(path: str) -> str:
@@ -576,8 +669,9 @@ def _foreign_title_words(title: str, text: str) -> list[str]:
     return foreign
 
 
-def _mapping_checks(note: Note, version: _Version, ctx: CheckContext, evidence: str,
-                    context: str) -> list[Finding]:
+def _mapping_checks(
+    note: Note, version: _Version, ctx: CheckContext, evidence: str, context: str
+) -> list[Finding]:
     if ctx.kb.root is None:
         return []  # no aliases known: a label-vs-title check would only raise false alarms
     findings = []
@@ -592,21 +686,34 @@ def _mapping_checks(note: Note, version: _Version, ctx: CheckContext, evidence: 
         everything = " ".join((version.claim.value, evidence, context))
         line = _entity_line(note, version, index, entity)
         others = _candidates(ctx, label, path)
-        hint = (f"; did you mean {' or '.join(f'[[{c}]]' for c in others)}?" if others else
-                f"; add {label!r} to the aliases of {names[0]!r} if it is right")
+        hint = (
+            f"; did you mean {' or '.join(f'[[{c}]]' for c in others)}?"
+            if others
+            else f"; add {label!r} to the aliases of {names[0]!r} if it is right"
+        )
         foreign = _foreign_title_words(names[0], everything)
         if foreign:
-            findings.append(warning(
-                note.path, line, "assist-mapping-unrelated",
-                f"{version.label}{label!r} is mapped to {names[0]!r}, but "
-                f"{', '.join(repr(w) for w in foreign)} "
-                f"{'appear' if len(foreign) > 1 else 'appears'} nowhere in the claim, "
-                f"evidence or context{hint}"))
+            findings.append(
+                warning(
+                    note.path,
+                    line,
+                    "assist-mapping-unrelated",
+                    f"{version.label}{label!r} is mapped to {names[0]!r}, but "
+                    f"{', '.join(repr(w) for w in foreign)} "
+                    f"{'appear' if len(foreign) > 1 else 'appears'} nowhere in the claim, "
+                    f"evidence or context{hint}",
+                )
+            )
         else:
-            findings.append(warning(
-                note.path, line, "assist-mapping-label",
-                f"{version.label}surface label {label!r} matches neither the title nor an "
-                f"alias of {names[0]!r}{hint}"))
+            findings.append(
+                warning(
+                    note.path,
+                    line,
+                    "assist-mapping-label",
+                    f"{version.label}surface label {label!r} matches neither the title nor an "
+                    f"alias of {names[0]!r}{hint}",
+                )
+            )
     return findings
 
 
@@ -615,41 +722,56 @@ def _entity_line(note: Note, version: _Version, index: int, entity: dict) -> int
     the drafts (and a V1 entity with no row): the entity's label in the frame."""
     if not version.label:
         for row in note.mapping:
-            if fold(row.label) == fold(entity["label"]) and \
-                    kbmod.link_target(row.target) == kbmod.link_target(entity["id"]):
+            if fold(row.label) == fold(entity["label"]) and kbmod.link_target(
+                row.target
+            ) == kbmod.link_target(entity["id"]):
                 return row.line
-    return line_of(version.frame.text, ("entities", index, "label"), version.frame.line,
-                   entity["label"])
+    return line_of(
+        version.frame.text, ("entities", index, "label"), version.frame.line, entity["label"]
+    )
 
 
 # --- claim → frame ---------------------------------------------------------------------
+
 
 def _frame_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
     findings = []
     frame, claim = version.frame, version.claim.value
     for index, entity in version.entities:
         if not occurs(entity["label"], claim):
-            line = line_of(frame.text, ("entities", index, "label"), frame.line,
-                           entity["label"])
-            findings.append(warning(note.path, line, "assist-frame-label",
-                                    f"{version.label}entity label {entity['label']!r} does not "
-                                    f"occur in the claim text"))
+            line = line_of(frame.text, ("entities", index, "label"), frame.line, entity["label"])
+            findings.append(
+                warning(
+                    note.path,
+                    line,
+                    "assist-frame-label",
+                    f"{version.label}entity label {entity['label']!r} does not "
+                    f"occur in the claim text",
+                )
+            )
     expression = frame.data.get("comparison_expression")
     if isinstance(expression, str) and expression.strip():
         missing = _missing_from(expression, claim)
         if missing:
             line = line_of(frame.text, ("comparison_expression",), frame.line, expression)
-            findings.append(warning(note.path, line, "assist-frame-expression",
-                                    f"{version.label}comparison_expression says "
-                                    f"{', '.join(repr(m) for m in missing)}, which the claim "
-                                    f"text does not"))
+            findings.append(
+                warning(
+                    note.path,
+                    line,
+                    "assist-frame-expression",
+                    f"{version.label}comparison_expression says "
+                    f"{', '.join(repr(m) for m in missing)}, which the claim "
+                    f"text does not",
+                )
+            )
     findings += _numeric_mention_checks(note, version, evidence)
     return findings
 
 
 # common Chinese function characters: a paraphrase adds and drops these freely
-_FUNCTION_HAN = frozenset("的之與与和及以於于在是了或而其對对上中等也為为將将被由從从把則则就都個个"
-                          "一這这那此並并且但比更")
+_FUNCTION_HAN = frozenset(
+    "的之與与和及以於于在是了或而其對对上中等也為为將将被由從从把則则就都個个一這这那此並并且但比更"
+)
 
 
 def _missing_from(expression: str, claim: str) -> list[str]:
@@ -662,10 +784,16 @@ def _missing_from(expression: str, claim: str) -> list[str]:
     if _text_occurs(expression, claim):
         return []
     latin = set(_text_words(claim))
-    missing = [w for w in dict.fromkeys(_text_words(expression))
-               if w not in latin and not _number_word_match(w, claim)]
-    han = [ch for ch in unicodedata.normalize("NFKC", expression)
-           if _is_cjk(ch) and ch not in _FUNCTION_HAN]
+    missing = [
+        w
+        for w in dict.fromkeys(_text_words(expression))
+        if w not in latin and not _number_word_match(w, claim)
+    ]
+    han = [
+        ch
+        for ch in unicodedata.normalize("NFKC", expression)
+        if _is_cjk(ch) and ch not in _FUNCTION_HAN
+    ]
     absent = [ch for ch in han if ch not in claim]
     if len(absent) >= 6 and 2 * len(absent) > len(han):
         missing.append("".join(dict.fromkeys(absent)))
@@ -685,14 +813,24 @@ def _numeric_mention_checks(note: Note, version: _Version, evidence: str) -> lis
     findings = []
     claim = version.claim.value
     for index, mention in enumerate(mentions):
-        if not isinstance(mention, str) or not mention.strip() or \
-                _mention_found(mention, claim, evidence):
+        if (
+            not isinstance(mention, str)
+            or not mention.strip()
+            or _mention_found(mention, claim, evidence)
+        ):
             continue
-        line = line_of(version.frame.text, ("qualifiers", "numeric_mentions", index),
-                       version.frame.line)
-        findings.append(warning(note.path, line, "assist-frame-number",
-                                f"{version.label}numeric mention {mention!r} occurs in neither "
-                                f"the claim nor the evidence"))
+        line = line_of(
+            version.frame.text, ("qualifiers", "numeric_mentions", index), version.frame.line
+        )
+        findings.append(
+            warning(
+                note.path,
+                line,
+                "assist-frame-number",
+                f"{version.label}numeric mention {mention!r} occurs in neither "
+                f"the claim nor the evidence",
+            )
+        )
     return findings
 
 
@@ -703,8 +841,10 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
         # a number (or number word) never spans the newline, and NFKC and casefolding of
         # the two joined are those of each. The evidence first: its numbers are found
         # once for all the claims drawn from it, and it is where a mention comes from
-        return all(_mentions_number(evidence, value) or _mentions_number(claim, value)
-                   for _, value in numbers)
+        return all(
+            _mentions_number(evidence, value) or _mentions_number(claim, value)
+            for _, value in numbers
+        )
     # NFKC and casefolding of the two joined by the newline are those of each joined by
     # it, and fold drops the newline: each side is worked on alone, the evidence's once
     claim_folded, evidence_folded = _nfkc_casefold(claim), _nfkc_casefold(evidence)
@@ -720,6 +860,7 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
 
 # --- source → claim --------------------------------------------------------------------
 
+
 def _claim_number_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
     if not evidence:
         return []
@@ -730,13 +871,19 @@ def _claim_number_checks(note: Note, version: _Version, evidence: str) -> list[F
             if value in reported or _mentions_number(evidence, value):
                 continue
             reported.add(value)
-            findings.append(warning(note.path, version.claim.line + offset, "assist-claim-number",
-                                    f"{version.label}the claim's number {token} is not in the "
-                                    f"evidence"))
+            findings.append(
+                warning(
+                    note.path,
+                    version.claim.line + offset,
+                    "assist-claim-number",
+                    f"{version.label}the claim's number {token} is not in the evidence",
+                )
+            )
     return findings
 
 
 # --- epistemic mode --------------------------------------------------------------------
+
 
 def _mode_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
     findings = []
@@ -744,19 +891,37 @@ def _mode_checks(note: Note, version: _Version, evidence: str) -> list[Finding]:
     if version.mode == "ASSERTED" and evidence:
         hedge = _evidence_hedge(_relevant_evidence(evidence, claim))
         if hedge:
-            findings.append(warning(note.path, version.mode_line, "assist-mode-hedged",
-                                    f"{version.label}the evidence hedges ({hedge!r}) but the "
-                                    f"claim is ASSERTED; HYPOTHETICAL keeps the source's tone"))
+            findings.append(
+                warning(
+                    note.path,
+                    version.mode_line,
+                    "assist-mode-hedged",
+                    f"{version.label}the evidence hedges ({hedge!r}) but the "
+                    f"claim is ASSERTED; HYPOTHETICAL keeps the source's tone",
+                )
+            )
     elif version.mode == "HYPOTHETICAL" and not _hedged_or_conditional(claim, evidence):
-        findings.append(warning(note.path, version.mode_line, "assist-mode-unhedged",
-                                f"{version.label}the claim is HYPOTHETICAL, but neither it "
-                                f"nor the evidence hedges; ASSERTED may be meant"))
+        findings.append(
+            warning(
+                note.path,
+                version.mode_line,
+                "assist-mode-unhedged",
+                f"{version.label}the claim is HYPOTHETICAL, but neither it "
+                f"nor the evidence hedges; ASSERTED may be meant",
+            )
+        )
     condition = None
     qualifiers = version.frame.data.get("qualifiers")
     if isinstance(qualifiers, dict):
         condition = _str(qualifiers.get("condition_text"))
     if version.status == "COMPLETE" and condition and _NO_CANONICAL.search(condition):
-        findings.append(warning(note.path, version.status_line, "assist-mapping-complete",
-                                f"{version.label}Mapping Status is COMPLETE, but the condition "
-                                f"text says an entity has no canonical entry; PARTIAL is meant"))
+        findings.append(
+            warning(
+                note.path,
+                version.status_line,
+                "assist-mapping-complete",
+                f"{version.label}Mapping Status is COMPLETE, but the condition "
+                f"text says an entity has no canonical entry; PARTIAL is meant",
+            )
+        )
     return findings

@@ -64,8 +64,11 @@ def writable_path(root: Path | str, path: Path | str, where: str = "the vault") 
         target = f" (→ {os.readlink(link)})"
     except OSError:
         target = ""
-    raise BoundaryError(f"refusing to write: it leads outside {where} through the symlink "
-                        f"{_shown(root, link)}{target}", shown)
+    raise BoundaryError(
+        f"refusing to write: it leads outside {where} through the symlink "
+        f"{_shown(root, link)}{target}",
+        shown,
+    )
 
 
 def is_inside(root: Path | str, path: Path | str) -> bool:
@@ -91,7 +94,7 @@ def _plain_inside(root: str, path: str, real_root: str) -> str | None:
     prefix = root.rstrip(os.sep) + os.sep
     if not path.startswith(prefix):
         return None
-    parts = path[len(prefix):].split(os.sep)
+    parts = path[len(prefix) :].split(os.sep)
     if any(part in ("", ".", "..") for part in parts):
         return None  # `..` after a symlink is the kernel's to resolve, not the string's
     at = root.rstrip(os.sep)
@@ -137,27 +140,36 @@ def escaping_note(relative: str) -> Finding:
     """The finding for a note (vault-relative by name) that a symlink leads out of the
     vault: never read and never written. validate, preview, draft and apply all report
     such a note so, whether listed in a vault run or given on the command line."""
-    return error(relative, None, "read-error", "leads outside the vault through a symlink "
-                 "(or a symlink loops); not read or written")
+    return error(
+        relative,
+        None,
+        "read-error",
+        "leads outside the vault through a symlink (or a symlink loops); not read or written",
+    )
 
 
 def escaping_folder(relative: str) -> Finding:
     """The finding for a symlinked folder (vault-relative by name) that leads out of the
     vault, dangles or loops: the listing does not follow it, so the notes it was meant to
     show are not read (they would be read from outside the vault)."""
-    return error(relative, None, "read-error", "a symlinked folder that leads outside the "
-                 "vault (or loops); its notes are not checked")
+    return error(
+        relative,
+        None,
+        "read-error",
+        "a symlinked folder that leads outside the vault (or loops); its notes are not checked",
+    )
 
 
 def escaping_notes(claims_dir: str, escaping: Iterable[str]) -> list[Finding]:
     """`escaping_note` for the review notes among `escaping` (vault-relative `.md` files
     that are symlinks leading out of the vault, as the listing marks them)."""
     prefix = claims_dir.rstrip("/") + "/"
-    return [escaping_note(relative) for relative in sorted(escaping)
-            if relative.startswith(prefix)]
+    return [escaping_note(relative) for relative in sorted(escaping) if relative.startswith(prefix)]
 
 
 def state_files(database: Path) -> tuple[Path, ...]:
     """An SQLite database's file and the files SQLite keeps beside it, all written."""
-    return (database, *(database.with_name(database.name + suffix)
-                        for suffix in ("-journal", "-wal", "-shm")))
+    return (
+        database,
+        *(database.with_name(database.name + suffix) for suffix in ("-journal", "-wal", "-shm")),
+    )

@@ -60,10 +60,18 @@ class CacheCorrupt(Exception):
 class ResultCache:
     """Results by vault path, valid only under one key (schemas + knowledge base + vt)."""
 
-    def __init__(self, path: Path, key: str = "", entries: dict[str, Entry] | None = None,
-                 saved_ns: int = 0, aliases: dict[str, AliasRecord] | None = None,
-                 listing: str = "", memo: tuple | None = None,
-                 payload: BinaryIO | None = None, token: str = ""):
+    def __init__(
+        self,
+        path: Path,
+        key: str = "",
+        entries: dict[str, Entry] | None = None,
+        saved_ns: int = 0,
+        aliases: dict[str, AliasRecord] | None = None,
+        listing: str = "",
+        memo: tuple | None = None,
+        payload: BinaryIO | None = None,
+        token: str = "",
+    ):
         self.path = path
         self.key = key
         self.entries = entries if entries is not None else {}
@@ -90,17 +98,31 @@ class ResultCache:
             # loads() of the whole file: load() of the open file reads in small pieces
             data = path.read_bytes()
             size = int.from_bytes(data[-LENGTH:], "little")
-            fmt, key, saved_ns, token, listing, aliases, memo = \
-                marshal.loads(data[-LENGTH - size:-LENGTH])
-            if fmt != FORMAT or not isinstance(aliases, dict) \
-                    or not isinstance(key, str) or not isinstance(saved_ns, int):
+            fmt, key, saved_ns, token, listing, aliases, memo = marshal.loads(
+                data[-LENGTH - size : -LENGTH]
+            )
+            if (
+                fmt != FORMAT
+                or not isinstance(aliases, dict)
+                or not isinstance(key, str)
+                or not isinstance(saved_ns, int)
+            ):
                 raise ValueError("another cache format")
-            entries = _read_chunks(memoryview(data)[:-LENGTH - size])
+            entries = _read_chunks(memoryview(data)[: -LENGTH - size])
             payload = _open_versioned(path.with_name(PAYLOAD_FILE), token) if entries else None
         except (OSError, EOFError, ValueError, TypeError, IndexError):
             return cls(path)  # absent, unreadable or torn: start afresh
-        return cls(path, key, entries, saved_ns, aliases, listing,
-                   memo if isinstance(memo, tuple) and len(memo) == 2 else None, payload, token)
+        return cls(
+            path,
+            key,
+            entries,
+            saved_ns,
+            aliases,
+            listing,
+            memo if isinstance(memo, tuple) and len(memo) == 2 else None,
+            payload,
+            token,
+        )
 
     @classmethod
     def load(cls, state_dir: Path, key: str) -> ResultCache:
@@ -137,8 +159,7 @@ class ResultCache:
         if entry is None:
             return None
         info = os.stat(absolute)
-        if stat_signature(info) == entry[STAT] \
-                and self.fresh(info):
+        if stat_signature(info) == entry[STAT] and self.fresh(info):
             return entry
         return self._reread(absolute, relative, entry)
 
@@ -156,8 +177,12 @@ class ResultCache:
             if entry is not None:
                 try:
                     info = stat(prefix + relative)
-                    if info.st_mtime_ns < limit and info.st_ctime_ns < limit and entry[STAT] == \
-                            (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino):
+                    if (
+                        info.st_mtime_ns < limit
+                        and info.st_ctime_ns < limit
+                        and entry[STAT]
+                        == (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+                    ):
                         hits[relative] = entry
                         continue
                     entry = self._reread(prefix + relative, relative, entry)
@@ -175,7 +200,7 @@ class ResultCache:
         if content_digest(raw) != entry[DIGEST]:
             return None
         if signature != entry[STAT]:
-            entry = self.entries[relative] = (*entry[:STAT], signature, *entry[STAT + 1:])
+            entry = self.entries[relative] = (*entry[:STAT], signature, *entry[STAT + 1 :])
             self.dirty = True
         return entry
 
@@ -255,8 +280,17 @@ class ResultCache:
             rest = iter(self.entries.items())
             while chunk := dict(itertools.islice(rest, CHUNK_ENTRIES)):
                 _write_record(self._index, marshal.dumps(chunk))
-            trailer = marshal.dumps((FORMAT, self.key, time.time_ns(), self.token,
-                                     self.listing, self.aliases, self.memo))
+            trailer = marshal.dumps(
+                (
+                    FORMAT,
+                    self.key,
+                    time.time_ns(),
+                    self.token,
+                    self.listing,
+                    self.aliases,
+                    self.memo,
+                )
+            )
             self._index.write(trailer + len(trailer).to_bytes(LENGTH, "little"))
             self._index.close()
             os.replace(self._index.name, self.path)
@@ -321,8 +355,8 @@ def _read_chunks(data: memoryview) -> dict[str, Entry]:
     entries: dict[str, Entry] = {}
     offset = 0
     while offset < len(data):
-        size = int.from_bytes(data[offset:offset + LENGTH], "little")
-        chunk = marshal.loads(data[offset + LENGTH:offset + LENGTH + size])
+        size = int.from_bytes(data[offset : offset + LENGTH], "little")
+        chunk = marshal.loads(data[offset + LENGTH : offset + LENGTH + size])
         if not isinstance(chunk, dict) or size == 0:
             raise ValueError("not an index chunk")
         entries.update(chunk)

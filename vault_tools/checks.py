@@ -59,9 +59,14 @@ def check_drafts(note: Note, ctx: CheckContext) -> list[Finding]:
     if drafts.metadata is not None and drafts.metadata.ok:
         for problem in ctx.schemas.check("metadata", drafts.metadata.data):
             line = line_of(drafts.metadata.text, problem.path, drafts.metadata.line)
-            findings.append(error(note.path, line, "metadata-schema",
-                                  f"V2 Revision Metadata Draft {problem.pointer}: "
-                                  f"{problem.message}"))
+            findings.append(
+                error(
+                    note.path,
+                    line,
+                    "metadata-schema",
+                    f"V2 Revision Metadata Draft {problem.pointer}: {problem.message}",
+                )
+            )
     return findings
 
 
@@ -70,8 +75,14 @@ def _check_properties(note: Note, ctx: CheckContext) -> list[Finding]:
     for problem in ctx.schemas.check("properties", note.properties):
         key = str(problem.path[0]) if problem.path else None
         line = note.property_lines.get(key) if key else None
-        findings.append(error(note.path, line or 1, "properties-schema",
-                              f"property {problem.pointer[1:] or '(root)'}: {problem.message}"))
+        findings.append(
+            error(
+                note.path,
+                line or 1,
+                "properties-schema",
+                f"property {problem.pointer[1:] or '(root)'}: {problem.message}",
+            )
+        )
     return findings
 
 
@@ -80,22 +91,36 @@ def _check_claim_fields(note: Note, ctx: CheckContext) -> list[Finding]:
     if claim is None:
         return []
     findings = []
-    for name, value in (("epistemic_mode", claim.epistemic_mode),
-                        ("mapping_status", claim.mapping_status)):
+    for name, value in (
+        ("epistemic_mode", claim.epistemic_mode),
+        ("mapping_status", claim.mapping_status),
+    ):
         if value is None or not value.value:
             continue  # reported by the parser
         allowed = ctx.schemas.enum("claim", name)
         if value.value not in allowed:
-            findings.append(error(note.path, value.line, "claim-field",
-                                  f"{name} {value.value!r} is not one of {', '.join(allowed)}"))
+            findings.append(
+                error(
+                    note.path,
+                    value.line,
+                    "claim-field",
+                    f"{name} {value.value!r} is not one of {', '.join(allowed)}",
+                )
+            )
     return findings
 
 
 def _check_frame(note: Note, block: JsonBlock, ctx: CheckContext, what: str) -> list[Finding]:
     findings = []
     for problem in ctx.schemas.check("frame", block.data):
-        findings.append(error(note.path, line_of(block.text, problem.path, block.line),
-                              "frame-schema", f"{what} {problem.pointer}: {problem.message}"))
+        findings.append(
+            error(
+                note.path,
+                line_of(block.text, problem.path, block.line),
+                "frame-schema",
+                f"{what} {problem.pointer}: {problem.message}",
+            )
+        )
     for index, entity in enumerate(_entities(block.data)):
         resolution = ctx.kb.resolve(entity["id"])
         if resolution.status != kbmod.OK:
@@ -108,22 +133,37 @@ def _entities(frame: Any) -> list[dict[str, Any]]:
     """The frame's well-formed entities (the schema reports the malformed ones)."""
     if not isinstance(frame, dict) or not isinstance(frame.get("entities"), list):
         return []
-    return [e for e in frame["entities"]
-            if isinstance(e, dict) and isinstance(e.get("id"), str)
-            and isinstance(e.get("label"), str)]
+    return [
+        e
+        for e in frame["entities"]
+        if isinstance(e, dict) and isinstance(e.get("id"), str) and isinstance(e.get("label"), str)
+    ]
 
 
-def _target_finding(note: Note, line: int, target: str, resolution: kbmod.Resolution,
-                    what: str) -> Finding:
+def _target_finding(
+    note: Note, line: int, target: str, resolution: kbmod.Resolution, what: str
+) -> Finding:
     if resolution.status == kbmod.ESCAPE:
-        return error(note.path, line, "kb-target-escape",
-                     f"{what}: target {target!r} leads outside the vault")
+        return error(
+            note.path,
+            line,
+            "kb-target-escape",
+            f"{what}: target {target!r} leads outside the vault",
+        )
     if resolution.status == kbmod.OUTSIDE_KB:
-        return error(note.path, line, "kb-target-outside-kb",
-                     f"{what}: target {target!r} is {resolution.path}, not a knowledge-base note")
-    return error(note.path, line, "kb-target-missing",
-                 f"{what}: target {target!r} does not resolve to a note "
-                 f"(expected {kbmod.link_target(target)}.md)")
+        return error(
+            note.path,
+            line,
+            "kb-target-outside-kb",
+            f"{what}: target {target!r} is {resolution.path}, not a knowledge-base note",
+        )
+    return error(
+        note.path,
+        line,
+        "kb-target-missing",
+        f"{what}: target {target!r} does not resolve to a note "
+        f"(expected {kbmod.link_target(target)}.md)",
+    )
 
 
 @lru_cache(maxsize=4096)  # labels repeat from note to note
@@ -142,23 +182,45 @@ def _check_mapping(note: Note, ctx: CheckContext) -> list[Finding]:
     for index, entity in enumerate(entities):
         resolution = ctx.kb.resolve(entity["id"])
         unresolved = unresolved or resolution.status != kbmod.OK
-        row = next((r for r in unmatched_rows
-                    if _label_key(r.label) == _label_key(entity["label"])
-                    and ctx.kb.resolve(r.target).key == resolution.key), None)
+        row = next(
+            (
+                r
+                for r in unmatched_rows
+                if _label_key(r.label) == _label_key(entity["label"])
+                and ctx.kb.resolve(r.target).key == resolution.key
+            ),
+            None,
+        )
         if row is not None:
             unmatched_rows.remove(row)
             continue
         line = line_of(frame.text, ("entities", index), frame.line)
-        findings.append(error(note.path, line, "mapping-mismatch",
-                              f"frame entity {entity['label']!r} → {entity['id']} has no "
-                              f"matching row in the mapping table"))
+        findings.append(
+            error(
+                note.path,
+                line,
+                "mapping-mismatch",
+                f"frame entity {entity['label']!r} → {entity['id']} has no "
+                f"matching row in the mapping table",
+            )
+        )
     for row in unmatched_rows:
-        findings.append(error(note.path, row.line, "mapping-mismatch",
-                              f"mapping row {row.label!r} → {row.target} matches no entity "
-                              f"of the Semantic Frame"))
+        findings.append(
+            error(
+                note.path,
+                row.line,
+                "mapping-mismatch",
+                f"mapping row {row.label!r} → {row.target} matches no entity of the Semantic Frame",
+            )
+        )
     status = note.claim.mapping_status if note.claim else None
     if unresolved and status is not None and status.value == "COMPLETE":
-        findings.append(error(note.path, status.line, "mapping-complete-unresolved",
-                              "Mapping Status is COMPLETE but an entity target does not "
-                              "resolve"))
+        findings.append(
+            error(
+                note.path,
+                status.line,
+                "mapping-complete-unresolved",
+                "Mapping Status is COMPLETE but an entity target does not resolve",
+            )
+        )
     return findings

@@ -63,8 +63,10 @@ def find_vault(explicit: Path | None = None, cwd: Path | None = None) -> Path:
     for folder in (start, *start.parents):
         if (folder / ".obsidian").is_dir() or (folder / CONFIG_FILE).is_file():
             return folder
-    raise UsageError("no vault found: pass --vault PATH, set VT_VAULT, or run inside a folder "
-                     "holding .obsidian/ or vt.toml")
+    raise UsageError(
+        "no vault found: pass --vault PATH, set VT_VAULT, or run inside a folder "
+        "holding .obsidian/ or vt.toml"
+    )
 
 
 # Every table vt.toml may hold, its keys, and what each value must be (see _KINDS): the
@@ -72,8 +74,12 @@ def find_vault(explicit: Path | None = None, cwd: Path | None = None) -> Path:
 # Anything else in the file is an error: a misspelt key silently ignored would leave its
 # setting at the default while the user believes it changed.
 SPEC: dict[str, dict[str, str]] = {
-    "paths": {"claims_dir": "string", "kb_dir": "string", "ledger": "string",
-              "schemas_dir": "string"},
+    "paths": {
+        "claims_dir": "string",
+        "kb_dir": "string",
+        "ledger": "string",
+        "schemas_dir": "string",
+    },
     "policy": {"required_checks": "strings"},
     "review": {"actor": "string"},
     "findings": {"disable": "strings"},
@@ -153,9 +159,11 @@ def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) ->
         checks = policy["required_checks"]
         unknown = [c for c in checks if c not in CHECKS]
         if unknown:
-            raise UsageError(f"policy.required_checks: unknown checks {unknown}; known: "
-                             f"{', '.join(CHECKS)}", CONFIG_FILE,
-                             _line_of(lines, "policy", "required_checks"))
+            raise UsageError(
+                f"policy.required_checks: unknown checks {unknown}; known: {', '.join(CHECKS)}",
+                CONFIG_FILE,
+                _line_of(lines, "policy", "required_checks"),
+            )
         settings.required_checks = tuple(checks)
     review = data.get("review", {})
     if "actor" in review:
@@ -165,9 +173,12 @@ def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) ->
         disabled = findings["disable"]
         unknown = sorted(set(disabled) - set(CODES))
         if unknown:
-            raise UsageError(f"findings.disable: unknown finding codes {unknown} (see the "
-                             "README's table of codes)", CONFIG_FILE,
-                             _line_of(lines, "findings", "disable"))
+            raise UsageError(
+                f"findings.disable: unknown finding codes {unknown} (see the "
+                "README's table of codes)",
+                CONFIG_FILE,
+                _line_of(lines, "findings", "disable"),
+            )
         settings.disabled_findings = frozenset(disabled)
     performance = data.get("performance", {})
     if "workers" in performance:
@@ -183,20 +194,29 @@ def _check_against_spec(data: dict[str, Any], lines: list[str]) -> None:
     for table, content in data.items():
         if table not in SPEC:
             kind = "table" if isinstance(content, dict) else "key"
-            raise UsageError(f"unknown {kind} '{table}'{_did_you_mean(table, SPEC)}; "
-                             f"vt.toml holds the tables {', '.join(f'[{t}]' for t in SPEC)}",
-                             CONFIG_FILE, _line_of(lines, table))
+            raise UsageError(
+                f"unknown {kind} '{table}'{_did_you_mean(table, SPEC)}; "
+                f"vt.toml holds the tables {', '.join(f'[{t}]' for t in SPEC)}",
+                CONFIG_FILE,
+                _line_of(lines, table),
+            )
         if not isinstance(content, dict):
             raise UsageError(f"[{table}] must be a table", CONFIG_FILE, _line_of(lines, table))
         keys = SPEC[table]
         for key, value in content.items():
             if key not in keys:
-                raise UsageError(f"unknown key '{key}' in [{table}]{_did_you_mean(key, keys)}",
-                                 CONFIG_FILE, _line_of(lines, table, key))
+                raise UsageError(
+                    f"unknown key '{key}' in [{table}]{_did_you_mean(key, keys)}",
+                    CONFIG_FILE,
+                    _line_of(lines, table, key),
+                )
             accepts, expected = _KINDS[keys[key]]
             if not accepts(value):
-                raise UsageError(f"{table}.{key} must be {expected}, not {value!r}",
-                                 CONFIG_FILE, _line_of(lines, table, key))
+                raise UsageError(
+                    f"{table}.{key} must be {expected}, not {value!r}",
+                    CONFIG_FILE,
+                    _line_of(lines, table, key),
+                )
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:

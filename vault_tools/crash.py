@@ -31,10 +31,15 @@ def unhandled(exc: BaseException, argv: list[str]) -> int:
     report = write_report(text, argv)
     if os.environ.get("VT_DEBUG") == "1":
         sys.stderr.write(text)
-    where = (f"the traceback is in {report}" if report is not None
-             else "no crash report could be written; run again with VT_DEBUG=1 to see it")
-    sys.stderr.write(f"vt: internal error: {type(exc).__name__}: {exc}\n"
-                     f"vt: this is a bug in vt; {where}. Please report it with that file.\n")
+    where = (
+        f"the traceback is in {report}"
+        if report is not None
+        else "no crash report could be written; run again with VT_DEBUG=1 to see it"
+    )
+    sys.stderr.write(
+        f"vt: internal error: {type(exc).__name__}: {exc}\n"
+        f"vt: this is a bug in vt; {where}. Please report it with that file.\n"
+    )
     return int(ExitCode.INTERNAL)
 
 
@@ -58,10 +63,12 @@ def write_report(text: str, argv: list[str]) -> Path | None:
     from vault_tools import __version__
 
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    body = (f"vt {__version__} crashed at {stamp}\n"
-            f"python {sys.version.split()[0]} ({sys.executable}) on {platform.platform()}\n"
-            f"command: {' '.join(argv)}\n"
-            f"working folder: {os.getcwd() if os.path.isdir('.') else '?'}\n\n{text}")
+    body = (
+        f"vt {__version__} crashed at {stamp}\n"
+        f"python {sys.version.split()[0]} ({sys.executable}) on {platform.platform()}\n"
+        f"command: {' '.join(argv)}\n"
+        f"working folder: {os.getcwd() if os.path.isdir('.') else '?'}\n\n{text}"
+    )
     name = f"crash-{stamp}-{os.getpid()}.log"
     for folder in (_state_dir(argv), Path(tempfile.gettempdir())):
         if folder is None:

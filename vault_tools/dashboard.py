@@ -38,8 +38,10 @@ Progress = Callable[[int, int], None]
 DASHBOARD = "Review Dashboard.md"
 BLOCK = "dashboard"
 TAG = "vt-dashboard"
-INTRO = ("Maintained by `vt report` (and `vt watch`) from the review notes and the Decision "
-         "Ledger; text outside the vt markers is yours and is kept as you wrote it.")
+INTRO = (
+    "Maintained by `vt report` (and `vt watch`) from the review notes and the Decision "
+    "Ledger; text outside the vt markers is yours and is kept as you wrote it."
+)
 EDGE_LIMIT = 200  # Mermaid diagrams beyond a few hundred edges are unreadable (and slow)
 GROUP_LIMIT = 500  # notes listed per queue group; the rest are counted
 FINDING_LIMIT = 200  # findings listed per code: a large vault's would make a huge note
@@ -109,8 +111,7 @@ def _counts(values: Iterable[str]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def collect(settings: Settings, store: ClaimStore,
-            progress: Progress | None = None) -> Dashboard:
+def collect(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> Dashboard:
     """Everything the dashboard shows; `store` must be caught up by the caller."""
     from vault_tools.validate import validate
 
@@ -152,8 +153,13 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     if action in (REQUEST_REPAIR, APPROVE_REPAIR) and properties.get("vt_preview_hash"):
         info = note_info(settings, relative)
         stale = isinstance(info, NoteInfo) and info.stale_preview
-    return QueueItem(relative, _prop(properties, "claim_id", ""), action,
-                     _prop(properties, "review_state", NEW), stale)
+    return QueueItem(
+        relative,
+        _prop(properties, "claim_id", ""),
+        action,
+        _prop(properties, "review_state", NEW),
+        stale,
+    )
 
 
 def _edges(store: ClaimStore, kb: kbmod.KnowledgeBase) -> list[Edge]:
@@ -182,8 +188,7 @@ def _entities(edges: list[Edge], kb: kbmod.KnowledgeBase) -> list[EntityClaims]:
             entry.claims.append((edge.claim_id, edge.note))
     for entry in grouped.values():
         entry.claims.sort()
-    return sorted(grouped.values(), key=lambda e: (-len(e.claims), e.entity.casefold(),
-                                                   e.entity))
+    return sorted(grouped.values(), key=lambda e: (-len(e.claims), e.entity.casefold(), e.entity))
 
 
 # ---------------------------------------------------------------------------
@@ -207,8 +212,12 @@ def _queue_group(title: str, infos: list[QueueItem]) -> list[str]:
 
 def _queue(dash: Dashboard) -> list[str]:
     claims = ", ".join(f"{k} {v}" for k, v in dash.claims.items()) or "none yet"
-    lines = ["## Review queue", "",
-             f"{len(dash.notes)} review notes; claims in the Decision Ledger: {claims}.", ""]
+    lines = [
+        "## Review queue",
+        "",
+        f"{len(dash.notes)} review notes; claims in the Decision Ledger: {claims}.",
+        "",
+    ]
     for heading, key in (("By review_action", "action"), ("By review_state", "state")):
         lines += [f"### {heading}", ""]
         groups: dict[str, list[QueueItem]] = defaultdict(list)
@@ -222,8 +231,10 @@ def _queue(dash: Dashboard) -> list[str]:
     if stale or dash.conflicts:
         lines += ["### Needs attention", ""]
         for info in stale:
-            lines.append(f"- {wikilink(info.path, info.claim_id or None)}: the drafts changed "
-                         "after `vt preview`; set REQUEST_REPAIR and preview again")
+            lines.append(
+                f"- {wikilink(info.path, info.claim_id or None)}: the drafts changed "
+                "after `vt preview`; set REQUEST_REPAIR and preview again"
+            )
         notes = {i.claim_id: i.path for i in dash.notes}
         for claim_id in dash.conflicts:
             link = wikilink(notes[claim_id], claim_id) if claim_id in notes else inline(claim_id)
@@ -248,8 +259,7 @@ def _finding_groups(title: str, findings: list[Finding], empty: str) -> list[str
             where = f" line {f.line}" if f.line else ""
             lines.append(f"- {wikilink(f.path)}{where}: {inline(f.message)}")
         if len(groups[code]) > FINDING_LIMIT:
-            lines.append(f"- … and {len(groups[code]) - FINDING_LIMIT} more (see "
-                         "`vt validate`)")
+            lines.append(f"- … and {len(groups[code]) - FINDING_LIMIT} more (see `vt validate`)")
         lines.append("")
     return lines
 
@@ -259,8 +269,11 @@ def _accepted(dash: Dashboard) -> list[str]:
     if not dash.entities:
         return [*lines, "No accepted claims yet.", ""]
     for entry in dash.entities:
-        name = wikilink(entry.entity) if entry.resolved else \
-            f"{inline(entry.entity)} (not in the knowledge base)"
+        name = (
+            wikilink(entry.entity)
+            if entry.resolved
+            else f"{inline(entry.entity)} (not in the knowledge base)"
+        )
         claims = ", ".join(wikilink(note, cid) for cid, note in entry.claims)
         lines.append(f"- {name} ({len(entry.claims)}): {claims}")
     return [*lines, ""]
@@ -273,8 +286,7 @@ def render(dash: Dashboard) -> str:
     warnings = [f for f in dash.findings if f.severity != ERROR]
     lines = _queue(dash)
     lines += _finding_groups("Validation errors", errors, "None: every review note validates.")
-    lines += _finding_groups("Review assist", warnings,
-                             "No review-assist warnings.")
+    lines += _finding_groups("Review assist", warnings, "No review-assist warnings.")
     lines += _accepted(dash)
     lines += ["## Entity graph of the accepted claims", "", *mermaid(dash.edges)]
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -286,8 +298,14 @@ def render(dash: Dashboard) -> str:
 
 _ID_CHARS = re.compile(r"[^0-9A-Za-z]+")
 # Mermaid entity codes: `#` first, since the other replacements introduce it
-_LABEL_CODES = (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"),
-                ("`", "#96;"), ("|", "#124;"))
+_LABEL_CODES = (
+    ("#", "#35;"),
+    ('"', "#quot;"),
+    ("<", "#lt;"),
+    (">", "#gt;"),
+    ("`", "#96;"),
+    ("|", "#124;"),
+)
 
 
 def mermaid_label(text: str) -> str:
@@ -329,8 +347,9 @@ def mermaid(edges: list[Edge], limit: int = EDGE_LIMIT) -> list[str]:
     uses: dict[str, int] = defaultdict(int)
     for e in edges:
         uses[e.entity_key] += 1
-    shown = sorted(edges, key=lambda e: (-uses[e.entity_key], e.entity_key, e.claim_id,
-                                         e.label))[:limit]
+    shown = sorted(edges, key=lambda e: (-uses[e.entity_key], e.entity_key, e.claim_id, e.label))[
+        :limit
+    ]
     claims, entities = _NodeIds("c"), _NodeIds("e")
     # ids are given in sorted order, so they do not depend on the edges' order
     for claim_id in sorted({e.claim_id for e in shown}):
@@ -349,8 +368,11 @@ def mermaid(edges: list[Edge], limit: int = EDGE_LIMIT) -> list[str]:
     nodes = [*sorted(claims.ids.values()), *sorted(entities.ids.values())]
     lines += [f"  class {','.join(nodes)} internal-link", "```", ""]
     if len(edges) > limit:
-        lines += [f"Showing {limit} of {len(edges)} edges (the most used entities first); "
-                  "`vt export` lists every accepted claim.", ""]
+        lines += [
+            f"Showing {limit} of {len(edges)} edges (the most used entities first); "
+            "`vt export` lists every accepted claim.",
+            "",
+        ]
     return lines
 
 
@@ -369,8 +391,14 @@ class ReportResult:
     summary: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "changed": self.changed, "written": self.written,
-                "created": self.created, "dry_run": self.dry_run, **self.summary}
+        return {
+            "path": self.path,
+            "changed": self.changed,
+            "written": self.written,
+            "created": self.created,
+            "dry_run": self.dry_run,
+            **self.summary,
+        }
 
 
 def initial_text(content: str) -> str:
@@ -411,8 +439,9 @@ def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
     return result
 
 
-def report(settings: Settings, dry_run: bool = False,
-           progress: Progress | None = None) -> ReportResult:
+def report(
+    settings: Settings, dry_run: bool = False, progress: Progress | None = None
+) -> ReportResult:
     """`vt report`: bring the Claim Store up to date, then (re)write the dashboard."""
     with ClaimStore.open(settings) as store:
         store.catch_up()

@@ -48,8 +48,13 @@ class Step:
     problem: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"number": self.number, "title": self.title, "ok": self.ok,
-                "problem": self.problem, "lines": self.lines}
+        return {
+            "number": self.number,
+            "title": self.title,
+            "ok": self.ok,
+            "problem": self.problem,
+            "lines": self.lines,
+        }
 
 
 @dataclass(slots=True)
@@ -62,8 +67,11 @@ class DemoResult:
         return bool(self.steps) and all(s.ok for s in self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "vault": str(self.kept) if self.kept else None,
-                "steps": [s.to_json() for s in self.steps]}
+        return {
+            "ok": self.ok,
+            "vault": str(self.kept) if self.kept else None,
+            "steps": [s.to_json() for s in self.steps],
+        }
 
 
 # ---------------------------------------------------------------------------
@@ -81,7 +89,7 @@ def reviewer_edit(path: Path, old: str, new: str, after: str | None = None) -> N
     at = text.find(old, start)
     if at < 0:
         raise StepFailed(f"{path.name}: {old!r} not found")
-    path.write_text(text[:at] + new + text[at + len(old):], encoding="utf-8")
+    path.write_text(text[:at] + new + text[at + len(old) :], encoding="utf-8")
 
 
 def set_property_line(path: Path, key: str, value: str) -> str:
@@ -123,12 +131,15 @@ class _Demo:
         from vault_tools.validate import validate
 
         report = validate(self.settings)
-        step.lines.append(f"$ vt validate  →  {report.notes} review notes: {report.errors} "
-                          f"errors, {report.warnings} warnings")
+        step.lines.append(
+            f"$ vt validate  →  {report.notes} review notes: {report.errors} "
+            f"errors, {report.warnings} warnings"
+        )
         for finding in report.findings:
             if finding.path == REPAIRED_NOTE:
-                step.lines.append(f"{finding.path}:{finding.line}: {finding.code}: "
-                                  f"{finding.message}")
+                step.lines.append(
+                    f"{finding.path}:{finding.line}: {finding.code}: {finding.message}"
+                )
         if report.errors:
             raise StepFailed(f"the example vault has {report.errors} errors")
 
@@ -138,13 +149,15 @@ class _Demo:
         result = draft_note(self.settings, REPAIRED_NOTE)
         if result.failed or not result.written:
             raise StepFailed("; ".join(f.message for f in result.findings) or "not written")
-        step.lines.append(f"$ vt draft {REPAIRED_NOTE}  →  V2 Draft section added "
-                          "(V1 copied into the three draft blocks)")
+        step.lines.append(
+            f"$ vt draft {REPAIRED_NOTE}  →  V2 Draft section added "
+            "(V1 copied into the three draft blocks)"
+        )
 
     def edit(self, step: Step) -> None:
         note = self.vault / REPAIRED_NOTE
         reviewer_edit(note, WRONG_TARGET, RIGHT_TARGET, after="### V2 Semantic Frame Draft")
-        step.lines.append(f"V2 Semantic Frame Draft: \"{WRONG_TARGET}\" → \"{RIGHT_TARGET}\"")
+        step.lines.append(f'V2 Semantic Frame Draft: "{WRONG_TARGET}" → "{RIGHT_TARGET}"')
         old = set_property_line(note, "review_action", REQUEST_REPAIR)
         step.lines.append(f"frontmatter: {old}  →  review_action: REQUEST_REPAIR")
 
@@ -153,8 +166,10 @@ class _Demo:
         from vault_tools.validate import make_context
 
         result = preview_note(self.settings, make_context(self.settings), REPAIRED_NOTE)
-        step.lines.append(f"$ vt preview {REPAIRED_NOTE}  →  {result.state}, "
-                          f"vt_preview_hash {result.preview_hash}")
+        step.lines.append(
+            f"$ vt preview {REPAIRED_NOTE}  →  {result.state}, "
+            f"vt_preview_hash {result.preview_hash}"
+        )
         step.lines.extend("  " + change_line(change) for change in result.changes)
         if result.state != PREVIEW_READY or not result.written:
             problems = "; ".join(f.message for f in result.findings)
@@ -164,19 +179,25 @@ class _Demo:
 
     def approve(self, step: Step) -> None:
         note = self.vault / REPAIRED_NOTE
-        for key, value in (("review_action", APPROVE_REPAIR), *((c, "true") for c in CHECK_KEYS),
-                           ("reviewer", '"demo"')):
+        for key, value in (
+            ("review_action", APPROVE_REPAIR),
+            *((c, "true") for c in CHECK_KEYS),
+            ("reviewer", '"demo"'),
+        ):
             old = set_property_line(note, key, value)
             step.lines.append(f"{REPAIRED_NOTE}: {old}  →  {key}: {value}")
         from vault_tools.note import parse_note
 
         other = parse_note((self.vault / APPROVED_NOTE).read_bytes(), APPROVED_NOTE)
         props = other.properties
-        if props.get("review_action") != APPROVE or not all(props.get(c) is True
-                                                              for c in CHECK_KEYS):
+        if props.get("review_action") != APPROVE or not all(
+            props.get(c) is True for c in CHECK_KEYS
+        ):
             raise StepFailed(f"{APPROVED_NOTE} is not approved with its four checks")
-        step.lines.append(f"{APPROVED_NOTE}: already review_action: APPROVE, four checks true, "
-                          f"reviewer {props.get('reviewer')!r}")
+        step.lines.append(
+            f"{APPROVED_NOTE}: already review_action: APPROVE, four checks true, "
+            f"reviewer {props.get('reviewer')!r}"
+        )
 
     def apply(self, step: Step) -> None:
         from vault_tools.apply import apply_notes
@@ -184,8 +205,9 @@ class _Demo:
         report = apply_notes(self.settings)
         step.lines.append("$ vt apply")
         for item in report.applied:
-            step.lines.append(f"  {item.path}: {item.action} appended as seq {item.seq}, "
-                              f"{item.id[:19]}…")
+            step.lines.append(
+                f"  {item.path}: {item.action} appended as seq {item.seq}, {item.id[:19]}…"
+            )
         for entry in report.skipped:
             step.lines.append(f"  {entry.path}: skipped: {entry.reason}")
         for entry in report.refused:
@@ -196,14 +218,18 @@ class _Demo:
         if not {(REPAIRED_NOTE, "REPAIR"), (APPROVED_NOTE, "ACCEPT")} <= done:
             raise StepFailed("IX2-0328's REPAIR and DV1-0001's ACCEPT were not both applied")
         if report.refresh is not None:
-            step.lines.append(f"  claim store updated; {len(report.refresh.kb_notes_written)} "
-                              "knowledge-base notes now list the accepted claims that use them")
+            step.lines.append(
+                f"  claim store updated; {len(report.refresh.kb_notes_written)} "
+                "knowledge-base notes now list the accepted claims that use them"
+            )
         for line in (self.vault / REPAIRED_NOTE).read_text(encoding="utf-8").split("\n"):
             if line.startswith(("review_state:", "vt_event_id:", "vt_applied_at:")):
                 step.lines.append(f"  {REPAIRED_NOTE}: {line}")
         again = apply_notes(self.settings)
-        step.lines.append(f"$ vt apply  (again)  →  {len(again.events)} events appended: "
-                          "a decision is recorded once")
+        step.lines.append(
+            f"$ vt apply  (again)  →  {len(again.events)} events appended: "
+            "a decision is recorded once"
+        )
         if again.events or again.refused:
             raise StepFailed("the second run was not a no-op")
 
@@ -215,18 +241,20 @@ class _Demo:
             record = store.claim("IX2-0328")
         step.lines.append("claims by status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
         if record is None or record.status != REPAIRED:
-            raise StepFailed(f"IX2-0328 is {record.status if record else 'unknown'}, "
-                             "not REPAIRED")
-        targets = [e.get("id") for e in (record.claim or {}).get("semantic_frame", {})
-                   .get("entities", [])]
+            raise StepFailed(f"IX2-0328 is {record.status if record else 'unknown'}, not REPAIRED")
+        targets = [
+            e.get("id") for e in (record.claim or {}).get("semantic_frame", {}).get("entities", [])
+        ]
         step.lines.append(f"IX2-0328: {record.status}; its entities now: {', '.join(targets)}")
 
     def verify(self, step: Step) -> None:
         from vault_tools.ledger import verify_ledger
 
         result = verify_ledger(self.settings.ledger_path, self.settings.state_dir)
-        step.lines.append(f"$ vt ledger verify  →  {'ok' if result.ok else 'FAILED'}: "
-                          f"{result.events} events, head {result.head[:19]}…")
+        step.lines.append(
+            f"$ vt ledger verify  →  {'ok' if result.ok else 'FAILED'}: "
+            f"{result.events} events, head {result.head[:19]}…"
+        )
         if not result.ok:
             raise StepFailed("; ".join(p.message for p in result.problems))
 
@@ -238,15 +266,19 @@ class _Demo:
             events = store.history("IX2-0328")
         v1 = _v1_claim(self.vault / REPAIRED_NOTE)
         for ev in events:
-            step.lines.append(f"seq {ev['seq']}  {ev['ts']}  {ev['actor']}  {ev['action']}  "
-                              f"({ev['note']})")
+            step.lines.append(
+                f"seq {ev['seq']}  {ev['ts']}  {ev['actor']}  {ev['action']}  ({ev['note']})"
+            )
             claim = ev.get("claim")
             if ev["action"] == "REPAIR" and claim:
                 for change in repair_changes(
-                        v1["atomic_claim"], claim["atomic_claim"], v1["semantic_frame"],
-                        claim["semantic_frame"],
-                        {k: v1[k] for k in ("epistemic_mode", "mapping_status")},
-                        {k: claim[k] for k in ("epistemic_mode", "mapping_status")}):
+                    v1["atomic_claim"],
+                    claim["atomic_claim"],
+                    v1["semantic_frame"],
+                    claim["semantic_frame"],
+                    {k: v1[k] for k in ("epistemic_mode", "mapping_status")},
+                    {k: claim[k] for k in ("epistemic_mode", "mapping_status")},
+                ):
                     step.lines.append("    V1 → V2 " + change_line(change))
         if [ev["action"] for ev in events] != ["REPAIR"]:
             raise StepFailed(f"IX2-0328's history is {[ev['action'] for ev in events]}")
@@ -260,42 +292,69 @@ def _v1_claim(path: Path) -> dict[str, Any]:
 
 
 STEPS: list[tuple[str, str, str]] = [
-    ("validate", "Validate the vault",
-     "vt validate parses every review note and checks it against the JSON Schemas and the "
-     "knowledge base. Errors would block an approval; warnings are hints for the reviewer, "
-     "like the suspicious mapping of IX2-0328 below."),
-    ("draft", "Draft a repair of IX2-0328",
-     "vt draft adds a ⑤ V2 Draft section to the note, copying the V1 claim, frame and "
-     "metadata into three blocks the reviewer can edit."),
-    ("edit", "Edit the draft, as a reviewer would in Obsidian",
-     "The reviewer fixes the mis-mapped entity in the V2 frame draft and sets review_action "
-     "to REQUEST_REPAIR. (The demo edits the note's text directly, like Obsidian does; "
-     "this is not vt writing.)"),
-    ("preview", "Preview the repair",
-     "vt preview validates the V2 drafts and writes the V1 → V2 diff into the note, with "
-     "review_state PREVIEW_READY and vt_preview_hash, the fingerprint of the drafts just "
-     "shown. Nothing is decided yet."),
-    ("approve", "Approve",
-     "The reviewer ticks the four checks, signs as reviewer and sets APPROVE_REPAIR on "
-     "IX2-0328; DV1-0001 was already approved. The Markdown alone is not a decision yet."),
-    ("apply", "Apply the decisions",
-     "vt apply turns each approved decision into an event in the Decision Ledger (one fsync "
-     "for the run), then marks the notes APPLIED and updates the Claim Store. Running it "
-     "again appends nothing."),
-    ("status", "Look at the Claim Store",
-     "The Claim Store (.vt/claims.sqlite) is a projection of the ledger: each claim's "
-     "current status and accepted version, rebuilt from the ledger at any time."),
-    ("verify", "Verify the ledger",
-     "vt ledger verify re-checks every line's hash, the chain linking the lines and every "
-     "event id, so an edited, deleted or reordered decision is caught."),
-    ("history", "History of IX2-0328",
-     "Every decision on a claim, who made it and when, with the V1 → V2 changes of a "
-     "repair."),
+    (
+        "validate",
+        "Validate the vault",
+        "vt validate parses every review note and checks it against the JSON Schemas and the "
+        "knowledge base. Errors would block an approval; warnings are hints for the reviewer, "
+        "like the suspicious mapping of IX2-0328 below.",
+    ),
+    (
+        "draft",
+        "Draft a repair of IX2-0328",
+        "vt draft adds a ⑤ V2 Draft section to the note, copying the V1 claim, frame and "
+        "metadata into three blocks the reviewer can edit.",
+    ),
+    (
+        "edit",
+        "Edit the draft, as a reviewer would in Obsidian",
+        "The reviewer fixes the mis-mapped entity in the V2 frame draft and sets review_action "
+        "to REQUEST_REPAIR. (The demo edits the note's text directly, like Obsidian does; "
+        "this is not vt writing.)",
+    ),
+    (
+        "preview",
+        "Preview the repair",
+        "vt preview validates the V2 drafts and writes the V1 → V2 diff into the note, with "
+        "review_state PREVIEW_READY and vt_preview_hash, the fingerprint of the drafts just "
+        "shown. Nothing is decided yet.",
+    ),
+    (
+        "approve",
+        "Approve",
+        "The reviewer ticks the four checks, signs as reviewer and sets APPROVE_REPAIR on "
+        "IX2-0328; DV1-0001 was already approved. The Markdown alone is not a decision yet.",
+    ),
+    (
+        "apply",
+        "Apply the decisions",
+        "vt apply turns each approved decision into an event in the Decision Ledger (one fsync "
+        "for the run), then marks the notes APPLIED and updates the Claim Store. Running it "
+        "again appends nothing.",
+    ),
+    (
+        "status",
+        "Look at the Claim Store",
+        "The Claim Store (.vt/claims.sqlite) is a projection of the ledger: each claim's "
+        "current status and accepted version, rebuilt from the ledger at any time.",
+    ),
+    (
+        "verify",
+        "Verify the ledger",
+        "vt ledger verify re-checks every line's hash, the chain linking the lines and every "
+        "event id, so an edited, deleted or reordered decision is caught.",
+    ),
+    (
+        "history",
+        "History of IX2-0328",
+        "Every decision on a claim, who made it and when, with the V1 → V2 changes of a repair.",
+    ),
 ]
 
 
-def run_demo(keep: bool = False, on_step: Callable[[Step], None] | None = None,
-             workdir: Path | None = None) -> DemoResult:
+def run_demo(
+    keep: bool = False, on_step: Callable[[Step], None] | None = None, workdir: Path | None = None
+) -> DemoResult:
     """Copy the example vault to a temporary folder and run the cycle there."""
     root = Path(tempfile.mkdtemp(prefix="vt-demo-", dir=workdir))
     vault = root / "vault"

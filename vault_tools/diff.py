@@ -231,14 +231,12 @@ def repair_changes(
     return changes
 
 
-def plain_change_lines(claim_segments: list[tuple[str, str]],
-                       changes: list[Change]) -> list[str]:
+def plain_change_lines(claim_segments: list[tuple[str, str]], changes: list[Change]) -> list[str]:
     """V1 → V2 changes as plain text lines: `claim: a[-b-]{+c+}`, `frame /operator: …`."""
     lines = []
     if claim_segments:
         marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
-        lines.append("claim: " + "".join(marks[kind].format(part)
-                                         for kind, part in claim_segments))
+        lines.append("claim: " + "".join(marks[kind].format(part) for kind, part in claim_segments))
     for change in changes:
         if change.field == CLAIM:
             continue
@@ -248,8 +246,7 @@ def plain_change_lines(claim_segments: list[tuple[str, str]],
         elif change.op == "remove":
             lines.append(f"{change.field} - {pointer}: {_shown(change.old)}")
         else:
-            lines.append(f"{change.field} {pointer}: {_shown(change.old)} → "
-                         f"{_shown(change.new)}")
+            lines.append(f"{change.field} {pointer}: {_shown(change.old)} → {_shown(change.new)}")
     return lines
 
 

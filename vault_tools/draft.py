@@ -45,8 +45,13 @@ class DraftResult:
         return any(f.severity == ERROR for f in self.findings)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "claim_id": self.claim_id, "drafted": not self.failed,
-                "written": self.written, "findings": [f.to_json() for f in self.findings]}
+        return {
+            "path": self.path,
+            "claim_id": self.claim_id,
+            "drafted": not self.failed,
+            "written": self.written,
+            "findings": [f.to_json() for f in self.findings],
+        }
 
 
 @dataclass(slots=True)
@@ -58,9 +63,11 @@ class DraftReport:
         return any(n.failed for n in self.notes)
 
     def to_json(self) -> dict[str, Any]:
-        return {"notes": [n.to_json() for n in self.notes],
-                "drafted": sum(not n.failed for n in self.notes),
-                "errors": sum(n.failed for n in self.notes)}
+        return {
+            "notes": [n.to_json() for n in self.notes],
+            "drafted": sum(not n.failed for n in self.notes),
+            "errors": sum(n.failed for n in self.notes),
+        }
 
 
 def draft_section(note: Note) -> str:
@@ -74,10 +81,12 @@ def draft_section(note: Note) -> str:
     }
     meta = json.dumps(metadata, ensure_ascii=False, indent=2)
     frame_fence, meta_fence = fence_for(frame), fence_for(meta)
-    return (f"{HEADING}\n{TIP}\n"
-            f"### V2 Atomic Claim Draft\n{claim.text.value}\n\n"
-            f"### V2 Semantic Frame Draft\n{frame_fence}json\n{frame}\n{frame_fence}\n\n"
-            f"### V2 Revision Metadata Draft\n{meta_fence}json\n{meta}\n{meta_fence}\n")
+    return (
+        f"{HEADING}\n{TIP}\n"
+        f"### V2 Atomic Claim Draft\n{claim.text.value}\n\n"
+        f"### V2 Semantic Frame Draft\n{frame_fence}json\n{frame}\n{frame_fence}\n\n"
+        f"### V2 Revision Metadata Draft\n{meta_fence}json\n{meta}\n{meta_fence}\n"
+    )
 
 
 def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> DraftResult:
@@ -102,8 +111,9 @@ def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> D
     try:
         result.written = writer.write_if_changed(snapshot, text, root=settings.vault)
     except RefusedError as exc:
-        result.findings.append(error(relative, exc.line, "write-refused",
-                                     f"{exc.message}; run vt draft again"))
+        result.findings.append(
+            error(relative, exc.line, "write-refused", f"{exc.message}; run vt draft again")
+        )
     except IOFailure:
         raise  # the disk, not the note: every other note would fail alike
     except VtError as exc:
@@ -113,21 +123,33 @@ def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> D
 
 def _refusal(note: Note) -> Finding | None:
     if not note.is_review_note:
-        return error(note.path, None, "not-review-note",
-                     "not a review note (its frontmatter has no claim_id)")
+        return error(
+            note.path,
+            None,
+            "not-review-note",
+            "not a review note (its frontmatter has no claim_id)",
+        )
     drafts = note.section("drafts")
     if drafts is not None:
-        return error(note.path, drafts.line, "drafts-exist",
-                     "the note already has a V2 Draft section; edit it, or delete it and run "
-                     "vt draft again")
+        return error(
+            note.path,
+            drafts.line,
+            "drafts-exist",
+            "the note already has a V2 Draft section; edit it, or delete it and run vt draft again",
+        )
     if note.claim is None or note.frame is None:
         # nothing to copy: the parser says which section or block is missing
-        missing = next((f for f in note.findings
-                        if f.code in ("section-missing", "json-missing")), None)
+        missing = next(
+            (f for f in note.findings if f.code in ("section-missing", "json-missing")), None
+        )
         if missing is not None:
             return missing
-        return error(note.path, note.body_line, "section-missing",
-                     "V1 has no Atomic Claim or Semantic Frame to copy")
+        return error(
+            note.path,
+            note.body_line,
+            "section-missing",
+            "V1 has no Atomic Claim or Semantic Frame to copy",
+        )
     return None
 
 
@@ -135,6 +157,9 @@ def draft_notes(settings: Settings, paths: list[Path], dry_run: bool = False) ->
     """`vt draft NOTE…`: every note given, in order; paths outside the vault are findings."""
     report = DraftReport()
     for relative, problem in given_notes(settings.vault, paths):
-        report.notes.append(DraftResult(relative, findings=[problem]) if problem else
-                            draft_note(settings, relative, dry_run=dry_run))
+        report.notes.append(
+            DraftResult(relative, findings=[problem])
+            if problem
+            else draft_note(settings, relative, dry_run=dry_run)
+        )
     return report

@@ -30,8 +30,9 @@ def write_temp(target: Path, data: bytes, mode: int = 0o644) -> str:
     removed again if anything fails.
     """
     while True:
-        name = str(target.parent / f".{target.name}.{os.getpid()}-{next(_temp_numbers)}"
-                                    f"{TMP_SUFFIX}")
+        name = str(
+            target.parent / f".{target.name}.{os.getpid()}-{next(_temp_numbers)}{TMP_SUFFIX}"
+        )
         try:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             break
@@ -55,7 +56,7 @@ def write_all(fd: int, data: bytes) -> None:
     """os.write until every byte is written (a write may take fewer)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def fsync_folder(folder: Path | str) -> None:
@@ -87,8 +88,13 @@ def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
             with contextlib.suppress(OSError, AttributeError):
                 function = ctypes.CDLL(None, use_errno=True).renameat2
-                function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int,
-                                     ctypes.c_char_p, ctypes.c_uint]
+                function.argtypes = [
+                    ctypes.c_int,
+                    ctypes.c_char_p,
+                    ctypes.c_int,
+                    ctypes.c_char_p,
+                    ctypes.c_uint,
+                ]
                 function.restype = ctypes.c_int
                 _renameat2 = function
     if _renameat2 is False:

@@ -32,9 +32,14 @@ class Entity:
     accepted: int = 0  # accepted claims whose current version maps onto it
 
     def to_json(self) -> dict:
-        return {"path": self.path, "title": self.title, "aliases": self.aliases,
-                "notes": len(self.notes), "note_paths": self.notes,
-                "accepted_claims": self.accepted}
+        return {
+            "path": self.path,
+            "title": self.title,
+            "aliases": self.aliases,
+            "notes": len(self.notes),
+            "note_paths": self.notes,
+            "accepted_claims": self.accepted,
+        }
 
 
 @dataclass(slots=True)
@@ -53,8 +58,10 @@ class LabelConflict:
     targets: dict[str, list[str]]  # target note path (or raw target) -> review notes
 
     def to_json(self) -> dict:
-        return {"label": self.label, "targets": [{"target": t, "notes": n}
-                                                 for t, n in self.targets.items()]}
+        return {
+            "label": self.label,
+            "targets": [{"target": t, "notes": n} for t, n in self.targets.items()],
+        }
 
 
 @dataclass(slots=True)
@@ -65,9 +72,12 @@ class EntitiesReport:
     conflicts: list[LabelConflict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"notes": self.notes, "entities": [e.to_json() for e in self.entities],
-                "missing": [m.to_json() for m in self.missing],
-                "conflicts": [c.to_json() for c in self.conflicts]}
+        return {
+            "notes": self.notes,
+            "entities": [e.to_json() for e in self.entities],
+            "missing": [m.to_json() for m in self.missing],
+            "conflicts": [c.to_json() for c in self.conflicts],
+        }
 
 
 def _title(path: str) -> str:
@@ -80,8 +90,11 @@ def _uses(note: Note) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     blocks = [note.frame, note.drafts.frame if note.drafts else None]
     for block in blocks:
-        entities = block.data.get("entities") if block is not None and block.ok \
-            and isinstance(block.data, dict) else None
+        entities = (
+            block.data.get("entities")
+            if block is not None and block.ok and isinstance(block.data, dict)
+            else None
+        )
         for entity in entities if isinstance(entities, list) else []:
             if isinstance(entity, dict) and isinstance(entity.get("id"), str):
                 pairs.append((str(entity.get("label", "")), entity["id"]))
@@ -96,8 +109,11 @@ def _current_uses(note: Note) -> list[tuple[str, str]]:
     if frame is not None and frame.ok and isinstance(frame.data, dict):
         entities = frame.data.get("entities")
         for entity in entities if isinstance(entities, list) else []:
-            if isinstance(entity, dict) and isinstance(entity.get("id"), str) \
-                    and isinstance(entity.get("label"), str):
+            if (
+                isinstance(entity, dict)
+                and isinstance(entity.get("id"), str)
+                and isinstance(entity.get("label"), str)
+            ):
                 pairs.append((entity["label"], entity["id"]))
     return pairs
 
@@ -138,8 +154,11 @@ def survey(settings: Settings, accepted: Mapping[str, int] | None = None) -> Ent
             entities[resolution.path].accepted += count
     report.entities = sorted(entities.values(), key=lambda e: (-len(e.notes), e.path))
     report.missing = sorted(missing.values(), key=lambda m: m.target)
-    report.conflicts = [LabelConflict(label_shown[key], dict(sorted(targets.items())))
-                        for key, targets in sorted(labels.items()) if len(targets) > 1]
+    report.conflicts = [
+        LabelConflict(label_shown[key], dict(sorted(targets.items())))
+        for key, targets in sorted(labels.items())
+        if len(targets) > 1
+    ]
     return report
 
 
@@ -151,8 +170,13 @@ def _read_note(vault: Path, relative: str) -> Note | None:
     return note if note.is_review_note else None
 
 
-def _count_use(kb: kbmod.KnowledgeBase, target: str, note: str, entities: dict[str, Entity],
-               missing: dict[str, MissingTarget]) -> None:
+def _count_use(
+    kb: kbmod.KnowledgeBase,
+    target: str,
+    note: str,
+    entities: dict[str, Entity],
+    missing: dict[str, MissingTarget],
+) -> None:
     resolution = kb.resolve(target)
     if resolution.status == kbmod.OK and resolution.path in entities:
         users = entities[resolution.path].notes
@@ -181,8 +205,12 @@ class NewEntity:
     similar: list[str] = field(default_factory=list)  # notes already titled/aliased so
 
     def to_json(self) -> dict:
-        return {"path": self.path, "written": self.written, "similar": self.similar,
-                "text": self.text}
+        return {
+            "path": self.path,
+            "written": self.written,
+            "similar": self.similar,
+            "text": self.text,
+        }
 
 
 def check_name(name: str) -> str:
@@ -194,8 +222,10 @@ def check_name(name: str) -> str:
         raise UsageError(f"{name!r}: no leading or trailing spaces in an entity name")
     bad = sorted({ch for ch in name if ch in FORBIDDEN})
     if bad:
-        raise UsageError(f"{name!r}: an entity name cannot contain {' '.join(bad)} "
-                         f"(Obsidian forbids {FORBIDDEN} in note names)")
+        raise UsageError(
+            f"{name!r}: an entity name cannot contain {' '.join(bad)} "
+            f"(Obsidian forbids {FORBIDDEN} in note names)"
+        )
     if ".." in name or name.startswith("."):
         raise UsageError(f"{name!r}: an entity name cannot start with '.' or contain '..'")
     if any(unicodedata.category(ch).startswith("C") for ch in name):
@@ -224,8 +254,9 @@ def render_entity(name: str, aliases: list[str]) -> str:
     return f"---\naliases: [{items}]\ntags: [entity]\n---\n# {name}\n"
 
 
-def new_entity(settings: Settings, name: str, aliases: list[str] | None = None,
-               dry_run: bool = False) -> NewEntity:
+def new_entity(
+    settings: Settings, name: str, aliases: list[str] | None = None, dry_run: bool = False
+) -> NewEntity:
     """Write `<kb_dir>/NAME.md` (aliases, `tags: [entity]`, `# NAME`); never overwrite."""
     name = check_name(name)
     cleaned = []
@@ -240,16 +271,17 @@ def new_entity(settings: Settings, name: str, aliases: list[str] | None = None,
     kb = kbmod.KnowledgeBase(files, settings.kb_dir, settings.vault)
     existing = kb.resolve(relative)
     if existing.status != kbmod.MISSING or (settings.vault / relative).exists():
-        raise RefusedError("a note of this name exists; not overwritten",
-                           existing.path or relative)
+        raise RefusedError("a note of this name exists; not overwritten", existing.path or relative)
     keys = {kbmod.normalise(n) for n in [name, *cleaned]}
-    similar = [path for path in kb.notes_in_kb()
-               if keys & {kbmod.normalise(n) for n in [_title(path), *kb.aliases(path)]}]
+    similar = [
+        path
+        for path in kb.notes_in_kb()
+        if keys & {kbmod.normalise(n) for n in [_title(path), *kb.aliases(path)]}
+    ]
     text = render_entity(name, cleaned)
     written = False
     if not dry_run:
-        written = create_file(settings.vault / relative, text.encode("utf-8"),
-                              root=settings.vault)
+        written = create_file(settings.vault / relative, text.encode("utf-8"), root=settings.vault)
         if not written:
             raise RefusedError("a note of this name exists; not overwritten", relative)
     return NewEntity(relative, text, written, similar)

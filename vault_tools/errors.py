@@ -75,8 +75,20 @@ class IOFailure(VtError):
 # the errors of a failing disk, file system or permission, as opposed to a missing file
 # or a wrong kind of file (which vt checks for where it expects them)
 STORAGE_ERRNOS = frozenset(
-    getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EIO", "EROFS", "EACCES", "EPERM",
-                                      "EFBIG", "EMFILE", "ENFILE", "ESTALE", "ENOLCK")
+    getattr(errno, name)
+    for name in (
+        "ENOSPC",
+        "EDQUOT",
+        "EIO",
+        "EROFS",
+        "EACCES",
+        "EPERM",
+        "EFBIG",
+        "EMFILE",
+        "ENFILE",
+        "ESTALE",
+        "ENOLCK",
+    )
     if hasattr(errno, name)
 )
 
@@ -93,10 +105,12 @@ def os_error_text(exc: OSError) -> str:
     return f"{text} ({name})" if name else text
 
 
-def io_failure(exc: OSError, path: str | os.PathLike[str] | None = None,
-               doing: str = "cannot write") -> IOFailure:
+def io_failure(
+    exc: OSError, path: str | os.PathLike[str] | None = None, doing: str = "cannot write"
+) -> IOFailure:
     """The IOFailure for `exc`, met while `doing` something to `path` (default: the file
     the OSError names): `path: cannot write: No space left on device (ENOSPC)`."""
     where = path if path is not None else exc.filename
-    return IOFailure(f"{doing}: {os_error_text(exc)}",
-                     os.fsdecode(where) if where is not None else None)
+    return IOFailure(
+        f"{doing}: {os_error_text(exc)}", os.fsdecode(where) if where is not None else None
+    )

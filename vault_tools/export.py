@@ -24,8 +24,17 @@ from vault_tools.textfiles import write_atomic
 from vault_tools.vocabulary import STATUSES
 
 FORMATS = ("jsonl", "csv")
-FIELDS = ("claim_id", "status", "event_id", "note", "atomic_claim", "epistemic_mode",
-          "mapping_status", "semantic_frame", "entities")
+FIELDS = (
+    "claim_id",
+    "status",
+    "event_id",
+    "note",
+    "atomic_claim",
+    "epistemic_mode",
+    "mapping_status",
+    "semantic_frame",
+    "entities",
+)
 _JSON_COLUMNS = ("semantic_frame", "entities")  # JSON-encoded in CSV
 
 
@@ -57,13 +66,21 @@ def claim_records(store: ClaimStore, statuses: Iterable[str] = ()) -> list[Claim
 def record(rec: ClaimRecord) -> dict[str, Any]:
     """One exported claim: FIELDS, None where the claim has no version in force."""
     claim = rec.claim if isinstance(rec.claim, dict) else {}
-    entities = [{"label": label, "role": role, "target": target}
-                for _key, target, role, label in edges_of(rec.claim)]
-    return {"claim_id": rec.claim_id, "status": rec.status, "event_id": rec.event_id,
-            "note": rec.note, "atomic_claim": claim.get("atomic_claim"),
-            "epistemic_mode": claim.get("epistemic_mode"),
-            "mapping_status": claim.get("mapping_status"),
-            "semantic_frame": claim.get("semantic_frame"), "entities": entities}
+    entities = [
+        {"label": label, "role": role, "target": target}
+        for _key, target, role, label in edges_of(rec.claim)
+    ]
+    return {
+        "claim_id": rec.claim_id,
+        "status": rec.status,
+        "event_id": rec.event_id,
+        "note": rec.note,
+        "atomic_claim": claim.get("atomic_claim"),
+        "epistemic_mode": claim.get("epistemic_mode"),
+        "mapping_status": claim.get("mapping_status"),
+        "semantic_frame": claim.get("semantic_frame"),
+        "entities": entities,
+    }
 
 
 def render_jsonl(records: Iterable[dict[str, Any]]) -> str:
@@ -84,8 +101,12 @@ def render_csv(records: Iterable[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
-def export_claims(settings: Settings, fmt: str = "jsonl", output: Path | None = None,
-                  statuses: Iterable[str] | None = None) -> ExportResult:
+def export_claims(
+    settings: Settings,
+    fmt: str = "jsonl",
+    output: Path | None = None,
+    statuses: Iterable[str] | None = None,
+) -> ExportResult:
     """Catch the Claim Store up with the ledger, then export its claims.
 
     With `output` the bytes are written there atomically (temp file, fsync, rename);

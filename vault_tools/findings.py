@@ -19,15 +19,13 @@ CODES: dict[str, str] = {
     "not-review-note": "a path given on the command line is not a review note (no `claim_id`)",
     "path-outside-vault": "a path given on the command line lies outside the vault",
     "read-error": "the file or folder could not be read (permissions, vanished, a note or "
-                  "folder that a symlink leads outside the vault)",
+    "folder that a symlink leads outside the vault)",
     "not-a-file": "a `.md` path that is not a regular file (a FIFO, socket, device or "
-                  "folder); never read",
-    "note-too-large": "the note is larger than `[limits] max_note_bytes` (default 5 MB); "
-                      "not read",
-    "control-character": "a property or the claim text holds a NUL or another control "
-                         "character",
+    "folder); never read",
+    "note-too-large": "the note is larger than `[limits] max_note_bytes` (default 5 MB); not read",
+    "control-character": "a property or the claim text holds a NUL or another control character",
     "number-too-large": "a number in the properties or a JSON block is too large to read "
-                        "exactly (over 4300 digits, or beyond a double)",
+    "exactly (over 4300 digits, or beyond a double)",
     # frontmatter
     "frontmatter-unclosed": "the frontmatter opens with `---` but never closes",
     "yaml-syntax": "the frontmatter is not valid YAML",
@@ -37,7 +35,7 @@ CODES: dict[str, str] = {
     "properties-schema": "a property is missing or has a value the schema does not allow",
     # body structure
     "section-missing": "a required section (Source, Atomic Claim, Semantic Frame, Mapping) "
-                       "is missing",
+    "is missing",
     "section-duplicate": "a section appears twice",
     "source-field": "a Source field (Source, Section, Line hint, Evidence) is missing or malformed",
     "claim-empty": "the atomic claim (or its V2 draft) has no text",
@@ -59,19 +57,19 @@ CODES: dict[str, str] = {
     # the staged ledger, checked by the pre-commit hook
     "ledger-rewritten": "a commit changes or drops ledger lines instead of only appending",
     "ledger-conflict-markers": "the staged ledger holds git conflict markers (run vt ledger "
-                               "resolve)",
+    "resolve)",
     "ledger-invalid": "the staged ledger does not verify (broken chain, torn or bad line)",
     # vt draft / vt preview
     "drafts-missing": "`vt preview`: the note has no V2 Draft section (run `vt draft` first)",
     "drafts-exist": "`vt draft`: the note already has a V2 Draft section; nothing written",
     "write-refused": "the note changed on disk since vt read it, or its vt markers are "
-                     "broken; not written",
+    "broken; not written",
     # review assist (warnings; vault_tools/assist.py)
     "assist-mapping-label": "a surface label matches neither its target's title nor its aliases",
     "assist-mapping-unrelated": "the target's title has words found nowhere in the claim, "
-                                "evidence or context (a different concept)",
+    "evidence or context (a different concept)",
     "assist-mapping-complete": "`Mapping Status: COMPLETE` while the condition text says an "
-                               "entity has no canonical entry",
+    "entity has no canonical entry",
     "assist-frame-label": "a frame entity's label does not occur in the claim text",
     "assist-frame-expression": "the comparison_expression says what the claim text does not",
     "assist-frame-number": "a numeric_mentions value occurs in neither the claim nor the evidence",

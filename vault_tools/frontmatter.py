@@ -34,8 +34,7 @@ def _loader() -> Any:
         """SafeLoader without the timestamp resolver: `2026-11-29` stays a string."""
 
     _PropertyLoader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers
-                if tag != "tag:yaml.org,2002:timestamp"]
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in base.yaml_implicit_resolvers.items()
     }
     return _PropertyLoader
@@ -65,8 +64,14 @@ def read(lines: list[str], path: str) -> FrontMatter:
     fm.present = True
     close = _closing_line(lines)
     if close is None:
-        fm.findings.append(error(path, 1, "frontmatter-unclosed",
-                                 "the frontmatter opened on line 1 never closes with '---'"))
+        fm.findings.append(
+            error(
+                path,
+                1,
+                "frontmatter-unclosed",
+                "the frontmatter opened on line 1 never closes with '---'",
+            )
+        )
         fm.body_index = len(lines)
         return fm
     fm.body_index = close + 1
@@ -83,8 +88,9 @@ def _closing_line(lines: list[str]) -> int | None:
         close = lines.index("---", 1)
     except ValueError:
         close = len(lines)
-    if not any(map(str.startswith, itertools.islice(lines, 1, close),
-                    itertools.repeat(("---", "...")))):
+    if not any(
+        map(str.startswith, itertools.islice(lines, 1, close), itertools.repeat(("---", "...")))
+    ):
         return close if close < len(lines) else None
     return next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
 
@@ -104,9 +110,14 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
         for number, text in enumerate(source_lines, start=2):
             if found := CONTROL.search(text):
                 key = _KEY.match(text)
-                fm.findings.append(control_finding(
-                    path, number, f"property '{key.group(1)}'" if key else "the frontmatter",
-                    found.group()))
+                fm.findings.append(
+                    control_finding(
+                        path,
+                        number,
+                        f"property '{key.group(1)}'" if key else "the frontmatter",
+                        found.group(),
+                    )
+                )
         source = CONTROL.sub("\ufffd", source)
 
     if ("&" in source or "*" in source) and _reject_aliases(source, path, fm):
@@ -117,9 +128,14 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
         if node is None:
             return
         if not isinstance(node, yaml.MappingNode):
-            fm.findings.append(error(path, node.start_mark.line + 2, "yaml-not-mapping",
-                                     f"the frontmatter must be a mapping of properties, "
-                                     f"not a {_node_kind(node)}"))
+            fm.findings.append(
+                error(
+                    path,
+                    node.start_mark.line + 2,
+                    "yaml-not-mapping",
+                    f"the frontmatter must be a mapping of properties, not a {_node_kind(node)}",
+                )
+            )
             return
         _duplicate_keys(node, path, fm)  # reported; the first occurrence of a key is used
         _construct_properties(loader, node, path, fm)
@@ -127,8 +143,14 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark else 2
         if source.lstrip().startswith(("- ", "[")):
-            fm.findings.append(error(path, 2, "yaml-not-mapping", "the frontmatter must be a "
-                                     "mapping of properties, but it starts as a list"))
+            fm.findings.append(
+                error(
+                    path,
+                    2,
+                    "yaml-not-mapping",
+                    "the frontmatter must be a mapping of properties, but it starts as a list",
+                )
+            )
             return
         fm.findings.append(error(path, line, "yaml-syntax", f"invalid YAML: {exc.problem}"))
         return
@@ -142,15 +164,16 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
         loader.dispose()
 
 
-def _construct_properties(loader: Any, node: yaml.MappingNode, path: str,
-                          fm: FrontMatter) -> None:
+def _construct_properties(loader: Any, node: yaml.MappingNode, path: str, fm: FrontMatter) -> None:
     """Properties keyed exactly as written (`true:` stays 'true'), values JSON-safe."""
     import yaml
+
     for key_node, value_node in node.value:
         line = key_node.start_mark.line + 2
         if not isinstance(key_node, yaml.ScalarNode):
-            fm.findings.append(error(path, line, "yaml-syntax",
-                                     "invalid YAML: a property name must be plain text"))
+            fm.findings.append(
+                error(path, line, "yaml-syntax", "invalid YAML: a property name must be plain text")
+            )
             continue
         name = key_node.value
         if name in fm.properties:
@@ -158,16 +181,27 @@ def _construct_properties(loader: Any, node: yaml.MappingNode, path: str,
         value = loader.construct_object(value_node, deep=True)
         problem = _not_json(value)
         if problem:
-            fm.findings.append(error(path, line, "yaml-syntax",
-                                     f"property '{name}' holds {problem}; properties hold text, "
-                                     "numbers, booleans, lists and mappings"))
+            fm.findings.append(
+                error(
+                    path,
+                    line,
+                    "yaml-syntax",
+                    f"property '{name}' holds {problem}; properties hold text, "
+                    "numbers, booleans, lists and mappings",
+                )
+            )
             continue
         if (found := _control_in(value)) is not None:  # written as a YAML escape (\0, \x01)
             fm.findings.append(control_finding(path, line, f"property '{name}'", found))
         if (number := _unwritable(value)) is not None:
-            fm.findings.append(error(path, line, "number-too-large",
-                                     f"property '{name}' holds {number}, which no JSON "
-                                     "number carries"))
+            fm.findings.append(
+                error(
+                    path,
+                    line,
+                    "number-too-large",
+                    f"property '{name}' holds {number}, which no JSON number carries",
+                )
+            )
             continue
         fm.properties[name] = value
         fm.lines[name] = line
@@ -193,8 +227,12 @@ CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def control_finding(path: str, line: int, what: str, character: str) -> Finding:
-    return error(path, line, "control-character",
-                 f"{what} holds the control character U+{ord(character):04X}; remove it")
+    return error(
+        path,
+        line,
+        "control-character",
+        f"{what} holds the control character U+{ord(character):04X}; remove it",
+    )
 
 
 def _control_in(value: Any) -> str | None:
@@ -218,7 +256,7 @@ def _unwritable(value: Any) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         limit = digits_limit()
         # 10**limit has about 3.32 bits a digit: a shorter integer cannot reach it
-        if limit and value.bit_length() > 3 * limit and abs(value) >= 10 ** limit:
+        if limit and value.bit_length() > 3 * limit and abs(value) >= 10**limit:
             return f"an integer of more than {limit:,} digits"
         return None
     if isinstance(value, list):
@@ -250,8 +288,12 @@ def _value_error(source: str, path: str, exc: ValueError) -> Finding:
     (Python's limit on int() of a string), else whatever the value was."""
     line, digits = longest_number(source)
     if digits_limit() and digits > digits_limit():
-        return error(path, line + 1, "number-too-large",
-                     f"a number of {digits:,} digits (vt reads at most {digits_limit():,})")
+        return error(
+            path,
+            line + 1,
+            "number-too-large",
+            f"a number of {digits:,} digits (vt reads at most {digits_limit():,})",
+        )
     return error(path, 2, "yaml-syntax", f"invalid YAML: {exc}")
 
 
@@ -318,8 +360,13 @@ def _simple_value(text: str | None) -> Any:
     first = text[0]
     if first == '"' or first == "'":
         inner = text[1:-1]
-        if len(text) >= 2 and text[-1] == first and first not in inner and "\\" not in inner \
-                and not CONTROL.search(inner):
+        if (
+            len(text) >= 2
+            and text[-1] == first
+            and first not in inner
+            and "\\" not in inner
+            and not CONTROL.search(inner)
+        ):
             return inner
         return _NO_VALUE
     if first == "[" and text[-1] == "]":
@@ -346,9 +393,14 @@ def _reject_aliases(source: str, path: str, fm: FrontMatter) -> bool:
         for event in yaml.parse(source, Loader=_loader()):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 mark = event.start_mark  # the parser marks every event it makes
-                fm.findings.append(error(path, mark.line + 2 if mark else None, "yaml-alias",
-                                         "YAML anchors and aliases are not allowed in "
-                                         "properties"))
+                fm.findings.append(
+                    error(
+                        path,
+                        mark.line + 2 if mark else None,
+                        "yaml-alias",
+                        "YAML anchors and aliases are not allowed in properties",
+                    )
+                )
                 return True
     except yaml.YAMLError:
         return False  # reported as a syntax error by the full load
@@ -369,9 +421,15 @@ def _duplicate_keys(node: yaml.Node, path: str, fm: FrontMatter) -> bool:
                 name = key.value if isinstance(key, yaml.ScalarNode) else repr(key)
                 line = key.start_mark.line + 2
                 if name in seen:
-                    fm.findings.append(error(path, line, "yaml-duplicate-key",
-                                             f"property '{name}' appears twice (first on line "
-                                             f"{seen[name]}, which is the one used)"))
+                    fm.findings.append(
+                        error(
+                            path,
+                            line,
+                            "yaml-duplicate-key",
+                            f"property '{name}' appears twice (first on line "
+                            f"{seen[name]}, which is the one used)",
+                        )
+                    )
                     found = True
                 else:
                     seen[name] = line

@@ -22,11 +22,13 @@ class GitError(UsageError):
     """git failed, or is not installed."""
 
 
-def _run(args: list[str], cwd: Path, stdin: bytes | None = None,
-         check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    args: list[str], cwd: Path, stdin: bytes | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True,
-                              check=False)
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False
+        )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None
     if check and done.returncode != 0:
@@ -53,8 +55,9 @@ class GitRepo:
             return None  # a bare repository, or inside .git itself
         return cls(Path(lines[0]), Path(lines[1]))
 
-    def git(self, *args: str, stdin: bytes | None = None,
-            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def git(
+        self, *args: str, stdin: bytes | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
         return _run(list(args), self.root, stdin, check)
 
     def relative(self, path: Path) -> str:
@@ -97,8 +100,9 @@ class GitRepo:
         spec = [f":(top,literal){under}"] if under else []
         links: set[str] = set()
         if self.has_head():
-            out = self.git("diff", "--cached", "--raw", "--no-renames", "-z", "HEAD", "--",
-                           *spec).stdout
+            out = self.git(
+                "diff", "--cached", "--raw", "--no-renames", "-z", "HEAD", "--", *spec
+            ).stdout
             fields = out.split(b"\0")
             for meta, path in zip(fields[::2], fields[1::2], strict=False):
                 if meta.split(b" ")[1:2] == [b"120000"]:
@@ -129,7 +133,7 @@ class GitRepo:
             pos = end + 1
             if len(header) == 3 and header[1] == b"blob":
                 size = int(header[2])
-                blobs[spec] = out[pos:pos + size]
+                blobs[spec] = out[pos : pos + size]
                 pos += size + 1  # the blob is followed by a newline
             else:
                 blobs[spec] = None  # "<spec> missing", "ambiguous", or not a blob
@@ -157,5 +161,6 @@ class GitRepo:
 
     def config_remove_section(self, section: str) -> bool:
         """True when the section existed and was removed."""
-        return self.git("config", "--local", "--remove-section", section,
-                        check=False).returncode == 0
+        return (
+            self.git("config", "--local", "--remove-section", section, check=False).returncode == 0
+        )

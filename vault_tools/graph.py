@@ -43,8 +43,9 @@ def render_block(uses: list[Use]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def kb_uses(settings: Settings, store: ClaimStore,
-            kb: kbmod.KnowledgeBase | None = None) -> dict[str, list[Use]]:
+def kb_uses(
+    settings: Settings, store: ClaimStore, kb: kbmod.KnowledgeBase | None = None
+) -> dict[str, list[Use]]:
     """Knowledge-base note (vault-relative path) → the accepted claims using it.
 
     Targets that resolve to no knowledge-base note (missing, outside it, escaping the
@@ -60,8 +61,9 @@ def kb_uses(settings: Settings, store: ClaimStore,
     return uses
 
 
-def sync_kb_blocks(settings: Settings, store: ClaimStore,
-                   problems: list[str] | None = None) -> list[str]:
+def sync_kb_blocks(
+    settings: Settings, store: ClaimStore, problems: list[str] | None = None
+) -> list[str]:
     """Write or remove the claims block of every knowledge-base note as the store says.
 
     Returns the vault-relative paths of the notes written. A note that cannot be

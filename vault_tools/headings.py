@@ -34,7 +34,7 @@ def _without_trailing_parenthetical(title: str) -> str:
     for opening, closing in (("(", ")"), ("（", "）")):
         if title.endswith(closing):
             start = title.rfind(opening, 0, len(title) - 1)
-            if start >= 0 and closing not in title[start + 1:-1]:
+            if start >= 0 and closing not in title[start + 1 : -1]:
                 return title[:start].rstrip()
     return title
 
@@ -67,8 +67,12 @@ def fence_closes(line: str, fence: str) -> bool:
     if line == fence:  # the usual closing line: no regex match, once per fence
         return True
     m = _FENCE.match(line)
-    return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
-                and not m.group(2).strip(" \t"))
+    return bool(
+        m
+        and m.group(1)[0] == fence[0]
+        and len(m.group(1)) >= len(fence)
+        and not m.group(2).strip(" \t")
+    )
 
 
 def atx_heading(line: str) -> tuple[int, str] | None:

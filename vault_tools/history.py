@@ -38,8 +38,21 @@ class Entry:
 
     def to_json(self) -> dict[str, Any]:
         ev = self.event
-        out = {k: ev.get(k) for k in ("seq", "id", "actor", "ts", "action", "comment",
-                                     "supersedes", "reverts", "note", "claim")}
+        out = {
+            k: ev.get(k)
+            for k in (
+                "seq",
+                "id",
+                "actor",
+                "ts",
+                "action",
+                "comment",
+                "supersedes",
+                "reverts",
+                "note",
+                "claim",
+            )
+        }
         if self.is_repair:
             out["v1"] = self.v1_source
             out["changes"] = [c.to_json() for c in self.changes] if self.v1_source else None
@@ -55,20 +68,31 @@ class ClaimHistory:
     heads: list[dict] = field(default_factory=list)  # ledger order
 
     def to_json(self) -> dict[str, Any]:
-        return {"claim_id": self.claim_id, "status": self.status, "note": self.note,
-                "heads": [{k: h[k] for k in ("id", "action", "actor")} for h in self.heads],
-                "events": [e.to_json() for e in self.entries]}
+        return {
+            "claim_id": self.claim_id,
+            "status": self.status,
+            "note": self.note,
+            "heads": [{k: h[k] for k in ("id", "action", "actor")} for h in self.heads],
+            "events": [e.to_json() for e in self.entries],
+        }
 
 
 def _metadata(claim: dict) -> dict[str, Any]:
-    return {"epistemic_mode": claim.get("epistemic_mode"),
-            "mapping_status": claim.get("mapping_status")}
+    return {
+        "epistemic_mode": claim.get("epistemic_mode"),
+        "mapping_status": claim.get("mapping_status"),
+    }
 
 
 def _changes(v1: dict, v2: dict) -> list[Change]:
-    return repair_changes(v1.get("atomic_claim") or "", v2.get("atomic_claim") or "",
-                          v1.get("semantic_frame"), v2.get("semantic_frame"),
-                          _metadata(v1), _metadata(v2))
+    return repair_changes(
+        v1.get("atomic_claim") or "",
+        v2.get("atomic_claim") or "",
+        v1.get("semantic_frame"),
+        v2.get("semantic_frame"),
+        _metadata(v1),
+        _metadata(v2),
+    )
 
 
 class _NoteV1:

@@ -46,8 +46,7 @@ LEDGER_INVALID = "ledger-invalid"
 def _require_repo(settings: Settings) -> GitRepo:
     repo = GitRepo.find(settings.vault)
     if repo is None:
-        raise UsageError("not inside a git repository (run `git init` first)",
-                         str(settings.vault))
+        raise UsageError("not inside a git repository (run `git init` first)", str(settings.vault))
     return repo
 
 
@@ -122,12 +121,16 @@ def _install_hook(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]
                 return []
             changes.append(f"updated the pre-commit hook {hook}")
         elif chained.exists() or chained.is_symlink():
-            raise RefusedError(f"a pre-commit hook vt did not write is in place and "
-                               f"{CHAINED_NAME} is taken; move one of them away, then "
-                               "run `vt hook install` again", str(hook))
+            raise RefusedError(
+                f"a pre-commit hook vt did not write is in place and "
+                f"{CHAINED_NAME} is taken; move one of them away, then "
+                "run `vt hook install` again",
+                str(hook),
+            )
         else:
-            changes.append(f"moved the existing pre-commit hook to {chained}; vt's hook "
-                           "runs it first")
+            changes.append(
+                f"moved the existing pre-commit hook to {chained}; vt's hook runs it first"
+            )
             if not dry_run:
                 os.replace(hook, chained)
     if not changes:
@@ -178,8 +181,10 @@ def uninstall(settings: Settings, dry_run: bool = False) -> list[str]:
         changes.append(f"restored the original pre-commit hook from {chained}")
         if not dry_run:
             os.replace(chained, hook)
-    if repo.config_get(f"merge.{DRIVER}.driver") is not None or repo.config_get(
-            f"merge.{DRIVER}.name") is not None:
+    if (
+        repo.config_get(f"merge.{DRIVER}.driver") is not None
+        or repo.config_get(f"merge.{DRIVER}.name") is not None
+    ):
         changes.append(f"removed git config section merge.{DRIVER}")
         if not dry_run:
             repo.config_remove_section(f"merge.{DRIVER}")
@@ -219,8 +224,13 @@ class HookReport:
         return sum(1 for f in self.findings if f.severity == ERROR)
 
     def to_json(self) -> dict:
-        return {"ok": self.errors == 0, "notes": self.notes, "ledger": self.ledger,
-                "errors": self.errors, "findings": [f.to_json() for f in self.findings]}
+        return {
+            "ok": self.errors == 0,
+            "notes": self.notes,
+            "ledger": self.ledger,
+            "errors": self.errors,
+            "findings": [f.to_json() for f in self.findings],
+        }
 
 
 def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
@@ -229,7 +239,7 @@ def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
     vault_rel = repo.relative(settings.vault)
     prefix = f"{vault_rel}/" if vault_rel else ""
     staged = repo.staged_paths(vault_rel)
-    notes = [p for p in staged if is_note_path(p[len(prefix):])]
+    notes = [p for p in staged if is_note_path(p[len(prefix) :])]
     ledger = prefix + settings.ledger
     specs = [f":{p}" for p in notes]
     merge_heads: list[str] = []
@@ -240,13 +250,13 @@ def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
     specs += [f":{target}" for target in links.values() if target is not None]
     blobs = repo.read_blobs(specs)
     report = HookReport()
-    _check_notes(settings, report, {p[len(prefix):]: _staged_text(blobs, p, links)
-                                    for p in notes})
+    _check_notes(settings, report, {p[len(prefix) :]: _staged_text(blobs, p, links) for p in notes})
     if ledger in staged:
         report.ledger = True
         parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
-        report.findings += check_staged_ledger(settings.ledger, blobs[f":{ledger}"], parents,
-                                               merge=bool(merge_heads))
+        report.findings += check_staged_ledger(
+            settings.ledger, blobs[f":{ledger}"], parents, merge=bool(merge_heads)
+        )
     return report
 
 
@@ -264,16 +274,22 @@ def _link_targets(repo: GitRepo, prefix: str, notes: list[str]) -> dict[str, str
     targets: dict[str, str | None] = {}
     for path in links:
         target = (blobs[f":{path}"] or b"").decode("utf-8", "surrogateescape")
-        relative = posixpath.normpath(posixpath.join(posixpath.dirname(path[len(prefix):]),
-                                                     target))
-        inside = target and not target.startswith("/") and relative != ".." \
+        relative = posixpath.normpath(
+            posixpath.join(posixpath.dirname(path[len(prefix) :]), target)
+        )
+        inside = (
+            target
+            and not target.startswith("/")
+            and relative != ".."
             and not relative.startswith("../")
+        )
         targets[path] = prefix + relative if inside else None
     return targets
 
 
-def _staged_text(blobs: dict[str, bytes | None], path: str,
-                 links: dict[str, str | None]) -> bytes | None:
+def _staged_text(
+    blobs: dict[str, bytes | None], path: str, links: dict[str, str | None]
+) -> bytes | None:
     if path not in links:
         return blobs[f":{path}"]
     target = links[path]
@@ -281,8 +297,11 @@ def _staged_text(blobs: dict[str, bytes | None], path: str,
 
 
 def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes | None]) -> None:
-    candidates = {rel: raw for rel, raw in staged.items()
-                  if raw is not None and may_be_review_note(rel, raw, settings.claims_dir)}
+    candidates = {
+        rel: raw
+        for rel, raw in staged.items()
+        if raw is not None and may_be_review_note(rel, raw, settings.claims_dir)
+    }
     if not candidates:
         return
     # imported here: only a commit that stages notes pays for the checks
@@ -296,16 +315,16 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
     # base's aliases feed only the review-assist warnings, and reading every entity note
     # for them costs more than the rest of the hook; the hook refuses on errors only
     kb = KnowledgeBase(markdown_files(settings.vault), settings.kb_dir, None)
-    ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings,
-                       assist=False)
+    ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings, assist=False)
     for relative, raw in sorted(candidates.items()):
         note = parse_note(raw, relative)  # what vt validate reports, errors only
         report.notes += note.is_review_note
         report.findings += [f for f in check_note(note, ctx) if f.severity == ERROR]
 
 
-def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | None],
-                        merge: bool = False) -> list[Finding]:
+def check_staged_ledger(
+    path: str, staged: bytes | None, parents: list[bytes | None], merge: bool = False
+) -> list[Finding]:
     """The staged ledger against the committed one(s) (`parents[0]` is HEAD's).
 
     A plain commit may only append lines to HEAD's ledger; a merge commit must keep every
@@ -314,20 +333,41 @@ def check_staged_ledger(path: str, staged: bytes | None, parents: list[bytes | N
     """
     if staged is None:
         if any(p for p in parents):
-            return [error(path, None, LEDGER_REWRITTEN,
-                             "the decision ledger is deleted in this commit; it is append-only")]
+            return [
+                error(
+                    path,
+                    None,
+                    LEDGER_REWRITTEN,
+                    "the decision ledger is deleted in this commit; it is append-only",
+                )
+            ]
         return []
-    markers = [n for n, raw in enumerate(staged.split(b"\n"), 1)
-               if conflict_marker(raw)]
+    markers = [n for n, raw in enumerate(staged.split(b"\n"), 1) if conflict_marker(raw)]
     if markers:
-        return [error(path, n, LEDGER_CONFLICT, "git conflict marker in the decision ledger; "
-                         "run `vt ledger resolve`, then stage the ledger again")
-                for n in markers]
+        return [
+            error(
+                path,
+                n,
+                LEDGER_CONFLICT,
+                "git conflict marker in the decision ledger; "
+                "run `vt ledger resolve`, then stage the ledger again",
+            )
+            for n in markers
+        ]
     if staged and not staged.endswith(b"\n"):
-        return [error(path, staged.count(b"\n") + 1, LEDGER_INVALID,
-                         "the last line of the decision ledger has no final newline (torn)")]
-    findings = _merged_events_kept(path, staged, parents) if merge else \
-        _appended_only(path, staged, parents[0])
+        return [
+            error(
+                path,
+                staged.count(b"\n") + 1,
+                LEDGER_INVALID,
+                "the last line of the decision ledger has no final newline (torn)",
+            )
+        ]
+    findings = (
+        _merged_events_kept(path, staged, parents)
+        if merge
+        else _appended_only(path, staged, parents[0])
+    )
     return findings or _verify_bytes(path, staged)
 
 
@@ -339,10 +379,16 @@ def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Fi
     old, new = committed.split(b"\n"), staged.split(b"\n")
     pairs = enumerate(zip(old, new, strict=False))
     n = next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
-    what = "deleted" if len(new) < len(old) and old[n + 1:] == new[n:] else "changed"
-    return [error(path, n + 1, LEDGER_REWRITTEN,
-                     f"line {n + 1} of the committed decision ledger is {what} in this commit; "
-                     "the ledger is append-only (only new lines at the end may be committed)")]
+    what = "deleted" if len(new) < len(old) and old[n + 1 :] == new[n:] else "changed"
+    return [
+        error(
+            path,
+            n + 1,
+            LEDGER_REWRITTEN,
+            f"line {n + 1} of the committed decision ledger is {what} in this commit; "
+            "the ledger is append-only (only new lines at the end may be committed)",
+        )
+    ]
 
 
 def _needs_resolving(committed: bytes) -> bool:
@@ -373,10 +419,15 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
     for number, parent in enumerate(parents, 1):
         lost = sorted(_event_ids(parent or b"") - present)
         if lost:
-            findings.append(error(
-                path, None, LEDGER_REWRITTEN,
-                f"this merge drops {len(lost)} event(s) of parent {number} (first: {lost[0]}); "
-                "a merged ledger keeps every event of both sides"))
+            findings.append(
+                error(
+                    path,
+                    None,
+                    LEDGER_REWRITTEN,
+                    f"this merge drops {len(lost)} event(s) of parent {number} (first: {lost[0]}); "
+                    "a merged ledger keeps every event of both sides",
+                )
+            )
     return findings
 
 
@@ -401,8 +452,10 @@ def print_report(report: HookReport, as_json: bool) -> int:
         if finding.severity == ERROR and not as_json:
             sys.stderr.write(finding.plain() + "\n")
     if report.errors and not as_json:
-        sys.stderr.write(f"vt hook: commit refused: {report.errors} error(s) in the staged "
-                         "notes or ledger (fix them and stage again; see `vt validate`)\n")
+        sys.stderr.write(
+            f"vt hook: commit refused: {report.errors} error(s) in the staged "
+            "notes or ledger (fix them and stage again; see `vt validate`)\n"
+        )
     return 1 if report.errors else 0
 
 
@@ -410,9 +463,14 @@ def main(argv: list[str]) -> int:
     """`python -m vault_tools hook run [--vault PATH] [--json]`, without Typer."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="vt hook run", description=(
-        "Check the staged review notes and ledger (the pre-commit hook).\n\n"
-        "Example:\n\n    vt hook run --vault ."), formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="vt hook run",
+        description=(
+            "Check the staged review notes and ledger (the pre-commit hook).\n\n"
+            "Example:\n\n    vt hook run --vault ."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
     parser.add_argument("--vault", type=Path, default=None, help="vault folder")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     args = parser.parse_args(argv)
@@ -462,8 +520,13 @@ class ResolveResult:
         return self.events_in - self.kept
 
     def to_json(self) -> dict:
-        return {"path": self.path, "events_in": self.events_in, "kept": self.kept,
-                "duplicates": self.duplicates, "changed": self.changed}
+        return {
+            "path": self.path,
+            "events_in": self.events_in,
+            "kept": self.kept,
+            "duplicates": self.duplicates,
+            "changed": self.changed,
+        }
 
 
 def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:

@@ -52,8 +52,12 @@ class ImportItem:
     message: str = ""
 
     def to_json(self) -> dict:
-        return {"line": self.line, "claim_id": self.claim_id, "path": self.path,
-                "message": self.message}
+        return {
+            "line": self.line,
+            "claim_id": self.claim_id,
+            "path": self.path,
+            "message": self.message,
+        }
 
 
 @dataclass(slots=True)
@@ -65,10 +69,13 @@ class ImportReport:
     dry_run: bool = False
 
     def to_json(self) -> dict:
-        return {"file": self.file, "dry_run": self.dry_run,
-                "created": [i.to_json() for i in self.created],
-                "skipped": [i.to_json() for i in self.skipped],
-                "errors": [i.to_json() for i in self.errors]}
+        return {
+            "file": self.file,
+            "dry_run": self.dry_run,
+            "created": [i.to_json() for i in self.created],
+            "skipped": [i.to_json() for i in self.skipped],
+            "errors": [i.to_json() for i in self.errors],
+        }
 
     def error_lines(self) -> list[str]:
         """`FILE:LINE: message`, one per invalid record."""
@@ -76,6 +83,7 @@ class ImportReport:
 
 
 # --- rendering ---------------------------------------------------------------------------
+
 
 def _nfc(value: Any) -> Any:
     """The record with every string in NFC (what a parsed note holds)."""
@@ -106,35 +114,39 @@ def render(record: dict) -> str:
     claim_id = record["claim_id"]
     link, link_text = source["link"], source.get("link_text", "")
     hint = source.get("line_hint")
-    rows = "".join(f"| {_cell(row['role'])} | {_cell(row['label'])} | {row['target']} |\n"
-                   for row in record["mapping"])
+    rows = "".join(
+        f"| {_cell(row['role'])} | {_cell(row['label'])} | {row['target']} |\n"
+        for row in record["mapping"]
+    )
     frame = json.dumps(record["semantic_frame"], ensure_ascii=False, indent=2)
-    return ("---\n"
-            f"claim_id: {_yaml_id(claim_id)}\n"
-            f"review_action: {PENDING}\n"
-            f"review_state: {NEW}\n"
-            + "".join(f"{key}: false\n" for key in CHECK_KEYS) +
-            'reviewer: ""\n'
-            'review_comment: ""\n'
-            "tags: [claim-review]\n"
-            "---\n"
-            f"# {claim_id}\n\n"
-            "## ① SA Source\n"
-            f"- Source: {f'[{link_text}]({link})' if link_text else link}\n"
-            f"- Section: {source.get('section', '')}\n"
-            f"- Line hint: {'' if hint is None else hint}\n\n"
-            f"### Context Before\n{source.get('context_before', '')}\n\n"
-            f"### Evidence\n{source['evidence']}\n\n"
-            f"### Context After\n{source.get('context_after', '')}\n\n"
-            f"## ② Atomic Claim\n{record['atomic_claim']}\n\n"
-            f"- Epistemic Mode: {record['epistemic_mode']}\n"
-            f"- Mapping Status: {record['mapping_status']}\n\n"
-            f"## ③ Semantic Frame\n```json\n{frame}\n```\n\n"
-            "## ④ Canonical Entity Mapping\n"
-            "| Role | Surface Label | Canonical Target |\n"
-            "|---|---|---|\n"
-            f"{rows}\n"
-            f"## ⑤ Human Review\n{HUMAN_REVIEW}")
+    return (
+        "---\n"
+        f"claim_id: {_yaml_id(claim_id)}\n"
+        f"review_action: {PENDING}\n"
+        f"review_state: {NEW}\n"
+        + "".join(f"{key}: false\n" for key in CHECK_KEYS)
+        + 'reviewer: ""\n'
+        'review_comment: ""\n'
+        "tags: [claim-review]\n"
+        "---\n"
+        f"# {claim_id}\n\n"
+        "## ① SA Source\n"
+        f"- Source: {f'[{link_text}]({link})' if link_text else link}\n"
+        f"- Section: {source.get('section', '')}\n"
+        f"- Line hint: {'' if hint is None else hint}\n\n"
+        f"### Context Before\n{source.get('context_before', '')}\n\n"
+        f"### Evidence\n{source['evidence']}\n\n"
+        f"### Context After\n{source.get('context_after', '')}\n\n"
+        f"## ② Atomic Claim\n{record['atomic_claim']}\n\n"
+        f"- Epistemic Mode: {record['epistemic_mode']}\n"
+        f"- Mapping Status: {record['mapping_status']}\n\n"
+        f"## ③ Semantic Frame\n```json\n{frame}\n```\n\n"
+        "## ④ Canonical Entity Mapping\n"
+        "| Role | Surface Label | Canonical Target |\n"
+        "|---|---|---|\n"
+        f"{rows}\n"
+        f"## ⑤ Human Review\n{HUMAN_REVIEW}"
+    )
 
 
 def record_of(note: Note) -> dict:
@@ -162,16 +174,21 @@ def record_of(note: Note) -> dict:
         "epistemic_mode": text(claim.epistemic_mode) if claim else "",
         "mapping_status": text(claim.mapping_status) if claim else "",
         "semantic_frame": note.frame.data if note.frame is not None else None,
-        "mapping": [{"role": r.role, "label": r.label, "target": r.target}
-                    for r in note.mapping],
+        "mapping": [{"role": r.role, "label": r.label, "target": r.target} for r in note.mapping],
     }
 
 
 def full_record(record: dict) -> dict:
     """A record with its optional source fields filled in as `record_of` returns them."""
     record = _nfc(record)
-    source = {"link_text": "", "section": "", "line_hint": None, "context_before": "",
-              "context_after": "", **record["source"]}
+    source = {
+        "link_text": "",
+        "section": "",
+        "line_hint": None,
+        "context_before": "",
+        "context_after": "",
+        **record["source"],
+    }
     return {**record, "source": source}
 
 
@@ -179,9 +196,9 @@ def full_record(record: dict) -> dict:
 
 _PATTERN_HINTS = {
     "should not be valid": "holds Markdown a note cannot keep as plain text (a heading or "
-                           "code fence at a line start, a '- Epistemic Mode:' line, a CR)",
+    "code fence at a line start, a '- Epistemic Mode:' line, a CR)",
     "does not match": "is not allowed here: no leading/trailing whitespace, one line for "
-                      "one-line fields, no [[ ]] in labels, no spaces or brackets in links",
+    "one-line fields, no [[ ]] in labels, no spaces or brackets in links",
 }
 
 
@@ -192,8 +209,7 @@ def _schema_message(pointer: str, message: str) -> str:
     return f"{pointer}: {message}"
 
 
-def read_records(path: Path, schemas: Schemas) -> tuple[list[tuple[int, dict]],
-                                                        list[ImportItem]]:
+def read_records(path: Path, schemas: Schemas) -> tuple[list[tuple[int, dict]], list[ImportItem]]:
     """Valid records with their line numbers, and one error per invalid line."""
     try:
         raw = path.read_bytes()
@@ -241,6 +257,7 @@ def _parse_line(line: bytes, schemas: Schemas) -> tuple[Any, str | None]:
 
 
 # --- writing ----------------------------------------------------------------------------------
+
 
 def create_file(path: Path, data: bytes, *, root: Path | None = None) -> bool:
     """Create `path` holding `data`, atomically and never over an existing file.
@@ -298,8 +315,14 @@ def _exists_any_case(folder: Path, name: str) -> Path | None:
     if not folder.is_dir():
         return None
     key = unicodedata.normalize("NFC", name).casefold()
-    return next((child for child in folder.iterdir()
-                 if unicodedata.normalize("NFC", child.name).casefold() == key), None)
+    return next(
+        (
+            child
+            for child in folder.iterdir()
+            if unicodedata.normalize("NFC", child.name).casefold() == key
+        ),
+        None,
+    )
 
 
 def import_records(settings: Settings, file: Path, dry_run: bool = False) -> ImportReport:
@@ -320,14 +343,21 @@ def import_records(settings: Settings, file: Path, dry_run: bool = False) -> Imp
             continue
         existing = _exists_any_case(folder, f"{claim_id}.md")
         if existing is not None:
-            report.skipped.append(ImportItem(line, claim_id, relative,
-                                             f"{settings.relative(existing)} exists; not "
-                                             f"overwritten"))
+            report.skipped.append(
+                ImportItem(
+                    line,
+                    claim_id,
+                    relative,
+                    f"{settings.relative(existing)} exists; not overwritten",
+                )
+            )
             continue
-        if not dry_run and not create_file(folder / f"{claim_id}.md", text.encode("utf-8"),
-                                           root=settings.vault):
-            report.skipped.append(ImportItem(line, claim_id, relative,
-                                             "the note appeared meanwhile; not overwritten"))
+        if not dry_run and not create_file(
+            folder / f"{claim_id}.md", text.encode("utf-8"), root=settings.vault
+        ):
+            report.skipped.append(
+                ImportItem(line, claim_id, relative, "the note appeared meanwhile; not overwritten")
+            )
             continue
         report.created.append(ImportItem(line, claim_id, relative))
     report.errors.sort(key=lambda item: item.line)

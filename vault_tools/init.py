@@ -76,20 +76,27 @@ class InitResult:
     dry_run: bool = False
 
     def to_json(self) -> dict:
-        return {"vault": str(self.vault), "changes": self.changes, "notes": self.notes,
-                "git": self.git, "dry_run": self.dry_run}
+        return {
+            "vault": str(self.vault),
+            "changes": self.changes,
+            "notes": self.notes,
+            "git": self.git,
+            "dry_run": self.dry_run,
+        }
 
 
 def init_vault(settings: Settings, dry_run: bool = False) -> InitResult:
     """Plan every change, then make them (none on a dry run)."""
     vault = settings.vault
-    writes = [w for w in (_plan_config(vault), _plan_gitignore(settings), _plan_types(vault))
-              if w is not None]
+    writes = [
+        w
+        for w in (_plan_config(vault), _plan_gitignore(settings), _plan_types(vault))
+        if w is not None
+    ]
     for w in writes:  # a file leading out of the vault stops the plan, dry run or not
         writable_path(vault, w.path)
     repo = GitRepo.find(vault)
-    result = InitResult(vault, [w.message for w in writes], git=repo is not None,
-                        dry_run=dry_run)
+    result = InitResult(vault, [w.message for w in writes], git=repo is not None, dry_run=dry_run)
     if repo is not None:
         # a dry run of the install first: a hook it must refuse stops init before any write
         planned = hook.install(settings, dry_run=True)
@@ -99,8 +106,10 @@ def init_vault(settings: Settings, dry_run: bool = False) -> InitResult:
     if repo is not None:
         result.changes += planned if dry_run else hook.install(settings)
     if not (vault / ".obsidian").is_dir():
-        result.notes.append("no .obsidian/ folder: property types not registered (open the "
-                            "vault in Obsidian once, then run `vt init` again)")
+        result.notes.append(
+            "no .obsidian/ folder: property types not registered (open the "
+            "vault in Obsidian once, then run `vt init` again)"
+        )
     return result
 
 
@@ -112,8 +121,7 @@ def _plan_config(vault: Path) -> _Write | None:
 
 
 def gitignore_lines(settings: Settings) -> list[str]:
-    return [f"{STATE_DIR}/", f"{settings.ledger}.lock", f"{settings.ledger}.torn",
-            f"*{TMP_SUFFIX}"]
+    return [f"{STATE_DIR}/", f"{settings.ledger}.lock", f"{settings.ledger}.torn", f"*{TMP_SUFFIX}"]
 
 
 def _ignored(pattern: str, existing: set[str]) -> bool:
@@ -128,8 +136,9 @@ def _plan_gitignore(settings: Settings) -> _Write | None:
     missing = [p for p in gitignore_lines(settings) if not _ignored(p, existing)]
     if not missing:
         return None
-    return _Write(path, append_lines(text, missing).encode(),
-                  f"added {', '.join(missing)} to .gitignore")
+    return _Write(
+        path, append_lines(text, missing).encode(), f"added {', '.join(missing)} to .gitignore"
+    )
 
 
 def _plan_types(vault: Path) -> _Write | None:
@@ -153,10 +162,12 @@ def _parse_types(text: str, path: Path) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"invalid JSON ({exc.msg}); fix or remove it, then run `vt init` "
-                         "again — nothing was written", str(path), exc.lineno) from None
+        raise UsageError(
+            f"invalid JSON ({exc.msg}); fix or remove it, then run `vt init` "
+            "again — nothing was written",
+            str(path),
+            exc.lineno,
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("types", {}), dict):
-        raise UsageError('expected {"types": {PROPERTY: TYPE, …}}; nothing was written',
-                         str(path))
+        raise UsageError('expected {"types": {PROPERTY: TYPE, …}}; nothing was written', str(path))
     return data
-

@@ -77,8 +77,8 @@ def value_lines(text: str) -> dict[tuple, int]:
 _PRETTY = re.compile(
     r'\s*(?:"((?:[^"\\]|\\.)*)"\s*:\s*)?'
     r'(?:(?P<open>[{\[])|\{\s*\}|\[\s*\]|"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*|true|false|null)'
-    r'\s*(?:,\s*)?'  # not `\s*,?\s*`: two runs that may take the same blanks backtrack
-)                    # quadratically when something else follows them
+    r"\s*(?:,\s*)?"  # not `\s*,?\s*`: two runs that may take the same blanks backtrack
+)  # quadratically when something else follows them
 _CLOSE = re.compile(r"\s*[}\]]\s*(?:,\s*)?")
 
 
@@ -124,8 +124,8 @@ def _dumped_lines(text: str) -> dict[tuple, int] | None:
     newline = text.find("\n")
     if newline < 0:
         return None
-    rest = text[newline + 1:]
-    indent = rest[:len(rest) - len(rest.lstrip(" \t"))]
+    rest = text[newline + 1 :]
+    indent = rest[: len(rest) - len(rest.lstrip(" \t"))]
     if not indent:
         return None
     try:
@@ -139,8 +139,15 @@ def _dumped_lines(text: str) -> dict[tuple, int] | None:
     return lines if "\n".join(out) == text else None
 
 
-def _lay_out(value: object, path: tuple, head: str, pad: str, indent: str, out: list[str],
-             lines: dict[tuple, int]) -> None:
+def _lay_out(
+    value: object,
+    path: tuple,
+    head: str,
+    pad: str,
+    indent: str,
+    out: list[str],
+    lines: dict[tuple, int],
+) -> None:
     """Append the lines json.dumps(indent=indent) writes for `value` (its first one
     starting with `head`) to `out`, and the line of it and of everything in it to `lines`.
     Raises ValueError for what json.loads cannot have made."""
@@ -250,6 +257,6 @@ def line_of(text: str, path: tuple | list, first_line: int) -> int:
     for found, line in _scan(text):
         if found == path:
             return first_line + line - 1
-        if path[:len(found)] == found:
+        if path[: len(found)] == found:
             best = line
     return first_line + best - 1

@@ -68,8 +68,9 @@ class KnowledgeBase:
     against the listing's path, so a collision never resolves a target to the wrong file.
     """
 
-    def __init__(self, files: Listing | Iterable[MarkdownFile], kb_dir: str,
-                 root: Path | None = None):
+    def __init__(
+        self, files: Listing | Iterable[MarkdownFile], kb_dir: str, root: Path | None = None
+    ):
         # root: the vault folder, needed only to read the notes' aliases (None: no aliases)
         self.root = root
         self._aliases: dict[str, tuple[str, ...]] | None = None
@@ -111,8 +112,11 @@ class KnowledgeBase:
         if key.startswith(self.kb_prefix):  # only a KB note's key starts so
             return self._kb_notes().get(key)
         paths = self.listing.paths
-        found = [position for position in self._others().positions(key)
-                 if normalise(paths[position]) == key]
+        found = [
+            position
+            for position in self._others().positions(key)
+            if normalise(paths[position]) == key
+        ]
         return paths[min(found)] if found else None
 
     def _by_name(self, name: str) -> str | None:
@@ -120,10 +124,14 @@ class KnowledgeBase:
         paths = self.listing.paths
         if self._names is None:
             self._names = _Table(len(paths))
-            self._names.fill((_name(normalise(relative)), position)
-                             for position, relative in enumerate(paths))
-        found = [position for position in self._names.positions(name)
-                 if _name(normalise(paths[position])) == name]
+            self._names.fill(
+                (_name(normalise(relative)), position) for position, relative in enumerate(paths)
+            )
+        found = [
+            position
+            for position in self._names.positions(name)
+            if _name(normalise(paths[position])) == name
+        ]
         return paths[found[0]] if len(found) == 1 else None  # two: neither is meant
 
     def _kb_notes(self) -> dict[str, str]:
@@ -146,9 +154,11 @@ class KnowledgeBase:
         if self._keys is None:
             prefix = self.kb_prefix
             others = _Table(len(self.listing.paths))  # a few KB notes' slots stay empty
-            others.fill((key, position) for position, key in
-                        enumerate(map(normalise, self.listing.paths))
-                        if not key.startswith(prefix))
+            others.fill(
+                (key, position)
+                for position, key in enumerate(map(normalise, self.listing.paths))
+                if not key.startswith(prefix)
+            )
             self._keys = others
         return self._keys
 
@@ -165,12 +175,14 @@ class KnowledgeBase:
             if self.root is not None:
                 root = str(self.root)
                 for relative in self.notes_in_kb():
-                    self._aliases[relative] = _read_record(os.path.join(root, relative),
-                                                           relative)[1]
+                    self._aliases[relative] = _read_record(os.path.join(root, relative), relative)[
+                        1
+                    ]
         return self._aliases
 
-    def load_aliases(self, known: dict[str, tuple], fresh: Callable[[os.stat_result], bool],
-                     listing: str = "") -> dict[str, tuple]:
+    def load_aliases(
+        self, known: dict[str, tuple], fresh: Callable[[os.stat_result], bool], listing: str = ""
+    ) -> dict[str, tuple]:
         """Build the alias index reusing `known` records (path -> (stat signature, aliases))
         of notes whose stat is unchanged and `fresh`; returns the records of the new index.
 
@@ -207,7 +219,7 @@ _key_hash: Callable[[str], int] = hash  # 64 bits; a hit is confirmed against th
 
 
 def _name(key: str) -> str:
-    return key[key.rfind("/") + 1:]
+    return key[key.rfind("/") + 1 :]
 
 
 class _Table:
@@ -260,8 +272,9 @@ def _listing_digest(kb_dir: str, listing: Listing, batch: int = 1024) -> str:
     return digest.hexdigest()
 
 
-def _unchanged(absolute: str, signature: tuple | None,
-               fresh: Callable[[os.stat_result], bool]) -> bool:
+def _unchanged(
+    absolute: str, signature: tuple | None, fresh: Callable[[os.stat_result], bool]
+) -> bool:
     """Whether the file still has `signature` and was surely written before it was taken."""
     try:
         info = os.stat(absolute)
@@ -293,8 +306,11 @@ def _aliases_of(raw: bytes, relative: str) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list):
         return ()
-    return tuple(unicodedata.normalize("NFC", str(item)) for item in value
-                 if isinstance(item, (str, int, float)) and str(item).strip())
+    return tuple(
+        unicodedata.normalize("NFC", str(item))
+        for item in value
+        if isinstance(item, (str, int, float)) and str(item).strip()
+    )
 
 
 def _escapes(link: str) -> bool:

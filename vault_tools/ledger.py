@@ -131,8 +131,13 @@ _encode_basestring = json.encoder.encode_basestring
 # minus its Python-level dispatch and its cycle markers. Ledger values are JSON data
 # (json.loads output, note properties): a cycle cannot occur, and would only raise
 # RecursionError instead of ValueError
-_CANONICAL_ENCODER = None if _make_encoder is None else _make_encoder(
-    None, _ENCODER.default, _encode_basestring, None, ":", ",", True, False, True)
+_CANONICAL_ENCODER = (
+    None
+    if _make_encoder is None
+    else _make_encoder(
+        None, _ENCODER.default, _encode_basestring, None, ":", ",", True, False, True
+    )
+)
 
 
 def canonical(obj: object) -> str:
@@ -184,9 +189,12 @@ def _supersedes_ok(value: object) -> bool:
         return True
     if type(value) is str:
         return _SHA.fullmatch(value) is not None
-    return (type(value) is list and len(value) >= 2
-            and all(type(v) is str and _SHA.fullmatch(v) is not None for v in value)
-            and all(a < b for a, b in zip(value, value[1:], strict=False)))
+    return (
+        type(value) is list
+        and len(value) >= 2
+        and all(type(v) is str and _SHA.fullmatch(v) is not None for v in value)
+        and all(a < b for a, b in zip(value, value[1:], strict=False))
+    )
 
 
 def superseded_ids(value: str | list[str] | None) -> tuple[str, ...]:
@@ -237,8 +245,9 @@ def _decision_problems(ev: dict) -> list[str]:
     if ev["preview"] is not None and not _is_sha(ev["preview"]):
         problems.append("preview must be 'sha256:<64 hex>' or null")
     if not _supersedes_ok(ev["supersedes"]):
-        problems.append("supersedes must be an event id, a sorted list of two or more event "
-                        "ids, or null")
+        problems.append(
+            "supersedes must be an event id, a sorted list of two or more event ids, or null"
+        )
     if not (_is_str(ev["note"]) and ev["note"]):
         problems.append("note must be a non-empty vault-relative path")
     if not _is_str(ev["comment"]):
@@ -563,8 +572,9 @@ class _StateDB:
                 query += "&immutable=1"
             conn = None
             try:
-                conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True,
-                                       isolation_level=None)
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?{query}", uri=True, isolation_level=None
+                )
                 tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
                 if tables >= _TABLES:
                     return cls(state_dir, conn)
@@ -591,20 +601,30 @@ class _StateDB:
 
     def trusted(self) -> _Trusted | None:
         marks = ",".join("?" * len(_TRUST_KEYS))
-        values = dict(self.conn.execute(
-            f"SELECT key, value FROM meta WHERE key IN ({marks})", _TRUST_KEYS))  # noqa: S608
+        values = dict(
+            self.conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", _TRUST_KEYS)
+        )  # noqa: S608
         if len(values) != len(_TRUST_KEYS):
             return None
         try:
-            return _Trusted(int(values["trust_size"]), int(values["trust_seq"]),
-                            values["trust_hash"], int(values["trust_count"]),
-                            values["trust_blocks"])
+            return _Trusted(
+                int(values["trust_size"]),
+                int(values["trust_seq"]),
+                values["trust_hash"],
+                int(values["trust_count"]),
+                values["trust_blocks"],
+            )
         except ValueError:
             return None
 
     def trust(self, trusted: _Trusted, fd: int) -> None:
-        self.put(trust_size=trusted.size, trust_seq=trusted.seq, trust_hash=trusted.hash,
-                 trust_count=trusted.count, trust_blocks=trusted.blocks)
+        self.put(
+            trust_size=trusted.size,
+            trust_seq=trusted.seq,
+            trust_hash=trusted.hash,
+            trust_count=trusted.count,
+            trust_blocks=trusted.blocks,
+        )
         self.remember_stat(fd, trusted.size)
 
     def remember_stat(self, fd: int, size: int) -> None:
@@ -674,8 +694,9 @@ def _extended_blocks(fd: int, trusted: _Trusted, size: int) -> str:
 class Transaction:
     """Decisions appended under the ledger lock; see `Ledger.transaction`."""
 
-    def __init__(self, ledger: Ledger, fd: int, head: Head, torn: TornInfo | None,
-                 db: _StateDB | None = None) -> None:
+    def __init__(
+        self, ledger: Ledger, fd: int, head: Head, torn: TornInfo | None, db: _StateDB | None = None
+    ) -> None:
         self.ledger = ledger
         self.torn = torn  # a torn tail recovered when the lock was taken
         self.start = head  # the ledger as it stood when the lock was taken
@@ -701,10 +722,14 @@ class Transaction:
         wanted = list(dict.fromkeys(claim_ids))
         conn = self._index().conn
         for i in range(0, len(wanted), 500):  # within SQLite's limit on parameters
-            batch = wanted[i:i + 500]
+            batch = wanted[i : i + 500]
             marks = ",".join("?" * len(batch))
-            found = {row[0] for row in conn.execute(
-                f"SELECT claim_id FROM idx_latest WHERE claim_id IN ({marks})", batch)}
+            found = {
+                row[0]
+                for row in conn.execute(
+                    f"SELECT claim_id FROM idx_latest WHERE claim_id IN ({marks})", batch
+                )
+            }
             self._no_events.update(c for c in batch if c not in found)
 
     def latest(self, claim_id: str) -> dict | None:
@@ -765,8 +790,9 @@ class Transaction:
         """Queue one decision; returns the full event (durable only after the `with` exits)."""
         ev = self.prepare(decision)
         # an event id names its claim: a claim with no event holds none of its ids
-        if (ev["id"] in self._pending_ids or ev["claim_id"] not in self._no_events) \
-                and self.has_id(ev["id"]):
+        if (ev["id"] in self._pending_ids or ev["claim_id"] not in self._no_events) and self.has_id(
+            ev["id"]
+        ):
             raise DuplicateEventError(
                 f"the ledger already holds decision {ev['id']}", str(self.ledger.path)
             )
@@ -803,10 +829,16 @@ class Transaction:
                 added = db.remember(self.appended)
                 lines = [raw[:-1].decode() for raw in self._lines]
                 db.index_add(list(zip(self.appended, lines, strict=True)))
-                db.trust(_Trusted(self.head.size, self.head.seq, self.head.hash,
-                                  trusted.count + added,
-                                  _extended_blocks(self._fd, trusted, self.head.size)),
-                         self._fd)
+                db.trust(
+                    _Trusted(
+                        self.head.size,
+                        self.head.seq,
+                        self.head.hash,
+                        trusted.count + added,
+                        _extended_blocks(self._fd, trusted, self.head.size),
+                    ),
+                    self._fd,
+                )
             db.conn.execute("COMMIT")
         except (sqlite3.Error, OSError):
             rollback(db.conn)
@@ -868,8 +900,9 @@ class Ledger:
     None only for a private ledger of no vault (a dry run's scratch copy).
     """
 
-    def __init__(self, path: Path | str, state_dir: Path | str, *,
-                 root: Path | None = None) -> None:
+    def __init__(
+        self, path: Path | str, state_dir: Path | str, *, root: Path | None = None
+    ) -> None:
         self.path = Path(path)
         self.state_dir = Path(state_dir)
         self.root = root
@@ -886,8 +919,12 @@ class Ledger:
     def locked(self) -> Iterator[tuple[int, TornInfo | None]]:
         """Hold the lock; yields the open ledger fd (O_APPEND) and any recovered torn tail."""
         if self.root is not None:
-            for path in (self.lock_path, self.path, self.torn_path,
-                         *state_files(self.state_dir / STATE_DB)):
+            for path in (
+                self.lock_path,
+                self.path,
+                self.torn_path,
+                *state_files(self.state_dir / STATE_DB),
+            ):
                 writable_path(self.root, path)
         with FileLock(self.lock_path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -1162,8 +1199,9 @@ def _known_row(n: int, body: bytes, i: int) -> tuple:
 class _Verifier:
     """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
 
-    def __init__(self, db: _StateDB, trust_prefix: bool = True,
-                 after: _Trusted | None = None) -> None:
+    def __init__(
+        self, db: _StateDB, trust_prefix: bool = True, after: _Trusted | None = None
+    ) -> None:
         self.db = db
         self.problems: list[Problem] = []
         self.dropped = 0
@@ -1207,8 +1245,12 @@ class _Verifier:
             ev = json.loads(text)
         except (UnicodeDecodeError, ValueError) as exc:
             if conflict_marker(body):
-                self.problem(None, n, f"line {n}: a git conflict marker: the ledger was merged "
-                                      "without the vt merge driver; run `vt ledger resolve`")
+                self.problem(
+                    None,
+                    n,
+                    f"line {n}: a git conflict marker: the ledger was merged "
+                    "without the vt merge driver; run `vt ledger resolve`",
+                )
             else:
                 self.problem(None, n, f"line {n}: not valid JSON ({exc})")
             self.prev_seq, self.prev_hash = self.prev_seq + 1, None
@@ -1338,8 +1380,10 @@ class _Verifier:
         in_prefix = ("" if self.after is None else
                      " AND NOT EXISTS (SELECT 1 FROM idx_event i, seen a WHERE a.line = ? "
                      "AND i.id = ? AND i.claim_id = a.claim_id)")  # fmt: skip
-        query = ("SELECT 1 FROM seen a WHERE a.line = ? AND NOT EXISTS (SELECT 1 FROM seen b "
-                 "WHERE b.id = ? AND b.line < a.line AND b.claim_id = a.claim_id)" + in_prefix)
+        query = (
+            "SELECT 1 FROM seen a WHERE a.line = ? AND NOT EXISTS (SELECT 1 FROM seen b "
+            "WHERE b.id = ? AND b.line < a.line AND b.claim_id = a.claim_id)" + in_prefix
+        )
         args = (lambda i: (line, i)) if self.after is None else (lambda i: (line, i, line, i))
         return [i for i in json.loads(target) if conn.execute(query, args(i)).fetchone()]
 
@@ -1377,8 +1421,12 @@ class _Verifier:
                 msg = f"event {id_} verified before is missing: ledger shortened or rewritten"
                 self.problem(None, None, msg)
             else:
-                self.problem(None, line, f"line {line}: event {id_} verified before has "
-                                         f"changed its ts ({ts} → {now_ts})")
+                self.problem(
+                    None,
+                    line,
+                    f"line {line}: event {id_} verified before has "
+                    f"changed its ts ({ts} → {now_ts})",
+                )
 
     def close(self) -> None:
         self.db.conn.execute("DROP TABLE IF EXISTS temp.seen")
@@ -1542,8 +1590,14 @@ def _part_summary(data: bytes, status: int) -> dict | None:
         last_n, last_seq, last_hash = summary["last"]
     except (ValueError, KeyError, TypeError):
         return None
-    if not (type(n) is int and type(seq) is int and type(last_n) is int
-            and type(last_seq) is int and type(prev) is str and type(last_hash) is str):
+    if not (
+        type(n) is int
+        and type(seq) is int
+        and type(last_n) is int
+        and type(last_seq) is int
+        and type(prev) is str
+        and type(last_hash) is str
+    ):
         return None  # fmt: skip
     return summary
 
@@ -1624,8 +1678,13 @@ class _PartVerifier(_Verifier):
         self.rows = []
 
 
-def _part_child(out_fd: int, path: Path, state_dir: Path, remembered: tuple | None,
-                span: tuple[int, int, int, int]) -> NoReturn:
+def _part_child(
+    out_fd: int,
+    path: Path,
+    state_dir: Path,
+    remembered: tuple | None,
+    span: tuple[int, int, int, int],
+) -> NoReturn:
     """The forked helper's whole life: report and `os._exit`, never return or raise (the
     parent's cleanup, atexit handlers and buffered output are the parent's alone)."""
     code = 2
@@ -1642,8 +1701,15 @@ def _part_child(out_fd: int, path: Path, state_dir: Path, remembered: tuple | No
         os._exit(code)
 
 
-def _verify_part(path: Path, state_dir: Path, remembered: tuple | None, base_n: int,
-                 base_end: int, split: int, size: int) -> dict:
+def _verify_part(
+    path: Path,
+    state_dir: Path,
+    remembered: tuple | None,
+    base_n: int,
+    base_end: int,
+    split: int,
+    size: int,
+) -> dict:
     """Check lines split..size; their rows go to `_part_path(state_dir, own pid)`."""
     part = _part_path(state_dir, os.getpid())
     _remove_part(part)  # a leftover of an earlier helper with the same pid
@@ -1708,8 +1774,9 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
                 size = _complete_size(fd)
                 torn = None
                 if size != os.fstat(fd).st_size:
-                    torn = TornInfo(size, os.fstat(fd).st_size - size, str(ledger.torn_path),
-                                    moved=False)
+                    torn = TornInfo(
+                        size, os.fstat(fd).st_size - size, str(ledger.torn_path), moved=False
+                    )
                 if _crlf_converted(fd, size):
                     problem = Problem(None, 1, f"line 1: {CRLF_MESSAGE}")
                     return VerifyResult(False, _count_lines(fd, 0, size), "?", [problem], torn)
@@ -1782,8 +1849,11 @@ def _gate(ledger: Ledger, db: _StateDB, fd: int | None, size: int, remember: boo
     if known is not None and known.size == size and db.stat_unchanged(fd, size):
         return known.head  # not a byte written since it was hashed: nothing to hash
     start = None
-    if known is not None and known.size <= size \
-            and _block_digests(fd, 0, known.size) == known.blocks:
+    if (
+        known is not None
+        and known.size <= size
+        and _block_digests(fd, 0, known.size) == known.blocks
+    ):
         start = known
         if known.size == size:
             if remember:
@@ -1821,8 +1891,10 @@ def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head
             conn.execute("DELETE FROM idx_event")
             conn.execute("DELETE FROM idx_latest")
         # in key order: b-tree appends rather than random inserts
-        conn.execute("INSERT OR IGNORE INTO idx_event(id, seq, claim_id) "
-                     "SELECT id, seq, claim_id FROM temp.seen ORDER BY id")
+        conn.execute(
+            "INSERT OR IGNORE INTO idx_event(id, seq, claim_id) "
+            "SELECT id, seq, claim_id FROM temp.seen ORDER BY id"
+        )
         latest = dict(conn.execute("SELECT MAX(line), claim_id FROM temp.seen GROUP BY claim_id"))
         offset, n = (start.size, start.seq) if start else (0, 0)
         rows = []
@@ -1833,10 +1905,12 @@ def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head
             if n in latest:
                 rows.append((latest[n], n, raw[:-1].decode()))
         rows.sort()
-        conn.executemany("INSERT OR REPLACE INTO idx_latest(claim_id, seq, line) "
-                         "VALUES (?, ?, ?)", rows)
-        added = conn.execute("INSERT OR IGNORE INTO verified(id, ts) "
-                             "SELECT id, ts FROM temp.seen ORDER BY id").rowcount
+        conn.executemany(
+            "INSERT OR REPLACE INTO idx_latest(claim_id, seq, line) VALUES (?, ?, ?)", rows
+        )
+        added = conn.execute(
+            "INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen ORDER BY id"
+        ).rowcount
         if start is None:
             blocks, count = _block_digests(fd, 0, head.size), db.memory_size()
         else:
@@ -1857,7 +1931,8 @@ def _refusal(ledger: Ledger, verifier: _Verifier, changed: bool) -> IntegrityErr
     if line is None:
         row = verifier.db.conn.execute(
             "SELECT MIN(s.line) FROM seen s WHERE NOT EXISTS "
-            "(SELECT 1 FROM verified v WHERE v.id = s.id)").fetchone()
+            "(SELECT 1 FROM verified v WHERE v.id = s.id)"
+        ).fetchone()
         line = row[0] if row[0] is not None else verifier.events + 1
     what = _LINE_PREFIX.sub("", first.message)
     if len(problems) > 1:
@@ -1878,8 +1953,6 @@ def _gate_error(ledger: Ledger, line: int, message: str) -> IntegrityError:
 
 
 # ---------------------------------------------------------------- merge
-
-
 
 
 def _checked_event(raw: bytes, n: int, where: str) -> dict:

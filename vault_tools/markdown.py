@@ -28,8 +28,9 @@ _DATAVIEW = re.compile(r"^\s*\$?=")
 # characters a wikilink cannot show (it takes no escapes): not linked in a target,
 # replaced in the shown text by look-alikes that are no syntax
 _UNLINKABLE = re.compile(r"[\[\]|#^`<>]")
-_SHOWN = str.maketrans({"[": "_", "]": "_", "|": "_", "#": "_", "^": "_", "`": "'",
-                        "<": "\u2039", ">": "\u203a"})
+_SHOWN = str.maketrans(
+    {"[": "_", "]": "_", "|": "_", "#": "_", "^": "_", "`": "'", "<": "\u2039", ">": "\u203a"}
+)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -45,7 +46,7 @@ def text(value: str) -> str:
     start = _LINE_START.match(value)
     if start:
         marker = start.group()
-        value = f"{marker[:-1]}\\{marker[-1]}{value[len(marker):]}"
+        value = f"{marker[:-1]}\\{marker[-1]}{value[len(marker) :]}"
     return value
 
 

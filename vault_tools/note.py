@@ -135,8 +135,9 @@ def decode(raw: bytes, path: str) -> tuple[str | None, Finding | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        return None, error(path, line, "encoding", f"not UTF-8: byte 0x{raw[exc.start]:02x} "
-                           f"at offset {exc.start}")
+        return None, error(
+            path, line, "encoding", f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        )
     # is_normalized's quick check is one table look-up per character (a regex search
     # for the characters that may need NFC took four times as long on a Chinese note)
     if not text.isascii() and not unicodedata.is_normalized("NFC", text):
@@ -184,16 +185,27 @@ def _parse_body(note: Note, body: _Body) -> None:
     seen: dict[str, Section] = {}
     for section in note.sections:
         if section.key in seen and section.key in _PARSERS:
-            note.findings.append(error(note.path, section.line, "section-duplicate",
-                                       f"second '{section.title}' section (first at line "
-                                       f"{seen[section.key].line}); the first one is used"))
+            note.findings.append(
+                error(
+                    note.path,
+                    section.line,
+                    "section-duplicate",
+                    f"second '{section.title}' section (first at line "
+                    f"{seen[section.key].line}); the first one is used",
+                )
+            )
             continue
         seen.setdefault(section.key, section)
     for key, title in REQUIRED_SECTIONS.items():
         if key not in seen:
-            note.findings.append(error(note.path, min(note.body_line, len(lines)),
-                                       "section-missing",
-                                       f"no '## {title}' section"))
+            note.findings.append(
+                error(
+                    note.path,
+                    min(note.body_line, len(lines)),
+                    "section-missing",
+                    f"no '## {title}' section",
+                )
+            )
     for key, section in seen.items():
         parser = _PARSERS.get(key)
         if parser:
@@ -239,8 +251,9 @@ def _sections(body: _Body) -> list[Section]:
                 if sections:
                     sections[-1].end = index
                 title = heading[1]
-                sections.append(Section(section_key(title), title, index + 1, index + 1,
-                                        len(lines)))
+                sections.append(
+                    Section(section_key(title), title, index + 1, index + 1, len(lines))
+                )
         elif opened := fence_open(line):
             fence = opened[0]
     return sections
@@ -277,8 +290,9 @@ def _parts(body: _Body, section: Section) -> list[_Part]:
         elif opened := fence_open(line):
             close = _fence_end(body, k, end, opened[0])
             info = opened[1].split(maxsplit=1)
-            parts.append(_Part("code", index + 1, lines[index + 1:close],
-                               info[0].lower() if info else ""))
+            parts.append(
+                _Part("code", index + 1, lines[index + 1 : close], info[0].lower() if info else "")
+            )
             index = close + 1
         elif line.startswith("<!-- vt:") and _VT_START.match(line):
             index = _vt_block_end(body, k, end) + 1  # not part of what the reviewer wrote
@@ -368,8 +382,9 @@ def _parse_source(note: Note, body: _Body, section: Section) -> None:
     source.context_after = _text_of(groups.get("context after", (0, []))[1])
     if source.evidence is None:
         where = groups["evidence"][0] if "evidence" in groups else section.line
-        note.findings.append(error(note.path, where, "source-field",
-                                   "the source has no '### Evidence' text"))
+        note.findings.append(
+            error(note.path, where, "source-field", "the source has no '### Evidence' text")
+        )
     note.source = source
 
 
@@ -387,8 +402,14 @@ def _source_field(note: Note, source: Source, line: str, number: int) -> None:
     elif name == "line hint":
         source.line_hint = Text(value, number)
         if value and not value.isdigit():
-            note.findings.append(error(note.path, number, "source-field",
-                                       f"Line hint must be a line number, not {value!r}"))
+            note.findings.append(
+                error(
+                    note.path,
+                    number,
+                    "source-field",
+                    f"Line hint must be a line number, not {value!r}",
+                )
+            )
 
 
 def _parse_claim(note: Note, body: _Body, section: Section) -> None:
@@ -411,15 +432,19 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
         text_parts.append(_Part("text", part.line, kept))
     text = _text_of(text_parts)
     if text is None:
-        note.findings.append(error(note.path, section.line, "claim-empty",
-                                   "the Atomic Claim section has no claim text"))
+        note.findings.append(
+            error(
+                note.path, section.line, "claim-empty", "the Atomic Claim section has no claim text"
+            )
+        )
         text = Text("", section.line)
     _check_control(note, body, text, "the claim text")
     for label, value in (("Epistemic Mode", mode), ("Mapping Status", status)):
         if value is None or not value.value:
             where = value.line if value else section.line
-            note.findings.append(error(note.path, where, "claim-field",
-                                       f"the claim has no '- {label}:' value"))
+            note.findings.append(
+                error(note.path, where, "claim-field", f"the claim has no '- {label}:' value")
+            )
     note.claim = Claim(text, mode, status)
 
 
@@ -443,17 +468,25 @@ def _parse_frame(note: Note, body: _Body, section: Section) -> None:
     note.frame = _one_json_block(note, _parts(body, section), section.line, "Semantic Frame")
 
 
-def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
-                    what: str) -> JsonBlock | None:
+def _one_json_block(
+    note: Note, parts: list[_Part], heading_line: int, what: str
+) -> JsonBlock | None:
     blocks = [p for p in parts if p.kind == "code" and p.info in ("json", "", "jsonc")]
     if not blocks:
-        note.findings.append(error(note.path, heading_line, "json-missing",
-                                   f"{what} has no ```json block"))
+        note.findings.append(
+            error(note.path, heading_line, "json-missing", f"{what} has no ```json block")
+        )
         return None
     if len(blocks) > 1:
-        note.findings.append(error(note.path, blocks[1].line, "json-multiple",
-                                   f"{what} has {len(blocks)} JSON blocks where one belongs "
-                                   f"(first at line {blocks[0].line})"))
+        note.findings.append(
+            error(
+                note.path,
+                blocks[1].line,
+                "json-multiple",
+                f"{what} has {len(blocks)} JSON blocks where one belongs "
+                f"(first at line {blocks[0].line})",
+            )
+        )
     block = JsonBlock("\n".join(blocks[0].lines), blocks[0].line + 1)
     try:
         block.data = _JSON.decode(block.text)
@@ -465,29 +498,47 @@ def _one_json_block(note: Note, parts: list[_Part], heading_line: int,
         # an empty block (e.g. a fence on the file's last line) points at its fence
         last = blocks[0].line + len(blocks[0].lines)
         line = min(block.line + exc.lineno - 1, last)
-        note.findings.append(error(note.path, line, "json-syntax",
-                                   f"{what}: {exc.msg} (column {exc.colno})"))
+        note.findings.append(
+            error(note.path, line, "json-syntax", f"{what}: {exc.msg} (column {exc.colno})")
+        )
     except RecursionError:
-        note.findings.append(error(note.path, block.line, "json-syntax",
-                                   f"{what}: nested too deeply"))
+        note.findings.append(
+            error(note.path, block.line, "json-syntax", f"{what}: nested too deeply")
+        )
     except _NotJson as exc:
         found = _NON_JSON_CONSTANT.search(block.text)
         line = block.line + (block.text.count("\n", 0, found.start()) if found else 0)
-        note.findings.append(error(note.path, line, "json-syntax",
-                                   f"{what}: {exc} is not JSON (write a number or a string)"))
+        note.findings.append(
+            error(
+                note.path,
+                line,
+                "json-syntax",
+                f"{what}: {exc} is not JSON (write a number or a string)",
+            )
+        )
     except _Overflow as exc:
         at = block.text.find(str(exc))
         line = block.line + (block.text.count("\n", 0, at) if at >= 0 else 0)
-        note.findings.append(error(note.path, line, "number-too-large",
-                                   f"{what}: {_shown(str(exc))} is beyond the range of a "
-                                   "double"))
+        note.findings.append(
+            error(
+                note.path,
+                line,
+                "number-too-large",
+                f"{what}: {_shown(str(exc))} is beyond the range of a double",
+            )
+        )
     except ValueError as exc:  # an integer longer than Python converts (int() of a string)
         line, digits = frontmatter.longest_number(block.text)
         limit = frontmatter.digits_limit()
         if limit and digits > limit:
-            note.findings.append(error(note.path, block.line + line - 1, "number-too-large",
-                                       f"{what}: a number of {digits:,} digits (vt reads at "
-                                       f"most {limit:,})"))
+            note.findings.append(
+                error(
+                    note.path,
+                    block.line + line - 1,
+                    "number-too-large",
+                    f"{what}: a number of {digits:,} digits (vt reads at most {limit:,})",
+                )
+            )
         else:  # nothing else is known to raise it; a finding all the same, never a crash
             note.findings.append(error(note.path, block.line, "json-syntax", f"{what}: {exc}"))
     return block
@@ -564,13 +615,18 @@ def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
         if not header_seen:
             header_seen = True  # the header row
             continue
-        if _SEPARATOR_ROW.fullmatch(line) and all(set(cell) <= _SEPARATOR_CHARS
-                                                   for cell in cells):
+        if _SEPARATOR_ROW.fullmatch(line) and all(set(cell) <= _SEPARATOR_CHARS for cell in cells):
             continue  # the separator row (the regex turns the other rows away cheaply)
         if len(cells) != 3 or not cells[2]:
-            note.findings.append(error(note.path, index + 1, "mapping-table",
-                                       f"a mapping row needs 3 cells (Role | Surface Label | "
-                                       f"Canonical Target), found {len(cells)}"))
+            note.findings.append(
+                error(
+                    note.path,
+                    index + 1,
+                    "mapping-table",
+                    f"a mapping row needs 3 cells (Role | Surface Label | "
+                    f"Canonical Target), found {len(cells)}",
+                )
+            )
             continue
         rows.append(MappingRow(cells[0], cells[1], cells[2], index + 1))
     note.mapping = rows
@@ -587,8 +643,9 @@ def split_table_row(line: str) -> list[str]:
         body = body[1:]
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
-    if "\\" not in body and ("[[" not in body or (
-            "\x00" not in body and not _pipe_in_wikilink(body))):
+    if "\\" not in body and (
+        "[[" not in body or ("\x00" not in body and not _pipe_in_wikilink(body))
+    ):
         return [cell.strip() for cell in body.split("|")]
     # protect the pipes that are not cell separators, split, then restore them
     body = _protect_wikilinks(body.replace("\\|", "\x00"))
@@ -601,8 +658,9 @@ def split_table_row(line: str) -> list[str]:
 
 def _pipe_in_wikilink(body: str) -> bool:
     """Whether a `|` follows a `[[` with no `]` between them."""
-    return any((start := part.find("[[")) >= 0 and "|" in part[start + 2:]
-               for part in body.split("]"))
+    return any(
+        (start := part.find("[[")) >= 0 and "|" in part[start + 2 :] for part in body.split("]")
+    )
 
 
 def _protect_wikilinks(body: str) -> str:
@@ -614,7 +672,7 @@ def _protect_wikilinks(body: str) -> str:
         if close < 0:
             break
         if body.startswith("]]", close):
-            out += body[copied:start], body[start:close + 2].replace("|", "\x00")
+            out += body[copied:start], body[start : close + 2].replace("|", "\x00")
             copied = search = close + 2
         else:  # every `[[` before this `]` ends at it: none of them is a wikilink
             search = close + 1
@@ -632,18 +690,27 @@ def _parse_drafts(note: Note, body: _Body, section: Section) -> None:
             drafts.claim = _text_of(parts) or Text("", line)
             _check_control(note, body, drafts.claim, "the V2 Atomic Claim Draft")
             if not drafts.claim.value:
-                note.findings.append(error(note.path, line, "claim-empty",
-                                           "the V2 Atomic Claim Draft has no text"))
+                note.findings.append(
+                    error(note.path, line, "claim-empty", "the V2 Atomic Claim Draft has no text")
+                )
         elif "semantic frame" in key:
             drafts.frame = _one_json_block(note, parts, line, "V2 Semantic Frame Draft")
         elif "revision metadata" in key or "metadata" in key:
             drafts.metadata = _one_json_block(note, parts, line, "V2 Revision Metadata Draft")
-    for value, title in ((drafts.claim, "V2 Atomic Claim Draft"),
-                         (drafts.frame, "V2 Semantic Frame Draft"),
-                         (drafts.metadata, "V2 Revision Metadata Draft")):
+    for value, title in (
+        (drafts.claim, "V2 Atomic Claim Draft"),
+        (drafts.frame, "V2 Semantic Frame Draft"),
+        (drafts.metadata, "V2 Revision Metadata Draft"),
+    ):
         if value is None and not _reported_missing_json(note, title):
-            note.findings.append(error(note.path, section.line, "draft-incomplete",
-                                       f"the V2 Draft section has no '### {title}'"))
+            note.findings.append(
+                error(
+                    note.path,
+                    section.line,
+                    "draft-incomplete",
+                    f"the V2 Draft section has no '### {title}'",
+                )
+            )
     note.drafts = drafts
 
 

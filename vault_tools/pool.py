@@ -56,11 +56,18 @@ class WorkerError(VtError):
     """A worker process ended without answering (killed, out of memory, a crash)."""
 
 
-def map_chunks(work: Callable[[list[Item]], list[Result]], items: Iterable[Item], *,
-               workers: int = 0, progress: Progress | None = None,
-               threshold: int | None = None, chunk: int | None = None,
-               ordered: bool = True, count: int | None = None,
-               meanwhile: Callable[[], None] | None = None) -> Iterator[Result]:
+def map_chunks(
+    work: Callable[[list[Item]], list[Result]],
+    items: Iterable[Item],
+    *,
+    workers: int = 0,
+    progress: Progress | None = None,
+    threshold: int | None = None,
+    chunk: int | None = None,
+    ordered: bool = True,
+    count: int | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> Iterator[Result]:
     """`work(chunk)` over chunks of `items`, results in order (or, `ordered=False`, by
     chunk as each is done).
 
@@ -122,8 +129,9 @@ def chunk_sizes(items: int, workers: int) -> Iterator[int]:
         left -= size
 
 
-def _counted(batches: Iterable[list[Result]], total: int,
-             progress: Progress | None) -> Iterator[Result]:
+def _counted(
+    batches: Iterable[list[Result]], total: int, progress: Progress | None
+) -> Iterator[Result]:
     done = 0
     for batch in batches:
         done += len(batch)
@@ -222,8 +230,9 @@ class _Pool:
                     index = next(indexes)
                     waiting.append((index, _message((index, chunk))))
                 index, message = waiting[0]
-                if worker.given and (len(message) > self.ahead_limit
-                                     or worker.given[-1][1] > self.ahead_limit):
+                if worker.given and (
+                    len(message) > self.ahead_limit or worker.given[-1][1] > self.ahead_limit
+                ):
                     return
                 try:
                     write_all(worker.tasks, message)
@@ -280,8 +289,9 @@ def _answer_of(worker: _Worker) -> tuple[int, bool, Any]:
 def _gone(worker: _Worker) -> NoReturn:
     _, status = os.waitpid(worker.pid, 0)
     worker.pid = 0  # reaped
-    raise WorkerError(f"a worker process ended unexpectedly ({_how_it_ended(status)}); "
-                      "the run was stopped")
+    raise WorkerError(
+        f"a worker process ended unexpectedly ({_how_it_ended(status)}); the run was stopped"
+    )
 
 
 def _how_it_ended(status: int) -> str:
@@ -310,6 +320,7 @@ class _RemoteTraceback(Exception):
 
 
 # --- the worker's side --------------------------------------------------------------------
+
 
 def _serve(tasks: int, answers: int) -> NoReturn:
     """A worker's whole life: answer each chunk it reads, then `os._exit` (the parent's
@@ -381,6 +392,7 @@ def _prepare() -> None:
 
 
 # --- messages ---------------------------------------------------------------------------
+
 
 def _message(value: Any) -> bytes:
     data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)

@@ -82,11 +82,16 @@ class PreviewResult:
         return self.state is not None and not self.changes
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "claim_id": self.claim_id, "state": self.state,
-                "findings": [f.to_json() for f in self.findings],
-                "changes": [c.to_json() for c in self.changes],
-                "review_action": self.review_action, "written": self.written,
-                "preview_hash": self.preview_hash}
+        return {
+            "path": self.path,
+            "claim_id": self.claim_id,
+            "state": self.state,
+            "findings": [f.to_json() for f in self.findings],
+            "changes": [c.to_json() for c in self.changes],
+            "review_action": self.review_action,
+            "written": self.written,
+            "preview_hash": self.preview_hash,
+        }
 
 
 @dataclass(slots=True)
@@ -106,7 +111,7 @@ class PreviewReport:
 
 
 def preview_hash(note: Note) -> str:
-    """"sha256:" + the sha256 of the three drafts' canonical content.
+    """ "sha256:" + the sha256 of the three drafts' canonical content.
 
     Canonical: JSON with sorted keys, no spaces, non-ASCII kept, of the draft claim text
     and the parsed draft frame and metadata (None for a block that is missing or does
@@ -118,9 +123,11 @@ def preview_hash(note: Note) -> str:
         raise ValueError(f"{note.path}: the note has no V2 Draft section")
     content = {
         "atomic_claim": drafts.claim.value if drafts.claim is not None else "",
-        "semantic_frame": drafts.frame.data if drafts.frame is not None and drafts.frame.ok
+        "semantic_frame": drafts.frame.data
+        if drafts.frame is not None and drafts.frame.ok
         else None,
-        "metadata": drafts.metadata.data if drafts.metadata is not None and drafts.metadata.ok
+        "metadata": drafts.metadata.data
+        if drafts.metadata is not None and drafts.metadata.ok
         else None,
     }
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -131,8 +138,9 @@ def preview_hash(note: Note) -> str:
 # one note
 
 
-def preview_note(settings: Settings, ctx: CheckContext, relative: str, *,
-                 dry_run: bool = False) -> PreviewResult:
+def preview_note(
+    settings: Settings, ctx: CheckContext, relative: str, *, dry_run: bool = False
+) -> PreviewResult:
     """Preview one vault note; write it back only when it is marked REQUEST_REPAIR.
 
     Never raises for a bad note: read errors, a note that is not a review note, a note
@@ -154,30 +162,45 @@ def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | P
     return snapshot, parse_note(snapshot.raw, relative)
 
 
-def _preview_loaded(ctx: CheckContext, snapshot: writer.Snapshot, note: Note,
-                    dry_run: bool, vault: Path) -> PreviewResult:
+def _preview_loaded(
+    ctx: CheckContext, snapshot: writer.Snapshot, note: Note, dry_run: bool, vault: Path
+) -> PreviewResult:
     result = PreviewResult(note.path, note.claim_id)
     action = note.properties.get("review_action")
     result.review_action = str(action) if action is not None else None
     if not note.is_review_note:
-        result.findings.append(error(note.path, None, "not-review-note",
-                                     "not a review note (its frontmatter has no claim_id)"))
+        result.findings.append(
+            error(
+                note.path,
+                None,
+                "not-review-note",
+                "not a review note (its frontmatter has no claim_id)",
+            )
+        )
         return result
     if note.drafts is None:
-        result.findings.append(error(note.path, note.body_line, "drafts-missing",
-                                     "the note has no '## V2 Draft' section: run "
-                                     f"`vt draft {note.path}` first"))
+        result.findings.append(
+            error(
+                note.path,
+                note.body_line,
+                "drafts-missing",
+                f"the note has no '## V2 Draft' section: run `vt draft {note.path}` first",
+            )
+        )
         return result
     result.findings = draft_findings(note, ctx)
-    result.state = PREVIEW_FAILED if any(f.severity == ERROR for f in result.findings) \
-        else PREVIEW_READY
+    result.state = (
+        PREVIEW_FAILED if any(f.severity == ERROR for f in result.findings) else PREVIEW_READY
+    )
     result.preview_hash = preview_hash(note)
     result.changes, result.claim_segments = _changes(note)
     if result.review_action == APPROVE_REPAIR:
         result.remark = "approved notes are never re-previewed: shown, not written"
     elif not result.marked:
-        result.remark = (f"review_action is {result.review_action or '(unset)'}, not "
-                         f"{REQUEST_REPAIR}: shown, not written")
+        result.remark = (
+            f"review_action is {result.review_action or '(unset)'}, not "
+            f"{REQUEST_REPAIR}: shown, not written"
+        )
     elif dry_run:
         result.remark = "dry run: nothing written"
     else:
@@ -193,8 +216,9 @@ def draft_findings(note: Note, ctx: CheckContext) -> list[Finding]:
     table describes V1 only, so it is not compared with the draft frame.
     """
     ranges = [(s.line, s.end) for s in note.sections if s.key == "drafts"]
-    findings = [f for f in note.findings
-                if f.line is not None and any(a <= f.line <= b for a, b in ranges)]
+    findings = [
+        f for f in note.findings if f.line is not None and any(a <= f.line <= b for a, b in ranges)
+    ]
     findings += check_drafts(note, ctx)
     findings += _complete_but_unresolved(note, ctx)
     if ctx.disabled:
@@ -212,14 +236,23 @@ def _complete_but_unresolved(note: Note, ctx: CheckContext) -> list[Finding]:
     if frame is None or not frame.ok or not isinstance(frame.data, dict):
         return []
     entities = frame.data.get("entities")
-    targets = [e["id"] for e in entities if isinstance(e, dict) and isinstance(e.get("id"), str)] \
-        if isinstance(entities, list) else []
+    targets = (
+        [e["id"] for e in entities if isinstance(e, dict) and isinstance(e.get("id"), str)]
+        if isinstance(entities, list)
+        else []
+    )
     if all(ctx.kb.resolve(target).status == kbmod.OK for target in targets):
         return []
     line = line_of(drafts.metadata.text, ("mapping_status",), drafts.metadata.line)
-    return [error(note.path, line, "mapping-complete-unresolved",
-                  "V2 Revision Metadata Draft: mapping_status is COMPLETE but an entity "
-                  "target of the V2 Semantic Frame Draft does not resolve")]
+    return [
+        error(
+            note.path,
+            line,
+            "mapping-complete-unresolved",
+            "V2 Revision Metadata Draft: mapping_status is COMPLETE but an entity "
+            "target of the V2 Semantic Frame Draft does not resolve",
+        )
+    ]
 
 
 def _changes(note: Note) -> tuple[list[Change], list[tuple[str, str]]]:
@@ -256,8 +289,9 @@ def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> Non
         text, findings = note_text_with_preview(snapshot.text, result)
         result.written = writer.write_if_changed(snapshot, text, root=vault)
     except RefusedError as exc:
-        result.findings.append(error(result.path, exc.line, "write-refused",
-                                     f"{exc.message}; run vt preview again"))
+        result.findings.append(
+            error(result.path, exc.line, "write-refused", f"{exc.message}; run vt preview again")
+        )
         result.remark = "not written"
         return
     except IOFailure:
@@ -280,18 +314,21 @@ def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[
     """
     assert result.state is not None and result.preview_hash is not None
     with_properties = writer.set_properties(
-        text, {"review_state": result.state, "vt_preview_hash": result.preview_hash})
+        text, {"review_state": result.state, "vt_preview_hash": result.preview_hash}
+    )
     first = _line_map(text, with_properties)
     moved = [_moved(f, first) for f in result.findings]
-    draft = writer.set_block(with_properties, BLOCK, render_block(result, moved),
-                             before_heading=BEFORE_HEADING)
+    draft = writer.set_block(
+        with_properties, BLOCK, render_block(result, moved), before_heading=BEFORE_HEADING
+    )
     if all(f.line is None for f in moved):
         return draft, moved  # no line quoted: nothing to map (the common case)
     second = _line_map(with_properties, draft)
     final = [_moved(f, second) for f in moved]
     # the block's line count does not depend on the line numbers it quotes
-    return writer.set_block(with_properties, BLOCK, render_block(result, final),
-                            before_heading=BEFORE_HEADING), final
+    return writer.set_block(
+        with_properties, BLOCK, render_block(result, final), before_heading=BEFORE_HEADING
+    ), final
 
 
 def _moved(finding: Finding, line_map: Callable[[int], int]) -> Finding:
@@ -330,12 +367,13 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
     findings = result.findings if findings is None else findings
     out = ["## Repair Preview", ""]
     if result.state == PREVIEW_READY:
-        out += ["> [!success] Preview valid",
-                "> The V2 drafts validate. To apply them, set `review_action` to "
-                "`APPROVE_REPAIR` and run `vt apply`."]
+        out += [
+            "> [!success] Preview valid",
+            "> The V2 drafts validate. To apply them, set `review_action` to "
+            "`APPROVE_REPAIR` and run `vt apply`.",
+        ]
     else:
-        out += ["> [!failure] Preview failed",
-                "> Fix the V2 drafts, then run `vt preview` again:"]
+        out += ["> [!failure] Preview failed", "> Fix the V2 drafts, then run `vt preview` again:"]
     for finding in findings:
         where = f"line {finding.line}" if finding.line else "note"
         out.append(f"> - {where}: `{finding.code}` {markdown.text(finding.message)}")
@@ -350,8 +388,12 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
         out += ["### Atomic Claim", f"{fence}diff", body.rstrip("\n"), fence, ""]
     rows = [c for c in result.changes if c.field != CLAIM]
     if rows:
-        out += ["### Semantic Frame and Metadata", "",
-                "| Field | Change | Pointer | V1 | V2 |", "|---|---|---|---|---|"]
+        out += [
+            "### Semantic Frame and Metadata",
+            "",
+            "| Field | Change | Pointer | V1 | V2 |",
+            "|---|---|---|---|---|",
+        ]
         out += [_table_row(change) for change in rows]
         out.append("")
     # a blank line before the end marker: a table or list must not run into it
@@ -373,8 +415,12 @@ def _json(value: Any) -> str:
 # a vault run
 
 
-def preview_vault(settings: Settings, paths: list[Path] | None = None, dry_run: bool = False,
-                  progress: Progress | None = None) -> PreviewReport:
+def preview_vault(
+    settings: Settings,
+    paths: list[Path] | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> PreviewReport:
     """Preview the notes given, or every note of the vault marked REQUEST_REPAIR."""
     listing = list_vault(settings.vault)
     ctx = make_context(settings, listing)
@@ -385,8 +431,9 @@ def preview_vault(settings: Settings, paths: list[Path] | None = None, dry_run: 
     else:
         targets = list(listing.inside())
         explicit = False
-        report.previews += [PreviewResult(f.path, findings=[f])
-                            for f in listing.findings(settings.claims_dir)]
+        report.previews += [
+            PreviewResult(f.path, findings=[f]) for f in listing.findings(settings.claims_dir)
+        ]
     for result in _run(settings, ctx, targets, explicit, dry_run, progress):
         report.previews.append(result)
     return report
@@ -402,8 +449,9 @@ def _explicit_targets(settings: Settings, paths: list[Path], report: PreviewRepo
     return targets
 
 
-def _preview_target(settings: Settings, ctx: CheckContext, relative: str, explicit: bool,
-                    dry_run: bool) -> PreviewResult | None:
+def _preview_target(
+    settings: Settings, ctx: CheckContext, relative: str, explicit: bool, dry_run: bool
+) -> PreviewResult | None:
     """A given note is always previewed; in a vault run only notes marked REQUEST_REPAIR."""
     if explicit:
         return preview_note(settings, ctx, relative, dry_run=dry_run)
@@ -422,14 +470,27 @@ def _preview_target(settings: Settings, ctx: CheckContext, relative: str, explic
     return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
 
 
-def _run(settings: Settings, ctx: CheckContext, targets: list[str], explicit: bool,
-         dry_run: bool, progress: Progress | None) -> Iterable[PreviewResult]:
+def _run(
+    settings: Settings,
+    ctx: CheckContext,
+    targets: list[str],
+    explicit: bool,
+    dry_run: bool,
+    progress: Progress | None,
+) -> Iterable[PreviewResult]:
     work = partial(_chunk, settings=settings, ctx=ctx, explicit=explicit, dry_run=dry_run)
-    results = map_chunks(work, targets, workers=settings.workers, progress=progress,
-                         threshold=PARALLEL_THRESHOLD, chunk=CHUNK)
+    results = map_chunks(
+        work,
+        targets,
+        workers=settings.workers,
+        progress=progress,
+        threshold=PARALLEL_THRESHOLD,
+        chunk=CHUNK,
+    )
     return (result for result in results if result is not None)
 
 
-def _chunk(chunk: list[str], settings: Settings, ctx: CheckContext, explicit: bool,
-           dry_run: bool) -> list[PreviewResult | None]:
+def _chunk(
+    chunk: list[str], settings: Settings, ctx: CheckContext, explicit: bool, dry_run: bool
+) -> list[PreviewResult | None]:
     return [_preview_target(settings, ctx, relative, explicit, dry_run) for relative in chunk]

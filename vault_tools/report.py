@@ -23,8 +23,7 @@ PLAIN = "plain"
 
 
 class Reporter:
-    def __init__(self, as_json: bool = False, out: TextIO | None = None,
-                 err: TextIO | None = None):
+    def __init__(self, as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None):
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.mode = JSON if as_json else (RICH if _is_terminal(self.out) else PLAIN)
@@ -82,8 +81,10 @@ class Reporter:
                 self.console.print(f"\n[bold]{escape(finding.path)}[/bold]")
             colour = "red" if finding.severity == ERROR else "yellow"
             line = f"{finding.line:>5}" if finding.line else "    -"
-            self.console.print(f"  [dim]{line}[/dim]  [{colour}]{finding.severity:<7}[/{colour}]"
-                               f" [cyan]{finding.code}[/cyan]  {escape(finding.message)}")
+            self.console.print(
+                f"  [dim]{line}[/dim]  [{colour}]{finding.severity:<7}[/{colour}]"
+                f" [cyan]{finding.code}[/cyan]  {escape(finding.message)}"
+            )
 
     @contextmanager
     def progress(self, description: str) -> Iterator[Callable[[int, int], None] | None]:

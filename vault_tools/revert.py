@@ -34,9 +34,15 @@ class RevertResult:
 
     def to_json(self) -> dict[str, Any]:
         ev = self.event
-        return {"reverted": self.reverted["id"], "claim_id": ev["claim_id"], "action": REVERT,
-                "id": ev["id"], "seq": ev["seq"], "supersedes": ev["supersedes"],
-                "dry_run": self.dry_run}
+        return {
+            "reverted": self.reverted["id"],
+            "claim_id": ev["claim_id"],
+            "action": REVERT,
+            "id": ev["id"],
+            "seq": ev["seq"],
+            "supersedes": ev["supersedes"],
+            "dry_run": self.dry_run,
+        }
 
 
 def _normalised(event_id: str) -> str:
@@ -66,15 +72,15 @@ def _find(txn: Transaction, event_id: str) -> tuple[dict | None, dict | None]:
     return target, reverted_by
 
 
-def revert_event(settings: Settings, event_id: str, comment: str = "",
-                 dry_run: bool = False) -> RevertResult:
+def revert_event(
+    settings: Settings, event_id: str, comment: str = "", dry_run: bool = False
+) -> RevertResult:
     """Append a REVERT of `event_id`; refused for an unknown id, a REVERT, or an event
     already reverted. Then brings the Claim Store up to date."""
     event_id = _normalised(event_id)
     ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
     if not ledger.path.exists():
-        raise UnknownEventError(f"no event {event_id}: the ledger is empty",
-                                str(settings.ledger))
+        raise UnknownEventError(f"no event {event_id}: the ledger is empty", str(settings.ledger))
     result = _append(settings, ledger, event_id, comment, dry_run)
     if not dry_run:
         from vault_tools.store import refresh
@@ -90,27 +96,30 @@ class _Abandon(Exception):
     """Raised inside a dry run's transaction so that it appends nothing."""
 
 
-def _append(settings: Settings, ledger: Ledger, event_id: str, comment: str,
-            dry_run: bool) -> RevertResult:
+def _append(
+    settings: Settings, ledger: Ledger, event_id: str, comment: str, dry_run: bool
+) -> RevertResult:
     result: RevertResult | None = None
     try:
         with ledger.transaction() as txn:
             target, reverted_by = _find(txn, event_id)
             _refusal(settings, event_id, target, reverted_by)
             assert target is not None
-            event = txn.append({
-                "action": REVERT,
-                "actor": default_actor(settings),
-                "base": target["base"],
-                "checks": target["checks"],
-                "claim": None,
-                "claim_id": target["claim_id"],
-                "comment": comment,
-                "note": target["note"],
-                "preview": None,
-                "reverts": event_id,
-                "v": 1,
-            })
+            event = txn.append(
+                {
+                    "action": REVERT,
+                    "actor": default_actor(settings),
+                    "base": target["base"],
+                    "checks": target["checks"],
+                    "claim": None,
+                    "claim_id": target["claim_id"],
+                    "comment": comment,
+                    "note": target["note"],
+                    "preview": None,
+                    "reverts": event_id,
+                    "v": 1,
+                }
+            )
             result = RevertResult(event, target, dry_run, torn=txn.torn)
             if dry_run:
                 raise _Abandon
@@ -120,14 +129,19 @@ def _append(settings: Settings, ledger: Ledger, event_id: str, comment: str,
     return result
 
 
-def _refusal(settings: Settings, event_id: str, target: dict | None,
-             reverted_by: dict | None) -> None:
+def _refusal(
+    settings: Settings, event_id: str, target: dict | None, reverted_by: dict | None
+) -> None:
     where = str(settings.ledger)
     if target is None:
         raise UnknownEventError(f"no event {event_id} in the ledger (see vt ledger log)", where)
     if target["action"] == REVERT:
-        raise RefusedError(f"{event_id} is itself a REVERT; make a new decision instead of "
-                           "reverting a revert", where)
+        raise RefusedError(
+            f"{event_id} is itself a REVERT; make a new decision instead of reverting a revert",
+            where,
+        )
     if reverted_by is not None:
-        raise RefusedError(f"{event_id} is already reverted (by {reverted_by['id']}, seq "
-                           f"{reverted_by['seq']})", where)
+        raise RefusedError(
+            f"{event_id} is already reverted (by {reverted_by['id']}, seq {reverted_by['seq']})",
+            where,
+        )

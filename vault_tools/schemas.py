@@ -39,8 +39,11 @@ class SchemaError:
 
     @property
     def pointer(self) -> str:
-        return "/" + "/".join(str(part).replace("~", "~0").replace("/", "~1")
-                              for part in self.path) if self.path else "/"
+        return (
+            "/" + "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in self.path)
+            if self.path
+            else "/"
+        )
 
 
 class Schemas:
@@ -110,8 +113,9 @@ def _extend_enums(documents: dict[str, dict], enums_path: Path) -> None:
         for name, definition in document.get("$defs", {}).items():
             extra = extensions.get(name)
             if isinstance(extra, list) and "enum" in definition:
-                definition["enum"] = definition["enum"] + [v for v in extra
-                                                           if v not in definition["enum"]]
+                definition["enum"] = definition["enum"] + [
+                    v for v in extra if v not in definition["enum"]
+                ]
 
 
 def _message(error: Any) -> str:

@@ -36,8 +36,7 @@ class SpillError(OSError):
 class SpilledStrings:
     """Sorted strings in a temporary file: len, iteration in order, and `[i]`."""
 
-    def __init__(self, handle: object, fd: int, start: int, end: int, count: int,
-                 offsets: array):
+    def __init__(self, handle: object, fd: int, start: int, end: int, count: int, offsets: array):
         self._handle = handle  # the file object that owns `fd`
         self._fd = fd
         self._start, self._end = start, end
@@ -187,7 +186,7 @@ def _write_strides(fd: int, texts: list[str], position: int, offsets: array) -> 
     parts = []
     for first in range(0, len(texts), STRIDE):
         offsets.append(position)
-        parts.append(("\0".join(texts[first:first + STRIDE]) + "\0").encode(*ENCODING))
+        parts.append(("\0".join(texts[first : first + STRIDE]) + "\0").encode(*ENCODING))
         position += len(parts[-1])
     data = b"".join(parts)
     _write_all(fd, data, position - len(data))
@@ -214,7 +213,7 @@ def _read_strings(fd: int, start: int, end: int) -> Iterator[list[str]]:
         if cut < 0:  # one string longer than a block
             tail = data
             continue
-        tail = data[cut + 1:]
+        tail = data[cut + 1 :]
         yield data[:cut].decode(*ENCODING).split("\0")
     if tail:
         raise OSError("the spilled strings do not end with a separator")
@@ -227,7 +226,7 @@ def in_batches(strings: Iterable[str], size: int = 1024) -> Iterator[list[str]]:
         yield from strings.batches()
     elif isinstance(strings, list):
         for start in range(0, len(strings), size):
-            yield strings[start:start + size]
+            yield strings[start : start + size]
     else:
         items = iter(strings)
         while batch := list(itertools.islice(items, size)):

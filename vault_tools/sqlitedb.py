@@ -21,12 +21,27 @@ from vault_tools.errors import IOFailure
 
 # the primary result codes of a failing file or disk (3.11+ names extended codes too, e.g.
 # SQLITE_IOERR_WRITE: the first two words are the primary code)
-_IO_CODES = frozenset({"SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_CANTOPEN",
-                       "SQLITE_PERM", "SQLITE_CORRUPT", "SQLITE_NOTADB"})
+_IO_CODES = frozenset(
+    {
+        "SQLITE_FULL",
+        "SQLITE_IOERR",
+        "SQLITE_READONLY",
+        "SQLITE_CANTOPEN",
+        "SQLITE_PERM",
+        "SQLITE_CORRUPT",
+        "SQLITE_NOTADB",
+    }
+)
 # the same errors by SQLite's message, for Python 3.10 (no sqlite_errorname)
-_IO_MESSAGES = ("database or disk is full", "disk i/o error", "readonly database",
-                "unable to open database file", "database disk image is malformed",
-                "file is not a database", "access permission denied")
+_IO_MESSAGES = (
+    "database or disk is full",
+    "disk i/o error",
+    "readonly database",
+    "unable to open database file",
+    "database disk image is malformed",
+    "file is not a database",
+    "access permission denied",
+)
 
 
 def is_io_error(exc: sqlite3.Error) -> bool:

@@ -40,8 +40,10 @@ from vault_tools.vocabulary import APPLIED, APPROVE_REPAIR, NEW, PENDING, REPAIR
 Progress = Callable[[int, int], None]
 
 UNMARKED = "unmarked"  # the ledger records the note's decision; the note does not say so
-SETTLE = ("resolve the note, set review_action to the final decision and run vt apply: one "
-          "new event then supersedes every head")
+SETTLE = (
+    "resolve the note, set review_action to the final decision and run vt apply: one "
+    "new event then supersedes every head"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +74,18 @@ class StatusReport:
     unreadable: list[Finding] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"notes": self.notes, "by_action": self.by_action, "by_state": self.by_state,
-                "claims": self.claims, "stale_previews": self.stale_previews,
-                "edited_since_apply": self.edited_since_apply,
-                "disagreements": self.disagreements, "conflicts": self.conflicts,
-                "ledger_head": self.ledger_head,
-                "unreadable": [f.to_json() for f in self.unreadable]}
+        return {
+            "notes": self.notes,
+            "by_action": self.by_action,
+            "by_state": self.by_state,
+            "claims": self.claims,
+            "stale_previews": self.stale_previews,
+            "edited_since_apply": self.edited_since_apply,
+            "disagreements": self.disagreements,
+            "conflicts": self.conflicts,
+            "ledger_head": self.ledger_head,
+            "unreadable": [f.to_json() for f in self.unreadable],
+        }
 
 
 def _prop(note: Note, key: str, default: str | None) -> str | None:
@@ -109,8 +117,15 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
         return None
     action = _prop(note, "review_action", PENDING) or PENDING
     state = _prop(note, "review_state", NEW) or NEW
-    return NoteInfo(relative, note.claim_id or "", action, state, _stale(note, action),
-                    _prop(note, "vt_event_id", None), decision_content(note, action))
+    return NoteInfo(
+        relative,
+        note.claim_id or "",
+        action,
+        state,
+        _stale(note, action),
+        _prop(note, "vt_event_id", None),
+        decision_content(note, action),
+    )
 
 
 def _edited(info: NoteInfo, event: dict | None) -> str | None:
@@ -150,30 +165,47 @@ def _disagreement(info: NoteInfo, heads: list[dict], store: ClaimStore) -> dict 
         if applied_id == verdict.event["id"]:
             return None
         kind = UNMARKED
-        reason = (f"the ledger records this decision ({verdict.event['id']}) but the note "
-                  "is not marked with it: run vt apply to mark it")
+        reason = (
+            f"the ledger records this decision ({verdict.event['id']}) but the note "
+            "is not marked with it: run vt apply to mark it"
+        )
     elif kind == REVERTED:
-        reason = (f"its decision was reverted ({shown}); vt apply will not apply it again: "
-                  "change review_action to decide again")
+        reason = (
+            f"its decision was reverted ({shown}); vt apply will not apply it again: "
+            "change review_action to decide again"
+        )
     elif len(heads) == 1:
-        reason = (f"review_action is {info.action}; the claim's latest event is {shown}: "
-                  f"run vt apply to record {info.action}")
+        reason = (
+            f"review_action is {info.action}; the claim's latest event is {shown}: "
+            f"run vt apply to record {info.action}"
+        )
     else:
-        reason = (f"review_action is {info.action}; the claim is in CONFLICT between {shown}: "
-                  f"run vt apply to settle it with {info.action}")
+        reason = (
+            f"review_action is {info.action}; the claim is in CONFLICT between {shown}: "
+            f"run vt apply to settle it with {info.action}"
+        )
     assert kind in (UNMARKED, REVERTED, DIFFERS)
-    return {"path": info.path, "claim_id": info.claim_id, "review_action": info.action,
-            "kind": kind, "heads": [_head_json(h) for h in heads], "reason": reason}
+    return {
+        "path": info.path,
+        "claim_id": info.claim_id,
+        "review_action": info.action,
+        "kind": kind,
+        "heads": [_head_json(h) for h in heads],
+        "reason": reason,
+    }
 
 
 def _conflict(claim_id: str, store: ClaimStore) -> dict[str, Any]:
     """A claim in CONFLICT: its heads, the latest last, and what settles it."""
     heads = store.heads(claim_id)
     record = store.claim(claim_id)
-    return {"claim_id": claim_id, "note": record.note if record is not None else heads[-1]["note"],
-            "heads": [_head_json(h) for h in heads],
-            "unseen": [h["id"] for h in heads[:-1]],  # heads the latest decision did not see
-            "settle": SETTLE}
+    return {
+        "claim_id": claim_id,
+        "note": record.note if record is not None else heads[-1]["note"],
+        "heads": [_head_json(h) for h in heads],
+        "unseen": [h["id"] for h in heads[:-1]],  # heads the latest decision did not see
+        "settle": SETTLE,
+    }
 
 
 def status(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> StatusReport:
@@ -192,8 +224,9 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
     report.claims = store.status_counts()
     for info in infos:
         if info.stale_preview:
-            report.stale_previews.append({"path": info.path, "claim_id": info.claim_id,
-                                          "review_action": info.action})
+            report.stale_previews.append(
+                {"path": info.path, "claim_id": info.claim_id, "review_action": info.action}
+            )
         heads = store.heads(info.claim_id) if info.decision is not None else []
         if info.state == APPLIED:
             named = next((h for h in heads if h["id"] == info.event_id), None)
@@ -201,8 +234,14 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
                 named = store.event(info.event_id)
             reason = _edited(info, named)
             if reason is not None:
-                report.edited_since_apply.append({"path": info.path, "claim_id": info.claim_id,
-                                                  "event_id": info.event_id, "reason": reason})
+                report.edited_since_apply.append(
+                    {
+                        "path": info.path,
+                        "claim_id": info.claim_id,
+                        "event_id": info.event_id,
+                        "reason": reason,
+                    }
+                )
         if info.decision is not None:
             entry = _disagreement(info, heads, store)
             if entry is not None:
@@ -217,10 +256,12 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
 # reading the notes, in forked workers for a large vault
 
 
-def _run(settings: Settings, targets: list[str],
-         progress: Progress | None) -> Iterable[NoteInfo | Finding | None]:
-    return map_chunks(partial(_chunk, settings), targets, workers=settings.workers,
-                      progress=progress)
+def _run(
+    settings: Settings, targets: list[str], progress: Progress | None
+) -> Iterable[NoteInfo | Finding | None]:
+    return map_chunks(
+        partial(_chunk, settings), targets, workers=settings.workers, progress=progress
+    )
 
 
 def _chunk(settings: Settings, chunk: list[str]) -> list[NoteInfo | Finding | None]:

@@ -62,7 +62,6 @@ _DERIVED = ("events", "claims", "edges")
 T = TypeVar("T")
 
 
-
 @dataclass(frozen=True, slots=True)
 class CatchUp:
     new_events: int  # events projected by this call (all of them after a rebuild)
@@ -112,8 +111,9 @@ def edges_of(claim: dict | None) -> list[tuple[str, str, str, str]]:
         target = entity["id"]
         label = entity.get("label")
         key = _target_key(target)
-        out.append((key, target, f"comparison_entity_{index}",
-                    label if isinstance(label, str) else ""))
+        out.append(
+            (key, target, f"comparison_entity_{index}", label if isinstance(label, str) else "")
+        )
     return out
 
 
@@ -121,8 +121,18 @@ def _event_row(ev: dict, line: str) -> tuple:
     supersedes = ev.get("supersedes")
     if isinstance(supersedes, list):  # several ids: kept as their JSON text
         supersedes = canonical(supersedes)
-    return (ev["seq"], ev["id"], ev["claim_id"], ev["action"], ev["actor"], ev["ts"],
-            ev["note"], supersedes, ev.get("reverts"), line)
+    return (
+        ev["seq"],
+        ev["id"],
+        ev["claim_id"],
+        ev["action"],
+        ev["actor"],
+        ev["ts"],
+        ev["note"],
+        supersedes,
+        ev.get("reverts"),
+        line,
+    )
 
 
 class _Reader:
@@ -150,16 +160,19 @@ class _Reader:
                     text = raw[:-1].decode("utf-8")
                     ev = loads(text)
                 except ValueError as exc:
-                    raise IntegrityError(f"line {n}: not valid JSON ({exc}); run `vt ledger "
-                                         "verify`", str(path), n) from None
+                    raise IntegrityError(
+                        f"line {n}: not valid JSON ({exc}); run `vt ledger verify`", str(path), n
+                    ) from None
                 if type(ev) is not dict or ev.get("seq") != n or ev.get("prev") != hash_:
-                    raise IntegrityError(f"line {n}: the chain is broken here; run `vt ledger "
-                                         "verify`", str(path), n)
+                    raise IntegrityError(
+                        f"line {n}: the chain is broken here; run `vt ledger verify`", str(path), n
+                    )
                 try:
                     self.rows.append(_event_row(ev, text))
                 except KeyError:
-                    raise IntegrityError(f"line {n}: not a ledger event; run `vt ledger "
-                                         "verify`", str(path), n) from None
+                    raise IntegrityError(
+                        f"line {n}: not a ledger event; run `vt ledger verify`", str(path), n
+                    ) from None
                 start, end, seq, hash_ = line_end - len(raw), line_end, n, ev["hash"]
                 self.count += 1
                 yield ev
@@ -195,8 +208,12 @@ class ClaimStore:
     def __enter__(self) -> ClaimStore:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -229,8 +246,10 @@ class ClaimStore:
         return row[0] if row else None
 
     def _put(self, **values: object) -> None:
-        self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                              [(k, str(v)) for k, v in values.items()])
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            [(k, str(v)) for k, v in values.items()],
+        )
 
     def _mark(self) -> _Mark | None:
         values = [self._get(k) for k in ("start", "end", "seq", "hash", "ledger")]
@@ -334,8 +353,9 @@ class ClaimStore:
         return result
 
     def _save_mark(self, mark: _Mark) -> None:
-        self._put(start=mark.start, end=mark.end, seq=mark.seq, hash=mark.hash,
-                  ledger=self.ledger_path)
+        self._put(
+            start=mark.start, end=mark.end, seq=mark.seq, hash=mark.hash, ledger=self.ledger_path
+        )
 
     def _project_all(self, stop: int) -> int:
         self._clear()
@@ -363,8 +383,9 @@ class ClaimStore:
                 self._insert_events(reader)
 
     def _insert_events(self, reader: _Reader) -> None:
-        self.conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                              reader.rows)
+        self.conn.executemany(
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", reader.rows
+        )
         reader.rows = []
 
     def _project_from(self, mark: _Mark, stop: int) -> int:
@@ -398,9 +419,16 @@ class ClaimStore:
             ids.append((st.claim_id,))
             # NULL for the usual single head: it is the latest event
             heads = canonical(st.contenders) if len(st.heads) > 1 else None
-            claim_rows.append((st.claim_id, st.status, st.latest["id"],
-                               canonical(current) if current is not None else None,
-                               st.latest["note"], heads))
+            claim_rows.append(
+                (
+                    st.claim_id,
+                    st.status,
+                    st.latest["id"],
+                    canonical(current) if current is not None else None,
+                    st.latest["note"],
+                    heads,
+                )
+            )
             if st.status in ACCEPTED_STATUSES:
                 edge_rows += [(st.claim_id, *edge) for edge in edges_of(current)]
         if not fresh:
@@ -434,8 +462,9 @@ class ClaimStore:
         """The claim's heads (the events no later event supersedes), in ledger order:
         its latest event alone, or several after decisions made without seeing each
         other; empty for a claim never decided."""
-        row = self.conn.execute("SELECT event_id, heads FROM claims WHERE claim_id=?",
-                                (claim_id,)).fetchone()
+        row = self.conn.execute(
+            "SELECT event_id, heads FROM claims WHERE claim_id=?", (claim_id,)
+        ).fetchone()
         if row is None:
             return []
         ids = json.loads(row[1]) if row[1] else [row[0]]
@@ -444,21 +473,31 @@ class ClaimStore:
 
     def forked(self) -> dict[str, list[str]]:
         """claim_id → its heads' ids, for every claim with more than one head."""
-        return {claim_id: json.loads(heads) for claim_id, heads in self.conn.execute(
-            "SELECT claim_id, heads FROM claims WHERE heads IS NOT NULL")}
+        return {
+            claim_id: json.loads(heads)
+            for claim_id, heads in self.conn.execute(
+                "SELECT claim_id, heads FROM claims WHERE heads IS NOT NULL"
+            )
+        }
 
     def event(self, event_id: str) -> dict | None:
         row = self.conn.execute("SELECT json FROM events WHERE id=?", (event_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def status_counts(self) -> dict[str, int]:
-        return dict(self.conn.execute(
-            "SELECT status, COUNT(*) FROM claims GROUP BY status ORDER BY status"
-        ).fetchall())
+        return dict(
+            self.conn.execute(
+                "SELECT status, COUNT(*) FROM claims GROUP BY status ORDER BY status"
+            ).fetchall()
+        )
 
     def conflicts(self) -> list[str]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT claim_id FROM claims WHERE status=? ORDER BY claim_id", (CONFLICT,))]
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT claim_id FROM claims WHERE status=? ORDER BY claim_id", (CONFLICT,)
+            )
+        ]
 
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the last projected event; (0, 64 zeros) for an empty ledger."""
@@ -475,14 +514,16 @@ class ClaimStore:
         """(claim_id, target_key, target, role, label) of every accepted claim, sorted."""
         return self.conn.execute(
             "SELECT claim_id, target_key, target, role, label FROM edges "
-            "ORDER BY target_key, claim_id, role").fetchall()
+            "ORDER BY target_key, claim_id, role"
+        ).fetchall()
 
     def graph_rows(self) -> list[tuple[str, str, str, str, str]]:
         """(target, claim_id, role, label, review note) of every edge, sorted."""
         return self.conn.execute(
             "SELECT e.target, e.claim_id, e.role, e.label, c.note FROM edges e "
             "JOIN claims c ON c.claim_id = e.claim_id "
-            "ORDER BY e.target_key, e.claim_id, e.role").fetchall()
+            "ORDER BY e.target_key, e.claim_id, e.role"
+        ).fetchall()
 
     def accepted_by_entity(self) -> dict[str, list[str]]:
         """Entity note path (the target as written, `.md` added) → sorted accepted claim ids.
@@ -506,8 +547,10 @@ class ClaimStore:
 
     def dump(self) -> dict[str, list[tuple]]:
         """Every table's rows, sorted: two stores with equal dumps hold the same contents."""
-        return {t: sorted(self.conn.execute(f"SELECT * FROM {t}").fetchall())  # noqa: S608
-                for t in (*_DERIVED, "meta")}
+        return {
+            t: sorted(self.conn.execute(f"SELECT * FROM {t}").fetchall())  # noqa: S608
+            for t in (*_DERIVED, "meta")
+        }
 
 
 def refresh(settings: Settings) -> RefreshResult:

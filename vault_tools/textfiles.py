@@ -26,8 +26,7 @@ def read_text(path: Path) -> str:
         raise UsageError(f"not UTF-8 ({exc}); nothing written", str(path)) from None
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None, *,
-                 root: Path | None) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None, *, root: Path | None) -> None:
     """Write `data` to `path` atomically: temp file in the same folder, fsync, os.replace.
 
     `mode` None keeps the mode of the file being replaced (0o644 for a new one). `root`:

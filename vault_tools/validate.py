@@ -84,8 +84,14 @@ class Block:
 
     __slots__ = ("path", "errors", "warnings", "_payload", "_list")
 
-    def __init__(self, path: str, errors: int, warnings: int,
-                 payload: tuple | None = None, findings: list[Finding] | None = None):
+    def __init__(
+        self,
+        path: str,
+        errors: int,
+        warnings: int,
+        payload: tuple | None = None,
+        findings: list[Finding] | None = None,
+    ):
         self.path, self.errors, self.warnings = path, errors, warnings
         self._payload, self._list = payload, findings
 
@@ -139,8 +145,12 @@ class ValidateReport:
         return _plain_text(self.findings)
 
     def to_json(self) -> dict:
-        return {"notes": self.notes, "errors": self.errors, "warnings": self.warnings,
-                "findings": [f.to_json() for f in self.findings]}
+        return {
+            "notes": self.notes,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "findings": [f.to_json() for f in self.findings],
+        }
 
 
 class _Collector:
@@ -156,18 +166,24 @@ class _Collector:
         return False
 
 
-def make_context(settings: Settings, files: Listing | Iterable | None = None,
-                 assist: bool = True) -> CheckContext:
+def make_context(
+    settings: Settings, files: Listing | Iterable | None = None, assist: bool = True
+) -> CheckContext:
     """Schemas and knowledge base for checking notes; `assist=False` for errors only.
 
     `files`: the vault's listing, or its `MarkdownFile`s (listed now when None)."""
     files = list_vault(settings.vault) if files is None else files
-    return _context(settings, Schemas(settings.schemas_dir),
-                    KnowledgeBase(files, settings.kb_dir, settings.vault), assist)
+    return _context(
+        settings,
+        Schemas(settings.schemas_dir),
+        KnowledgeBase(files, settings.kb_dir, settings.vault),
+        assist,
+    )
 
 
-def _context(settings: Settings, schemas: Schemas, kb: KnowledgeBase,
-             assist: bool = True) -> CheckContext:
+def _context(
+    settings: Settings, schemas: Schemas, kb: KnowledgeBase, assist: bool = True
+) -> CheckContext:
     from vault_tools.checks import CheckContext
 
     return CheckContext(schemas, kb, settings.disabled_findings, assist)
@@ -186,8 +202,9 @@ class _LazyContext:
         return self._ctx
 
 
-def validate(settings: Settings, paths: list[Path] | None = None,
-             progress: Progress | None = None) -> ValidateReport:
+def validate(
+    settings: Settings, paths: list[Path] | None = None, progress: Progress | None = None
+) -> ValidateReport:
     """Every finding, materialised and sorted (the CLI streams with `validate_into`)."""
     collector = _Collector()
     summary = validate_into(settings, collector, paths, progress)
@@ -195,8 +212,12 @@ def validate(settings: Settings, paths: list[Path] | None = None,
     return ValidateReport(summary.notes, collector.findings)
 
 
-def validate_into(settings: Settings, sink: Sink, paths: list[Path] | None = None,
-                  progress: Progress | None = None) -> Summary:
+def validate_into(
+    settings: Settings,
+    sink: Sink,
+    paths: list[Path] | None = None,
+    progress: Progress | None = None,
+) -> Summary:
     """Check the vault (or `paths`), giving the findings to `sink` as they are known.
 
     A payload record of the cache that cannot be read (never expected: its file is
@@ -210,8 +231,9 @@ def validate_into(settings: Settings, sink: Sink, paths: list[Path] | None = Non
         return _validate(settings, sink, paths, progress)
 
 
-def _validate(settings: Settings, sink: Sink, paths: list[Path] | None,
-              progress: Progress | None) -> Summary:
+def _validate(
+    settings: Settings, sink: Sink, paths: list[Path] | None, progress: Progress | None
+) -> Summary:
     listing = list_vault(settings.vault, spill=not paths)  # a large one in a temporary file
     try:
         return _validate_listed(settings, sink, paths, progress, listing)
@@ -219,8 +241,13 @@ def _validate(settings: Settings, sink: Sink, paths: list[Path] | None,
         listing.close()
 
 
-def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
-                     progress: Progress | None, listing: Listing) -> Summary:
+def _validate_listed(
+    settings: Settings,
+    sink: Sink,
+    paths: list[Path] | None,
+    progress: Progress | None,
+    listing: Listing,
+) -> Summary:
     schemas = Schemas(settings.schemas_dir)
     kb = KnowledgeBase(listing, settings.kb_dir, settings.vault)
     ctx = _LazyContext(settings, schemas, kb)
@@ -248,9 +275,15 @@ def _validate_listed(settings: Settings, sink: Sink, paths: list[Path] | None,
     return summary
 
 
-def _vault_run(settings: Settings, ctx: _LazyContext, targets: Paths, cache: ResultCache,
-               before: dict[str, list[Finding]], sink: Sink,
-               progress: Progress | None) -> Summary:
+def _vault_run(
+    settings: Settings,
+    ctx: _LazyContext,
+    targets: Paths,
+    cache: ResultCache,
+    before: dict[str, list[Finding]],
+    sink: Sink,
+    progress: Progress | None,
+) -> Summary:
     """Every note of the vault, streamed to `sink` in path order, the duplicates last."""
     misses: Paths
     if cache.entries:
@@ -267,19 +300,29 @@ def _vault_run(settings: Settings, ctx: _LazyContext, targets: Paths, cache: Res
     if progress:
         progress(len(hits), len(targets))
     with _ClaimIds() as claims:
-        return _stream(settings, ctx, targets, (hits, misses), cache, before, sink,
-                       progress, claims, run)
+        return _stream(
+            settings, ctx, targets, (hits, misses), cache, before, sink, progress, claims, run
+        )
 
 
-def _stream(settings: Settings, ctx: _LazyContext, targets: Paths,
-            looked_up: tuple[dict[str, tuple], Paths], cache: ResultCache,
-            before: dict[str, list[Finding]], sink: Sink, progress: Progress | None,
-            claims: _ClaimIds, run: str) -> Summary:
+def _stream(
+    settings: Settings,
+    ctx: _LazyContext,
+    targets: Paths,
+    looked_up: tuple[dict[str, tuple], Paths],
+    cache: ResultCache,
+    before: dict[str, list[Finding]],
+    sink: Sink,
+    progress: Progress | None,
+    claims: _ClaimIds,
+    run: str,
+) -> Summary:
     """`_vault_run`'s loop: each target's findings out in path order, the duplicates last."""
     hits, misses = looked_up
     fresh = iter(_check_all(settings, ctx, misses, len(hits), len(targets), progress))
-    memo_out = None if not len(misses) and cache.memo and cache.memo[0] == run \
-        else cache.memo_writer()
+    memo_out = (
+        None if not len(misses) and cache.memo and cache.memo[0] == run else cache.memo_writer()
+    )
     out = _Emitter(sink, memo_out)
     notes = 0
     outside = sorted(before)  # symlinks out of the vault: never among the targets
@@ -295,8 +338,9 @@ def _stream(settings: Settings, ctx: _LazyContext, targets: Paths,
             out.findings(outside[0], before.pop(outside.pop(0)))
         notes += claims.add(entry)
         if entry[ERRORS] + entry[WARNINGS]:
-            out.block(Block(target, entry[ERRORS], entry[WARNINGS],
-                            payload or cache.findings_of(entry)))
+            out.block(
+                Block(target, entry[ERRORS], entry[WARNINGS], payload or cache.findings_of(entry))
+            )
     for _ in fresh:  # none left: this lets its pool finish
         raise AssertionError("a note checked but not a target")
     for path in outside:
@@ -308,8 +352,9 @@ def _stream(settings: Settings, ctx: _LazyContext, targets: Paths,
     return Summary(notes, out.errors, out.warnings)
 
 
-def _run_digest(targets: Iterable[str], batch: int = 1024,
-                before: dict[str, list[Finding]] | None = None) -> str:
+def _run_digest(
+    targets: Iterable[str], batch: int = 1024, before: dict[str, list[Finding]] | None = None
+) -> str:
     """`content_digest` of the targets, one a line, fed a batch at a time (the whole
     text, built at once, is megabytes on a large vault), then of the findings known
     before any note is read (a FIFO or an unreadable folder changes no target)."""
@@ -318,14 +363,18 @@ def _run_digest(targets: Iterable[str], batch: int = 1024,
         text = "\n".join(part)
         digest.update(f"\n{text}".encode() if start else text.encode())
     if before:
-        digest.update(b"\0" + _plain_text(sorted(f for found in before.values()
-                                                   for f in found)).encode("utf-8",
-                                                                             "surrogatepass"))
+        digest.update(
+            b"\0"
+            + _plain_text(sorted(f for found in before.values() for f in found)).encode(
+                "utf-8", "surrogatepass"
+            )
+        )
     return digest.hexdigest()
 
 
-def _memo_summary(targets: Paths, hits: dict[str, tuple],
-                  before: dict[str, list[Finding]]) -> Summary:
+def _memo_summary(
+    targets: Paths, hits: dict[str, tuple], before: dict[str, list[Finding]]
+) -> Summary:
     """The counts of an unchanged vault whose output is the memo."""
     notes = errors = warnings = 0
     with _ClaimIds() as claims:
@@ -413,9 +462,14 @@ class _ClaimIds:
                 if checked is not None and path not in checked:
                     continue
                 names = ", ".join(p for p, _ in owners if p != path)
-                by_path.setdefault(path, []).append(error(
-                    path, line, "claim-id-duplicate",
-                    f"claim_id {claim_id!r} is also used by {names}"))
+                by_path.setdefault(path, []).append(
+                    error(
+                        path,
+                        line,
+                        "claim-id-duplicate",
+                        f"claim_id {claim_id!r} is also used by {names}",
+                    )
+                )
         return sorted(by_path.items())
 
     def _shared(self) -> Iterator[tuple[str, list[tuple[str, int | None]]]]:
@@ -433,8 +487,13 @@ class _ClaimIds:
                 by_claim.setdefault(note[2], []).append(note)
             for raw, owners in by_claim.items():
                 if len(owners) > 1:
-                    yield _decoded(raw), [(_decoded(path), None if line == NO_LINE else line)
-                                          for line, path, _ in owners]
+                    yield (
+                        _decoded(raw),
+                        [
+                            (_decoded(path), None if line == NO_LINE else line)
+                            for line, path, _ in owners
+                        ],
+                    )
 
     def _spill(self) -> None:
         if self._file is None:
@@ -474,7 +533,7 @@ def _parsed(data: bytes) -> Generator[tuple[int, bytes, bytes], None, bytes]:
         end = start + path_size + claim_size
         if end > size:
             break
-        yield line, data[start:start + path_size], data[start + path_size:end]
+        yield line, data[start : start + path_size], data[start + path_size : end]
         offset = end
     return data[offset:]
 
@@ -505,9 +564,15 @@ def _repeated(values: array) -> set[int]:
     return {value for value, count in counts.items() if count > 1}
 
 
-def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
-                  cache: ResultCache, before: dict[str, list[Finding]], sink: Sink,
-                  progress: Progress | None) -> Summary:
+def _explicit_run(
+    settings: Settings,
+    ctx: _LazyContext,
+    targets: list[str],
+    cache: ResultCache,
+    before: dict[str, list[Finding]],
+    sink: Sink,
+    progress: Progress | None,
+) -> Summary:
     """The notes given: few, so their findings are gathered and sorted as one list."""
     results = _results(settings, ctx, targets, cache, progress)
     others = _current_claim_ids(settings, ctx, cache, results)
@@ -516,8 +581,13 @@ def _explicit_run(settings: Settings, ctx: _LazyContext, targets: list[str],
         for entry in results:
             if entry[CLAIM_ID] is None and not entry[ERRORS] + entry[WARNINGS]:
                 before.setdefault(entry[PATH], []).append(
-                    error(entry[PATH], None, "not-review-note",
-                          "not a review note (its frontmatter has no claim_id)"))
+                    error(
+                        entry[PATH],
+                        None,
+                        "not-review-note",
+                        "not a review note (its frontmatter has no claim_id)",
+                    )
+                )
             notes += claims.add(entry)
         for entry in others:
             claims.add(entry)
@@ -540,8 +610,9 @@ def _payload(entry: tuple, cache: ResultCache) -> tuple:
     return entry[PACKED:] if len(entry) > PACKED + 1 else cache.findings_of(entry)
 
 
-def _explicit_targets(settings: Settings, paths: list[Path],
-                      before: dict[str, list[Finding]]) -> list[str]:
+def _explicit_targets(
+    settings: Settings, paths: list[Path], before: dict[str, list[Finding]]
+) -> list[str]:
     targets = []
     for relative, problem in given_notes(settings.vault, paths):
         if problem is None:
@@ -553,9 +624,15 @@ def _explicit_targets(settings: Settings, paths: list[Path],
 
 def _cache_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:
     """What every cached result depends on besides the note's own bytes."""
-    parts = [__version__, schemas.digest, kb.digest, kb.aliases_digest(),
-             ",".join(sorted(settings.disabled_findings)), settings.claims_dir,
-             str(settings.max_note_bytes)]
+    parts = [
+        __version__,
+        schemas.digest,
+        kb.digest,
+        kb.aliases_digest(),
+        ",".join(sorted(settings.disabled_findings)),
+        settings.claims_dir,
+        str(settings.max_note_bytes),
+    ]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -569,9 +646,17 @@ def pack(result: NoteResult) -> tuple:
     """A NoteResult in the packed form (cheap to send between processes and to cache)."""
     findings = sorted(result.findings, key=sort_key)
     errors = sum(1 for f in findings if f.severity == ERROR)
-    return (result.path, result.digest, result.stat, result.claim_id, result.claim_id_line,
-            errors, len(findings) - errors, marshal.dumps(tuple(map(tuple, findings))),
-            _plain_text(findings))
+    return (
+        result.path,
+        result.digest,
+        result.stat,
+        result.claim_id,
+        result.claim_id_line,
+        errors,
+        len(findings) - errors,
+        marshal.dumps(tuple(map(tuple, findings))),
+        _plain_text(findings),
+    )
 
 
 def unpack_findings(packed: bytes) -> list[Finding]:
@@ -579,12 +664,23 @@ def unpack_findings(packed: bytes) -> list[Finding]:
 
 
 def _plain_text(findings: list[Finding]) -> str:
-    return "".join([f"{f.path}:{f.line}: {f.code}: {f.message}\n" if f.line
-                    else f"{f.path}: {f.code}: {f.message}\n" for f in findings])
+    return "".join(
+        [
+            f"{f.path}:{f.line}: {f.code}: {f.message}\n"
+            if f.line
+            else f"{f.path}: {f.code}: {f.message}\n"
+            for f in findings
+        ]
+    )
 
 
-def _results(settings: Settings, ctx: _LazyContext, targets: list[str], cache: ResultCache,
-             progress: Progress | None) -> list[tuple]:
+def _results(
+    settings: Settings,
+    ctx: _LazyContext,
+    targets: list[str],
+    cache: ResultCache,
+    progress: Progress | None,
+) -> list[tuple]:
     """Every target's entry (from the cache, or checked now)."""
     if cache.entries:
         results, misses = cache.lookup_all(str(settings.vault), targets)
@@ -598,8 +694,14 @@ def _results(settings: Settings, ctx: _LazyContext, targets: list[str], cache: R
     return [results[t] for t in targets]
 
 
-def _check_all(settings: Settings, ctx: _LazyContext, targets: Paths, done: int,
-               total: int, progress: Progress | None) -> Iterator[tuple]:
+def _check_all(
+    settings: Settings,
+    ctx: _LazyContext,
+    targets: Paths,
+    done: int,
+    total: int,
+    progress: Progress | None,
+) -> Iterator[tuple]:
     """The packed results of `targets`, in their order, made as they are consumed."""
     if not len(targets):
         return iter(())
@@ -614,8 +716,14 @@ def _check_all(settings: Settings, ctx: _LazyContext, targets: Paths, done: int,
         assert progress is not None
         progress(done + checked, total)
 
-    return map_chunks(work, targets, workers=settings.workers, count=len(targets),
-                      progress=counted if progress else None, threshold=PARALLEL_THRESHOLD)
+    return map_chunks(
+        work,
+        targets,
+        workers=settings.workers,
+        count=len(targets),
+        progress=counted if progress else None,
+        threshold=PARALLEL_THRESHOLD,
+    )
 
 
 def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResult:
@@ -630,11 +738,12 @@ def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResu
 CHECK_BATCH = 32
 
 
-def check_files(settings: Settings, ctx: CheckContext,
-                relatives: Sequence[str]) -> Iterator[NoteResult]:
+def check_files(
+    settings: Settings, ctx: CheckContext, relatives: Sequence[str]
+) -> Iterator[NoteResult]:
     """`check_file` of each of `relatives`, in order, CHECK_BATCH at a time."""
     for start in range(0, len(relatives), CHECK_BATCH):
-        batch = [_read(settings, relative) for relative in relatives[start:start + CHECK_BATCH]]
+        batch = [_read(settings, relative) for relative in relatives[start : start + CHECK_BATCH]]
         for read in batch:
             yield _checked(ctx, read)
 
@@ -651,8 +760,7 @@ class _Read(NamedTuple):
 def _read(settings: Settings, relative: str) -> _Read | NoteResult:
     """The file read and parsed, or its result already (unreadable, not a review note)."""
     try:
-        raw, stat = read_with_stat(os.path.join(settings.vault, relative),
-                                   settings.max_note_bytes)
+        raw, stat = read_with_stat(os.path.join(settings.vault, relative), settings.max_note_bytes)
     except OSError as exc:  # never cached (no digest): a later run reads it again
         return NoteResult(relative, "", (), None, None, (read_finding(relative, exc),))
     digest = content_digest(raw)
@@ -669,12 +777,19 @@ def _checked(ctx: CheckContext, read: _Read | NoteResult) -> NoteResult:
     from vault_tools.checks import check_note
 
     note = read.note
-    return NoteResult(read.relative, read.digest, read.stat, note.claim_id,
-                      note.line_of_property("claim_id"), tuple(check_note(note, ctx)))
+    return NoteResult(
+        read.relative,
+        read.digest,
+        read.stat,
+        note.claim_id,
+        note.line_of_property("claim_id"),
+        tuple(check_note(note, ctx)),
+    )
 
 
-def _current_claim_ids(settings: Settings, ctx: _LazyContext, cache: ResultCache,
-                       results: list[tuple]) -> list[tuple]:
+def _current_claim_ids(
+    settings: Settings, ctx: _LazyContext, cache: ResultCache, results: list[tuple]
+) -> list[tuple]:
     """Other notes (known from the cache) sharing a claim_id with the checked ones.
 
     Only those few are looked at, and each is re-checked if it changed since it was

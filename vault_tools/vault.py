@@ -112,7 +112,8 @@ def is_note_path(relative: str) -> bool:
         return False
     *folders, name = relative.split("/")
     return is_note_name(name) and not any(
-        not part or part.startswith(".") or part in IGNORED_DIRS for part in folders)
+        not part or part.startswith(".") or part in IGNORED_DIRS for part in folders
+    )
 
 
 def may_be_review_note(relative: str, raw: bytes, claims_dir: str) -> bool:
@@ -145,20 +146,30 @@ def list_vault(vault: Path, spill: bool = False) -> Listing:
             except SpillError:
                 raise
             except OSError as exc:  # its files found so far stay listed; the rest is a finding
-                problems.append(error(prefix.rstrip("/") or ".", None, "read-error",
-                                      f"cannot list this folder: {exc.strerror or exc}; "
-                                      "the notes in it are not checked"))
+                problems.append(
+                    error(
+                        prefix.rstrip("/") or ".",
+                        None,
+                        "read-error",
+                        f"cannot list this folder: {exc.strerror or exc}; "
+                        "the notes in it are not checked",
+                    )
+                )
                 continue
         # a SpilledStrings has what the listing's readers use of a Sequence: len, order, [i]
-        return Listing(runs.result(), frozenset(escaping),  # type: ignore[arg-type]
-                       tuple(sorted(problems)))
+        return Listing(
+            runs.result(),
+            frozenset(escaping),  # type: ignore[arg-type]
+            tuple(sorted(problems)),
+        )
     except BaseException:
         runs.close()
         raise
 
 
-def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
-          found: tuple[set[str], list[Finding]]) -> list[tuple[str, str]]:
+def _scan(
+    folder: str, prefix: str, vault: Path, runs: SortedRuns, found: tuple[set[str], list[Finding]]
+) -> list[tuple[str, str]]:
     """Add one folder's `.md` files to `runs` (those leading outside to the escaping set
     too, what is no file to read to the problems); its subfolders to scan.
 
@@ -180,8 +191,14 @@ def _scan(folder: str, prefix: str, vault: Path, runs: SortedRuns,
                 # its path could be neither shown nor written as UTF-8 (JSON, the cache)
                 if entry.is_dir(follow_symlinks=False) or is_note_name(name):
                     shown = (prefix + name).encode("utf-8", "surrogateescape")
-                    problems.append(error(shown.decode("utf-8", "replace"), None, "read-error",
-                                          "the name is not valid UTF-8; not read"))
+                    problems.append(
+                        error(
+                            shown.decode("utf-8", "replace"),
+                            None,
+                            "read-error",
+                            "the name is not valid UTF-8; not read",
+                        )
+                    )
                 continue
             if entry.is_dir(follow_symlinks=False):
                 folders.append((entry.path, f"{prefix}{name}/"))
@@ -269,8 +286,7 @@ def read_file(path: str | Path, limit: int | None = MAX_NOTE_BYTES) -> tuple[byt
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise NotAFile(errno.EINVAL, f"not a regular file ({_kind(info.st_mode)})",
-                           str(path))
+            raise NotAFile(errno.EINVAL, f"not a regular file ({_kind(info.st_mode)})", str(path))
         if limit is not None and info.st_size > limit:
             raise _too_large(info.st_size, limit, path)
         first = os.read(fd, max(info.st_size, 1) + 1)
@@ -289,8 +305,12 @@ def read_file(path: str | Path, limit: int | None = MAX_NOTE_BYTES) -> tuple[byt
 
 
 def _too_large(size: int, limit: int, path: str | Path) -> TooLarge:
-    return TooLarge(errno.EFBIG, f"{size:,} bytes, more than the note size limit of "
-                    f"{limit:,} bytes ([limits] max_note_bytes in vt.toml); not read", str(path))
+    return TooLarge(
+        errno.EFBIG,
+        f"{size:,} bytes, more than the note size limit of "
+        f"{limit:,} bytes ([limits] max_note_bytes in vt.toml); not read",
+        str(path),
+    )
 
 
 def _kind(mode: int) -> str:
@@ -306,8 +326,9 @@ def _kind(mode: int) -> str:
 
 
 def not_a_file(relative: str, kind: str) -> Finding:
-    return error(relative, None, "not-a-file", f"{kind} named like a note, not a regular "
-                 "file; never opened")
+    return error(
+        relative, None, "not-a-file", f"{kind} named like a note, not a regular file; never opened"
+    )
 
 
 # the codes of a file or folder vt could not read at all (`read_finding`, the listing's
@@ -342,8 +363,10 @@ def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Findi
             if by_name is not None:  # inside by name: a symlink on its way leads out
                 yield by_name, escaping_note(by_name)
                 continue
-            yield str(path), error(str(path), None, "path-outside-vault",
-                                   f"not inside the vault {vault}")
+            yield (
+                str(path),
+                error(str(path), None, "path-outside-vault", f"not inside the vault {vault}"),
+            )
         elif not (vault / relative).is_file():
             try:
                 mode = (vault / relative).stat().st_mode
@@ -356,8 +379,9 @@ def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Findi
             yield relative, None
 
 
-def review_note_bytes(vault: Path, relative: str,
-                      limit: int | None = MAX_NOTE_BYTES) -> bytes | None:
+def review_note_bytes(
+    vault: Path, relative: str, limit: int | None = MAX_NOTE_BYTES
+) -> bytes | None:
     """The bytes of a vault file that may be a review note, else None.
 
     A review note's frontmatter holds `claim_id`, so a file whose bytes never mention it

@@ -38,7 +38,8 @@ REJECTED = "REJECTED"
 REVERTED = "REVERTED"
 CONFLICT = "CONFLICT"  # two heads of a merged ledger decided the claim differently
 STATUS_BY_ACTION = MappingProxyType(
-    {ACCEPT: ACCEPTED, REPAIR: REPAIRED, REJECT: REJECTED, REVERT: REVERTED})
+    {ACCEPT: ACCEPTED, REPAIR: REPAIRED, REJECT: REJECTED, REVERT: REVERTED}
+)
 STATUSES = (ACCEPTED, REPAIRED, REJECTED, REVERTED, CONFLICT)
 
 # the reviewer's checkboxes, in the order the ledger's `checks` and the notes list them

@@ -110,9 +110,11 @@ class WatchEvent:
             return self.message
         counts = f"{_plural(self.errors, 'error')}, {_plural(self.warnings, 'warning')}"
         if self.event == READY:
-            return (f"{_plural(self.extra.get('notes', 0), 'note')}, "
-                    f"{_plural(self.extra.get('errors', 0), 'error')}, "
-                    f"{_plural(self.extra.get('warnings', 0), 'warning')}")
+            return (
+                f"{_plural(self.extra.get('notes', 0), 'note')}, "
+                f"{_plural(self.extra.get('errors', 0), 'error')}, "
+                f"{_plural(self.extra.get('warnings', 0), 'warning')}"
+            )
         if self.event == PREVIEWED:
             written = "written" if self.extra.get("written") else "not written"
             return f"{self.state or 'no preview'}, {written}"
@@ -122,9 +124,14 @@ class WatchEvent:
 
     def to_json(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            "ts": self.ts, "event": self.event, "path": self.path, "claim_id": self.claim_id,
-            "findings": [f.to_json() for f in self.findings], "state": self.state,
-            "review_action": self.review_action, "errors": self.errors,
+            "ts": self.ts,
+            "event": self.event,
+            "path": self.path,
+            "claim_id": self.claim_id,
+            "findings": [f.to_json() for f in self.findings],
+            "state": self.state,
+            "review_action": self.review_action,
+            "errors": self.errors,
             "warnings": self.warnings,
         }
         if self.message:
@@ -174,8 +181,10 @@ class ReviewQueue:
     def _drop(self, path: str) -> NoteStatus | None:
         old = self.notes.pop(path, None)
         if old is not None:
-            for counter, key in ((self.by_action, old.review_action),
-                                 (self.by_state, old.review_state)):
+            for counter, key in (
+                (self.by_action, old.review_action),
+                (self.by_state, old.review_state),
+            ):
                 counter[key or "(unset)"] -= 1
                 if counter[key or "(unset)"] <= 0:
                     del counter[key or "(unset)"]
@@ -184,9 +193,12 @@ class ReviewQueue:
 
     def counts(self) -> dict[str, Any]:
         with self._lock:
-            return {"notes": len(self.notes), "invalid": self.invalid,
-                    "by_action": dict(sorted(self.by_action.items())),
-                    "by_state": dict(sorted(self.by_state.items()))}
+            return {
+                "notes": len(self.notes),
+                "invalid": self.invalid,
+                "by_action": dict(sorted(self.by_action.items())),
+                "by_state": dict(sorted(self.by_state.items())),
+            }
 
 
 # ---------------------------------------------------------------------------
@@ -256,8 +268,14 @@ class Debouncer:
 class Watcher:
     """Watches one vault; `start()` scans it, then events flow to `on_event` until `stop()`."""
 
-    def __init__(self, settings: Settings, on_event: Callable[[WatchEvent], None], *,
-                 debounce: float = DEFAULT_DEBOUNCE, apply: bool = False):
+    def __init__(
+        self,
+        settings: Settings,
+        on_event: Callable[[WatchEvent], None],
+        *,
+        debounce: float = DEFAULT_DEBOUNCE,
+        apply: bool = False,
+    ):
         self.settings = settings
         self.on_event = on_event
         self.apply = apply
@@ -317,17 +335,28 @@ class Watcher:
 
         # only the events that can change a note's content or existence: opening and
         # reading (vt's own reads included) are not even subscribed to
-        kinds = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
-                 FileClosedEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+        kinds = [
+            FileCreatedEvent,
+            FileModifiedEvent,
+            FileDeletedEvent,
+            FileMovedEvent,
+            FileClosedEvent,
+            DirCreatedEvent,
+            DirDeletedEvent,
+            DirMovedEvent,
+        ]
         observer = Observer()
         try:
-            observer.schedule(_Handler(self), str(self.settings.vault), recursive=True,
-                              event_filter=kinds)
+            observer.schedule(
+                _Handler(self), str(self.settings.vault), recursive=True, event_filter=kinds
+            )
             observer.start()
         except OSError as exc:
-            raise VtError(f"cannot watch the vault: {exc.strerror or exc} (on Linux, raise "
-                          "fs.inotify.max_user_watches if the limit is reached)",
-                          str(self.settings.vault)) from exc
+            raise VtError(
+                f"cannot watch the vault: {exc.strerror or exc} (on Linux, raise "
+                "fs.inotify.max_user_watches if the limit is reached)",
+                str(self.settings.vault),
+            ) from exc
         self._observer = observer
 
     def _work(self) -> None:
@@ -375,7 +404,7 @@ class Watcher:
         root = str(self.settings.vault)
         if not absolute.startswith(root + os.sep):
             return None
-        return absolute[len(root) + 1:].replace(os.sep, "/")
+        return absolute[len(root) + 1 :].replace(os.sep, "/")
 
     # -- the startup scan -----------------------------------------------------
 
@@ -389,13 +418,16 @@ class Watcher:
         for file in files:
             if not file.escapes:
                 self._scan_note(file.relative, errors[file.relative], warnings[file.relative])
-        return WatchEvent(READY, extra={**self.queue.counts(), "errors": report.errors,
-                                        "warnings": report.warnings})
+        return WatchEvent(
+            READY,
+            extra={**self.queue.counts(), "errors": report.errors, "warnings": report.warnings},
+        )
 
     def _scan_note(self, relative: str, errors: int, warnings: int) -> None:
         try:
-            raw, stat = read_with_stat(os.path.join(self.settings.vault, relative),
-                                       self.settings.max_note_bytes)
+            raw, stat = read_with_stat(
+                os.path.join(self.settings.vault, relative), self.settings.max_note_bytes
+            )
         except OSError:
             return
         if b"claim_id" not in raw:
@@ -403,20 +435,30 @@ class Watcher:
         properties = _properties(raw, relative)
         if "claim_id" not in properties:
             return
-        self.queue.set(relative, NoteStatus(
-            _text(properties.get("claim_id")), _text(properties.get("review_action")),
-            _text(properties.get("review_state")), errors, warnings, content_digest(raw),
-            stat, self.generation))
+        self.queue.set(
+            relative,
+            NoteStatus(
+                _text(properties.get("claim_id")),
+                _text(properties.get("review_action")),
+                _text(properties.get("review_state")),
+                errors,
+                warnings,
+                content_digest(raw),
+                stat,
+                self.generation,
+            ),
+        )
 
     def _rebuild_context(self, files: list[MarkdownFile] | None = None) -> None:
         files = markdown_files(self.settings.vault) if files is None else files
         if self.ctx is None:
             self.ctx = make_context(self.settings, files)
         else:  # the schemas do not change while watching; only the file list does
-            self.ctx = CheckContext(self.ctx.schemas,
-                                    KnowledgeBase(files, self.settings.kb_dir,
-                                                  self.settings.vault),
-                                    self.settings.disabled_findings)
+            self.ctx = CheckContext(
+                self.ctx.schemas,
+                KnowledgeBase(files, self.settings.kb_dir, self.settings.vault),
+                self.settings.disabled_findings,
+            )
         self.files = {f.relative for f in files}
         self.generation += 1
         self._stale = False
@@ -428,8 +470,11 @@ class Watcher:
             return self.handle(key)
         except Exception as exc:  # noqa: BLE001 - reported, and the watcher carries on
             path = None if key == RESYNC else key
-            return [WatchEvent(ERROR_EVENT, path,
-                               message=f"internal error: {type(exc).__name__}: {exc}")]
+            return [
+                WatchEvent(
+                    ERROR_EVENT, path, message=f"internal error: {type(exc).__name__}: {exc}"
+                )
+            ]
 
     def handle(self, key: str) -> list[WatchEvent]:
         """Everything one due path calls for, as events (runs on the worker thread)."""
@@ -478,18 +523,31 @@ class Watcher:
             self.queue.remove(relative)  # not a review note (a KB note, a plain page)
             return None
         note = parse_note(raw, relative)
-        status = NoteStatus(result.claim_id, _text(note.properties.get("review_action")),
-                            _text(note.properties.get("review_state")),
-                            sum(f.severity == ERROR for f in result.findings),
-                            sum(f.severity == WARNING for f in result.findings),
-                            digest, result.stat, self.generation)
+        status = NoteStatus(
+            result.claim_id,
+            _text(note.properties.get("review_action")),
+            _text(note.properties.get("review_state")),
+            sum(f.severity == ERROR for f in result.findings),
+            sum(f.severity == WARNING for f in result.findings),
+            digest,
+            result.stat,
+            self.generation,
+        )
         self.queue.set(relative, status)
         preview_due = self._preview_due(note, raw)
         # the note apply just marked is its own echo; apply is idempotent anyway
         apply_due = not preview_due and after != "apply" and self._apply_due(status)
         if after is None or preview_due or apply_due:
-            events.append(WatchEvent(VALIDATED, relative, result.claim_id, result.findings,
-                                     status.review_state, status.review_action))
+            events.append(
+                WatchEvent(
+                    VALIDATED,
+                    relative,
+                    result.claim_id,
+                    result.findings,
+                    status.review_state,
+                    status.review_action,
+                )
+            )
         if preview_due:
             return "preview" if self._preview(relative, events) else None
         if apply_due:
@@ -503,19 +561,33 @@ class Watcher:
             return False
         if note.drafts is None:
             return True  # preview_note says what to do (run vt draft); it writes nothing
-        return not (_text(properties.get("review_state")) in (PREVIEW_READY, PREVIEW_FAILED)
-                    and _text(properties.get("vt_preview_hash")) == preview_hash(note)
-                    and PREVIEW_MARKER in raw)
+        return not (
+            _text(properties.get("review_state")) in (PREVIEW_READY, PREVIEW_FAILED)
+            and _text(properties.get("vt_preview_hash")) == preview_hash(note)
+            and PREVIEW_MARKER in raw
+        )
 
     def _preview(self, relative: str, events: list[WatchEvent]) -> bool:
         assert self.ctx is not None
         result = preview_note(self.settings, self.ctx, relative)
-        extra = {"written": result.written, "preview_hash": result.preview_hash,
-                 "changes": [c.to_json() for c in result.changes]}
+        extra = {
+            "written": result.written,
+            "preview_hash": result.preview_hash,
+            "changes": [c.to_json() for c in result.changes],
+        }
         if result.remark:
             extra["remark"] = result.remark
-        events.append(WatchEvent(PREVIEWED, relative, result.claim_id, tuple(result.findings),
-                                 result.state, result.review_action, extra=extra))
+        events.append(
+            WatchEvent(
+                PREVIEWED,
+                relative,
+                result.claim_id,
+                tuple(result.findings),
+                result.state,
+                result.review_action,
+                extra=extra,
+            )
+        )
         return result.written
 
     def _apply_due(self, status: NoteStatus) -> bool:
@@ -531,19 +603,43 @@ class Watcher:
             events.append(WatchEvent(ERROR_EVENT, relative, message=f"apply: {exc}"))
             return False
         for done in report.applied:
-            events.append(WatchEvent(
-                APPLIED, done.path, done.claim_id, state="APPLIED" if done.marked else None,
-                message=f"{done.action} appended as event {done.seq}" if done.new
-                else f"{done.action} already in the ledger (event {done.seq}); note completed",
-                extra={"action": done.action, "id": done.id, "seq": done.seq, "new": done.new,
-                       "marked": done.marked}))
+            events.append(
+                WatchEvent(
+                    APPLIED,
+                    done.path,
+                    done.claim_id,
+                    state="APPLIED" if done.marked else None,
+                    message=f"{done.action} appended as event {done.seq}"
+                    if done.new
+                    else f"{done.action} already in the ledger (event {done.seq}); note completed",
+                    extra={
+                        "action": done.action,
+                        "id": done.id,
+                        "seq": done.seq,
+                        "new": done.new,
+                        "marked": done.marked,
+                    },
+                )
+            )
         for kind, entries in ((SKIPPED, report.skipped), (REFUSED, report.refused)):
             for entry in entries:
-                events.append(WatchEvent(kind, entry.path, entry.claim_id, message=entry.reason,
-                                         extra={"reason": entry.reason}))
+                events.append(
+                    WatchEvent(
+                        kind,
+                        entry.path,
+                        entry.claim_id,
+                        message=entry.reason,
+                        extra={"reason": entry.reason},
+                    )
+                )
         if report.refresh_error is not None:
-            events.append(WatchEvent(ERROR_EVENT, relative,
-                                     message=f"claim store not refreshed: {report.refresh_error}"))
+            events.append(
+                WatchEvent(
+                    ERROR_EVENT,
+                    relative,
+                    message=f"claim store not refreshed: {report.refresh_error}",
+                )
+            )
         return any(done.marked for done in report.applied)
 
     def _refresh_dashboard(self) -> list[WatchEvent]:
@@ -565,14 +661,20 @@ class Watcher:
             self._stale = True  # notes linking to it must see it missing
         old = self.queue.remove(relative)
         if old is not None:
-            events.append(WatchEvent(DELETED, relative, old.claim_id,
-                                     message="deleted (or renamed away)"))
+            events.append(
+                WatchEvent(DELETED, relative, old.claim_id, message="deleted (or renamed away)")
+            )
 
     def _read_error(self, relative: str, exc: OSError) -> WatchEvent:
         finding = read_finding(relative, exc)
         old = self.queue.notes.get(relative)
-        return WatchEvent(ERROR_EVENT, relative, old.claim_id if old else None, (finding,),
-                          message=finding.message)
+        return WatchEvent(
+            ERROR_EVENT,
+            relative,
+            old.claim_id if old else None,
+            (finding,),
+            message=finding.message,
+        )
 
     def _resync(self) -> None:
         """File every note that appeared, vanished or changed without an event reaching us."""

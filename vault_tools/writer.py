@@ -196,7 +196,7 @@ def _entries(lines: list[str], start: int, stop: int) -> Iterator[_Entry]:
         if m is None:
             i += 1  # comments, blank lines, anything not a key line: the human's
             continue
-        after = s[m.end():]
+        after = s[m.end() :]
         value_col = len(s) - len(after.lstrip(" \t"))
         end = _entry_end(lines, i, stop, value_col, s)
         yield _Entry(_unquote_key(m.group("key")), i, end, value_col)
@@ -258,8 +258,10 @@ def _yaml_printable(ch: str) -> bool:
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # a value made only of characters _yaml_printable takes raw, none of them escaped
-_RAW_QUOTABLE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff"
-                           r"\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
+_RAW_QUOTABLE = re.compile(
+    r"[\x20\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff"
+    r"\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
+)
 
 
 def render_value(value: str) -> str:
@@ -338,7 +340,7 @@ def _frontmatter_head(text: str) -> tuple[list[str], str] | None:
             if _content(line).lstrip(BOM).rstrip(" \t") != "---":
                 return None
         elif _content(line).rstrip(" \t") in ("---", "..."):
-            return head, text[match.end():]
+            return head, text[match.end() :]
     return None
 
 
@@ -611,8 +613,9 @@ def _unchanged_on_disk(target: Path, snapshot: Snapshot) -> bool:
         return False  # vanished or unreadable: certainly not what we read
 
 
-def write_if_changed(snapshot: Snapshot, new_text: str, *, sync_folder: bool = True,
-                     root: Path | None = None) -> bool:
+def write_if_changed(
+    snapshot: Snapshot, new_text: str, *, sync_folder: bool = True, root: Path | None = None
+) -> bool:
     """Write `new_text` over the note atomically; False (nothing written) if identical.
 
     Refuses with RefusedError when the note changed on disk since `snapshot` was read.
@@ -684,7 +687,7 @@ def _swap_in(tmp_name: str, target: Path) -> str | None:
     """
     if exchange(tmp_name, target):
         return tmp_name
-    side = f"{tmp_name[:-len(TMP_SUFFIX)]}-displaced{TMP_SUFFIX}"
+    side = f"{tmp_name[: -len(TMP_SUFFIX)]}-displaced{TMP_SUFFIX}"
     try:
         os.link(target, side)
     except FileNotFoundError:
@@ -726,10 +729,16 @@ def _check_displaced(displaced: str, target: Path, snapshot: Snapshot, data: byt
         else:
             os.unlink(displaced)  # a later save is in place already; this one is older
     except OSError as exc:
-        raise io_failure(exc, snapshot.path, "saved in another program while vt wrote it, "
-                                             "and putting that save back failed") from exc
-    raise RefusedError("saved in another program (Obsidian?) while vt wrote it; that save "
-                       "is kept and vt's change was not written", str(snapshot.path))
+        raise io_failure(
+            exc,
+            snapshot.path,
+            "saved in another program while vt wrote it, and putting that save back failed",
+        ) from exc
+    raise RefusedError(
+        "saved in another program (Obsidian?) while vt wrote it; that save "
+        "is kept and vt's change was not written",
+        str(snapshot.path),
+    )
 
 
 def _holds(path: str | Path, data: bytes) -> bool:

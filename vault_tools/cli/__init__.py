@@ -16,7 +16,7 @@ import typer.main
 app = typer.Typer(
     name="vt",
     help="Validate, preview and apply claim review decisions in an Obsidian vault.\n\n"
-         "Example:\n\n    vt validate --vault examples/vault",
+    "Example:\n\n    vt validate --vault examples/vault",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     rich_markup_mode="markdown",
@@ -35,8 +35,13 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
-                                 help="Print vt's version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_show_version,
+        is_eager=True,
+        help="Print vt's version and exit.",
+    ),
 ) -> None:
     """Validate, preview and apply claim review decisions in an Obsidian vault."""
 
@@ -72,9 +77,11 @@ def app_for(args: list[str]) -> typer.Typer:
     and the like get the whole app."""
     if not args or args[0].startswith("-"):
         return app
-    commands = [c for c in app.registered_commands
-                if (c.name or c.callback and typer.main.get_command_name(c.callback.__name__))
-                == args[0]]
+    commands = [
+        c
+        for c in app.registered_commands
+        if (c.name or c.callback and typer.main.get_command_name(c.callback.__name__)) == args[0]
+    ]
     groups = [g for g in app.registered_groups if g.name == args[0]]
     if not commands and not groups:
         return app

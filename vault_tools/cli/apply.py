@@ -15,9 +15,12 @@ from vault_tools.errors import ExitCode
 
 @app.command()
 def apply(
-    paths: Annotated[list[Path] | None, typer.Argument(
-        help="Notes to apply (default: every review note of the vault).",
-        show_default=False)] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Notes to apply (default: every review note of the vault).", show_default=False
+        ),
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
     dry_run: DryRunOption = False,
@@ -63,8 +66,7 @@ def show_apply(reporter: Any, report: Any) -> None:
     """The human rendering of an ApplyReport (also used by vt demo)."""
     if report.dry_run:
         for event in report.events:
-            reporter.text("would append: " + json.dumps(event, ensure_ascii=False,
-                                                         sort_keys=True))
+            reporter.text("would append: " + json.dumps(event, ensure_ascii=False, sort_keys=True))
     for item in report.applied:
         if report.dry_run:
             verb = "would append"
@@ -72,8 +74,10 @@ def show_apply(reporter: Any, report: Any) -> None:
             verb = "appended" if item.new else "completed (event already in the ledger)"
             if item.settled:
                 verb += f" (supersedes {item.settled} concurrent heads: settled)"
-        reporter.text(f"{item.path} ({item.claim_id}): {item.action} {verb}, seq {item.seq}, "
-                      f"{item.id}", "green")
+        reporter.text(
+            f"{item.path} ({item.claim_id}): {item.action} {verb}, seq {item.seq}, {item.id}",
+            "green",
+        )
     for item in report.skipped:
         reporter.text(f"{item.path} ({item.claim_id}): skipped: {item.reason}", "dim")
     for item in report.refused:
@@ -83,8 +87,10 @@ def show_apply(reporter: Any, report: Any) -> None:
     if report.dry_run:
         summary = f"dry run: {new} events would be appended; nothing written"
     else:
-        summary = (f"{new} events appended, {len(report.applied) - new} notes completed, "
-                   f"{len(report.skipped)} skipped, {len(report.refused)} refused")
+        summary = (
+            f"{new} events appended, {len(report.applied) - new} notes completed, "
+            f"{len(report.skipped)} skipped, {len(report.refused)} refused"
+        )
     if report.refresh is not None:
         show_refresh(reporter, report.refresh)
     if reporter.mode == "rich":
@@ -96,24 +102,32 @@ def show_apply(reporter: Any, report: Any) -> None:
 def show_torn(reporter: Any, settings: Any, torn: Any) -> None:
     """A torn last line the run moved aside (ledger.TornInfo), said on stderr."""
     if torn is not None:
-        reporter.error(f"vt: {settings.ledger}: "
-                       + torn.message().replace(f"{settings.vault}/", ""))
+        reporter.error(
+            f"vt: {settings.ledger}: " + torn.message().replace(f"{settings.vault}/", "")
+        )
 
 
 def show_refresh(reporter: Any, refreshed: Any) -> None:
     """What the Claim Store refresh did (store.RefreshResult)."""
     written = list(refreshed.kb_notes_written)
-    reporter.text(f"claim store: {refreshed.catch_up.new_events} new events projected; "
-                  f"{len(written)} knowledge-base notes updated", "dim")
+    reporter.text(
+        f"claim store: {refreshed.catch_up.new_events} new events projected; "
+        f"{len(written)} knowledge-base notes updated",
+        "dim",
+    )
     for problem in getattr(refreshed, "kb_problems", []):
         reporter.error(f"vt: {problem}")
 
 
 @app.command()
 def revert(
-    event_id: Annotated[str, typer.Argument(
-        help="The id of the event to revert (sha256:…, as vt ledger log shows it).",
-        show_default=False)],
+    event_id: Annotated[
+        str,
+        typer.Argument(
+            help="The id of the event to revert (sha256:…, as vt ledger log shows it).",
+            show_default=False,
+        ),
+    ],
     comment: Annotated[str, typer.Option("--comment", help="Why it is reverted.")] = "",
     vault: VaultOption = None,
     as_json: JsonOption = False,
@@ -143,9 +157,11 @@ def revert(
         if dry_run:
             reporter.text("would append: " + json.dumps(ev, ensure_ascii=False, sort_keys=True))
         verb = "would revert" if dry_run else "reverted"
-        reporter.text(f"{ev['claim_id']}: {verb} {result.reverted['action']} "
-                      f"{result.reverted['id']} with REVERT seq {ev['seq']}, {ev['id']}",
-                      "green")
+        reporter.text(
+            f"{ev['claim_id']}: {verb} {result.reverted['action']} "
+            f"{result.reverted['id']} with REVERT seq {ev['seq']}, {ev['id']}",
+            "green",
+        )
         if result.refresh is not None:
             show_refresh(reporter, result.refresh)
     show_torn(reporter, settings, result.torn)
@@ -157,8 +173,9 @@ def revert(
 
 @app.command()
 def demo(
-    keep: Annotated[bool, typer.Option("--keep", help="Keep the demo vault and print its "
-                                                      "path.")] = False,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the demo vault and print its path.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run the whole review cycle on a copy of the bundled example vault.
@@ -197,8 +214,9 @@ def _show_step(reporter: Any, step: Any) -> None:
         reporter.text(step.why, "italic")
         for line in step.lines:
             reporter.text(f"   {line}")
-        reporter.text("   ✓ ok" if step.ok else f"   ✗ {step.problem}",
-                      "green" if step.ok else "bold red")
+        reporter.text(
+            "   ✓ ok" if step.ok else f"   ✗ {step.problem}", "green" if step.ok else "bold red"
+        )
         return
     reporter.text("")
     reporter.text(f"== {step.number}. {step.title} ==")

@@ -16,12 +16,17 @@ if TYPE_CHECKING:
 
 VaultOption = Annotated[
     Path | None,
-    typer.Option("--vault", help="Vault folder (default: $VT_VAULT, else the nearest ancestor "
-                                 "holding .obsidian/ or vt.toml).", show_default=False),
+    typer.Option(
+        "--vault",
+        help="Vault folder (default: $VT_VAULT, else the nearest ancestor "
+        "holding .obsidian/ or vt.toml).",
+        show_default=False,
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
-DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Show what would happen; "
-                                                              "write nothing.")]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Show what would happen; write nothing.")
+]
 
 
 def settings_for(vault: Path | None) -> Settings:  # config is imported when a command runs

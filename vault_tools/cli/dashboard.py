@@ -15,8 +15,9 @@ from vault_tools.errors import ExitCode, UsageError, VtError
 
 
 @app.command()
-def report(vault: VaultOption = None, as_json: JsonOption = False,
-           dry_run: DryRunOption = False) -> None:
+def report(
+    vault: VaultOption = None, as_json: JsonOption = False, dry_run: DryRunOption = False
+) -> None:
     """Write the Review Dashboard note (`Review Dashboard.md`) at the vault root.
 
     It shows the review queue by review_action and review_state, validation errors and
@@ -62,25 +63,47 @@ def report(vault: VaultOption = None, as_json: JsonOption = False,
     else:
         reporter.text(f"{result.path} is up to date (not rewritten)")
     s = result.summary
-    reporter.text(f"{s['notes']} review notes, {s['accepted_claims']} accepted claims on "
-                  f"{s['entities']} entities, {sum(s['findings'].values())} findings; "
-                  f"graph: {s['edges_shown']} of {s['edges']} edges shown")
+    reporter.text(
+        f"{s['notes']} review notes, {s['accepted_claims']} accepted claims on "
+        f"{s['entities']} entities, {sum(s['findings'].values())} findings; "
+        f"graph: {s['edges_shown']} of {s['edges']} edges shown"
+    )
     if s["unreadable"]:
-        reporter.text(f"files or folders that could not be read: {s['unreadable']} (listed on "
-                      "the dashboard; see vt validate)", "red")
+        reporter.text(
+            f"files or folders that could not be read: {s['unreadable']} (listed on "
+            "the dashboard; see vt validate)",
+            "red",
+        )
     finish(failed)
 
 
 @app.command()
 def export(
-    fmt: Annotated[str, typer.Option("--format", help="jsonl (one canonical JSON object per "
-                                     "line) or csv (header row, UTF-8).")] = "jsonl",
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write to this file (atomically) instead of stdout.",
-        show_default=False)] = None,
-    status: Annotated[list[str] | None, typer.Option(
-        "--status", help="Only claims with this status (repeat for more): ACCEPTED, "
-                         "REPAIRED, REJECTED, REVERTED, CONFLICT.", show_default=False)] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="jsonl (one canonical JSON object per line) or csv (header row, UTF-8).",
+        ),
+    ] = "jsonl",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to this file (atomically) instead of stdout.",
+            show_default=False,
+        ),
+    ] = None,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            help="Only claims with this status (repeat for more): ACCEPTED, "
+            "REPAIRED, REJECTED, REVERTED, CONFLICT.",
+            show_default=False,
+        ),
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -104,8 +127,9 @@ def export(
     reporter = Reporter(as_json)
     try:
         if as_json and output is None:
-            raise UsageError("--json needs --output FILE (without it the export itself "
-                             "goes to stdout)")
+            raise UsageError(
+                "--json needs --output FILE (without it the export itself goes to stdout)"
+            )
         result = export_claims(settings_for(vault), fmt.lower(), output, status)
     except VtError as exc:
         fail(exc)

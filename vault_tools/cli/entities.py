@@ -62,23 +62,33 @@ def entities(
     for entity in report.entities:
         reporter.text(f"{entity.title:<{width}}  {len(entity.notes):>5}  {entity.accepted:>8}")
     for target in report.missing:
-        reporter.text(f"\nmissing: {target.target} ({target.status}), used by "
-                      f"{', '.join(target.notes)}", "yellow")
+        reporter.text(
+            f"\nmissing: {target.target} ({target.status}), used by {', '.join(target.notes)}",
+            "yellow",
+        )
     for conflict in report.conflicts:
         uses = "; ".join(f"{t} in {', '.join(n)}" for t, n in conflict.targets.items())
         reporter.text(f"\nlabel {conflict.label!r} maps to different targets: {uses}", "yellow")
-    reporter.text(f"\n{len(report.entities)} entities, {report.notes} review notes, "
-                  f"{len(report.missing)} missing targets, {len(report.conflicts)} label "
-                  f"conflicts")
+    reporter.text(
+        f"\n{len(report.entities)} entities, {report.notes} review notes, "
+        f"{len(report.missing)} missing targets, {len(report.conflicts)} label "
+        f"conflicts"
+    )
     finish(ExitCode.OK)
 
 
 @entities_app.command("new")
 def new(
-    name: Annotated[str, typer.Argument(help="The entity's name: the note's file name and "
-                                             "title.", show_default=False)],
-    alias: Annotated[list[str] | None, typer.Option(
-        "--alias", help="An alias (repeat for more).", show_default=False)] = None,
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="The entity's name: the note's file name and title.", show_default=False
+        ),
+    ],
+    alias: Annotated[
+        list[str] | None,
+        typer.Option("--alias", help="An alias (repeat for more).", show_default=False),
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
     dry_run: DryRunOption = False,

@@ -10,7 +10,7 @@ from vault_tools.errors import ExitCode
 
 hook_app = typer.Typer(
     help="The git pre-commit hook that checks staged review notes and the staged ledger.\n\n"
-         "Example:\n\n    vt hook install --vault .",
+    "Example:\n\n    vt hook install --vault .",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -32,8 +32,9 @@ def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str)
 
 
 @hook_app.command()
-def install(vault: VaultOption = None, dry_run: DryRunOption = False,
-            as_json: JsonOption = False) -> None:
+def install(
+    vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
     """Install the pre-commit hook and the ledger merge driver.
 
     The hook goes to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
@@ -49,14 +50,16 @@ def install(vault: VaultOption = None, dry_run: DryRunOption = False,
     from vault_tools.hook import install as run_install
 
     changes = run_install(settings_for(vault), dry_run)
-    _report_changes(changes, as_json, dry_run, "the hook and the merge driver are already "
-                                               "installed")
+    _report_changes(
+        changes, as_json, dry_run, "the hook and the merge driver are already installed"
+    )
     finish(ExitCode.OK)
 
 
 @hook_app.command()
-def uninstall(vault: VaultOption = None, dry_run: DryRunOption = False,
-              as_json: JsonOption = False) -> None:
+def uninstall(
+    vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
     """Remove vt's pre-commit hook and merge driver.
 
     A chained hook is restored; the merge driver's git config and .gitattributes line go.

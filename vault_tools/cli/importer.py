@@ -14,9 +14,14 @@ from vault_tools.errors import ExitCode
 
 @app.command("import")
 def import_command(
-    file: Annotated[Path, typer.Argument(help="Pipeline records, one JSON object per line "
-                                              "(schema: pipeline-record.schema.json).",
-                                         show_default=False)],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Pipeline records, one JSON object per line "
+            "(schema: pipeline-record.schema.json).",
+            show_default=False,
+        ),
+    ],
     vault: VaultOption = None,
     as_json: JsonOption = False,
     dry_run: DryRunOption = False,
@@ -45,6 +50,8 @@ def import_command(
             reporter.text(f"{verb} {item.path}")
         for item in report.skipped:
             reporter.text(f"skipped {item.path}: {item.message}", "yellow")
-        reporter.text(f"{len(report.created)} {verb}, {len(report.skipped)} skipped, "
-                      f"{len(report.errors)} invalid records")
+        reporter.text(
+            f"{len(report.created)} {verb}, {len(report.skipped)} skipped, "
+            f"{len(report.errors)} invalid records"
+        )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)

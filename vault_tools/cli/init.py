@@ -14,9 +14,14 @@ from vault_tools.errors import ExitCode
 
 @app.command()
 def init(
-    vault: Annotated[Path | None, typer.Argument(
-        help="Vault folder (default: $VT_VAULT, else the nearest ancestor holding .obsidian/ "
-             "or vt.toml).", show_default=False)] = None,
+    vault: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Vault folder (default: $VT_VAULT, else the nearest ancestor holding .obsidian/ "
+            "or vt.toml).",
+            show_default=False,
+        ),
+    ] = None,
     dry_run: DryRunOption = False,
     as_json: JsonOption = False,
 ) -> None:

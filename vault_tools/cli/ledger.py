@@ -20,7 +20,7 @@ from vault_tools.errors import ExitCode, VtError
 
 ledger_app = typer.Typer(
     help="The Decision Ledger: verify it, read its log.\n\n"
-         "Example:\n\n    vt ledger verify --vault examples/vault",
+    "Example:\n\n    vt ledger verify --vault examples/vault",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -73,11 +73,13 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         message = result.torn.message().replace(f"{settings.vault}/", "")
         reporter.error(f"{settings.ledger}: {message}")
     for problem in result.problems:
-        reporter.error(f"{_where(settings.ledger, problem.line)}: "
-                       f"{_LINE_PREFIX.sub('', problem.message)}")
+        reporter.error(
+            f"{_where(settings.ledger, problem.line)}: {_LINE_PREFIX.sub('', problem.message)}"
+        )
     if not result.ok:
-        reporter.error(f"ledger does not verify: {len(result.problems)} problem(s) in "
-                       f"{result.events} events")
+        reporter.error(
+            f"ledger does not verify: {len(result.problems)} problem(s) in {result.events} events"
+        )
     elif result.events == 0 and not settings.ledger_path.exists():
         reporter.text("no ledger yet (0 events)", "green")
     else:
@@ -100,26 +102,41 @@ def _bound(value: str | None, option: str) -> str | None:
 def _log_line(ev: dict[str, Any]) -> str:
     comment = f"  {ev.get('comment')}" if ev.get("comment") else ""
     target = f" reverts {ev['reverts']}" if ev.get("reverts") else ""
-    return (f"{ev.get('seq'):>6}  {ev.get('ts')}  {ev.get('action', '?'):<7} "
-            f"{ev.get('claim_id')}  by {ev.get('actor')}  {ev.get('id')}{target}{comment}")
+    return (
+        f"{ev.get('seq'):>6}  {ev.get('ts')}  {ev.get('action', '?'):<7} "
+        f"{ev.get('claim_id')}  by {ev.get('actor')}  {ev.get('id')}{target}{comment}"
+    )
 
 
 @ledger_app.command()
 def log(
-    claim: Annotated[str | None, typer.Option("--claim", help="Only this claim's events.",
-                                              show_default=False)] = None,
-    actor: Annotated[str | None, typer.Option("--actor", help="Only this actor's events.",
-                                              show_default=False)] = None,
-    action: Annotated[str | None, typer.Option(
-        "--action", help="Only ACCEPT, REJECT, REPAIR or REVERT events.",
-        show_default=False)] = None,
-    since: Annotated[str | None, typer.Option(
-        "--since", help="From this day (YYYY-MM-DD) or second (…THH:MM:SSZ) on.",
-        show_default=False)] = None,
-    until: Annotated[str | None, typer.Option(
-        "--until", help="Up to this day or second, inclusive.", show_default=False)] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N events.",
-                                              show_default=False)] = None,
+    claim: Annotated[
+        str | None, typer.Option("--claim", help="Only this claim's events.", show_default=False)
+    ] = None,
+    actor: Annotated[
+        str | None, typer.Option("--actor", help="Only this actor's events.", show_default=False)
+    ] = None,
+    action: Annotated[
+        str | None,
+        typer.Option(
+            "--action", help="Only ACCEPT, REJECT, REPAIR or REVERT events.", show_default=False
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="From this day (YYYY-MM-DD) or second (…THH:MM:SSZ) on.",
+            show_default=False,
+        ),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", help="Up to this day or second, inclusive.", show_default=False),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most N events.", show_default=False)
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -140,10 +157,19 @@ def log(
     reporter = Reporter(as_json)
     settings = settings_for(vault)
     try:
-        events = list(islice(iter_log(settings.ledger_path, claim, actor,
-                                      action.upper() if action else None,
-                                      _bound(since, "--since"), _bound(until, "--until")),
-                             limit))
+        events = list(
+            islice(
+                iter_log(
+                    settings.ledger_path,
+                    claim,
+                    actor,
+                    action.upper() if action else None,
+                    _bound(since, "--since"),
+                    _bound(until, "--until"),
+                ),
+                limit,
+            )
+        )
     except VtError as exc:
         fail(exc)
     if reporter.mode == "json":
@@ -152,6 +178,8 @@ def log(
     for ev in events:
         reporter.text(_log_line(ev))
     if not events:
-        reporter.error("no events" + (" match" if any((claim, actor, action, since, until))
-                                      else ": the ledger is empty"))
+        reporter.error(
+            "no events"
+            + (" match" if any((claim, actor, action, since, until)) else ": the ledger is empty")
+        )
     finish(ExitCode.OK)

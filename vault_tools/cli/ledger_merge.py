@@ -15,12 +15,16 @@ from vault_tools.errors import ExitCode, IntegrityError
 
 @ledger_app.command()
 def merge(
-    base: Annotated[Path, typer.Argument(help="The merge base's ledger (git's %O).",
-                                         show_default=False)],
-    ours: Annotated[Path, typer.Argument(help="Our ledger (git's %A); the result is written "
-                                              "here.", show_default=False)],
-    theirs: Annotated[Path, typer.Argument(help="Their ledger (git's %B).",
-                                           show_default=False)],
+    base: Annotated[
+        Path, typer.Argument(help="The merge base's ledger (git's %O).", show_default=False)
+    ],
+    ours: Annotated[
+        Path,
+        typer.Argument(
+            help="Our ledger (git's %A); the result is written here.", show_default=False
+        ),
+    ],
+    theirs: Annotated[Path, typer.Argument(help="Their ledger (git's %B).", show_default=False)],
 ) -> None:
     """The git merge driver for the ledger.
 
@@ -46,8 +50,9 @@ def merge(
 
 
 @ledger_app.command()
-def resolve(vault: VaultOption = None, dry_run: DryRunOption = False,
-            as_json: JsonOption = False) -> None:
+def resolve(
+    vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
     """Turn a ledger left with conflict markers, or merged by `merge=union`, into the
     merged ledger.
 
@@ -70,6 +75,8 @@ def resolve(vault: VaultOption = None, dry_run: DryRunOption = False,
         reporter.text(f"{result.path}: nothing to resolve ({result.kept} events)")
     else:
         verb = "would keep" if dry_run else "kept"
-        reporter.text(f"{result.path}: {verb} {result.kept} events, {result.duplicates} "
-                      "duplicates dropped, re-chained")
+        reporter.text(
+            f"{result.path}: {verb} {result.kept} events, {result.duplicates} "
+            "duplicates dropped, re-chained"
+        )
     finish(ExitCode.OK)

@@ -15,8 +15,10 @@ from vault_tools.errors import ExitCode
 
 @app.command()
 def draft(
-    paths: Annotated[list[Path], typer.Argument(
-        help="Review notes to give a V2 Draft section.", show_default=False)],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Review notes to give a V2 Draft section.", show_default=False),
+    ],
     vault: VaultOption = None,
     as_json: JsonOption = False,
     dry_run: DryRunOption = False,
@@ -61,10 +63,14 @@ def draft(
 
 @app.command()
 def preview(
-    paths: Annotated[list[Path] | None, typer.Argument(
-        help="Notes to preview (default: every note marked review_action: REQUEST_REPAIR). "
-             "Only notes marked REQUEST_REPAIR are written; others are shown.",
-        show_default=False)] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Notes to preview (default: every note marked review_action: REQUEST_REPAIR). "
+            "Only notes marked REQUEST_REPAIR are written; others are shown.",
+            show_default=False,
+        ),
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
     dry_run: DryRunOption = False,
@@ -143,12 +149,16 @@ def _show_rich(reporter: Any, result: Any) -> None:
     console = reporter.console
     colour = {"PREVIEW_READY": "green", "PREVIEW_FAILED": "red"}.get(result.state, "red")
     claim = f" [dim]({escape(result.claim_id)})[/dim]" if result.claim_id else ""
-    console.print(f"\n[bold]{escape(result.path)}[/bold]{claim}  "
-                  f"[{colour}]{escape(_status(result))}[/{colour}]")
+    console.print(
+        f"\n[bold]{escape(result.path)}[/bold]{claim}  "
+        f"[{colour}]{escape(_status(result))}[/{colour}]"
+    )
     for finding in result.findings:
         line = f"{finding.line:>5}" if finding.line else "    -"
-        console.print(f"  [dim]{line}[/dim]  [red]{finding.severity:<7}[/red] "
-                      f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}")
+        console.print(
+            f"  [dim]{line}[/dim]  [red]{finding.severity:<7}[/red] "
+            f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}"
+        )
     if result.state is None:
         return
     if result.unchanged:
@@ -167,13 +177,21 @@ def _show_rich(reporter: Any, result: Any) -> None:
             table.add_column(column, no_wrap=True)
         for column in ("V1", "V2"):
             table.add_column(column, overflow="fold", ratio=1)
-        signs = {"add": "[green]+[/green]", "remove": "[red]-[/red]",
-                 "replace": "[yellow]~[/yellow]"}
+        signs = {
+            "add": "[green]+[/green]",
+            "remove": "[red]-[/red]",
+            "replace": "[yellow]~[/yellow]",
+        }
         for change in rows:
             old = "" if change.op == "add" else f"[red]{escape(_value(change.old))}[/red]"
             new = "" if change.op == "remove" else f"[green]{escape(_value(change.new))}[/green]"
-            table.add_row(signs.get(change.op, change.op), change.field,
-                          escape(change.pointer or "/"), old, new)
+            table.add_row(
+                signs.get(change.op, change.op),
+                change.field,
+                escape(change.pointer or "/"),
+                old,
+                new,
+            )
         console.print(table)
 
 

@@ -43,9 +43,15 @@ def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     except VtError as exc:
         fail(exc)
     if reporter.mode == "json":
-        reporter.json({"events": events, "claims": claims,
-                       "ledger_head": {"seq": seq, "hash": head},
-                       "kb_notes_written": written, "kb_problems": problems})
+        reporter.json(
+            {
+                "events": events,
+                "claims": claims,
+                "ledger_head": {"seq": seq, "hash": head},
+                "kb_notes_written": written,
+                "kb_problems": problems,
+            }
+        )
         finish(ExitCode.OK)
     for problem in problems:
         reporter.error(f"{problem} (knowledge-base block not updated)")
@@ -93,13 +99,17 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     reporter.text(f"  by review_state:  {_counts(report.by_state)}")
     reporter.text(f"claims in the ledger: {_counts(report.claims)}")
     if report.stale_previews:
-        reporter.text("previews gone stale (drafts changed since vt preview; set "
-                      "REQUEST_REPAIR and run vt preview):", "yellow")
+        reporter.text(
+            "previews gone stale (drafts changed since vt preview; set "
+            "REQUEST_REPAIR and run vt preview):",
+            "yellow",
+        )
         for item in report.stale_previews:
             reporter.text(f"  {item['path']} ({item['claim_id']}, {item['review_action']})")
     if report.edited_since_apply:
-        reporter.text("applied, but edited since (run vt apply to record the new decision):",
-                      "yellow")
+        reporter.text(
+            "applied, but edited since (run vt apply to record the new decision):", "yellow"
+        )
         for item in report.edited_since_apply:
             reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
     if report.disagreements:
@@ -107,13 +117,15 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         for item in report.disagreements:
             reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
     if report.conflicts:
-        reporter.text("claims in CONFLICT (decided differently without seeing each other):",
-                      "red")
+        reporter.text("claims in CONFLICT (decided differently without seeing each other):", "red")
         for item in report.conflicts:
             reporter.text(f"  {item['claim_id']} ({item['note']}):")
             for head in item["heads"]:
-                seen = " (not seen by the latest decision)" if head["id"] in item["unseen"] \
+                seen = (
+                    " (not seen by the latest decision)"
+                    if head["id"] in item["unseen"]
                     else " (latest)"
+                )
                 reporter.text(f"    {head['actor']} {head['action']} {head['id']}{seen}")
             reporter.text(f"    to settle: {item['settle']}")
     head = report.ledger_head
@@ -142,8 +154,10 @@ def _entry_lines(entry: Any) -> list[str]:
         lines.append(f"    comment: {ev['comment']}")
     claim = ev.get("claim")
     if isinstance(claim, dict):
-        lines.append(f"    claim: {claim.get('atomic_claim')}  ({claim.get('epistemic_mode')}, "
-                     f"{claim.get('mapping_status')})")
+        lines.append(
+            f"    claim: {claim.get('atomic_claim')}  ({claim.get('epistemic_mode')}, "
+            f"{claim.get('mapping_status')})"
+        )
     if entry.is_repair:
         lines += _repair_lines(entry)
     return lines
@@ -157,8 +171,7 @@ def _repair_lines(entry: Any) -> list[str]:
     lines = [f"    V1 → V2 (V1 from {entry.v1_source}):"]
     from vault_tools.diff import plain_change_lines
 
-    lines += [f"      {line}" for line in plain_change_lines(entry.claim_segments,
-                                                                   entry.changes)]
+    lines += [f"      {line}" for line in plain_change_lines(entry.claim_segments, entry.changes)]
     if not entry.changes:
         lines.append("      no changes")
     return lines
@@ -166,8 +179,9 @@ def _repair_lines(entry: Any) -> list[str]:
 
 @app.command()
 def history(
-    claim_id: Annotated[str, typer.Argument(help="The claim, e.g. SA260324R-0125.",
-                                            show_default=False)],
+    claim_id: Annotated[
+        str, typer.Argument(help="The claim, e.g. SA260324R-0125.", show_default=False)
+    ],
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -195,18 +209,23 @@ def history(
     except VtError as exc:
         fail(exc)
     if found is None:
-        reporter.error(f"vt: no decision on claim {claim_id} in the ledger "
-                       f"({settings.ledger}); see vt ledger log")
+        reporter.error(
+            f"vt: no decision on claim {claim_id} in the ledger "
+            f"({settings.ledger}); see vt ledger log"
+        )
         finish(ExitCode.FINDINGS)
     if reporter.mode == "json":
         reporter.json(found.to_json())
         finish(ExitCode.OK)
-    reporter.text(f"{found.claim_id}: {found.status} ({found.note}), "
-                  f"{len(found.entries)} decision(s)")
+    reporter.text(
+        f"{found.claim_id}: {found.status} ({found.note}), {len(found.entries)} decision(s)"
+    )
     if len(found.heads) > 1:
         alike = "alike" if found.status != "CONFLICT" else "differently"
-        reporter.text(f"  decided {alike} without seeing each other: "
-                      + "; ".join(f"{h['actor']} {h['action']} {h['id']}" for h in found.heads))
+        reporter.text(
+            f"  decided {alike} without seeing each other: "
+            + "; ".join(f"{h['actor']} {h['action']} {h['id']}" for h in found.heads)
+        )
     for entry in found.entries:
         for line in _entry_lines(entry):
             reporter.text(line)

@@ -19,9 +19,12 @@ if TYPE_CHECKING:
 
 @app.command()
 def validate(
-    paths: Annotated[list[Path] | None, typer.Argument(
-        help="Notes to check (default: every review note of the vault).",
-        show_default=False)] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Notes to check (default: every review note of the vault).", show_default=False
+        ),
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -49,13 +52,15 @@ def validate(
         sink.close_json(exc)
         raise
     if reporter.mode == "json":
-        counts = json.dumps({"notes": result.notes, "errors": result.errors,
-                             "warnings": result.warnings}, indent=2)
+        counts = json.dumps(
+            {"notes": result.notes, "errors": result.errors, "warnings": result.warnings}, indent=2
+        )
         sink.open_json()
         reporter.out.write(("\n  ]," if sink.any else "],") + counts[1:] + "\n")
     else:
-        summary = (f"{result.notes} notes checked: {result.errors} errors, "
-                   f"{result.warnings} warnings")
+        summary = (
+            f"{result.notes} notes checked: {result.errors} errors, {result.warnings} warnings"
+        )
         if reporter.mode == "rich":
             style = "bold red" if result.errors else "bold green"
             reporter.text(("\n" if sink.any else "") + summary, style)
@@ -84,10 +89,17 @@ class _StreamSink:
         """End a JSON object cut short by `exc` with its "error", so that stdout holds one
         valid JSON document whatever happens (nothing at all when no finding was out)."""
         if self._opened:
-            message = str(exc) if isinstance(exc, VtError) \
+            message = (
+                str(exc)
+                if isinstance(exc, VtError)
                 else f"{type(exc).__name__}: {exc}".removesuffix(": ")
-            self.reporter.out.write(("\n  ]," if self.any else "],") + '\n  "error": '
-                                    + json.dumps(message, ensure_ascii=False) + "\n}\n")
+            )
+            self.reporter.out.write(
+                ("\n  ]," if self.any else "],")
+                + '\n  "error": '
+                + json.dumps(message, ensure_ascii=False)
+                + "\n}\n"
+            )
             self.reporter.out.flush()
 
     def block(self, block: Block) -> None:
@@ -98,8 +110,9 @@ class _StreamSink:
             self.open_json()
             for finding in block.findings():
                 item = json.dumps(finding.to_json(), ensure_ascii=False, indent=2)
-                self.reporter.out.write(("," if self.any else "") + "\n    "
-                                        + item.replace("\n", "\n    "))
+                self.reporter.out.write(
+                    ("," if self.any else "") + "\n    " + item.replace("\n", "\n    ")
+                )
                 self.any = True
         else:
             self.reporter.findings(block.findings())

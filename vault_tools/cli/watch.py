@@ -24,17 +24,35 @@ REFRESH = 0.25  # seconds between live-view refreshes at most (≤ 4 per second)
 
 @app.command()
 def watch(
-    vault_argument: Annotated[Path | None, typer.Argument(
-        metavar="[VAULT]", help="Vault folder (same as --vault).", show_default=False)] = None,
+    vault_argument: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[VAULT]", help="Vault folder (same as --vault).", show_default=False
+        ),
+    ] = None,
     vault: VaultOption = None,
-    apply: Annotated[bool, typer.Option(
-        "--apply", help="Also apply decisions (APPROVE, APPROVE_REPAIR, REJECT) as their "
-                        "notes are saved, as vt apply does. Off by default.")] = False,
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="Stream one JSON object per event on stdout (no live view).")] = False,
-    debounce: Annotated[int, typer.Option(
-        "--debounce", metavar="MS", min=0, max=60_000,
-        help="Quiet period per note before it is handled, in milliseconds.")] = 150,
+    apply: Annotated[
+        bool,
+        typer.Option(
+            "--apply",
+            help="Also apply decisions (APPROVE, APPROVE_REPAIR, REJECT) as their "
+            "notes are saved, as vt apply does. Off by default.",
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Stream one JSON object per event on stdout (no live view)."),
+    ] = False,
+    debounce: Annotated[
+        int,
+        typer.Option(
+            "--debounce",
+            metavar="MS",
+            min=0,
+            max=60_000,
+            help="Quiet period per note before it is handled, in milliseconds.",
+        ),
+    ] = 150,
 ) -> None:
     """Watch the vault beside Obsidian: re-validate notes as they are saved, preview repairs.
 
@@ -51,8 +69,11 @@ def watch(
 
         vt watch --debounce 300 --apply
     """
-    if vault_argument is not None and vault is not None and \
-            vault_argument.resolve() != vault.resolve():
+    if (
+        vault_argument is not None
+        and vault is not None
+        and vault_argument.resolve() != vault.resolve()
+    ):
         raise UsageError(f"two different vaults given: {vault_argument} and --vault {vault}")
     settings = settings_for(vault_argument or vault)
 
@@ -61,9 +82,13 @@ def watch(
 
     reporter = Reporter(as_json)
     stop = threading.Event()
-    view: _View = _JsonView(stop) if reporter.mode == "json" else \
-        _LiveView(reporter.console, settings.vault) if reporter.mode == "rich" else \
-        _PlainView(stop)
+    view: _View = (
+        _JsonView(stop)
+        if reporter.mode == "json"
+        else _LiveView(reporter.console, settings.vault)
+        if reporter.mode == "rich"
+        else _PlainView(stop)
+    )
     watcher = Watcher(settings, view.add, debounce=debounce / 1000, apply=apply)
     _on_signals(stop, view)
     view.starting(settings.vault)
@@ -147,8 +172,10 @@ class _PlainView(_JsonView):
 def _plain(event: Any) -> str:
     time = event.ts[11:19]
     if event.event == "ready":
-        return (f"{time} watching: {event.extra['notes']} notes, {event.extra['errors']} "
-                f"errors, {event.extra['warnings']} warnings\n")
+        return (
+            f"{time} watching: {event.extra['notes']} notes, {event.extra['errors']} "
+            f"errors, {event.extra['warnings']} warnings\n"
+        )
     if event.event == "stopped":
         return f"{time} stopped\n"
     lines = [f"{time} {event.event:<9} {event.path or '-'}: {event.outcome()}\n"]
@@ -183,8 +210,9 @@ class _LiveView(_View):
         from rich.live import Live
 
         self.watcher = watcher
-        with Live(self._render(), console=self.console, auto_refresh=False,
-                  transient=False) as live:
+        with Live(
+            self._render(), console=self.console, auto_refresh=False, transient=False
+        ) as live:
             while not stop.is_set():
                 self.changed.wait()
                 self.changed.clear()
@@ -197,11 +225,13 @@ class _LiveView(_View):
         from rich.table import Table
 
         counts = self.watcher.queue.counts() if self.watcher else {}
-        header = (f"[bold]vt watch[/bold] {escape(str(self.vault))}  "
-                  f"[dim]Ctrl-C to stop[/dim]")
+        header = f"[bold]vt watch[/bold] {escape(str(self.vault))}  [dim]Ctrl-C to stop[/dim]"
         queue = Table.grid(padding=(0, 2))
-        queue.add_row("[bold]review queue[/bold]", f"{counts.get('notes', 0)} notes",
-                      f"[red]{counts.get('invalid', 0)} invalid[/red]")
+        queue.add_row(
+            "[bold]review queue[/bold]",
+            f"{counts.get('notes', 0)} notes",
+            f"[red]{counts.get('invalid', 0)} invalid[/red]",
+        )
         queue.add_row("by action", _counts(counts.get("by_action", {})), "")
         queue.add_row("by state", _counts(counts.get("by_state", {})), "")
         events = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
@@ -211,19 +241,29 @@ class _LiveView(_View):
             recent = list(self.events)
             findings = list(self.findings)
         for event in recent:
-            colour = "red" if event.errors or event.event == "error" else \
-                "yellow" if event.warnings else "green"
-            events.add_row(f"[dim]{event.ts[11:19]}[/dim]", event.event,
-                           escape(event.path or ""), f"[{colour}]{escape(event.outcome())}"
-                           f"[/{colour}]")
+            colour = (
+                "red"
+                if event.errors or event.event == "error"
+                else "yellow"
+                if event.warnings
+                else "green"
+            )
+            events.add_row(
+                f"[dim]{event.ts[11:19]}[/dim]",
+                event.event,
+                escape(event.path or ""),
+                f"[{colour}]{escape(event.outcome())}[/{colour}]",
+            )
         parts: list[Any] = [header, queue, "", events]
         if findings:
             parts += ["", "[bold]findings of the note just saved[/bold]"]
             for finding in findings[:LAST_FINDINGS]:
                 colour = "red" if finding.severity == "error" else "yellow"
                 line = f"{finding.line:>5}" if finding.line else "    -"
-                parts.append(f"  [dim]{line}[/dim] [{colour}]{finding.severity:<7}[/{colour}] "
-                             f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}")
+                parts.append(
+                    f"  [dim]{line}[/dim] [{colour}]{finding.severity:<7}[/{colour}] "
+                    f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}"
+                )
             if len(findings) > LAST_FINDINGS:
                 parts.append(f"  [dim]… and {len(findings) - LAST_FINDINGS} more[/dim]")
         return Group(*parts)
