@@ -158,8 +158,8 @@ def list_vault(vault: Path, spill: bool = False) -> Listing:
                 continue
         # a SpilledStrings has what the listing's readers use of a Sequence: len, order, [i]
         return Listing(
-            runs.result(),
-            frozenset(escaping),  # type: ignore[arg-type]
+            runs.result(),  # type: ignore[arg-type]
+            frozenset(escaping),
             tuple(sorted(problems)),
         )
     except BaseException:
