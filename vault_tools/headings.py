@@ -52,6 +52,13 @@ _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 
 def fence_open(line: str) -> tuple[str, str] | None:
     """(fence, info string) of a line opening a fenced code block, else None."""
+    bare = _BARE_FENCES.get(line)
+    if bare is not None:  # most fence lines of a note: no regex, no groups
+        return bare
+    return _fence_open(line)
+
+
+def _fence_open(line: str) -> tuple[str, str] | None:
     m = _FENCE.match(line)
     if m is None:
         return None
@@ -59,6 +66,9 @@ def fence_open(line: str) -> tuple[str, str] | None:
     if fence[0] == "`" and "`" in info:
         return None
     return fence, info.strip()
+
+
+_BARE_FENCES = {run: _fence_open(run) for run in ("```", "````", "~~~", "~~~~")}
 
 
 def fence_closes(line: str, fence: str) -> bool:
@@ -77,6 +87,8 @@ def fence_closes(line: str, fence: str) -> bool:
 
 def atx_heading(line: str) -> tuple[int, str] | None:
     """(level, title) of an ATX heading line such as `## ② Atomic Claim`, else None."""
+    if line[:4].lstrip(" ")[:1] != "#":  # the regex would fail: no `#` after <= 3 spaces
+        return None
     m = _ATX.fullmatch(line)
     if m is None:
         return None
