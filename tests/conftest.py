@@ -197,7 +197,7 @@ def render_note(
     extra_sections: str = "",
     review: str = HUMAN_REVIEW,
 ) -> str:
-    """A review note in the DESIGN §3 source format; every default gives DV1-0001 exactly.
+    """A review note in the docs/note-format.md source format; every default gives DV1-0001 exactly.
 
     `frame` may be a dict (rendered as the pipeline does) or raw block text; `rows`
     default to rows agreeing with the frame; `drafts` is a whole V2 Draft section

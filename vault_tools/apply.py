@@ -1,4 +1,4 @@
-"""The Apply bridge (DESIGN §5–6): turn reviewers' decisions into Decision Ledger events.
+"""The Apply bridge (docs/workflow.md): turn reviewers' decisions into Decision Ledger events.
 
 A run has four phases, and the order is what makes it safe to kill at any moment:
 

@@ -17,7 +17,7 @@ from vault_tools.vocabulary import CHECK_KEYS
 
 CONFIG_FILE = "vt.toml"
 STATE_DIR = ".vt"
-# folders that are never notes (DESIGN §2); other dot-folders are skipped too, as Obsidian does
+# folders that are never notes (docs/note-format.md); other dot-folders are skipped too
 IGNORED_DIRS = frozenset({".obsidian", ".git", ".trash", ".vt"})
 # The largest note vt reads (`[limits] max_note_bytes`): a note is a page of text; a file
 # of many megabytes named `*.md` is a mistake or an attack, and reading it would cost

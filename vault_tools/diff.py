@@ -1,4 +1,4 @@
-"""V1 → V2 changes for the Repair Preview (DESIGN §5).
+"""V1 → V2 changes for the Repair Preview (docs/workflow.md).
 
 Three kinds: the claim text (a character-level diff: Chinese has no spaces, so word
 diffs say nothing), the semantic frame and the revision metadata (structural diffs as

@@ -1,6 +1,6 @@
 """`vt draft`: give a review note its `⑤ V2 Draft` section, V1 copied into the three blocks.
 
-The section is formatted as in the example notes (DESIGN §3): the V1 claim text, the V1
+The section is formatted as in the example notes (docs/note-format.md): the V1 claim text, the V1
 Semantic Frame block copied verbatim (so its key order and layout stay the pipeline's),
 and the revision metadata as indented JSON. It goes before `Human Review` (else at the
 end); nothing else in the note changes. A note that already has drafts is refused: its

@@ -1,4 +1,4 @@
-"""The claim graph inside Obsidian (DESIGN §7).
+"""The claim graph inside Obsidian (docs/claim-store.md).
 
 Each knowledge-base note that an accepted claim maps onto gets a vt-owned block
 (`<!-- vt:claims:start -->` … `<!-- vt:claims:end -->`, at the end of the note) listing

@@ -1,4 +1,4 @@
-"""Section headings are found by title, not by number (DESIGN §3)."""
+"""Section headings are found by title, not by number (docs/note-format.md)."""
 
 from __future__ import annotations
 

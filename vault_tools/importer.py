@@ -1,7 +1,7 @@
 """`vt import`: render pipeline records (JSONL) into new review notes.
 
 A record is one JSON object per line (schema `pipeline-record.schema.json`). Each valid
-record becomes `03_claims/<claim_id>.md` in the note format of DESIGN §3, with the
+record becomes `03_claims/<claim_id>.md` in the note format of docs/note-format.md, with the
 properties a fresh note has (PENDING, NEW, the four checks false). An existing note
 is never overwritten: the record is reported as skipped.
 
@@ -108,7 +108,7 @@ def _cell(text: str) -> str:
 
 
 def render(record: dict) -> str:
-    """The review note for a (schema-valid) record, in the format of DESIGN §3."""
+    """The review note for a (schema-valid) record, in the format of docs/note-format.md."""
     record = _nfc(record)
     source = record["source"]
     claim_id = record["claim_id"]

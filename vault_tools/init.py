@@ -21,7 +21,7 @@ from vault_tools.textfiles import append_lines, read_text, write_atomic
 from vault_tools.vocabulary import CHECK_KEYS
 
 TYPES_FILE = ".obsidian/types.json"
-# Obsidian property types of vt's properties (DESIGN §4); the user's own choice wins
+# Obsidian property types of vt's properties (docs/note-format.md); the user's own choice wins
 PROPERTY_TYPES: dict[str, str] = {
     **dict.fromkeys(CHECK_KEYS, "checkbox"),
     "review_action": "text",

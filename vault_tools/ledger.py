@@ -1,4 +1,4 @@
-"""The Decision Ledger (DESIGN §6): an append-only, hash-chained JSONL file.
+"""The Decision Ledger (docs/ledger.md): an append-only, hash-chained JSONL file.
 
 Every line is one canonical JSON event. `id` names the decision (stable across merges),
 `hash`/`prev`/`seq` chain the lines. Appends happen inside a `Transaction` that holds a
@@ -1045,7 +1045,7 @@ class VerifyResult:
     torn: TornInfo | None = None
 
     def to_json(self) -> dict:
-        """The `vt ledger verify --json` object (DESIGN §8), plus `torn`."""
+        """The `vt ledger verify --json` object (docs/json-output.md), plus `torn`."""
         torn = None
         if self.torn:
             torn = {"offset": self.torn.offset, "length": self.torn.length,

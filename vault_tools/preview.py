@@ -1,4 +1,4 @@
-"""Repair Preview (DESIGN §5): validate a note's V2 drafts and show the V1 → V2 changes.
+"""Repair Preview (docs/workflow.md): validate a note's V2 drafts and show the V1 → V2 changes.
 
 `preview_note` handles one note: it validates the three drafts, diffs them against V1
 and — only for a note whose `review_action` is REQUEST_REPAIR — writes the result into

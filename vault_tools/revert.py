@@ -1,4 +1,4 @@
-"""`vt revert EVENT_ID`: append a compensating REVERT event (DESIGN §6).
+"""`vt revert EVENT_ID`: append a compensating REVERT event (docs/ledger.md).
 
 Nothing is ever rewritten: the reverted event stays in the ledger, and the REVERT names
 it (`reverts`) and supersedes the claim's latest event. Notes are not touched either: a

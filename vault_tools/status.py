@@ -1,4 +1,4 @@
-"""`vt status`: the review queue at a glance (DESIGN §8).
+"""`vt status`: the review queue at a glance (docs/json-output.md).
 
 Notes by `review_action` and `review_state`; previews gone stale (the drafts changed after
 `vt preview` recorded `vt_preview_hash`); notes marked APPLIED whose decision no longer

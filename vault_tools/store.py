@@ -1,4 +1,4 @@
-"""The Claim Store (DESIGN §7): `.vt/claims.sqlite`, a projection of the Decision Ledger.
+"""The Claim Store (docs/claim-store.md): `.vt/claims.sqlite`, a projection of the Decision Ledger.
 
 Built only from the ledger, so it can be thrown away and rebuilt at any time. It holds
 every event, each claim's current status and accepted version, and the graph edges

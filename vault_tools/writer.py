@@ -1,4 +1,4 @@
-"""The format-preserving, atomic note writer (DESIGN §4).
+"""The format-preserving, atomic note writer (docs/note-format.md).
 
 vt owns only the frontmatter keys `review_state` and `vt_*`, and the text between its
 own markers `<!-- vt:NAME:start -->` … `<!-- vt:NAME:end -->`. Every other byte of a
@@ -233,7 +233,7 @@ def _comment_start(s: str, col: int) -> int | None:
 
 
 def is_owned_key(key: str) -> bool:
-    """DESIGN §4: vt owns `review_state` and every `vt_*` key."""
+    """docs/note-format.md: vt owns `review_state` and every `vt_*` key."""
     return key == "review_state" or (key.startswith("vt_") and len(key) > 3)
 
 
@@ -380,7 +380,7 @@ def atx_heading(line: str) -> tuple[int, str] | None:
 
 
 def heading_matches(line: str, title: str) -> bool:
-    """Whether `line` is a level-2 heading whose title matches `title` (DESIGN §3)."""
+    """Whether `line` is a level-2 heading whose title matches `title` (docs/note-format.md)."""
     heading = atx_heading(line)
     if heading is None or heading[0] != 2:
         return False
