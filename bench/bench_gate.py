@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ledger import build, decision  # noqa: E402
 
-from vault_tools import ledger as ledger_module  # noqa: E402
-from vault_tools.ledger import Ledger  # noqa: E402
+from vault_tools.ledger import core as ledger_module  # noqa: E402
+from vault_tools.ledger.core import Ledger  # noqa: E402
 
 
 def best(runs: int, work: Callable[[], object], setup: Callable[[], object] | None = None) -> float:

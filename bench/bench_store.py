@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_ledger import bare_loop  # noqa: E402  (the same baseline as verify's)
 
 from vault_tools.config import Settings  # noqa: E402
-from vault_tools.ledger import CHECK_KEYS, Ledger  # noqa: E402
-from vault_tools.store import ClaimStore  # noqa: E402
+from vault_tools.ledger.core import CHECK_KEYS, Ledger  # noqa: E402
+from vault_tools.store.claims import ClaimStore  # noqa: E402
 
 ENTITIES = ["Prefill", "Decode", "Draft Token", "KV Cache", "Main Model", "Target Model"]
 

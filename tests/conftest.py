@@ -110,7 +110,7 @@ DEFAULT_CONTEXT_AFTER = (
     "statistically more efficient than token-wise greedy matching."
 )
 # the Human Review text of the seeds, as vt import writes it
-from vault_tools.importer import HUMAN_REVIEW  # noqa: E402
+from vault_tools.integrations.importer import HUMAN_REVIEW  # noqa: E402
 
 
 def frame_json(frame: Any) -> str:
@@ -305,7 +305,7 @@ def validate_vault(
     vault: Path, paths: list[Path] | None = None, workers: int = 1, assist: bool = False
 ):
     """Run the core `validate` on a vault; returns the ValidateReport."""
-    from vault_tools.validate import validate
+    from vault_tools.checks.validate import validate
 
     return validate(settings_for(vault, workers, assist), paths)
 
@@ -315,10 +315,10 @@ def codes_and_lines(findings: Iterable[Any]) -> set[tuple[str, int | None]]:
 
 
 def example_context():  # -> CheckContext over the example knowledge base
-    from vault_tools.checks import CheckContext
-    from vault_tools.kb import KnowledgeBase
-    from vault_tools.schemas import Schemas
-    from vault_tools.vault import markdown_files
+    from vault_tools.checks.rules import CheckContext
+    from vault_tools.checks.schemas import Schemas
+    from vault_tools.notes.kb import KnowledgeBase
+    from vault_tools.notes.vault import markdown_files
 
     return CheckContext(
         Schemas(), KnowledgeBase(markdown_files(EXAMPLE_VAULT), "04_knowledge_base"), assist_codes()

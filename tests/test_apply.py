@@ -14,7 +14,9 @@ from conftest import (
     settings_for,
 )
 
-from vault_tools.apply import (
+from vault_tools.ledger.core import canonical, iter_events, verify_ledger
+from vault_tools.notes.note import parse_note
+from vault_tools.review.apply import (
     APPLIED,
     DRAFTS_CHANGED,
     SKIP_REQUEST_REPAIR,
@@ -25,10 +27,8 @@ from vault_tools.apply import (
     v1_claim,
     v2_claim,
 )
-from vault_tools.ledger import canonical, iter_events, verify_ledger
-from vault_tools.note import parse_note
-from vault_tools.preview import preview_hash, preview_vault
-from vault_tools.revert import revert_event
+from vault_tools.review.preview import preview_hash, preview_vault
+from vault_tools.review.revert import revert_event
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 V2_CLAIM = "現代 parallel drafter 一次 pass 生成整個 block。"
@@ -428,7 +428,7 @@ def test_mark_note_refuses_a_note_changed_since_it_was_read(make_vault) -> None:
 def test_many_notes_through_the_pool_give_the_same_ledger(
     make_vault, monkeypatch, workers: int
 ) -> None:
-    monkeypatch.setattr("vault_tools.pool.PARALLEL_THRESHOLD", 100)
+    monkeypatch.setattr("vault_tools.infra.pool.PARALLEL_THRESHOLD", 100)
     notes = {
         f"M-{i:03}.md": render_note(
             claim_id=f"M-{i:03}", review_action="REJECT" if i % 3 == 0 else "APPROVE"

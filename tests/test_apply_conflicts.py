@@ -17,8 +17,8 @@ import pytest
 from conftest import git
 from test_merge_git import commit_all, two_clones
 
-from vault_tools.ledger import iter_events
-from vault_tools.note import parse_note
+from vault_tools.ledger.core import iter_events
+from vault_tools.notes.note import parse_note
 
 REPO = Path(__file__).resolve().parents[1]
 NOTE = "03_claims/DV1-0001.md"  # APPROVE, every check true, reviewer alice

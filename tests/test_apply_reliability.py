@@ -23,12 +23,12 @@ import pytest
 from conftest import build_vault, render_drafts, render_note, settings_for
 from typer.testing import CliRunner
 
-from vault_tools import ledger as ledgermod
-from vault_tools.apply import ACTION_OF, APPLIED, apply_notes
 from vault_tools.cli import app
-from vault_tools.ledger import LedgerWriteError, iter_events, verify_ledger
-from vault_tools.note import parse_note
-from vault_tools.preview import preview_vault
+from vault_tools.ledger import core as ledgermod
+from vault_tools.ledger.core import LedgerWriteError, iter_events, verify_ledger
+from vault_tools.notes.note import parse_note
+from vault_tools.review.apply import ACTION_OF, APPLIED, apply_notes
+from vault_tools.review.preview import preview_vault
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 REPO = Path(__file__).resolve().parents[1]

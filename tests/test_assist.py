@@ -19,13 +19,13 @@ from conftest import EXAMPLE_VAULT, render_note, validate_vault
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from vault_tools import assist
-from vault_tools.checks import CheckContext, check_note
+from vault_tools.checks import assist
+from vault_tools.checks.rules import CheckContext, check_note
+from vault_tools.checks.schemas import Schemas
 from vault_tools.findings import CODES, WARNING
-from vault_tools.kb import KnowledgeBase
-from vault_tools.note import parse_note
-from vault_tools.schemas import Schemas
-from vault_tools.vault import markdown_files
+from vault_tools.notes.kb import KnowledgeBase
+from vault_tools.notes.note import parse_note
+from vault_tools.notes.vault import markdown_files
 
 CASES = sorted((Path(__file__).resolve().parent / "assist_cases").glob("*.md"))
 MARKER = re.compile(r"<!-- assist: ([a-z-]+)(?: (\d+))? -->")

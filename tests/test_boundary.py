@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from conftest import copy_example_vault, render_note, settings_for
 
-from vault_tools.boundary import escaping_note, escaping_notes, is_inside, writable_path
 from vault_tools.cli import main
-from vault_tools.durable import TMP_SUFFIX, remove_stale_temps
 from vault_tools.errors import BoundaryError, ExitCode
-from vault_tools.hook import SIGNATURE
+from vault_tools.infra.boundary import escaping_note, escaping_notes, is_inside, writable_path
+from vault_tools.infra.durable import TMP_SUFFIX, remove_stale_temps
+from vault_tools.integrations.hook import SIGNATURE
 
 CLAIMS, KB = "03_claims", "04_knowledge_base"
 LEDGER_DIR, LEDGER = "05_ledger", "05_ledger/decision_ledger.jsonl"
@@ -144,9 +144,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A vault in which every writing command has something to write: decisions in the
     ledger (and so KB blocks and `.vt/`), a dashboard, notes to preview, draft and apply,
     a `.gitignore` to extend, vt's pre-commit hook installed, in a git repository."""
-    from vault_tools.apply import apply_notes
-    from vault_tools.dashboard import report
-    from vault_tools.hook import install
+    from vault_tools.integrations.dashboard import report
+    from vault_tools.integrations.hook import install
+    from vault_tools.review.apply import apply_notes
 
     vault = copy_example_vault(tmp_path_factory.mktemp("template") / "vault")
     git(vault, "init", "-q")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools.cache import read_with_stat, stat_signature
+from vault_tools.checks.cache import read_with_stat, stat_signature
 
 
 @pytest.mark.parametrize("size", [0, 1, 4095, 70_000, 300_001])

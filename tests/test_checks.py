@@ -18,9 +18,9 @@ from conftest import (
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vault_tools.checks import CheckContext, check_drafts, check_note
+from vault_tools.checks.rules import CheckContext, check_drafts, check_note
 from vault_tools.findings import Finding
-from vault_tools.note import parse_note
+from vault_tools.notes.note import parse_note
 
 CTX = example_context()
 
@@ -303,7 +303,7 @@ def _replaced(value: object, path: tuple, marker: str) -> object:
 @settings(max_examples=200, deadline=None)
 @given(_JSON, st.sampled_from([2, 4, "\t", None]))
 def test_value_lines_match_where_json_dumps_put_each_value(value: object, indent) -> None:
-    from vault_tools.jsonlines import line_of
+    from vault_tools.notes.positions import line_of
 
     text = json.dumps(value, indent=indent, ensure_ascii=False)
     marker = "\u2063MARK\u2063"

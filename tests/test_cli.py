@@ -321,8 +321,8 @@ class _Terminal(io.StringIO):
 
 
 def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
+    from vault_tools.cli.report import RICH, Reporter
     from vault_tools.findings import error, warning
-    from vault_tools.report import RICH, Reporter
 
     out = _Terminal()
     reporter = Reporter(out=out, err=io.StringIO())
@@ -341,7 +341,7 @@ def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
 
 
 def test_json_reporter_prints_one_object() -> None:
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
 
     out = io.StringIO()
     reporter = Reporter(as_json=True, out=out)

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from vault_tools.cli import app
 from vault_tools.config import load_settings
-from vault_tools.dashboard import DASHBOARD
-from vault_tools.export import FIELDS
+from vault_tools.integrations.dashboard import DASHBOARD
+from vault_tools.store.export import FIELDS
 
 
 def vt(*args: str):

@@ -178,8 +178,8 @@ def test_rich_output_highlights_removed_and_added_characters(example_vault: Path
     from rich.console import Console
 
     from vault_tools.cli.preview import _show
-    from vault_tools.preview import preview_vault
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.preview import preview_vault
 
     report = preview_vault(settings_for(example_vault), dry_run=True)
     result = next(p for p in report.previews if p.claim_id == "DV1-0003")
@@ -199,9 +199,9 @@ def test_rich_output_strikes_removed_characters_in_red() -> None:
     from rich.console import Console
 
     from vault_tools.cli.preview import _show
-    from vault_tools.diff import Change
-    from vault_tools.preview import PREVIEW_READY, PreviewResult
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.diff import Change
+    from vault_tools.review.preview import PREVIEW_READY, PreviewResult
 
     result = PreviewResult(
         "03_claims/R.md",

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from vault_tools.cli import app
 from vault_tools.config import load_settings
-from vault_tools.store import ClaimStore
+from vault_tools.store.claims import ClaimStore
 
 
 def vt(*args: str):

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import copy_example_vault
 
-from vault_tools import __version__, crash
+from vault_tools import __version__
+from vault_tools.cli import crash
 from vault_tools.errors import ExitCode, IOFailure
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,9 +10,9 @@ import pytest
 from conftest import render_drafts, render_note, settings_for, validate_vault
 from test_store import decision, ledger_for, v1_claim
 
-from vault_tools import dashboard as dashmod
-from vault_tools.apply import apply_notes
-from vault_tools.dashboard import (
+from vault_tools.errors import RefusedError
+from vault_tools.integrations import dashboard as dashmod
+from vault_tools.integrations.dashboard import (
     BLOCK,
     DASHBOARD,
     Edge,
@@ -23,12 +23,12 @@ from vault_tools.dashboard import (
     report,
     wikilink,
 )
-from vault_tools.entities import survey
-from vault_tools.errors import RefusedError
-from vault_tools.preview import preview_vault
-from vault_tools.status import note_info, status
-from vault_tools.store import ClaimStore
-from vault_tools.vault import markdown_files
+from vault_tools.integrations.entities import survey
+from vault_tools.notes.vault import markdown_files
+from vault_tools.review.apply import apply_notes
+from vault_tools.review.preview import preview_vault
+from vault_tools.review.status import note_info, status
+from vault_tools.store.claims import ClaimStore
 
 START = f"<!-- vt:{BLOCK}:start -->"
 END = f"<!-- vt:{BLOCK}:end -->"

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 from vault_tools.bundled import example_vault_dir
-from vault_tools.demo import STEPS, run_demo
-from vault_tools.ledger import iter_events, verify_ledger
-from vault_tools.note import parse_note
+from vault_tools.integrations.demo import STEPS, run_demo
+from vault_tools.ledger.core import iter_events, verify_ledger
+from vault_tools.notes.note import parse_note
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -50,7 +50,7 @@ def test_without_keep_the_folder_is_removed(tmp_path: Path) -> None:
 
 
 def test_a_failing_step_stops_the_demo(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr("vault_tools.demo.RIGHT_TARGET", "04_knowledge_base/Nowhere")
+    monkeypatch.setattr("vault_tools.integrations.demo.RIGHT_TARGET", "04_knowledge_base/Nowhere")
     result = run_demo(workdir=tmp_path)
     assert not result.ok
     assert result.steps[-1].title == "Preview the repair" and result.steps[-1].problem

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools.diff import (
+from vault_tools.review.diff import (
     Change,
     char_diff,
     claim_change,

@@ -21,7 +21,7 @@ import pytest
 from conftest import build_vault, render_drafts, render_note
 
 from vault_tools.errors import ExitCode
-from vault_tools.ledger import verify_ledger
+from vault_tools.ledger.core import verify_ledger
 
 REPO = Path(__file__).resolve().parents[1]
 LEDGER = "05_ledger/decision_ledger.jsonl"
@@ -184,7 +184,7 @@ def test_a_read_only_file_system(disk: Path) -> None:
 def test_a_failed_commit_keeps_its_own_error(disk: Path) -> None:
     """The COMMIT of a transaction larger than the space left fails with SQLITE_FULL and
     SQLite rolls it back itself; `rollback` then does nothing rather than raise."""
-    from vault_tools.sqlitedb import StorageError, connect, rollback
+    from vault_tools.infra.sqlitedb import StorageError, connect, rollback
 
     path = disk / "state.sqlite"
     conn = connect(path, isolation_level=None)

@@ -14,9 +14,9 @@ from conftest import (
     settings_for,
 )
 
-from vault_tools.draft import draft_notes, draft_section
-from vault_tools.note import parse_note
-from vault_tools.preview import PREVIEW_READY, preview_vault
+from vault_tools.notes.note import parse_note
+from vault_tools.review.draft import draft_notes, draft_section
+from vault_tools.review.preview import PREVIEW_READY, preview_vault
 
 
 def without_drafts(text: str) -> str:

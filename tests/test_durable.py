@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import durable
+from vault_tools.infra import durable
 
 
 def test_a_temp_file_holds_the_bytes_with_the_mode_beside_its_target(tmp_path: Path) -> None:

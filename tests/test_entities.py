@@ -12,10 +12,10 @@ from conftest import DEFAULT_FRAME, build_vault, copy_example_vault, render_note
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import frontmatter
 from vault_tools.config import load_settings
-from vault_tools.entities import FORBIDDEN, new_entity, render_entity, survey
 from vault_tools.errors import RefusedError, UsageError
+from vault_tools.integrations.entities import FORBIDDEN, new_entity, render_entity, survey
+from vault_tools.notes import frontmatter
 
 
 def frame_for(*pairs: tuple[str, str]) -> dict:

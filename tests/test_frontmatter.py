@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import frontmatter
 from vault_tools.findings import CODES
+from vault_tools.notes import frontmatter
 
 
 def read(text: str) -> frontmatter.FrontMatter:

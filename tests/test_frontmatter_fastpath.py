@@ -6,7 +6,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools.frontmatter import _PropertyLoader, simple_properties
+from vault_tools.notes.frontmatter import _PropertyLoader, simple_properties
 
 KEYS = st.one_of(
     st.sampled_from(["claim_id", "review_action", "y", "on", "null", "tags", "my-key", "_k"]),
@@ -137,7 +137,7 @@ def test_a_remembered_line_gives_each_note_its_own_list() -> None:
     )
 )
 def test_the_closing_line_is_the_first_that_strips_to_a_marker(rest: list[str]) -> None:
-    from vault_tools.frontmatter import _closing_line
+    from vault_tools.notes.frontmatter import _closing_line
 
     lines = ["---", *rest]
     expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)

@@ -1,4 +1,4 @@
-"""vault_tools.gitrepo against real git repositories."""
+"""vault_tools.integrations.gitrepo against real git repositories."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from conftest import git, make_repo
 
-from vault_tools.gitrepo import GitRepo
+from vault_tools.integrations.gitrepo import GitRepo
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
 

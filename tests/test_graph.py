@@ -9,8 +9,8 @@ from conftest import copy_example_vault
 from test_store import decision, ledger_for, v1_claim
 
 from vault_tools.config import load_settings
-from vault_tools.graph import HEADER, sync_kb_blocks
-from vault_tools.store import ClaimStore, refresh
+from vault_tools.store.claims import ClaimStore, refresh
+from vault_tools.store.graph import HEADER, sync_kb_blocks
 
 KB = "04_knowledge_base"
 
@@ -109,7 +109,7 @@ def test_unresolved_targets_get_no_block(tmp_path: Path) -> None:
 
 
 def test_concurrent_edit_between_read_and_write_is_refused(tmp_path: Path, monkeypatch) -> None:
-    from vault_tools import writer
+    from vault_tools.notes import writer
 
     vault = copy_example_vault(tmp_path / "vault")
     settings = load_settings(vault)

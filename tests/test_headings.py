@@ -7,9 +7,9 @@ from conftest import render_note
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import writer
-from vault_tools.headings import atx_heading, fence_closes, fence_open
-from vault_tools.note import parse_text
+from vault_tools.notes import writer
+from vault_tools.notes.headings import atx_heading, fence_closes, fence_open
+from vault_tools.notes.note import parse_text
 
 
 def writer_sections(text: str) -> list[tuple[int, str]]:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from test_store import decision, ledger_for
 
-from vault_tools.apply import claim_base, v1_claim, v2_claim
 from vault_tools.config import load_settings
-from vault_tools.history import ClaimHistory, claim_history
-from vault_tools.note import parse_note
-from vault_tools.store import ClaimStore
+from vault_tools.notes.note import parse_note
+from vault_tools.review.apply import claim_base, v1_claim, v2_claim
+from vault_tools.review.history import ClaimHistory, claim_history
+from vault_tools.store.claims import ClaimStore
 
 DV3 = "03_claims/DV1-0003.md"
 

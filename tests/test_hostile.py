@@ -437,7 +437,7 @@ def test_a_hostile_file_is_one_finding_and_the_run_goes_on(tmp_path: Path, case:
 def test_the_size_limit_answers_without_reading_the_note(tmp_path: Path) -> None:
     from conftest import settings_for
 
-    from vault_tools.validate import check_file
+    from vault_tools.checks.validate import check_file
 
     vault = build_vault(tmp_path / "vault")
     _sparse_huge(vault)
@@ -516,20 +516,20 @@ def test_a_validate_run_failing_midway_still_prints_one_json_document(
     into the parser of one note) ends the JSON object with its "error"."""
     from typer.testing import CliRunner
 
-    import vault_tools.note
+    import vault_tools.notes.note
     from vault_tools.cli import app
 
     # more notes than a chunk (pool.CHUNK): the first chunk's findings are out first
     notes = {f"A-{i:03d}.md": render_note(claim_id=f"A-{i:03d}", mode="CERTAIN") for i in range(80)}
     vault = build_vault(tmp_path / "vault", {**notes, "Z.md": _hostile()})
-    parse = vault_tools.note.parse_note
+    parse = vault_tools.notes.note.parse_note
 
-    def failing(raw: bytes, path: str) -> vault_tools.note.Note:
+    def failing(raw: bytes, path: str) -> vault_tools.notes.note.Note:
         if path.endswith("Z.md"):
             raise ValueError("injected")
         return parse(raw, path)
 
-    monkeypatch.setattr(vault_tools.note, "parse_note", failing)
+    monkeypatch.setattr(vault_tools.notes.note, "parse_note", failing)
     result = CliRunner().invoke(
         app, ["validate", "--vault", str(vault), "--json"], env={"VT_VAULT": ""}
     )

@@ -13,14 +13,14 @@ from conftest import EXAMPLE_VAULT, build_vault, example_context, validate_vault
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_tools import importer
-from vault_tools.checks import check_note
+from vault_tools.checks.rules import check_note
+from vault_tools.checks.schemas import Schemas
 from vault_tools.config import load_settings
 from vault_tools.errors import IOFailure
-from vault_tools.frontmatter import CONTROL
-from vault_tools.importer import full_record, import_records, record_of, render
-from vault_tools.note import parse_note
-from vault_tools.schemas import Schemas
+from vault_tools.integrations import importer
+from vault_tools.integrations.importer import full_record, import_records, record_of, render
+from vault_tools.notes.frontmatter import CONTROL
+from vault_tools.notes.note import parse_note
 
 SCHEMAS = Schemas()
 KB_NAMES = sorted(p.stem for p in (EXAMPLE_VAULT / "04_knowledge_base").glob("*.md"))

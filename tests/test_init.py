@@ -12,7 +12,7 @@ import pytest
 
 from vault_tools.config import Settings, load_settings
 from vault_tools.errors import UsageError
-from vault_tools.init import PROPERTY_TYPES, VT_TOML, init_vault
+from vault_tools.integrations.init import PROPERTY_TYPES, VT_TOML, init_vault
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"

@@ -7,7 +7,7 @@ import json
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from vault_tools.jsonlines import _pretty_lines, _scan, line_of, member_line, value_lines
+from vault_tools.notes.positions import _pretty_lines, _scan, line_of, member_line, value_lines
 
 JSON = st.recursive(
     st.none()

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import render_note, validate_vault
 
-from vault_tools import kb as kbmod
-from vault_tools.kb import KnowledgeBase, link_target, normalise
-from vault_tools.vault import markdown_files
+from vault_tools.notes import kb as kbmod
+from vault_tools.notes.kb import KnowledgeBase, link_target, normalise
+from vault_tools.notes.vault import markdown_files
 
 KB = "04_knowledge_base"
 
@@ -343,7 +343,7 @@ def test_the_index_answers_as_dicts_of_every_file(
 
 
 def test_an_empty_listing_resolves_nothing() -> None:
-    from vault_tools.vault import Listing
+    from vault_tools.notes.vault import Listing
 
     base = KnowledgeBase(Listing([]), KB)
     assert base.resolve("[[Prefill]]").status == base.resolve("a/b").status == kbmod.MISSING
@@ -353,9 +353,9 @@ def test_an_empty_listing_resolves_nothing() -> None:
 def test_a_spilled_listing_resolves_alike(mixed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The listing in a temporary file (sorted runs of 3): the same answers, the table of
     the files outside the knowledge base made only for a target outside it."""
-    from vault_tools import vault as vault_mod
-    from vault_tools.sortedruns import SpilledStrings
-    from vault_tools.vault import list_vault
+    from vault_tools.infra.sortedruns import SpilledStrings
+    from vault_tools.notes import vault as vault_mod
+    from vault_tools.notes.vault import list_vault
 
     monkeypatch.setattr(vault_mod, "SPILL_PATHS", 3)
     listing = list_vault(mixed, spill=True)

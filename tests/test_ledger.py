@@ -19,9 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_tools import ledger as L
 from vault_tools.errors import ExitCode, RefusedError
-from vault_tools.ledger import (
+from vault_tools.infra.lock import FileLock
+from vault_tools.ledger import core as L
+from vault_tools.ledger.core import (
     CHECK_KEYS,
     GENESIS,
     DuplicateEventError,
@@ -36,7 +37,6 @@ from vault_tools.ledger import (
     line_hash,
     verify_ledger,
 )
-from vault_tools.lock import FileLock
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "schemas" / "ledger-event.schema.json").read_text())
@@ -518,7 +518,7 @@ WORKER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from vault_tools.ledger import Ledger, CHECK_KEYS
+    from vault_tools.ledger.core import Ledger, CHECK_KEYS
     mode, worker, path, state = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     ledger = Ledger(path, state)
 
@@ -575,7 +575,7 @@ def test_a_killed_lock_holder_leaves_no_stale_lock(vault: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c",
          f"import sys,time; sys.path.insert(0, {str(ROOT)!r});"
-         "from vault_tools.lock import FileLock;"
+         "from vault_tools.infra.lock import FileLock;"
          f"l = FileLock({str(ledger.lock_path)!r}); l.acquire(); print('held', flush=True);"
          "time.sleep(60)"],
         stdout=subprocess.PIPE,

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from conftest import settings_for
 
-from vault_tools import ledger as L
-from vault_tools.apply import apply_notes
 from vault_tools.errors import IntegrityError
-from vault_tools.ledger import CHECK_KEYS, Ledger, canonical, decision_id, line_hash
-from vault_tools.lock import FileLock
+from vault_tools.infra.lock import FileLock
+from vault_tools.ledger import core as L
+from vault_tools.ledger.core import CHECK_KEYS, Ledger, canonical, decision_id, line_hash
+from vault_tools.review.apply import apply_notes
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 PENDING = "03_claims/DV1-0004.md"  # set to REJECT: the decision the tampered apply must not make

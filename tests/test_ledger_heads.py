@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from test_ledger import decision
 
-from vault_tools import ledger as ledgermod
-from vault_tools.ledger import (
+from vault_tools.checks.schemas import Schemas
+from vault_tools.ledger import core as ledgermod
+from vault_tools.ledger.core import (
     InvalidEventError,
     Ledger,
     claim_states,
@@ -25,8 +26,7 @@ from vault_tools.ledger import (
     supersedes_value,
     verify_ledger,
 )
-from vault_tools.schemas import Schemas
-from vault_tools.store import ClaimStore
+from vault_tools.store.claims import ClaimStore
 
 SCHEMAS = Schemas()
 LIST_MESSAGE = "supersedes must be an event id, a sorted list of two or more event ids, or null"

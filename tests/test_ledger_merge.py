@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from test_ledger import decision as ledger_decision
 
 from vault_tools.errors import IntegrityError
-from vault_tools.ledger import (
+from vault_tools.ledger.core import (
     Ledger,
     canonical,
     claim_states,

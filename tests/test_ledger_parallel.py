@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from test_ledger import decision, filled, ledger_of, lines_of, write_lines
 
-from vault_tools import ledger as L
-from vault_tools.ledger import GENESIS, Ledger, canonical, line_hash, verify_ledger
+from vault_tools.ledger import core as L
+from vault_tools.ledger.core import GENESIS, Ledger, canonical, line_hash, verify_ledger
 
 N = 400  # events: ~290 KB, split near line 200
 CHILD = 300  # a line well inside the helper's half

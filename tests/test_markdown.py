@@ -12,14 +12,14 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from vault_tools import markdown
-from vault_tools.dashboard import Dashboard, Edge, EntityClaims, QueueItem, render
-from vault_tools.diff import Change
 from vault_tools.findings import error, warning
-from vault_tools.graph import Use
-from vault_tools.graph import render_block as kb_block
-from vault_tools.preview import PreviewResult
-from vault_tools.preview import render_block as preview_block
+from vault_tools.integrations.dashboard import Dashboard, Edge, EntityClaims, QueueItem, render
+from vault_tools.notes import markdown
+from vault_tools.review.diff import Change
+from vault_tools.review.preview import PreviewResult
+from vault_tools.review.preview import render_block as preview_block
+from vault_tools.store.graph import Use
+from vault_tools.store.graph import render_block as kb_block
 
 PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 DATAVIEW = re.compile(r"^\s*\$?=")
@@ -201,7 +201,7 @@ def test_the_knowledge_base_block_copies_labels_as_text() -> None:
 def test_a_hostile_draft_value_lands_in_the_written_preview_as_text(make_vault) -> None:
     from conftest import render_drafts, render_note, settings_for
 
-    from vault_tools.preview import preview_vault
+    from vault_tools.review.preview import preview_vault
 
     value = '<img src=x onerror=alert(1)> `$= dv.paragraph("x")`'
     note = render_note(

@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from vault_tools import hook
-from vault_tools.apply import apply_notes
 from vault_tools.config import load_settings
-from vault_tools.init import init_vault
-from vault_tools.ledger import (
+from vault_tools.integrations import hook
+from vault_tools.integrations.init import init_vault
+from vault_tools.ledger.core import (
     Ledger,
     claim_statuses,
     iter_events,
     merge_ledgers,
     verify_ledger,
 )
-from vault_tools.store import ClaimStore, refresh
+from vault_tools.review.apply import apply_notes
+from vault_tools.store.claims import ClaimStore, refresh
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"

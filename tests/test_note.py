@@ -25,9 +25,9 @@ from conftest import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_tools.checks import check_note
+from vault_tools.checks.rules import check_note
 from vault_tools.findings import CODES
-from vault_tools.note import Note, parse_note, parse_text, split_table_row
+from vault_tools.notes.note import Note, parse_note, parse_text, split_table_row
 
 # --- the seeds, read from the flattened reading-view text ------------------------------
 

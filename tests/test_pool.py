@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import pool
 from vault_tools.errors import UsageError
-from vault_tools.pool import map_chunks
+from vault_tools.infra import pool
+from vault_tools.infra.pool import map_chunks
 
 
 def _square(chunk: list[int]) -> list[int]:
@@ -157,7 +157,7 @@ def test_meanwhile_failing_is_raised_after_every_result() -> None:
 
 
 def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:
-    from vault_tools.pool import CHUNK, CHUNKS_PER_WORKER, MAX_CHUNK, chunk_size
+    from vault_tools.infra.pool import CHUNK, CHUNKS_PER_WORKER, MAX_CHUNK, chunk_size
 
     assert chunk_size(500, 2) == CHUNK  # small runs: small chunks
     assert chunk_size(1_500, 2) == -(-1_500 // (2 * CHUNKS_PER_WORKER))
@@ -169,7 +169,7 @@ def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:
 
 @pytest.mark.parametrize("items", [1, 63, 64, 401, 5_000, 10_000, 50_001])
 def test_chunks_shrink_towards_the_end_of_a_run(items: int) -> None:
-    from vault_tools.pool import CHUNK, chunk_size, chunk_sizes
+    from vault_tools.infra.pool import CHUNK, chunk_size, chunk_sizes
 
     sizes = list(chunk_sizes(items, 2))
     assert sum(sizes) == items
@@ -317,7 +317,7 @@ def test_a_map_started_from_another_thread() -> None:
 
 _SLOW_MAP = """
 import time
-from vault_tools.pool import map_chunks
+from vault_tools.infra.pool import map_chunks
 
 def slow(chunk):
     time.sleep(0.01 * len(chunk))

@@ -18,11 +18,12 @@ from conftest import (
     settings_for,
 )
 
-from vault_tools import preview as previewmod
-from vault_tools import writer
-from vault_tools.diff import Change
-from vault_tools.note import parse_note
-from vault_tools.preview import (
+from vault_tools.checks.validate import make_context
+from vault_tools.notes import writer
+from vault_tools.notes.note import parse_note
+from vault_tools.review import preview as previewmod
+from vault_tools.review.diff import Change
+from vault_tools.review.preview import (
     NO_CHANGES,
     PREVIEW_FAILED,
     PREVIEW_READY,
@@ -30,7 +31,6 @@ from vault_tools.preview import (
     preview_note,
     preview_vault,
 )
-from vault_tools.validate import make_context
 
 START, END = "<!-- vt:preview:start -->", "<!-- vt:preview:end -->"
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from conftest import render_note, settings_for
 
-from vault_tools.apply import apply_notes
 from vault_tools.errors import RefusedError, UsageError
-from vault_tools.ledger import iter_events, verify_ledger
-from vault_tools.revert import UnknownEventError, revert_event
-from vault_tools.store import ClaimStore
+from vault_tools.ledger.core import iter_events, verify_ledger
+from vault_tools.review.apply import apply_notes
+from vault_tools.review.revert import UnknownEventError, revert_event
+from vault_tools.store.claims import ClaimStore
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 

@@ -9,9 +9,9 @@ import pytest
 from conftest import IX2_NOTE, SEED_NOTE, TEMPLATE_NOTE, render_note, validate_vault
 
 from vault_tools.bundled import schema_dir
+from vault_tools.checks.schemas import SCHEMA_FILES, Schemas
 from vault_tools.errors import UsageError
-from vault_tools.note import parse_note
-from vault_tools.schemas import SCHEMA_FILES, Schemas
+from vault_tools.notes.note import parse_note
 
 SCHEMAS = Schemas()
 
@@ -72,7 +72,7 @@ def test_invalid_values_are_reported_with_their_path() -> None:
 def test_pointer_escapes() -> None:
     problems = SCHEMAS.check("frame", {"a/b~c": 1})
     assert all(p.pointer == "/" for p in problems if not p.path)
-    from vault_tools.schemas import SchemaError
+    from vault_tools.checks.schemas import SchemaError
 
     assert SchemaError(("a/b~c", 0), "m").pointer == "/a~1b~0c/0"
 

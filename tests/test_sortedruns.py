@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import sortedruns
-from vault_tools.sortedruns import (
+from vault_tools.infra import sortedruns
+from vault_tools.infra.sortedruns import (
     SortedRuns,
     SpilledStrings,
     SpillError,

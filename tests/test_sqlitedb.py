@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vault_tools.errors import ExitCode, IOFailure
-from vault_tools.sqlitedb import StorageError, connect, is_io_error, rollback
+from vault_tools.infra.sqlitedb import StorageError, connect, is_io_error, rollback
 
 
 def test_a_file_that_is_not_a_database(tmp_path: Path) -> None:

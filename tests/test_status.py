@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from test_store import decision, ledger_for
 
-from vault_tools.apply import claim_base, v1_claim
 from vault_tools.config import load_settings
-from vault_tools.ledger import Ledger, iter_events
-from vault_tools.note import parse_note
-from vault_tools.preview import preview_hash
-from vault_tools.status import StatusReport, status
-from vault_tools.store import ClaimStore
-from vault_tools.writer import set_properties
+from vault_tools.ledger.core import Ledger, iter_events
+from vault_tools.notes.note import parse_note
+from vault_tools.notes.writer import set_properties
+from vault_tools.review.apply import claim_base, v1_claim
+from vault_tools.review.preview import preview_hash
+from vault_tools.review.status import StatusReport, status
+from vault_tools.store.claims import ClaimStore
 
 DV1 = "03_claims/DV1-0001.md"
 DV3 = "03_claims/DV1-0003.md"
@@ -164,7 +164,7 @@ def test_pool_gives_the_same_report(example_vault: Path, monkeypatch: pytest.Mon
     _apply_by_hand(example_vault, DV1, "DV1-0001")
     replace_in(example_vault, DV1, "review_action: APPROVE", "review_action: PENDING")
     serial = run(example_vault).to_json()
-    monkeypatch.setattr("vault_tools.pool.PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr("vault_tools.infra.pool.PARALLEL_THRESHOLD", 1)
     assert run(example_vault, workers=2).to_json() == serial
     assert serial["edited_since_apply"][0]["reason"].startswith("review_action is now PENDING")
 
@@ -204,8 +204,8 @@ def test_a_decision_that_saw_one_head_leaves_the_other_named(example_vault: Path
 def test_a_reverted_decision_is_listed_until_the_reviewer_decides_again(
     example_vault: Path,
 ) -> None:
-    from vault_tools.apply import apply_notes
-    from vault_tools.revert import revert_event
+    from vault_tools.review.apply import apply_notes
+    from vault_tools.review.revert import revert_event
 
     settings = load_settings(example_vault)
     (applied,) = apply_notes(settings, [example_vault / DV1]).applied

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
-from vault_tools.ledger import CHECK_KEYS, Ledger, merge_ledgers
-from vault_tools.store import ClaimStore, refresh
+from vault_tools.ledger.core import CHECK_KEYS, Ledger, merge_ledgers
+from vault_tools.store.claims import ClaimStore, refresh
 
 BASE = "sha256:" + "ab" * 32
 

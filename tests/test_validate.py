@@ -18,9 +18,9 @@ from conftest import (
     validate_vault,
 )
 
-from vault_tools import validate as validate_mod
+from vault_tools.checks import validate as validate_mod
+from vault_tools.checks.validate import validate
 from vault_tools.findings import CODES, Finding
-from vault_tools.validate import validate
 
 # what each defect of make_vault.py must be reported as
 DEFECT_CODES = {
@@ -434,9 +434,9 @@ def test_warm_run_does_not_import_the_pool(example_vault: Path) -> None:
     _defective(example_vault)
     script = (
         "import sys\nfrom vault_tools.config import load_settings\n"
-        "from pathlib import Path\nfrom vault_tools.validate import validate\n"
+        "from pathlib import Path\nfrom vault_tools.checks.validate import validate\n"
         f"r = validate(load_settings(Path({str(example_vault)!r})))\n"
-        "print(r.errors, 'vault_tools.pool' in sys.modules)\n"
+        "print(r.errors, 'vault_tools.infra.pool' in sys.modules)\n"
     )
     run = [sys.executable, "-c", script]
     cold = subprocess.run(run, capture_output=True, text=True)
@@ -446,7 +446,7 @@ def test_warm_run_does_not_import_the_pool(example_vault: Path) -> None:
 
 
 def test_index_in_many_chunks_round_trips(make_vault, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vault_tools import cache as cache_mod
+    from vault_tools.checks import cache as cache_mod
 
     monkeypatch.setattr(cache_mod, "CHUNK_ENTRIES", 2)  # 4 notes + kb: several records
     vault = _streamed_vault(make_vault)
@@ -568,7 +568,7 @@ def test_claim_ids_keep_unicode_and_missing_lines() -> None:
 
 @pytest.mark.parametrize("targets", [[], ["03_claims/A.md"], [f"n/{i:04d}.md" for i in range(7)]])
 def test_the_run_digest_is_of_the_targets_one_a_line(targets: list[str]) -> None:
-    from vault_tools.cache import content_digest
+    from vault_tools.checks.cache import content_digest
 
     expected = content_digest("\n".join(targets).encode())
     for batch in (1, 2, 3, 1024):
@@ -583,7 +583,7 @@ def test_a_spilled_listing_and_spilled_claim_ids_give_the_same_output(
     included; and no temporary file is left."""
     import tempfile
 
-    from vault_tools import vault as vault_mod
+    from vault_tools.notes import vault as vault_mod
 
     notes = {f"N{i:03d}.md": render_note(claim_id=f"N-{i % 70}") for i in range(90)}
     notes["sub/Z.md"] = render_note(claim_id="N-3")

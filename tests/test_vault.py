@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import kb as kbmod
-from vault_tools.kb import KnowledgeBase
-from vault_tools.vault import (
+from vault_tools.notes import kb as kbmod
+from vault_tools.notes.kb import KnowledgeBase
+from vault_tools.notes.vault import (
     Listing,
     MarkdownFile,
     NotAFile,
@@ -124,7 +124,7 @@ def test_the_digest_is_of_the_whole_listing_fed_in_batches(tmp_path: Path, vault
 
 
 def test_given_notes_in_order_once_with_a_finding_for_each_bad_path(tmp_path: Path) -> None:
-    from vault_tools.vault import given_notes
+    from vault_tools.notes.vault import given_notes
 
     vault = tmp_path / "vault"
     (vault / "03_claims").mkdir(parents=True)
@@ -171,8 +171,8 @@ def _many(vault: Path, count: int) -> list[str]:
 def test_a_large_listing_spills_in_sorted_runs(
     tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_tools import vault as vault_mod
-    from vault_tools.sortedruns import SpilledStrings
+    from vault_tools.infra.sortedruns import SpilledStrings
+    from vault_tools.notes import vault as vault_mod
 
     expected = _many(vault, 300)
     (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
@@ -202,8 +202,8 @@ def test_a_large_listing_spills_in_sorted_runs(
 def test_a_given_note_a_symlink_leads_out_of_is_named_as_given(tmp_path: Path) -> None:
     """Inside the vault by name, outside once resolved: the same finding a vault run gives
     that note (not "not inside the vault", which would name the wrong thing)."""
-    from vault_tools.boundary import escaping_note
-    from vault_tools.vault import given_notes
+    from vault_tools.infra.boundary import escaping_note
+    from vault_tools.notes.vault import given_notes
 
     vault, outside = tmp_path / "vault", tmp_path / "outside"
     (vault / "03_claims").mkdir(parents=True)
@@ -243,11 +243,11 @@ def test_validate_watch_and_hook_agree_on_which_files_are_notes(
 ) -> None:
     from conftest import git, make_repo
 
-    from vault_tools import hook
+    from vault_tools.checks.validate import validate
     from vault_tools.config import load_settings
-    from vault_tools.validate import validate
-    from vault_tools.vault import is_note_path
-    from vault_tools.watch import Watcher, is_watched
+    from vault_tools.integrations import hook
+    from vault_tools.integrations.watch import Watcher, is_watched
+    from vault_tools.notes.vault import is_note_path
 
     root = make_repo(tmp_path / "repo")
     if not first_commit:  # the hook lists what is staged against HEAD

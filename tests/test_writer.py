@@ -13,10 +13,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_tools import writer
-from vault_tools.durable import TMP_SUFFIX
 from vault_tools.errors import ExitCode, IOFailure, RefusedError, VtError
-from vault_tools.writer import (
+from vault_tools.infra.durable import TMP_SUFFIX
+from vault_tools.notes import writer
+from vault_tools.notes.writer import (
     atx_heading,
     code_mask,
     decode_note,

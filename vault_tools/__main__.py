@@ -9,12 +9,12 @@ import sys
 
 def main() -> None:
     if sys.argv[1:3] == ["hook", "run"]:
-        from vault_tools.hook import main as hook_main
+        from vault_tools.integrations.hook import main as hook_main
 
         try:
             code = hook_main(sys.argv[3:])
         except Exception as exc:  # noqa: BLE001 - never a traceback, as run_app
-            from vault_tools.crash import unhandled
+            from vault_tools.cli.crash import unhandled
 
             code = unhandled(exc, ["vt", *sys.argv[1:]])
         sys.exit(code)

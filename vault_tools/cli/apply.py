@@ -1,4 +1,4 @@
-"""`vt apply`, `vt revert` and `vt demo`: thin commands over vault_tools.apply, .revert, .demo."""
+"""`vt apply`, `vt revert` and `vt demo`: thin commands over their use cases."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def apply(
 
         vt apply --json
     """
-    from vault_tools.apply import apply_notes
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.apply import apply_notes
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -144,8 +144,8 @@ def revert(
 
         vt ledger log --claim DV1-0001    (to find the id)
     """
-    from vault_tools.report import Reporter
-    from vault_tools.revert import revert_event
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.revert import revert_event
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -190,8 +190,8 @@ def demo(
 
         vt demo --keep
     """
-    from vault_tools.demo import run_demo
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.integrations.demo import run_demo
 
     reporter = Reporter(as_json)
     show = None if reporter.mode == "json" else (lambda step: _show_step(reporter, step))

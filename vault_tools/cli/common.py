@@ -54,7 +54,7 @@ def run_app(app: typer.Typer) -> None:
         sys.stderr.write("vt: interrupted\n")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
-        from vault_tools.crash import unhandled
+        from vault_tools.cli.crash import unhandled
 
         sys.exit(unhandled(exc, ["vt", *sys.argv[1:]]))
     finally:

@@ -37,8 +37,8 @@ def report(
 
         vt report --json
     """
-    from vault_tools.dashboard import report as run_report
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.integrations.dashboard import report as run_report
 
     reporter = Reporter(as_json)
     try:
@@ -121,8 +121,8 @@ def export(
 
         vt export -o claims.jsonl --json
     """
-    from vault_tools.export import export_claims
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.store.export import export_claims
 
     reporter = Reporter(as_json)
     try:

@@ -40,10 +40,10 @@ def entities(
     if ctx.invoked_subcommand is not None:
         return
     from vault_tools.cli.ledger import fail
-    from vault_tools.entities import survey
+    from vault_tools.cli.report import Reporter
     from vault_tools.errors import VtError
-    from vault_tools.report import Reporter
-    from vault_tools.store import ClaimStore
+    from vault_tools.integrations.entities import survey
+    from vault_tools.store.claims import ClaimStore
 
     reporter = Reporter(as_json)
     try:
@@ -99,8 +99,8 @@ def new(
 
         vt entities new "Tree Size" --alias "tree size" --alias "draft tree size"
     """
-    from vault_tools.entities import new_entity
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.integrations.entities import new_entity
 
     reporter = Reporter(as_json)
     result = new_entity(settings_for(vault), name, alias or [], dry_run)

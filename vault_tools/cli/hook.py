@@ -18,7 +18,7 @@ app.add_typer(hook_app, name="hook")
 
 
 def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str) -> None:
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
 
     reporter = Reporter(as_json)
     if reporter.mode == "json":
@@ -47,7 +47,7 @@ def install(
 
         vt hook install --vault .
     """
-    from vault_tools.hook import install as run_install
+    from vault_tools.integrations.hook import install as run_install
 
     changes = run_install(settings_for(vault), dry_run)
     _report_changes(
@@ -68,7 +68,7 @@ def uninstall(
 
         vt hook uninstall --vault .
     """
-    from vault_tools.hook import uninstall as run_uninstall
+    from vault_tools.integrations.hook import uninstall as run_uninstall
 
     changes = run_uninstall(settings_for(vault), dry_run)
     _report_changes(changes, as_json, dry_run, "nothing of vt's hook is installed")
@@ -87,7 +87,7 @@ def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
         vt hook run --vault .
     """
-    from vault_tools.hook import print_report
-    from vault_tools.hook import run as run_hook
+    from vault_tools.integrations.hook import print_report
+    from vault_tools.integrations.hook import run as run_hook
 
     finish(print_report(run_hook(settings_for(vault)), as_json))

@@ -35,8 +35,8 @@ def import_command(
 
         vt import claims.jsonl --vault examples/vault --dry-run
     """
-    from vault_tools.importer import import_records
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.integrations.importer import import_records
 
     reporter = Reporter(as_json)
     report = import_records(settings_for(vault), file, dry_run)

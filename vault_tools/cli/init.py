@@ -38,8 +38,8 @@ def init(
 
         vt init --dry-run
     """
-    from vault_tools.init import init_vault
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.integrations.init import init_vault
 
     reporter = Reporter(as_json)
     result = init_vault(settings_for(vault), dry_run)

@@ -39,7 +39,7 @@ def merge(
 
         git config merge.vt-ledger.driver "python -m vault_tools ledger merge %O %A %B"
     """
-    from vault_tools.hook import merge_driver
+    from vault_tools.integrations.hook import merge_driver
 
     try:
         merge_driver(base, ours, theirs)
@@ -63,8 +63,8 @@ def resolve(
 
         vt ledger resolve --vault . && git add 05_ledger/decision_ledger.jsonl
     """
-    from vault_tools.hook import resolve_file
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.integrations.hook import resolve_file
 
     reporter = Reporter(as_json)
     result = resolve_file(settings_for(vault), dry_run)

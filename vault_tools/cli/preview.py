@@ -1,4 +1,4 @@
-"""`vt draft` and `vt preview`: thin commands over vault_tools.draft and vault_tools.preview."""
+"""`vt draft` and `vt preview`: thin commands over review.draft and review.preview."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def draft(
 
         vt draft 03_claims/*.md --dry-run
     """
-    from vault_tools.draft import draft_notes
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.draft import draft_notes
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -89,8 +89,8 @@ def preview(
 
         vt preview --json
     """
-    from vault_tools.preview import preview_vault
-    from vault_tools.report import Reporter
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.preview import preview_vault
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -135,7 +135,7 @@ def _show_plain(reporter: Any, result: Any) -> None:
     if result.unchanged:
         reporter.text("  no changes: the drafts equal V1")
         return
-    from vault_tools.diff import plain_change_lines
+    from vault_tools.review.diff import plain_change_lines
 
     for line in plain_change_lines(result.claim_segments, result.changes):
         reporter.text(f"  {line}")

@@ -27,9 +27,9 @@ def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
         vt rebuild --json
     """
-    from vault_tools.graph import sync_kb_blocks
-    from vault_tools.report import Reporter
-    from vault_tools.store import ClaimStore
+    from vault_tools.cli.report import Reporter
+    from vault_tools.store.claims import ClaimStore
+    from vault_tools.store.graph import sync_kb_blocks
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -78,9 +78,9 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
         vt status --json
     """
-    from vault_tools.report import Reporter
-    from vault_tools.status import status as run_status
-    from vault_tools.store import ClaimStore
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.status import status as run_status
+    from vault_tools.store.claims import ClaimStore
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -142,7 +142,7 @@ def _value(value: Any) -> str:
 
 
 def _entry_lines(entry: Any) -> list[str]:
-    from vault_tools.ledger import superseded_ids
+    from vault_tools.ledger.core import superseded_ids
 
     ev = entry.event
     lines = [f"#{ev['seq']}  {ev['ts']}  {ev['action']}  by {ev['actor']}  {ev['id']}"]
@@ -164,12 +164,12 @@ def _entry_lines(entry: Any) -> list[str]:
 
 
 def _repair_lines(entry: Any) -> list[str]:
-    from vault_tools.history import V1_NOT_AVAILABLE
+    from vault_tools.review.history import V1_NOT_AVAILABLE
 
     if entry.v1_source is None:
         return [f"    V1 → V2: {V1_NOT_AVAILABLE}"]
     lines = [f"    V1 → V2 (V1 from {entry.v1_source}):"]
-    from vault_tools.diff import plain_change_lines
+    from vault_tools.review.diff import plain_change_lines
 
     lines += [f"      {line}" for line in plain_change_lines(entry.claim_segments, entry.changes)]
     if not entry.changes:
@@ -196,9 +196,9 @@ def history(
 
         vt history DV1-0003 --json
     """
-    from vault_tools.history import claim_history
-    from vault_tools.report import Reporter
-    from vault_tools.store import ClaimStore
+    from vault_tools.cli.report import Reporter
+    from vault_tools.review.history import claim_history
+    from vault_tools.store.claims import ClaimStore
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)

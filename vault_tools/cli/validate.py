@@ -13,8 +13,8 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.errors import ExitCode, VtError
 
 if TYPE_CHECKING:
-    from vault_tools.report import Reporter
-    from vault_tools.validate import Block
+    from vault_tools.checks.validate import Block
+    from vault_tools.cli.report import Reporter
 
 
 @app.command()
@@ -39,8 +39,8 @@ def validate(
 
         vt validate 03_claims/SA260324R-0125.md --json
     """
-    from vault_tools.report import Reporter
-    from vault_tools.validate import validate_into
+    from vault_tools.checks.validate import validate_into
+    from vault_tools.cli.report import Reporter
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)

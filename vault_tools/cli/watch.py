@@ -1,4 +1,4 @@
-"""`vt watch`: a thin command over vault_tools.watch — a rich live view, plain lines or JSON."""
+"""`vt watch`: a thin command over integrations.watch — a rich live view, plain lines or JSON."""
 
 from __future__ import annotations
 
@@ -77,8 +77,8 @@ def watch(
         raise UsageError(f"two different vaults given: {vault_argument} and --vault {vault}")
     settings = settings_for(vault_argument or vault)
 
-    from vault_tools.report import Reporter
-    from vault_tools.watch import Watcher
+    from vault_tools.cli.report import Reporter
+    from vault_tools.integrations.watch import Watcher
 
     reporter = Reporter(as_json)
     stop = threading.Event()

@@ -1,0 +1,1 @@
+"""What a valid note is: the schemas, the rules, review assist, `vt validate` and its cache."""

@@ -1,0 +1,1 @@
+"""Infrastructure that knows nothing of reviews: durable writes, locks, workers, SQLite."""

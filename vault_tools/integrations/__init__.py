@@ -1,0 +1,1 @@
+"""vt beside other tools: watch, git hooks, init, dashboard, entities, import, demo."""

@@ -1,0 +1,557 @@
+"""vt inside git: the pre-commit hook (install, uninstall, run) and the ledger merge driver.
+
+`run` checks what is being committed — the index, never the working tree — and writes
+nothing anywhere: no note, no ledger line, no `.vt/` cache, nothing staged. It runs on
+every commit, so this module imports only the standard library and light vt modules at
+the top; the note checks and the ledger code are imported when there is something to
+check. `main()` is the lean entry point `python -m vault_tools hook run` lands in,
+without Typer.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vault_tools.config import Settings
+from vault_tools.errors import RefusedError, UsageError, VtError
+from vault_tools.findings import ERROR, Finding, error
+from vault_tools.infra.boundary import writable_path
+from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
+from vault_tools.integrations.gitrepo import GitRepo
+from vault_tools.notes.vault import is_note_path, may_be_review_note
+from vault_tools.vocabulary import BASE_MARKER, conflict_marker
+
+HOOK_NAME = "pre-commit"
+CHAINED_NAME = "pre-commit.vt-chained"
+SIGNATURE = "# vt-hook: written by `vt hook install` (vault_tools); `vt hook uninstall` removes it"
+DRIVER = "vt-ledger"
+DRIVER_NAME = "vt decision ledger"
+GITATTRIBUTES = ".gitattributes"
+
+# codes of the hook's ledger findings (the note findings use the CODES of findings.py)
+LEDGER_REWRITTEN = "ledger-rewritten"
+LEDGER_CONFLICT = "ledger-conflict-markers"
+LEDGER_INVALID = "ledger-invalid"
+
+
+# ---------------------------------------------------------------- install / uninstall
+
+
+def _require_repo(settings: Settings) -> GitRepo:
+    repo = GitRepo.find(settings.vault)
+    if repo is None:
+        raise UsageError("not inside a git repository (run `git init` first)", str(settings.vault))
+    return repo
+
+
+def hook_script(repo: GitRepo, settings: Settings, python: str | None = None) -> str:
+    # git runs hooks from the top of the working tree, so a vault path relative to it keeps
+    # the hook right in every linked worktree (hooks are shared) and after a move
+    vault = repo.relative(settings.vault) or "."
+    python = python or sys.executable
+    return (
+        "#!/bin/sh\n"
+        f"{SIGNATURE}\n"
+        "# Checks the staged review notes and decision ledger before each commit.\n"
+        f'chained="$(dirname "$0")/{CHAINED_NAME}"\n'
+        'if [ -x "$chained" ]; then\n'
+        '    "$chained" "$@" || exit $?\n'
+        "fi\n"
+        f"exec {shlex.quote(python)} -m vault_tools hook run --vault {shlex.quote(vault)}\n"
+    )
+
+
+def driver_command(python: str | None = None) -> str:
+    return f"{shlex.quote(python or sys.executable)} -m vault_tools ledger merge %O %A %B"
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        return SIGNATURE in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def attributes_line(repo: GitRepo, settings: Settings) -> str:
+    # the ledger's path as git sees it in the working tree (not where a symlink leads)
+    pattern = "/".join(part for part in (repo.relative(settings.vault), settings.ledger) if part)
+    if "/" not in pattern:
+        pattern = "/" + pattern  # anchor a top-level ledger to the root
+    if any(c in pattern for c in ' \t"\\'):
+        pattern = '"' + pattern.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    # -text: git never converts the ledger's line endings (with core.autocrlf, a CRLF
+    # checkout would fail every line's hash)
+    return f"{pattern} merge={DRIVER} -text"
+
+
+def _vt_lines(line: str) -> tuple[str, str]:
+    """The attributes line, and the one earlier versions wrote (without -text)."""
+    return line, line.removesuffix(" -text")
+
+
+def install(settings: Settings, dry_run: bool = False) -> list[str]:
+    """Install the pre-commit hook and the ledger merge driver; the changes made, in words.
+
+    Idempotent (a second run changes nothing and returns []). A pre-commit hook vt did
+    not write is moved to `pre-commit.vt-chained` and run first by vt's hook.
+    """
+    repo = _require_repo(settings)
+    changes = _install_hook(repo, settings, dry_run)
+    changes += _install_driver(repo, dry_run)
+    changes += _install_attributes(repo, settings, dry_run)
+    return changes
+
+
+def _install_hook(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    hooks = repo.hooks_dir()
+    hook, chained = hooks / HOOK_NAME, hooks / CHAINED_NAME
+    script = hook_script(repo, settings).encode()
+    changes: list[str] = []
+    if hook.exists() or hook.is_symlink():
+        if _is_ours(hook):
+            # rewritten in place: a link of ours leading out of the hooks folder is refused
+            writable_path(hooks, hook, "git's hooks folder")
+            if hook.read_bytes() == script and os.access(hook, os.X_OK):
+                return []
+            changes.append(f"updated the pre-commit hook {hook}")
+        elif chained.exists() or chained.is_symlink():
+            raise RefusedError(
+                f"a pre-commit hook vt did not write is in place and "
+                f"{CHAINED_NAME} is taken; move one of them away, then "
+                "run `vt hook install` again",
+                str(hook),
+            )
+        else:
+            changes.append(
+                f"moved the existing pre-commit hook to {chained}; vt's hook runs it first"
+            )
+            if not dry_run:
+                os.replace(hook, chained)
+    if not changes:
+        changes.append(f"installed the pre-commit hook {hook}")
+    if not dry_run:
+        write_atomic(hook, script, 0o755, root=hooks)
+    return changes
+
+
+def _install_driver(repo: GitRepo, dry_run: bool) -> list[str]:
+    wanted = {f"merge.{DRIVER}.name": DRIVER_NAME, f"merge.{DRIVER}.driver": driver_command()}
+    changes = []
+    for key, value in wanted.items():
+        if repo.config_get(key) != value:
+            changes.append(f"git config {key} {shlex.quote(value)}")
+            if not dry_run:
+                repo.config_set(key, value)
+    return changes
+
+
+def _install_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    path = repo.root / GITATTRIBUTES
+    line = attributes_line(repo, settings)
+    text = read_text(path)
+    if line in (existing.strip() for existing in text.splitlines()):
+        return []
+    writable_path(repo.root, path, "the working tree")  # a dry run (init's plan) says so too
+    older = [x for x in text.splitlines(keepends=True) if x.strip() not in _vt_lines(line)]
+    if not dry_run:
+        write_atomic(path, append_lines("".join(older), [line]).encode(), root=repo.root)
+    return [f"added `{line}` to {path}"]
+
+
+def uninstall(settings: Settings, dry_run: bool = False) -> list[str]:
+    """Remove vt's hook (restoring a chained one), the merge driver and its attribute."""
+    repo = _require_repo(settings)
+    hooks = repo.hooks_dir()
+    hook, chained = hooks / HOOK_NAME, hooks / CHAINED_NAME
+    changes: list[str] = []
+    ours = _is_ours(hook)
+    if ours:
+        changes.append(f"removed the pre-commit hook {hook}")
+        if not dry_run:
+            hook.unlink()
+    elif hook.exists():
+        changes.append(f"left {hook} alone: vt did not write it")
+    if (chained.exists() or chained.is_symlink()) and (ours or not hook.exists()):
+        changes.append(f"restored the original pre-commit hook from {chained}")
+        if not dry_run:
+            os.replace(chained, hook)
+    if (
+        repo.config_get(f"merge.{DRIVER}.driver") is not None
+        or repo.config_get(f"merge.{DRIVER}.name") is not None
+    ):
+        changes.append(f"removed git config section merge.{DRIVER}")
+        if not dry_run:
+            repo.config_remove_section(f"merge.{DRIVER}")
+    changes += _uninstall_attributes(repo, settings, dry_run)
+    return changes
+
+
+def _uninstall_attributes(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    path = repo.root / GITATTRIBUTES
+    line = attributes_line(repo, settings)
+    text = read_text(path)
+    lines = text.splitlines(keepends=True)
+    kept = [existing for existing in lines if existing.strip() not in _vt_lines(line)]
+    if len(kept) == len(lines):
+        return []
+    if not dry_run:
+        if any(existing.strip() for existing in kept):
+            write_atomic(path, "".join(kept).encode(), root=repo.root)
+        else:
+            path.unlink()  # it held only vt's line
+    return [f"removed `{line}` from {path}"]
+
+
+# ---------------------------------------------------------------- run
+
+
+@dataclass(slots=True)
+class HookReport:
+    """What `vt hook run` found in the index (errors only: the hook refuses on errors)."""
+
+    notes: int = 0  # staged review notes checked
+    ledger: bool = False  # whether a staged ledger change was checked
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == ERROR)
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.errors == 0,
+            "notes": self.notes,
+            "ledger": self.ledger,
+            "errors": self.errors,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
+    """Check the staged review notes and the staged ledger. Check-only: writes nothing."""
+    repo = repo or _require_repo(settings)
+    vault_rel = repo.relative(settings.vault)
+    prefix = f"{vault_rel}/" if vault_rel else ""
+    staged = repo.staged_paths(vault_rel)
+    notes = [p for p in staged if is_note_path(p[len(prefix) :])]
+    ledger = prefix + settings.ledger
+    specs = [f":{p}" for p in notes]
+    merge_heads: list[str] = []
+    if ledger in staged:
+        merge_heads = repo.merge_heads()
+        specs += [f":{ledger}", f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
+    links = _link_targets(repo, prefix, notes)
+    specs += [f":{target}" for target in links.values() if target is not None]
+    blobs = repo.read_blobs(specs)
+    report = HookReport()
+    _check_notes(settings, report, {p[len(prefix) :]: _staged_text(blobs, p, links) for p in notes})
+    if ledger in staged:
+        report.ledger = True
+        parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
+        report.findings += check_staged_ledger(
+            settings.ledger, blobs[f":{ledger}"], parents, merge=bool(merge_heads)
+        )
+    return report
+
+
+def _link_targets(repo: GitRepo, prefix: str, notes: list[str]) -> dict[str, str | None]:
+    """Each staged note that is a symlink -> the repository path of the note it leads to,
+    None when that lies outside the vault: like `vt validate`, the hook checks the note
+    a link shows, and never one read from outside the vault."""
+    if not notes:
+        return {}
+    symlinks = repo.staged_symlinks(prefix.rstrip("/"))
+    links = [p for p in notes if p in symlinks]
+    if not links:
+        return {}
+    blobs = repo.read_blobs([f":{p}" for p in links])
+    targets: dict[str, str | None] = {}
+    for path in links:
+        target = (blobs[f":{path}"] or b"").decode("utf-8", "surrogateescape")
+        relative = posixpath.normpath(
+            posixpath.join(posixpath.dirname(path[len(prefix) :]), target)
+        )
+        inside = (
+            target
+            and not target.startswith("/")
+            and relative != ".."
+            and not relative.startswith("../")
+        )
+        targets[path] = prefix + relative if inside else None
+    return targets
+
+
+def _staged_text(
+    blobs: dict[str, bytes | None], path: str, links: dict[str, str | None]
+) -> bytes | None:
+    if path not in links:
+        return blobs[f":{path}"]
+    target = links[path]
+    return None if target is None else blobs.get(f":{target}")
+
+
+def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes | None]) -> None:
+    candidates = {
+        rel: raw
+        for rel, raw in staged.items()
+        if raw is not None and may_be_review_note(rel, raw, settings.claims_dir)
+    }
+    if not candidates:
+        return
+    # imported here: only a commit that stages notes pays for the checks
+    from vault_tools.checks.rules import CheckContext, check_note
+    from vault_tools.checks.schemas import Schemas
+    from vault_tools.notes.kb import KnowledgeBase
+    from vault_tools.notes.note import parse_note
+    from vault_tools.notes.vault import markdown_files
+
+    # the working tree's file list, for link resolution. No vault root: the knowledge
+    # base's aliases feed only the review-assist warnings, and reading every entity note
+    # for them costs more than the rest of the hook; the hook refuses on errors only
+    kb = KnowledgeBase(markdown_files(settings.vault), settings.kb_dir, None)
+    ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings, assist=False)
+    for relative, raw in sorted(candidates.items()):
+        note = parse_note(raw, relative)  # what vt validate reports, errors only
+        report.notes += note.is_review_note
+        report.findings += [f for f in check_note(note, ctx) if f.severity == ERROR]
+
+
+def check_staged_ledger(
+    path: str, staged: bytes | None, parents: list[bytes | None], merge: bool = False
+) -> list[Finding]:
+    """The staged ledger against the committed one(s) (`parents[0]` is HEAD's).
+
+    A plain commit may only append lines to HEAD's ledger; a merge commit must keep every
+    event of every parent. Either way: no conflict markers, a torn last line or a broken
+    chain.
+    """
+    if staged is None:
+        if any(p for p in parents):
+            return [
+                error(
+                    path,
+                    None,
+                    LEDGER_REWRITTEN,
+                    "the decision ledger is deleted in this commit; it is append-only",
+                )
+            ]
+        return []
+    markers = [n for n, raw in enumerate(staged.split(b"\n"), 1) if conflict_marker(raw)]
+    if markers:
+        return [
+            error(
+                path,
+                n,
+                LEDGER_CONFLICT,
+                "git conflict marker in the decision ledger; "
+                "run `vt ledger resolve`, then stage the ledger again",
+            )
+            for n in markers
+        ]
+    if staged and not staged.endswith(b"\n"):
+        return [
+            error(
+                path,
+                staged.count(b"\n") + 1,
+                LEDGER_INVALID,
+                "the last line of the decision ledger has no final newline (torn)",
+            )
+        ]
+    findings = (
+        _merged_events_kept(path, staged, parents)
+        if merge
+        else _appended_only(path, staged, parents[0])
+    )
+    return findings or _verify_bytes(path, staged)
+
+
+def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Finding]:
+    if not committed or staged.startswith(committed):
+        return []
+    if _needs_resolving(committed) and not _event_ids(committed) - _event_ids(staged):
+        return []  # HEAD holds a merge made without the driver; this commit resolves it
+    old, new = committed.split(b"\n"), staged.split(b"\n")
+    pairs = enumerate(zip(old, new, strict=False))
+    n = next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
+    what = "deleted" if len(new) < len(old) and old[n + 1 :] == new[n:] else "changed"
+    return [
+        error(
+            path,
+            n + 1,
+            LEDGER_REWRITTEN,
+            f"line {n + 1} of the committed decision ledger is {what} in this commit; "
+            "the ledger is append-only (only new lines at the end may be committed)",
+        )
+    ]
+
+
+def _needs_resolving(committed: bytes) -> bool:
+    """HEAD's ledger has conflict markers or a broken chain (a `merge=union` or server-side
+    merge committed as is): re-chaining it is then the fix, not a rewrite."""
+    has_markers = any(conflict_marker(raw) for raw in committed.split(b"\n"))
+    return has_markers or bool(_verify_bytes("", committed))
+
+
+def _event_ids(data: bytes) -> set[str]:
+    import json
+
+    ids = set()
+    for raw in data.split(b"\n"):
+        if raw.strip():
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue  # reported by the verification of that side's own commit
+            if isinstance(event, dict) and isinstance(event.get("id"), str):
+                ids.add(event["id"])
+    return ids
+
+
+def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -> list[Finding]:
+    present = _event_ids(staged)
+    findings = []
+    for number, parent in enumerate(parents, 1):
+        lost = sorted(_event_ids(parent or b"") - present)
+        if lost:
+            findings.append(
+                error(
+                    path,
+                    None,
+                    LEDGER_REWRITTEN,
+                    f"this merge drops {len(lost)} event(s) of parent {number} (first: {lost[0]}); "
+                    "a merged ledger keeps every event of both sides",
+                )
+            )
+    return findings
+
+
+def _verify_bytes(path: str, data: bytes) -> list[Finding]:
+    """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched."""
+    from vault_tools.ledger.core import verify_ledger
+
+    with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
+        copy = Path(tmp) / "ledger.jsonl"
+        copy.write_bytes(data)
+        result = verify_ledger(copy, Path(tmp) / "state")
+    return [error(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
+
+
+def print_report(report: HookReport, as_json: bool) -> int:
+    """Errors as `path:line: code: message` on stderr (or the JSON object); the exit code."""
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+    for finding in report.findings:
+        if finding.severity == ERROR and not as_json:
+            sys.stderr.write(finding.plain() + "\n")
+    if report.errors and not as_json:
+        sys.stderr.write(
+            f"vt hook: commit refused: {report.errors} error(s) in the staged "
+            "notes or ledger (fix them and stage again; see `vt validate`)\n"
+        )
+    return 1 if report.errors else 0
+
+
+def main(argv: list[str]) -> int:
+    """`python -m vault_tools hook run [--vault PATH] [--json]`, without Typer."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="vt hook run",
+        description=(
+            "Check the staged review notes and ledger (the pre-commit hook).\n\n"
+            "Example:\n\n    vt hook run --vault ."
+        ),
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    parser.add_argument("--vault", type=Path, default=None, help="vault folder")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    args = parser.parse_args(argv)
+    try:
+        from vault_tools.config import load_settings
+
+        return print_report(run(load_settings(args.vault)), args.json)
+    except VtError as exc:
+        sys.stderr.write(f"vt: {exc}\n")
+        return int(exc.exit_code)
+
+
+# ---------------------------------------------------------------- the merge driver
+
+
+def merge_driver(base: Path, ours: Path, theirs: Path) -> int:
+    """git's `%O %A %B`: write the merged ledger to `ours`; the number of events in it.
+
+    Raises IntegrityError (nothing written) when a side holds a tampered line or dropped
+    an event of the merge base.
+    """
+    from vault_tools.ledger.core import merge_ledgers
+
+    merged = merge_ledgers(_read_bytes(base), _read_bytes(ours), _read_bytes(theirs))
+    write_atomic(ours, merged, root=None)  # `ours` is git's own temporary file
+    return merged.count(b"\n")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""  # git passes an empty file for a side without the ledger, but be lenient
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveResult:
+    path: str
+    events_in: int  # event lines found (markers and a diff3 base section left out)
+    kept: int  # events in the resolved ledger
+    changed: bool  # whether the file was (or, on a dry run, would be) rewritten
+
+    @property
+    def duplicates(self) -> int:
+        return self.events_in - self.kept
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "events_in": self.events_in,
+            "kept": self.kept,
+            "duplicates": self.duplicates,
+            "changed": self.changed,
+        }
+
+
+def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
+    """The working-tree ledger, left with conflict markers or merged by `merge=union`,
+    rewritten (atomically) as the merged ledger."""
+    from vault_tools.ledger.core import resolve_ledger
+
+    path = settings.ledger_path
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError("no decision ledger to resolve", settings.ledger) from None
+    resolved = resolve_ledger(text)
+    changed = resolved != text
+    if changed and not dry_run:
+        write_atomic(path, resolved, root=settings.vault)
+    return ResolveResult(settings.ledger, _event_lines(text), resolved.count(b"\n"), changed)
+
+
+def _event_lines(text: bytes) -> int:
+    count, in_base = 0, False
+    for raw in text.split(b"\n"):
+        marker = conflict_marker(raw)
+        if marker is not None:
+            in_base = marker == BASE_MARKER
+        elif raw.strip() and not in_base:
+            count += 1
+    return count

@@ -1,0 +1,1 @@
+"""The Decision Ledger: an append-only, hash-chained JSONL file (docs/ledger.md)."""

@@ -1,0 +1,1 @@
+"""The review use cases: diff, draft, preview, apply, revert, status, history."""

@@ -1,0 +1,875 @@
+"""The Apply bridge (docs/workflow.md): turn reviewers' decisions into Decision Ledger events.
+
+A run has four phases, and the order is what makes it safe to kill at any moment:
+
+1. examine: read, parse and check every candidate note (a process pool for many notes),
+   before the ledger lock is taken, so the lock is held only for the decisions;
+2. decide and append, in ONE ledger transaction: a note's decision becomes an event only
+   if its claim's heads do not already all record it (`judge`); the transaction fsyncs
+   once on exit;
+3. only then mark the notes `review_state: APPLIED` (one atomic rewrite each, refused if
+   the note changed since phase 1): a note never says APPLIED for an event that is not
+   durable, and a crash between 2 and 3 is finished by the next run (the note is the
+   reviewer's decision: found recorded, the note is completed; changed since, it is a
+   new event superseding the one the crashed run appended);
+4. bring the Claim Store and the knowledge-base blocks up to date (`store.refresh`).
+
+Plain data in, plain data out: the CLI renders `ApplyReport`.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import subprocess
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import TYPE_CHECKING, Any
+
+from vault_tools.checks.rules import CheckContext, check_note
+from vault_tools.checks.validate import make_context
+from vault_tools.config import Settings
+from vault_tools.errors import IOFailure, RefusedError, VtError
+from vault_tools.findings import ERROR
+from vault_tools.infra.boundary import is_inside
+from vault_tools.infra.durable import remove_stale_temps
+from vault_tools.infra.pool import map_chunks
+from vault_tools.ledger.core import (
+    CLAIM_KEYS,
+    Ledger,
+    Transaction,
+    canonical,
+    crash_point,
+    same_decision,
+    supersedes_value,
+)
+from vault_tools.notes import writer
+from vault_tools.notes.note import Note, parse_note
+from vault_tools.notes.vault import given_notes, list_vault, read_file
+from vault_tools.review.preview import preview_hash
+from vault_tools.vocabulary import (
+    ACCEPT,
+    APPLIED,
+    APPROVE_REPAIR,
+    CHECK_KEYS,
+    LEDGER_ACTION_OF,
+    PENDING,
+    PREVIEW_FAILED,
+    PREVIEW_READY,
+    REJECT,
+    REPAIR,
+    REQUEST_REPAIR,
+    REVERT,
+    REVIEW_ACTIONS,
+)
+
+if TYPE_CHECKING:
+    from vault_tools.store.claims import ClaimStore
+
+Progress = Callable[[int, int], None]
+
+# review_action -> the ledger action it becomes
+# fsync'd note rewrites in flight per core: ext4 commits concurrent fsyncs together
+IO_WORKERS_PER_CPU = 4
+ACTION_OF = LEDGER_ACTION_OF
+SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
+# parse findings of text that must never reach the ledger, whatever the decision
+NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
+DRAFTS_CHANGED = (
+    "drafts changed since the preview; set review_action to REQUEST_REPAIR and run vt preview"
+)
+
+# below this many notes a process pool costs more than it saves
+
+
+# ---------------------------------------------------------------------------
+# results
+
+
+@dataclass(slots=True)
+class Applied:
+    """A note whose decision is now (or, in a dry run, would be) in the ledger."""
+
+    path: str
+    claim_id: str
+    action: str
+    id: str
+    seq: int
+    ts: str
+    new: bool = True  # False: the event was already there (a crashed run), the note completed
+    marked: bool = False  # the note now says APPLIED
+    settled: int = 0  # a new event superseding this many concurrent heads (2+: a CONFLICT)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "claim_id": self.claim_id,
+            "action": self.action,
+            "id": self.id,
+            "seq": self.seq,
+            "new": self.new,
+        }
+
+
+@dataclass(slots=True)
+class Entry:
+    """A note skipped or refused, and why."""
+
+    path: str
+    claim_id: str | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "claim_id": self.claim_id, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class ApplyReport:
+    applied: list[Applied] = field(default_factory=list)
+    skipped: list[Entry] = field(default_factory=list)
+    refused: list[Entry] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)  # appended (or, dry run, would be)
+    dry_run: bool = False
+    refresh: Any = None  # store.RefreshResult
+    refresh_error: VtError | None = None
+    # the first note vt could not mark because the system failed the write (full disk…)
+    io_error: IOFailure | None = None
+    torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.refused)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applied": [a.to_json() for a in self.applied],
+            "skipped": [s.to_json() for s in self.skipped],
+            "refused": [r.to_json() for r in self.refused],
+            "dry_run": self.dry_run,
+        }
+
+
+# ---------------------------------------------------------------------------
+# the claim a decision carries
+
+
+def claim_base(claim: dict) -> str:
+    """ "sha256:" + sha256 of the canonical JSON of a claim dict (the V1 claim: `base`)."""
+    return "sha256:" + hashlib.sha256(canonical(claim).encode("utf-8")).hexdigest()
+
+
+def v1_claim(note: Note) -> dict[str, Any]:
+    """The note's V1 claim; a part that is missing or does not parse is None."""
+    claim, frame = note.claim, note.frame
+    return {
+        "atomic_claim": claim.text.value if claim is not None else None,
+        "epistemic_mode": claim.epistemic_mode.value
+        if claim is not None and claim.epistemic_mode is not None
+        else None,
+        "mapping_status": claim.mapping_status.value
+        if claim is not None and claim.mapping_status is not None
+        else None,
+        "semantic_frame": frame.data if frame is not None and frame.ok else None,
+    }
+
+
+def v2_claim(note: Note) -> dict[str, Any] | None:
+    """The claim of the V2 drafts (None without a V2 Draft section)."""
+    drafts = note.drafts
+    if drafts is None:
+        return None
+    meta = drafts.metadata.data if drafts.metadata is not None and drafts.metadata.ok else None
+    meta = meta if isinstance(meta, dict) else {}
+    return {
+        "atomic_claim": drafts.claim.value if drafts.claim is not None else None,
+        "epistemic_mode": meta.get("epistemic_mode"),
+        "mapping_status": meta.get("mapping_status"),
+        "semantic_frame": drafts.frame.data
+        if drafts.frame is not None and drafts.frame.ok
+        else None,
+    }
+
+
+def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:
+    """What the note's `review_action` decides, in the fields `same_decision` compares:
+    the ledger action, the claim (V1 for ACCEPT, the V2 drafts for REPAIR) and the
+    approved preview. None for an action that decides nothing (PENDING, REQUEST_REPAIR)."""
+    action = ACTION_OF.get(review_action)
+    if action is None:
+        return None
+    claim, preview = None, None
+    if action == ACCEPT:
+        claim = v1_claim(note)
+    elif action == REPAIR:
+        claim = v2_claim(note)
+        stated = note.properties.get("vt_preview_hash")
+        preview = str(stated) if stated is not None and claim is not None else None
+    return {"action": action, "claim": claim, "preview": preview}
+
+
+def _claim_ok(claim: dict[str, Any] | None) -> bool:
+    return (
+        claim is not None
+        and isinstance(claim.get("semantic_frame"), dict)
+        and all(isinstance(claim.get(k), str) for k in CLAIM_KEYS if k != "semantic_frame")
+    )
+
+
+# ---------------------------------------------------------------------------
+# who decided
+
+
+def default_actor(settings: Settings) -> str:
+    """The actor when a note names no reviewer: vt.toml, else git user.name, else the OS user."""
+    if settings.actor:
+        return settings.actor
+    return _git_user(str(settings.vault)) or _os_user()
+
+
+@lru_cache(maxsize=8)
+def _git_user(folder: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "config", "user.name"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = done.stdout.strip()
+    return name if done.returncode == 0 and name else None
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser() or "unknown"
+    except (KeyError, OSError):  # no passwd entry (containers)
+        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+
+
+# ---------------------------------------------------------------------------
+# phase 1: examine one note (in a worker for big runs)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """What one note asks for, read before the lock. Small and picklable."""
+
+    path: str
+    claim_id: str | None = None
+    review_action: str | None = None
+    decision: dict[str, Any] | None = None  # decision fields but ts/supersedes; actor may be ""
+    problems: list[str] = field(default_factory=list)  # why a NEW decision would be refused
+    skip: str | None = None  # nothing to decide, and why
+    refuse: str | None = None  # cannot be decided at all, and why
+    review_state: str | None = None
+    event_id: str | None = None  # vt_event_id
+    digest: str = ""  # of the bytes read: the note is marked only if it still has them
+    signature: tuple[int, int, int] = (0, 0, 0)
+    check_later: bool = False  # check_note not run yet (see _fill_decision)
+
+
+def examine(
+    settings: Settings, ctx: CheckContext, relative: str, explicit: bool = True
+) -> Candidate | None:
+    """What `relative` asks apply to do; None for a note with nothing to say in a vault run."""
+    try:
+        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
+    except VtError as exc:
+        if not explicit and not _mentions_claim(settings, relative):
+            return None
+        reason = (
+            exc.message if exc.message.startswith("cannot read") else f"cannot read: {exc.message}"
+        )
+        return Candidate(relative, refuse=reason)
+    raw = snapshot.raw
+    if not explicit and b"claim_id" not in raw:
+        return None
+    note = parse_note(raw, relative)
+    if not note.is_review_note:
+        return (
+            Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)")
+            if explicit
+            else None
+        )
+    props = note.properties
+    action = props.get("review_action")
+    action = PENDING if action is None else str(action)
+    cand = Candidate(
+        relative,
+        note.claim_id,
+        action,
+        review_state=_str_or_none(props.get("review_state")),
+        event_id=_str_or_none(props.get("vt_event_id")),
+        digest=hashlib.sha256(raw).hexdigest(),
+        signature=snapshot.signature,
+    )
+    if action == PENDING:
+        if not explicit:
+            return None
+        cand.skip = "review_action is PENDING: nothing to apply"
+    elif action == REQUEST_REPAIR:
+        cand.skip = SKIP_REQUEST_REPAIR
+    elif action not in ACTION_OF:
+        cand.refuse = f"review_action {action!r} is not one of {', '.join(REVIEW_ACTIONS)}"
+    elif unfit := [f for f in note.findings if f.code in NEVER_RECORDED]:
+        # whatever the decision, such text must never reach the ledger
+        cand.refuse = _errors_reason(unfit)
+    else:
+        _fill_decision(settings, ctx, note, cand)
+    return cand
+
+
+def _mentions_claim(settings: Settings, relative: str) -> bool:
+    """Whether an unreadable note may hold a decision: its bytes mention claim_id, or
+    they cannot be read at all (not a regular file, too large, no permission)."""
+    try:
+        raw, _ = read_file(settings.vault / relative, settings.max_note_bytes)
+    except OSError:
+        return True
+    return b"claim_id" in raw
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Candidate) -> None:
+    props = note.properties
+    content = decision_content(note, str(cand.review_action))
+    assert content is not None
+    action = content["action"]
+    checks = {key: props.get(key) is True for key in CHECK_KEYS}
+    v1 = content["claim"] if action == ACCEPT else v1_claim(note)
+    reviewer = props.get("reviewer")
+    comment = props.get("review_comment")
+    cand.decision = {
+        **content,
+        "actor": str(reviewer).strip() if reviewer is not None else "",
+        "base": claim_base(v1),
+        "checks": checks,
+        "claim_id": note.claim_id,
+        "comment": "" if comment is None else str(comment),
+        "note": cand.path,
+        "v": 1,
+    }
+    if action == REJECT:
+        return
+    unchecked = [key for key in settings.required_checks if props.get(key) is not True]
+    if unchecked:
+        cand.problems.append(
+            f"unchecked: {', '.join(unchecked)} (every required check must be true to approve)"
+        )
+    if action == ACCEPT:
+        if cand.review_state == APPLIED and cand.event_id:
+            # almost surely applied already: check only if it turns out to be a new decision
+            cand.check_later = True
+        else:
+            cand.problems += note_errors(note, ctx)
+    else:
+        _fill_repair(note, cand)
+
+
+def note_errors(note: Note, ctx: CheckContext) -> list[str]:
+    """Why an approval of `note` must be refused for its error findings (empty: none)."""
+    errors = [f for f in check_note(note, ctx) if f.severity == ERROR]
+    return [_errors_reason(errors)] if errors else []
+
+
+def _errors_reason(errors: list) -> str:
+    shown = "; ".join(f"line {f.line or '-'}: {f.code} {f.message}" for f in errors[:2])
+    more = f" (and {len(errors) - 2} more)" if len(errors) > 2 else ""
+    return f"the note has errors: {shown}{more}; run vt validate"
+
+
+def _fill_repair(note: Note, cand: Candidate) -> None:
+    assert cand.decision is not None
+    v2 = cand.decision["claim"]
+    if v2 is None:
+        cand.problems.append(
+            "the note has no V2 Draft section: run vt draft, edit the drafts, "
+            "set REQUEST_REPAIR and run vt preview"
+        )
+        return
+    stated = cand.decision["preview"]
+    if cand.review_state == PREVIEW_FAILED:
+        cand.problems.append(
+            "the preview failed: fix the drafts, set review_action to "
+            "REQUEST_REPAIR and run vt preview"
+        )
+    elif cand.review_state not in (PREVIEW_READY, APPLIED) or stated is None:
+        cand.problems.append(
+            "no valid preview: set review_action to REQUEST_REPAIR and run "
+            "vt preview, then APPROVE_REPAIR"
+        )
+    elif stated != preview_hash(note):
+        cand.problems.append(DRAFTS_CHANGED)
+    elif cand.review_state == APPLIED:
+        # a preview is approved once: after an apply the reviewer previews again
+        cand.problems.append(
+            "no valid preview since the last apply: set review_action to "
+            "REQUEST_REPAIR and run vt preview, then APPROVE_REPAIR"
+        )
+    elif not _claim_ok(v2):
+        cand.problems.append(
+            "the V2 drafts do not parse; set review_action to REQUEST_REPAIR and run vt preview"
+        )
+
+
+# ---------------------------------------------------------------------------
+# phase 2: decide under the lock
+
+
+@dataclass(slots=True)
+class _Mark:
+    """A note to mark APPLIED after the commit."""
+
+    applied: Applied
+    digest: str
+    signature: tuple[int, int, int]
+
+
+# what the note decides, against what the claim's heads say
+
+FIRST = "first"  # the claim has no event yet: the decision is its first event
+AGREES = "agrees"  # every head records the note's decision: the note is marked, nothing added
+REVERTED = "reverted"  # the note's applied decision was reverted, and the note is unchanged
+DIFFERS = "differs"  # a new event, superseding every head
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How a note's decision stands against its claim's heads (see `judge`)."""
+
+    kind: str  # FIRST | AGREES | REVERTED | DIFFERS
+    heads: tuple[dict, ...] = ()
+    event: dict | None = None  # AGREES: the head the note is to name; REVERTED: the REVERT
+
+    def supersedes(self) -> str | list[str] | None:
+        """The `supersedes` of the event a FIRST or DIFFERS verdict appends: every head."""
+        return supersedes_value(h["id"] for h in self.heads)
+
+
+def judge(
+    decision: dict[str, Any],
+    heads: Sequence[dict],
+    applied_id: str | None,
+    event_of: Callable[[str], dict | None],
+) -> Verdict:
+    """The one comparison of a note's decision (`decision_content`) with its claim's
+    heads (the events no later event supersedes, in ledger order), for apply and status.
+
+    The note is the reviewer's decision: when every head records it, the claim agrees
+    (concurrent identical decisions are one agreement), and the note is to name one of
+    them (its own `vt_event_id` if that is a head, else the latest). Otherwise the note's
+    decision is a new event that supersedes every head, whether the claim moved on since
+    the note was marked (a run killed between append and mark, then a change of mind) or
+    was decided differently on two branches. The one exception is a revert: a note marked
+    with the decision its claim's heads revert (`applied_id`, looked up with `event_of`
+    only then) is not applied again until its reviewer decides anew.
+    """
+    if not heads:
+        return Verdict(FIRST)
+    heads = tuple(heads)
+    if all(same_decision(decision, h) for h in heads):
+        named = next((h for h in heads if h["id"] == applied_id), heads[-1])
+        return Verdict(AGREES, heads, named)
+    if applied_id is not None and all(
+        h["action"] == REVERT and h.get("reverts") == applied_id for h in heads
+    ):
+        reverted = event_of(applied_id)
+        if reverted is not None and same_decision(decision, reverted):
+            return Verdict(REVERTED, heads, heads[-1])
+    return Verdict(DIFFERS, heads)
+
+
+def describe_head(event: dict) -> str:
+    """`alice REJECT sha256:…`: who decided what, in which event."""
+    return f"{event['actor']} {event['action']} {event['id']}"
+
+
+class _Decider:
+    """Turns candidates into events inside one transaction."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        txn: Transaction,
+        report: ApplyReport,
+        ctx: CheckContext | None = None,
+    ) -> None:
+        self.settings = settings
+        self.ctx = ctx
+        self.txn = txn
+        self.report = report
+        self.marks: list[_Mark] = []
+        self._actor: str | None = None
+        self.store: ClaimStore | None = None
+        self.forked: dict[str, list[str]] = {}
+
+    def actor(self) -> str:
+        if self._actor is None:
+            self._actor = default_actor(self.settings)
+        return self._actor
+
+    def run(self, candidates: list[Candidate]) -> None:
+        from vault_tools.store.claims import ClaimStore
+
+        self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
+        if self.txn.start.size == 0:  # no event yet (a dry run's scratch ledger too)
+            for cand in candidates:
+                self._decide(cand)
+            return
+        # under the ledger lock the store, caught up, holds exactly the ledger's heads:
+        # claims with several are few, and the rest have their latest event as the head
+        with ClaimStore.open(self.settings) as store:
+            store.catch_up()
+            self.store, self.forked = store, store.forked()
+            try:
+                for cand in candidates:
+                    self._decide(cand)
+            finally:
+                self.store = None
+
+    def _heads(self, claim_id: str) -> list[dict]:
+        if claim_id in self.forked:
+            assert self.store is not None
+            return self.store.heads(claim_id)
+        latest = self.txn.latest(claim_id)
+        return [latest] if latest is not None else []
+
+    def _event_of(self, event_id: str) -> dict | None:
+        assert self.store is not None
+        return self.store.event(event_id)
+
+    def _decide(self, cand: Candidate) -> None:
+        decision = cand.decision
+        assert decision is not None and cand.claim_id is not None
+        applied_id = cand.event_id if cand.review_state == APPLIED else None
+        verdict = judge(decision, self._heads(cand.claim_id), applied_id, self._event_of)
+        if verdict.kind == AGREES:
+            assert verdict.event is not None
+            if applied_id == verdict.event["id"]:
+                self._skip(cand, f"already applied: {applied_id}")
+            else:
+                self._mark(cand, verdict.event, new=False)  # a run killed before marking it
+            return
+        if verdict.kind == REVERTED:
+            assert verdict.event is not None
+            self._skip(
+                cand,
+                f"already applied as {applied_id}, which was reverted by "
+                f"{verdict.event['id']}; to decide again, change review_action",
+            )
+            return
+        if cand.check_later:
+            cand.problems += self._late_check(cand)
+        if cand.problems:
+            self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
+            return
+        event = self.txn.append(
+            {
+                **decision,
+                "actor": decision["actor"] or self.actor(),
+                "supersedes": verdict.supersedes(),
+            }
+        )
+        self.report.events.append(event)
+        self._mark(cand, event, new=True)
+        if len(verdict.heads) > 1:
+            self.report.applied[-1].settled = len(verdict.heads)
+
+    def _late_check(self, cand: Candidate) -> list[str]:
+        """check_note for an approval found to be new only under the lock (rare)."""
+        try:
+            snapshot = writer.read_snapshot(
+                self.settings.vault / cand.path, self.settings.max_note_bytes
+            )
+        except VtError as exc:
+            return [f"cannot read: {exc.message}"]
+        if hashlib.sha256(snapshot.raw).hexdigest() != cand.digest:
+            return ["changed on disk while vt was applying; run vt apply again"]
+        if self.ctx is None:
+            self.ctx = make_context(self.settings, assist=False)
+        return note_errors(parse_note(snapshot.raw, cand.path), self.ctx)
+
+    def _skip(self, cand: Candidate, reason: str) -> None:
+        self.report.skipped.append(Entry(cand.path, cand.claim_id, reason))
+
+    def _mark(self, cand: Candidate, event: dict, new: bool) -> None:
+        applied = Applied(
+            cand.path,
+            str(cand.claim_id),
+            event["action"],
+            event["id"],
+            event["seq"],
+            event["ts"],
+            new=new,
+        )
+        self.report.applied.append(applied)
+        self.marks.append(_Mark(applied, cand.digest, cand.signature))
+
+
+# ---------------------------------------------------------------------------
+# phase 3: mark the notes
+
+
+def mark_note(
+    settings: Settings,
+    path: str,
+    digest: str,
+    signature: tuple[int, int, int],
+    event_id: str,
+    ts: str,
+) -> str | IOFailure | None:
+    """Set review_state APPLIED, vt_event_id and vt_applied_at on a note that still has
+    the bytes apply decided on. None when done; otherwise why the note was not marked
+    (the IOFailure itself when the system failed the write)."""
+    try:
+        snapshot = writer.read_snapshot(settings.vault / path, settings.max_note_bytes)
+    except VtError as exc:
+        return f"cannot read: {exc.message}"
+    if snapshot.signature != signature or hashlib.sha256(snapshot.raw).hexdigest() != digest:
+        if _marked_as(snapshot.raw, path, event_id):
+            return None  # another vt run (applying the same note) marked it meanwhile
+        return "changed on disk since vt read it; not marked APPLIED"
+    text = writer.set_properties(
+        snapshot.text, {"review_state": APPLIED, "vt_event_id": event_id, "vt_applied_at": ts}
+    )
+    try:
+        # the folder is fsynced once for the whole batch (_mark_all): group commit
+        writer.write_if_changed(snapshot, text, sync_folder=False, root=settings.vault)
+        crash_point("after-mark")
+    except RefusedError as exc:
+        try:
+            if _marked_as(
+                writer.read_snapshot(snapshot.path, settings.max_note_bytes).raw, path, event_id
+            ):
+                return None  # a concurrent run wrote the same marks first
+        except VtError:
+            pass
+        return exc.message
+    except IOFailure as exc:
+        return exc
+    except VtError as exc:
+        return exc.message
+    return None
+
+
+def _marked_as(raw: bytes, path: str, event_id: str) -> bool:
+    props = parse_note(raw, path).properties
+    return props.get("review_state") == APPLIED and props.get("vt_event_id") == event_id
+
+
+def _mark_all(
+    settings: Settings, marks: list[_Mark], report: ApplyReport, progress: Progress | None
+) -> None:
+    """Mark the notes; meanwhile (the markers mostly wait on fsync) refresh the Claim
+    Store, which depends on the durable ledger alone, not on the notes."""
+    jobs = [(m.applied.path, m.digest, m.signature, m.applied.id, m.applied.ts) for m in marks]
+    outcomes = _pooled(
+        settings,
+        _mark_chunk,
+        jobs,
+        progress,
+        io_bound=True,
+        meanwhile=lambda: _refresh(settings, report),
+    )
+    try:
+        writer.sync_folders(settings.vault / m.applied.path for m in marks)
+    except VtError as exc:  # the marks are in place but may not survive a crash
+        if isinstance(exc, IOFailure):
+            report.io_error = report.io_error or exc
+        report.refused.append(
+            Entry(
+                exc.path or "",
+                None,
+                f"{exc.message}; run vt apply again after a crash to mark the notes",
+            )
+        )
+    for mark, problem in zip(marks, outcomes, strict=True):
+        if problem is None:
+            mark.applied.marked = True
+        else:
+            if isinstance(problem, IOFailure):
+                report.io_error = report.io_error or problem
+                problem = problem.message
+            report.refused.append(
+                Entry(
+                    mark.applied.path,
+                    mark.applied.claim_id,
+                    f"{problem}; the decision is in the ledger ({mark.applied.id}): run vt apply "
+                    "again to mark the note",
+                )
+            )
+
+
+def _mark_chunk(
+    settings: Settings, ctx: CheckContext | None, jobs: list[tuple]
+) -> list[str | IOFailure | None]:
+    return [mark_note(settings, *job) for job in jobs]
+
+
+# ---------------------------------------------------------------------------
+# the run
+
+
+def apply_notes(
+    settings: Settings,
+    paths: list[Path] | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> ApplyReport:
+    """`vt apply [NOTE…]`: every decided note of the vault, or the notes given."""
+    report = ApplyReport(dry_run=dry_run)
+    listing = list_vault(settings.vault)
+    ctx = make_context(settings, listing, assist=False)  # apply decides on errors only
+    if paths:
+        targets = _explicit_targets(settings, paths, report)
+    else:
+        targets = list(listing.inside())
+        # a folder or file that cannot be read may hold decisions: never passed over
+        report.refused += [
+            Entry(f.path, None, f.message) for f in listing.findings(settings.claims_dir)
+        ]
+    examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx, explicit=bool(paths))
+    candidates = _sorted_out(report, [c for c in examined if c is not None])
+    if not candidates:
+        return report
+    with _transaction(settings, dry_run) as txn:
+        report.torn = txn.torn
+        decider = _Decider(settings, txn, report, ctx)
+        decider.run(candidates)
+    if not dry_run:
+        crash_point("after-append")
+    for entries in (report.applied, report.skipped, report.refused):
+        entries.sort(key=lambda e: e.path)
+    if dry_run:
+        return report
+    _mark_all(settings, decider.marks, report, progress)
+    report.refused.sort(key=lambda e: e.path)
+    return report
+
+
+def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
+    targets: list[str] = []
+    for relative, problem in given_notes(settings.vault, paths):
+        if problem is None:
+            targets.append(relative)
+        else:
+            report.refused.append(Entry(relative, None, problem.message))
+    return targets
+
+
+def _sorted_out(report: ApplyReport, candidates: list[Candidate]) -> list[Candidate]:
+    """Report skipped and refused notes; the rest, in path order, go to the decider."""
+    owners: dict[str, list[str]] = {}
+    for cand in candidates:
+        if cand.claim_id is not None:
+            owners.setdefault(cand.claim_id, []).append(cand.path)
+    deciding = []
+    for cand in sorted(candidates, key=lambda c: c.path):
+        others = [p for p in owners.get(cand.claim_id or "", []) if p != cand.path]
+        if cand.refuse:
+            report.refused.append(Entry(cand.path, cand.claim_id, cand.refuse))
+        elif cand.skip:
+            report.skipped.append(Entry(cand.path, cand.claim_id, cand.skip))
+        elif others:
+            report.refused.append(
+                Entry(
+                    cand.path,
+                    cand.claim_id,
+                    f"claim_id {cand.claim_id} is also used by "
+                    f"{', '.join(others)}; one note per claim",
+                )
+            )
+        else:
+            deciding.append(cand)
+    return deciding
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction of a dry run so that it appends nothing."""
+
+
+@contextmanager
+def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
+    """The run's one ledger transaction. A dry run decides the same way and writes
+    nothing: the transaction is abandoned (or, without a ledger yet, a scratch one)."""
+    if not dry_run:
+        with Ledger(
+            settings.ledger_path, settings.state_dir, root=settings.vault
+        ).transaction() as txn:
+            _remove_stale_temps(settings)
+            yield txn
+        return
+    with TemporaryDirectory(prefix="vt-dry-run-") as scratch:
+        if settings.ledger_path.exists():
+            ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
+        else:
+            ledger = Ledger(Path(scratch) / "ledger.jsonl", Path(scratch) / "state")
+        try:
+            with ledger.transaction() as txn:
+                yield txn
+                raise _DryRun
+        except _DryRun:
+            pass
+
+
+def _remove_stale_temps(settings: Settings) -> None:
+    """Temp files of an earlier vt killed while writing notes (see durable.write_temp),
+    removed from the folders vt writes notes into; under the ledger lock, so never those
+    of a run applying meanwhile. A folder leading out of the vault is not vt's to clean."""
+    for folder, recursive in ((settings.claims_dir, True), (settings.kb_dir, True), ("", False)):
+        if is_inside(settings.vault, folder):
+            remove_stale_temps(settings.vault / folder, recursive)
+
+
+def _refresh(settings: Settings, report: ApplyReport) -> None:
+    """Bring the Claim Store and the knowledge-base blocks up to date. The events are
+    durable and the notes marked: a failure here is reported, and the next command that
+    reads the store catches up."""
+    from vault_tools.store.claims import refresh
+
+    try:
+        report.refresh = refresh(settings)
+    except VtError as exc:
+        report.refresh_error = exc
+
+
+# ---------------------------------------------------------------------------
+# the process pool
+
+
+def _examine_chunk(
+    settings: Settings, ctx: CheckContext | None, chunk: list[str], explicit: bool = False
+) -> list[Candidate | None]:
+    assert ctx is not None
+    return [examine(settings, ctx, relative, explicit) for relative in chunk]
+
+
+def _pooled(
+    settings: Settings,
+    function: Callable,
+    items: list,
+    progress: Progress | None,
+    ctx: CheckContext | None = None,
+    io_bound: bool = False,
+    meanwhile: Callable[[], None] | None = None,
+    **kwargs: Any,
+) -> list:
+    """`function(settings, ctx, chunk, **kwargs)` over chunks of `items`, in order; in
+    forked workers when there are enough items. fsync-bound work gets more workers than
+    cores: the disk, not the CPU, is what they wait for."""
+    cpus = settings.workers or os.cpu_count() or 1
+    workers = cpus * IO_WORKERS_PER_CPU if io_bound and not settings.workers else cpus
+    work = partial(function, settings, ctx, **kwargs)
+    return list(map_chunks(work, items, workers=workers, progress=progress, meanwhile=meanwhile))

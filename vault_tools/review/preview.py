@@ -1,0 +1,501 @@
+"""Repair Preview (docs/workflow.md): validate a note's V2 drafts and show the V1 → V2 changes.
+
+`preview_note` handles one note: it validates the three drafts, diffs them against V1
+and — only for a note whose `review_action` is REQUEST_REPAIR — writes the result into
+the note as vt's `preview` block and sets `review_state` and `vt_preview_hash`. It writes
+nothing else (no ledger, no claim store, no other note), and nothing at all when the
+result is byte-identical to the note, so a second run over unchanged drafts is silent.
+`preview_vault` runs it over the marked notes of a vault (or the notes given); `vt watch`
+calls `preview_note` for one saved note.
+
+Plain data in, plain data out: the CLI renders `PreviewResult` for the terminal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from vault_tools.checks.rules import CheckContext, check_drafts
+from vault_tools.checks.validate import make_context
+from vault_tools.config import Settings
+from vault_tools.errors import IOFailure, RefusedError, VtError
+from vault_tools.findings import ERROR, Finding, error, sort_key
+from vault_tools.infra.pool import map_chunks
+from vault_tools.notes import kb as kbmod
+from vault_tools.notes import markdown, writer
+from vault_tools.notes.note import Note, parse_note
+from vault_tools.notes.positions import line_of
+from vault_tools.notes.vault import given_notes, list_vault, read_file, read_finding
+from vault_tools.review.diff import (
+    CLAIM,
+    Change,
+    char_diff,
+    diff_text_lines,
+    repair_changes,
+)
+from vault_tools.vocabulary import (
+    APPROVE_REPAIR,
+    PREVIEW_FAILED,
+    PREVIEW_READY,
+    REQUEST_REPAIR,
+)
+
+Progress = Callable[[int, int], None]
+
+BLOCK = "preview"  # vt's block name: <!-- vt:preview:start --> … <!-- vt:preview:end -->
+BEFORE_HEADING = "Human Review"
+NO_CHANGES = "No changes: the drafts equal V1."
+
+# below this many candidate notes a process pool costs more than it saves
+PARALLEL_THRESHOLD = 200
+CHUNK = 32
+
+
+@dataclass(slots=True)
+class PreviewResult:
+    """The preview of one note (or why there is none: `state` None and a finding)."""
+
+    path: str
+    claim_id: str | None = None
+    review_action: str | None = None
+    state: str | None = None  # PREVIEW_READY | PREVIEW_FAILED | None (no preview made)
+    findings: list[Finding] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    # the claim's character diff: ("equal" | "delete" | "insert", text) segments
+    claim_segments: list[tuple[str, str]] = field(default_factory=list)
+    preview_hash: str | None = None
+    written: bool = False
+    remark: str = ""  # why a computed preview was not written, for the reader
+
+    @property
+    def marked(self) -> bool:
+        return self.review_action == REQUEST_REPAIR
+
+    @property
+    def failed(self) -> bool:
+        return self.state == PREVIEW_FAILED or any(f.severity == ERROR for f in self.findings)
+
+    @property
+    def unchanged(self) -> bool:
+        return self.state is not None and not self.changes
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "claim_id": self.claim_id,
+            "state": self.state,
+            "findings": [f.to_json() for f in self.findings],
+            "changes": [c.to_json() for c in self.changes],
+            "review_action": self.review_action,
+            "written": self.written,
+            "preview_hash": self.preview_hash,
+        }
+
+
+@dataclass(slots=True)
+class PreviewReport:
+    previews: list[PreviewResult] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(p.failed for p in self.previews)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"previews": [p.to_json() for p in self.previews]}
+
+
+# ---------------------------------------------------------------------------
+# the hash the Apply bridge checks
+
+
+def preview_hash(note: Note) -> str:
+    """ "sha256:" + the sha256 of the three drafts' canonical content.
+
+    Canonical: JSON with sorted keys, no spaces, non-ASCII kept, of the draft claim text
+    and the parsed draft frame and metadata (None for a block that is missing or does
+    not parse). Reformatting a JSON block does not change the hash; any edit of a value
+    does. Raises ValueError for a note without a V2 Draft section.
+    """
+    drafts = note.drafts
+    if drafts is None:
+        raise ValueError(f"{note.path}: the note has no V2 Draft section")
+    content = {
+        "atomic_claim": drafts.claim.value if drafts.claim is not None else "",
+        "semantic_frame": drafts.frame.data
+        if drafts.frame is not None and drafts.frame.ok
+        else None,
+        "metadata": drafts.metadata.data
+        if drafts.metadata is not None and drafts.metadata.ok
+        else None,
+    }
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# one note
+
+
+def preview_note(
+    settings: Settings, ctx: CheckContext, relative: str, *, dry_run: bool = False
+) -> PreviewResult:
+    """Preview one vault note; write it back only when it is marked REQUEST_REPAIR.
+
+    Never raises for a bad note: read errors, a note that is not a review note, a note
+    without drafts and a refused write all become findings on the result.
+    """
+    loaded = _load(settings, relative)
+    if isinstance(loaded, PreviewResult):
+        return loaded
+    snapshot, note = loaded
+    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
+
+
+def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | PreviewResult:
+    try:
+        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
+    except VtError as exc:
+        code = "read-error" if exc.line is None else "encoding"
+        return PreviewResult(relative, findings=[error(relative, exc.line, code, exc.message)])
+    return snapshot, parse_note(snapshot.raw, relative)
+
+
+def _preview_loaded(
+    ctx: CheckContext, snapshot: writer.Snapshot, note: Note, dry_run: bool, vault: Path
+) -> PreviewResult:
+    result = PreviewResult(note.path, note.claim_id)
+    action = note.properties.get("review_action")
+    result.review_action = str(action) if action is not None else None
+    if not note.is_review_note:
+        result.findings.append(
+            error(
+                note.path,
+                None,
+                "not-review-note",
+                "not a review note (its frontmatter has no claim_id)",
+            )
+        )
+        return result
+    if note.drafts is None:
+        result.findings.append(
+            error(
+                note.path,
+                note.body_line,
+                "drafts-missing",
+                f"the note has no '## V2 Draft' section: run `vt draft {note.path}` first",
+            )
+        )
+        return result
+    result.findings = draft_findings(note, ctx)
+    result.state = (
+        PREVIEW_FAILED if any(f.severity == ERROR for f in result.findings) else PREVIEW_READY
+    )
+    result.preview_hash = preview_hash(note)
+    result.changes, result.claim_segments = _changes(note)
+    if result.review_action == APPROVE_REPAIR:
+        result.remark = "approved notes are never re-previewed: shown, not written"
+    elif not result.marked:
+        result.remark = (
+            f"review_action is {result.review_action or '(unset)'}, not "
+            f"{REQUEST_REPAIR}: shown, not written"
+        )
+    elif dry_run:
+        result.remark = "dry run: nothing written"
+    else:
+        _write(snapshot, result, vault)
+    return result
+
+
+def draft_findings(note: Note, ctx: CheckContext) -> list[Finding]:
+    """What is wrong with the V2 drafts: parse findings inside the V2 Draft section, the
+    schemas, the knowledge base, and COMPLETE mapping with an unresolved draft entity.
+
+    V1's own problems are not the draft's (a repair may be fixing them), and the mapping
+    table describes V1 only, so it is not compared with the draft frame.
+    """
+    ranges = [(s.line, s.end) for s in note.sections if s.key == "drafts"]
+    findings = [
+        f for f in note.findings if f.line is not None and any(a <= f.line <= b for a, b in ranges)
+    ]
+    findings += check_drafts(note, ctx)
+    findings += _complete_but_unresolved(note, ctx)
+    if ctx.disabled:
+        findings = [f for f in findings if f.code not in ctx.disabled]
+    return sorted(set(findings), key=sort_key)
+
+
+def _complete_but_unresolved(note: Note, ctx: CheckContext) -> list[Finding]:
+    drafts = note.drafts
+    if drafts is None or drafts.metadata is None or not drafts.metadata.ok:
+        return []
+    metadata, frame = drafts.metadata.data, drafts.frame
+    if not isinstance(metadata, dict) or metadata.get("mapping_status") != "COMPLETE":
+        return []
+    if frame is None or not frame.ok or not isinstance(frame.data, dict):
+        return []
+    entities = frame.data.get("entities")
+    targets = (
+        [e["id"] for e in entities if isinstance(e, dict) and isinstance(e.get("id"), str)]
+        if isinstance(entities, list)
+        else []
+    )
+    if all(ctx.kb.resolve(target).status == kbmod.OK for target in targets):
+        return []
+    line = line_of(drafts.metadata.text, ("mapping_status",), drafts.metadata.line)
+    return [
+        error(
+            note.path,
+            line,
+            "mapping-complete-unresolved",
+            "V2 Revision Metadata Draft: mapping_status is COMPLETE but an entity "
+            "target of the V2 Semantic Frame Draft does not resolve",
+        )
+    ]
+
+
+def _changes(note: Note) -> tuple[list[Change], list[tuple[str, str]]]:
+    """V1 → V2 changes; a draft block that does not parse contributes none."""
+    drafts = note.drafts
+    assert drafts is not None
+    old_claim = note.claim.text.value if note.claim is not None else ""
+    new_claim = drafts.claim.value if drafts.claim is not None else old_claim
+    changes = repair_changes(old_claim, new_claim, None, None, None, None)
+    if drafts.frame is not None and drafts.frame.ok:
+        old_frame = note.frame.data if note.frame is not None and note.frame.ok else None
+        changes += repair_changes("", "", old_frame, drafts.frame.data, None, None)
+    if drafts.metadata is not None and drafts.metadata.ok:
+        changes += repair_changes("", "", None, None, _v1_metadata(note), drafts.metadata.data)
+    segments = char_diff(old_claim, new_claim) if old_claim != new_claim else []
+    return changes, segments
+
+
+def _v1_metadata(note: Note) -> dict[str, Any]:
+    claim = note.claim
+    mode = claim.epistemic_mode.value if claim and claim.epistemic_mode else None
+    status = claim.mapping_status.value if claim and claim.mapping_status else None
+    return {"epistemic_mode": mode, "mapping_status": status}
+
+
+# ---------------------------------------------------------------------------
+# writing the note
+
+
+def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> None:
+    """Set the owned properties and the preview block; a refusal becomes a finding."""
+    assert result.state is not None and result.preview_hash is not None
+    try:
+        text, findings = note_text_with_preview(snapshot.text, result)
+        result.written = writer.write_if_changed(snapshot, text, root=vault)
+    except RefusedError as exc:
+        result.findings.append(
+            error(result.path, exc.line, "write-refused", f"{exc.message}; run vt preview again")
+        )
+        result.remark = "not written"
+        return
+    except IOFailure:
+        raise  # the disk, not the note: every other note would fail alike
+    except VtError as exc:
+        result.findings.append(error(result.path, exc.line, "write-refused", exc.message))
+        result.remark = "not written"
+        return
+    result.findings = findings
+    if not result.written:
+        result.remark = "up to date: nothing written"
+
+
+def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[Finding]]:
+    """The note's new text, and the findings with their lines as they are in that text.
+
+    The block quotes note lines, and writing the properties and the block can move the
+    draft lines; the lines are mapped through both edits so that the written block (and
+    a second run over it) names the lines as they are on disk.
+    """
+    assert result.state is not None and result.preview_hash is not None
+    with_properties = writer.set_properties(
+        text, {"review_state": result.state, "vt_preview_hash": result.preview_hash}
+    )
+    first = _line_map(text, with_properties)
+    moved = [_moved(f, first) for f in result.findings]
+    draft = writer.set_block(
+        with_properties, BLOCK, render_block(result, moved), before_heading=BEFORE_HEADING
+    )
+    if all(f.line is None for f in moved):
+        return draft, moved  # no line quoted: nothing to map (the common case)
+    second = _line_map(with_properties, draft)
+    final = [_moved(f, second) for f in moved]
+    # the block's line count does not depend on the line numbers it quotes
+    return writer.set_block(
+        with_properties, BLOCK, render_block(result, final), before_heading=BEFORE_HEADING
+    ), final
+
+
+def _moved(finding: Finding, line_map: Callable[[int], int]) -> Finding:
+    return finding if finding.line is None else finding._replace(line=line_map(finding.line))
+
+
+def _line_map(before: str, after: str) -> Callable[[int], int]:
+    """Map 1-based line numbers of `before` to `after`, for an edit in one region.
+
+    Lines in the common prefix keep their number, lines in the common suffix move by the
+    difference in length; lines inside the edited region keep theirs (none is quoted).
+    """
+    old, new = before.split("\n"), after.split("\n")
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    delta = len(new) - len(old)
+    first_suffix_line = len(old) - suffix + 1
+
+    def mapped(line: int) -> int:
+        return line + delta if line >= first_suffix_line else line
+
+    return mapped
+
+
+# ---------------------------------------------------------------------------
+# the Markdown of the preview block
+
+
+def render_block(result: PreviewResult, findings: list[Finding] | None = None) -> str:
+    """The text between vt's preview markers (deterministic: no timestamps)."""
+    findings = result.findings if findings is None else findings
+    out = ["## Repair Preview", ""]
+    if result.state == PREVIEW_READY:
+        out += [
+            "> [!success] Preview valid",
+            "> The V2 drafts validate. To apply them, set `review_action` to "
+            "`APPROVE_REPAIR` and run `vt apply`.",
+        ]
+    else:
+        out += ["> [!failure] Preview failed", "> Fix the V2 drafts, then run `vt preview` again:"]
+    for finding in findings:
+        where = f"line {finding.line}" if finding.line else "note"
+        out.append(f"> - {where}: `{finding.code}` {markdown.text(finding.message)}")
+    out.append("")
+    if not result.changes:
+        out += [NO_CHANGES, ""]
+        return "\n".join(out) + "\n"
+    claim = next((c for c in result.changes if c.field == CLAIM), None)
+    if claim is not None:
+        body = diff_text_lines(claim.old, claim.new)
+        fence = markdown.fence_for(body)
+        out += ["### Atomic Claim", f"{fence}diff", body.rstrip("\n"), fence, ""]
+    rows = [c for c in result.changes if c.field != CLAIM]
+    if rows:
+        out += [
+            "### Semantic Frame and Metadata",
+            "",
+            "| Field | Change | Pointer | V1 | V2 |",
+            "|---|---|---|---|---|",
+        ]
+        out += [_table_row(change) for change in rows]
+        out.append("")
+    # a blank line before the end marker: a table or list must not run into it
+    return "\n".join(out) + "\n"
+
+
+def _table_row(change: Change) -> str:
+    old = "" if change.op == "add" else markdown.code_span(_json(change.old))
+    new = "" if change.op == "remove" else markdown.code_span(_json(change.new))
+    pointer = markdown.code_span(change.pointer or "/")
+    return f"| {change.field} | {change.op} | {pointer} | {old} | {new} |"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+# ---------------------------------------------------------------------------
+# a vault run
+
+
+def preview_vault(
+    settings: Settings,
+    paths: list[Path] | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> PreviewReport:
+    """Preview the notes given, or every note of the vault marked REQUEST_REPAIR."""
+    listing = list_vault(settings.vault)
+    ctx = make_context(settings, listing)
+    report = PreviewReport()
+    if paths:
+        targets = _explicit_targets(settings, paths, report)
+        explicit = True
+    else:
+        targets = list(listing.inside())
+        explicit = False
+        report.previews += [
+            PreviewResult(f.path, findings=[f]) for f in listing.findings(settings.claims_dir)
+        ]
+    for result in _run(settings, ctx, targets, explicit, dry_run, progress):
+        report.previews.append(result)
+    return report
+
+
+def _explicit_targets(settings: Settings, paths: list[Path], report: PreviewReport) -> list[str]:
+    targets: list[str] = []
+    for relative, problem in given_notes(settings.vault, paths):
+        if problem is None:
+            targets.append(relative)
+        else:
+            report.previews.append(PreviewResult(relative, findings=[problem]))
+    return targets
+
+
+def _preview_target(
+    settings: Settings, ctx: CheckContext, relative: str, explicit: bool, dry_run: bool
+) -> PreviewResult | None:
+    """A given note is always previewed; in a vault run only notes marked REQUEST_REPAIR."""
+    if explicit:
+        return preview_note(settings, ctx, relative, dry_run=dry_run)
+    try:
+        raw, _ = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
+    except OSError as exc:  # it may be marked: a failure, never passed over
+        return PreviewResult(relative, findings=[read_finding(relative, exc)])
+    if REQUEST_REPAIR.encode() not in raw:  # most notes are not marked: skip them unparsed
+        return None
+    loaded = _load(settings, relative)
+    if isinstance(loaded, PreviewResult):
+        return None
+    snapshot, note = loaded
+    if note.properties.get("review_action") != REQUEST_REPAIR:
+        return None
+    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
+
+
+def _run(
+    settings: Settings,
+    ctx: CheckContext,
+    targets: list[str],
+    explicit: bool,
+    dry_run: bool,
+    progress: Progress | None,
+) -> Iterable[PreviewResult]:
+    work = partial(_chunk, settings=settings, ctx=ctx, explicit=explicit, dry_run=dry_run)
+    results = map_chunks(
+        work,
+        targets,
+        workers=settings.workers,
+        progress=progress,
+        threshold=PARALLEL_THRESHOLD,
+        chunk=CHUNK,
+    )
+    return (result for result in results if result is not None)
+
+
+def _chunk(
+    chunk: list[str], settings: Settings, ctx: CheckContext, explicit: bool, dry_run: bool
+) -> list[PreviewResult | None]:
+    return [_preview_target(settings, ctx, relative, explicit, dry_run) for relative in chunk]

@@ -1,0 +1,147 @@
+"""`vt revert EVENT_ID`: append a compensating REVERT event (docs/ledger.md).
+
+Nothing is ever rewritten: the reverted event stays in the ledger, and the REVERT names
+it (`reverts`) and supersedes the claim's latest event. Notes are not touched either: a
+note still marked APPLIED for the reverted event is not applied again by `vt apply`
+until its reviewer changes the decision.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from vault_tools.config import Settings
+from vault_tools.errors import RefusedError, UsageError, VtError
+from vault_tools.ledger.core import Ledger, Transaction, iter_lines
+from vault_tools.review.apply import default_actor
+from vault_tools.vocabulary import REVERT
+
+
+class UnknownEventError(RefusedError):
+    """No event of the ledger has this id (exit 1)."""
+
+
+@dataclass(slots=True)
+class RevertResult:
+    event: dict  # the REVERT event appended (dry run: that would be appended)
+    reverted: dict  # the event it reverts
+    dry_run: bool = False
+    refresh: Any = None  # store.RefreshResult
+    refresh_error: VtError | None = None
+    torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
+
+    def to_json(self) -> dict[str, Any]:
+        ev = self.event
+        return {
+            "reverted": self.reverted["id"],
+            "claim_id": ev["claim_id"],
+            "action": REVERT,
+            "id": ev["id"],
+            "seq": ev["seq"],
+            "supersedes": ev["supersedes"],
+            "dry_run": self.dry_run,
+        }
+
+
+def _normalised(event_id: str) -> str:
+    event_id = event_id.strip()
+    if not event_id.startswith("sha256:"):
+        event_id = "sha256:" + event_id  # accept the bare hex a user copies from the log
+    if len(event_id) != 71 or any(c not in "0123456789abcdef" for c in event_id[7:]):
+        raise UsageError(f"{event_id!r} is not an event id ('sha256:' and 64 hex digits)")
+    return event_id
+
+
+def _find(txn: Transaction, event_id: str) -> tuple[dict | None, dict | None]:
+    """(the event with this id, a REVERT that already reverts it), in one pass."""
+    target: dict | None = None
+    reverted_by: dict | None = None
+    id_needle = f'"id":"{event_id}"'.encode()
+    reverts_needle = f'"reverts":"{event_id}"'.encode()
+    for end, raw in iter_lines(txn.ledger.path):
+        if end > txn.start.size:
+            break
+        if id_needle in raw or reverts_needle in raw:
+            event = json.loads(raw)
+            if event.get("id") == event_id:
+                target = event
+            elif event.get("reverts") == event_id:
+                reverted_by = event
+    return target, reverted_by
+
+
+def revert_event(
+    settings: Settings, event_id: str, comment: str = "", dry_run: bool = False
+) -> RevertResult:
+    """Append a REVERT of `event_id`; refused for an unknown id, a REVERT, or an event
+    already reverted. Then brings the Claim Store up to date."""
+    event_id = _normalised(event_id)
+    ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
+    if not ledger.path.exists():
+        raise UnknownEventError(f"no event {event_id}: the ledger is empty", str(settings.ledger))
+    result = _append(settings, ledger, event_id, comment, dry_run)
+    if not dry_run:
+        from vault_tools.store.claims import refresh
+
+        try:
+            result.refresh = refresh(settings)
+        except VtError as exc:
+            result.refresh_error = exc
+    return result
+
+
+class _Abandon(Exception):
+    """Raised inside a dry run's transaction so that it appends nothing."""
+
+
+def _append(
+    settings: Settings, ledger: Ledger, event_id: str, comment: str, dry_run: bool
+) -> RevertResult:
+    result: RevertResult | None = None
+    try:
+        with ledger.transaction() as txn:
+            target, reverted_by = _find(txn, event_id)
+            _refusal(settings, event_id, target, reverted_by)
+            assert target is not None
+            event = txn.append(
+                {
+                    "action": REVERT,
+                    "actor": default_actor(settings),
+                    "base": target["base"],
+                    "checks": target["checks"],
+                    "claim": None,
+                    "claim_id": target["claim_id"],
+                    "comment": comment,
+                    "note": target["note"],
+                    "preview": None,
+                    "reverts": event_id,
+                    "v": 1,
+                }
+            )
+            result = RevertResult(event, target, dry_run, torn=txn.torn)
+            if dry_run:
+                raise _Abandon
+    except _Abandon:
+        pass
+    assert result is not None
+    return result
+
+
+def _refusal(
+    settings: Settings, event_id: str, target: dict | None, reverted_by: dict | None
+) -> None:
+    where = str(settings.ledger)
+    if target is None:
+        raise UnknownEventError(f"no event {event_id} in the ledger (see vt ledger log)", where)
+    if target["action"] == REVERT:
+        raise RefusedError(
+            f"{event_id} is itself a REVERT; make a new decision instead of reverting a revert",
+            where,
+        )
+    if reverted_by is not None:
+        raise RefusedError(
+            f"{event_id} is already reverted (by {reverted_by['id']}, seq {reverted_by['seq']})",
+            where,
+        )

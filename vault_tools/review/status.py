@@ -1,0 +1,275 @@
+"""`vt status`: the review queue at a glance (docs/json-output.md).
+
+Notes by `review_action` and `review_state`; previews gone stale (the drafts changed after
+`vt preview` recorded `vt_preview_hash`); notes marked APPLIED whose decision no longer
+matches the ledger event they name (`vt_event_id`); notes whose decision disagrees with
+their claim's latest event(s) (apply's own `judge`); claims in CONFLICT, with their heads
+and what settles them; the ledger head.
+Every review note is parsed once (in forked workers for a large vault); the claim
+statuses come from the Claim Store, caught up first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from vault_tools.config import Settings
+from vault_tools.findings import Finding
+from vault_tools.infra.pool import map_chunks
+from vault_tools.ledger.core import same_decision
+from vault_tools.notes.note import Note, parse_note
+from vault_tools.notes.vault import list_vault, read_file, read_finding
+from vault_tools.review.apply import (
+    AGREES,
+    DIFFERS,
+    FIRST,
+    REVERTED,
+    decision_content,
+    describe_head,
+    judge,
+)
+from vault_tools.review.preview import preview_hash
+from vault_tools.store.claims import ClaimStore
+from vault_tools.vocabulary import (
+    APPLIED,
+    APPROVE_REPAIR,
+    NEW,
+    PENDING,
+    REPAIR,
+    REQUEST_REPAIR,
+)
+
+Progress = Callable[[int, int], None]
+
+UNMARKED = "unmarked"  # the ledger records the note's decision; the note does not say so
+SETTLE = (
+    "resolve the note, set review_action to the final decision and run vt apply: one "
+    "new event then supersedes every head"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NoteInfo:
+    """What status needs of one review note (small: it crosses process boundaries)."""
+
+    path: str
+    claim_id: str
+    action: str
+    state: str
+    stale_preview: bool
+    event_id: str | None  # vt_event_id
+    decision: dict | None  # what the note's review_action decides (`decision_content`)
+
+
+@dataclass(slots=True)
+class StatusReport:
+    notes: int = 0
+    by_action: dict[str, int] = field(default_factory=dict)
+    by_state: dict[str, int] = field(default_factory=dict)
+    claims: dict[str, int] = field(default_factory=dict)
+    stale_previews: list[dict[str, Any]] = field(default_factory=list)
+    edited_since_apply: list[dict[str, Any]] = field(default_factory=list)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    ledger_head: dict[str, Any] = field(default_factory=dict)
+    # files and folders that could not be read (each may hide a review note), by path
+    unreadable: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "notes": self.notes,
+            "by_action": self.by_action,
+            "by_state": self.by_state,
+            "claims": self.claims,
+            "stale_previews": self.stale_previews,
+            "edited_since_apply": self.edited_since_apply,
+            "disagreements": self.disagreements,
+            "conflicts": self.conflicts,
+            "ledger_head": self.ledger_head,
+            "unreadable": [f.to_json() for f in self.unreadable],
+        }
+
+
+def _prop(note: Note, key: str, default: str | None) -> str | None:
+    value = note.properties.get(key)
+    return default if value is None or value == "" else str(value)
+
+
+def _stale(note: Note, action: str) -> bool:
+    recorded = _prop(note, "vt_preview_hash", None)
+    if action not in (REQUEST_REPAIR, APPROVE_REPAIR) or recorded is None:
+        return False
+    try:
+        return preview_hash(note) != recorded
+    except ValueError:  # the V2 Draft section is gone
+        return True
+
+
+def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
+    """One vault file's status, None when it is not a review note, or the finding why it
+    could not be read."""
+    try:
+        raw, _ = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
+    except OSError as exc:
+        return read_finding(relative, exc)
+    if b"claim_id" not in raw:
+        return None
+    note = parse_note(raw, relative)
+    if not note.is_review_note:
+        return None
+    action = _prop(note, "review_action", PENDING) or PENDING
+    state = _prop(note, "review_state", NEW) or NEW
+    return NoteInfo(
+        relative,
+        note.claim_id or "",
+        action,
+        state,
+        _stale(note, action),
+        _prop(note, "vt_event_id", None),
+        decision_content(note, action),
+    )
+
+
+def _edited(info: NoteInfo, event: dict | None) -> str | None:
+    """Why an APPLIED note no longer says what the ledger recorded (`event`, the one its
+    vt_event_id names); None if it does."""
+    if info.event_id is None:
+        return "marked APPLIED but has no vt_event_id"
+    if event is None:
+        return f"vt_event_id {info.event_id} is not in the ledger"
+    if info.decision is None or info.decision["action"] != event["action"]:
+        return f"review_action is now {info.action}; {event['action']} was applied"
+    if event["claim_id"] != info.claim_id:
+        return f"claim_id is now {info.claim_id}; the event is for {event['claim_id']}"
+    if not same_decision(info.decision, event):
+        action = event["action"]
+        what = "the V2 drafts" if action == REPAIR else "the claim"
+        return f"{what} changed since {action} was applied"
+    return None
+
+
+def _head_json(event: dict) -> dict[str, Any]:
+    return {k: event[k] for k in ("id", "action", "actor", "ts", "note")}
+
+
+def _disagreement(info: NoteInfo, heads: list[dict], store: ClaimStore) -> dict | None:
+    """The note's entry in `disagreements`, if its decision is not what its claim's heads
+    record (or the note does not name the event that records it); None otherwise."""
+    assert info.decision is not None
+    applied_id = info.event_id if info.state == APPLIED else None
+    verdict = judge(info.decision, heads, applied_id, store.event)
+    kind = verdict.kind
+    if kind == FIRST:
+        return None
+    shown = ", ".join(describe_head(h) for h in heads)
+    if kind == AGREES:
+        assert verdict.event is not None
+        if applied_id == verdict.event["id"]:
+            return None
+        kind = UNMARKED
+        reason = (
+            f"the ledger records this decision ({verdict.event['id']}) but the note "
+            "is not marked with it: run vt apply to mark it"
+        )
+    elif kind == REVERTED:
+        reason = (
+            f"its decision was reverted ({shown}); vt apply will not apply it again: "
+            "change review_action to decide again"
+        )
+    elif len(heads) == 1:
+        reason = (
+            f"review_action is {info.action}; the claim's latest event is {shown}: "
+            f"run vt apply to record {info.action}"
+        )
+    else:
+        reason = (
+            f"review_action is {info.action}; the claim is in CONFLICT between {shown}: "
+            f"run vt apply to settle it with {info.action}"
+        )
+    assert kind in (UNMARKED, REVERTED, DIFFERS)
+    return {
+        "path": info.path,
+        "claim_id": info.claim_id,
+        "review_action": info.action,
+        "kind": kind,
+        "heads": [_head_json(h) for h in heads],
+        "reason": reason,
+    }
+
+
+def _conflict(claim_id: str, store: ClaimStore) -> dict[str, Any]:
+    """A claim in CONFLICT: its heads, the latest last, and what settles it."""
+    heads = store.heads(claim_id)
+    record = store.claim(claim_id)
+    return {
+        "claim_id": claim_id,
+        "note": record.note if record is not None else heads[-1]["note"],
+        "heads": [_head_json(h) for h in heads],
+        "unseen": [h["id"] for h in heads[:-1]],  # heads the latest decision did not see
+        "settle": SETTLE,
+    }
+
+
+def status(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> StatusReport:
+    """The vault's review status; `store` must be caught up by the caller."""
+    listing = list_vault(settings.vault)
+    infos: list[NoteInfo] = []
+    unreadable = listing.findings(settings.claims_dir)
+    for info in _run(settings, list(listing.inside()), progress):
+        if isinstance(info, NoteInfo):
+            infos.append(info)
+        elif info is not None:
+            unreadable.append(info)
+    report = StatusReport(notes=len(infos), unreadable=sorted(unreadable))
+    report.by_action = dict(sorted(Counter(i.action for i in infos).items()))
+    report.by_state = dict(sorted(Counter(i.state for i in infos).items()))
+    report.claims = store.status_counts()
+    for info in infos:
+        if info.stale_preview:
+            report.stale_previews.append(
+                {"path": info.path, "claim_id": info.claim_id, "review_action": info.action}
+            )
+        heads = store.heads(info.claim_id) if info.decision is not None else []
+        if info.state == APPLIED:
+            named = next((h for h in heads if h["id"] == info.event_id), None)
+            if named is None and info.event_id is not None:
+                named = store.event(info.event_id)
+            reason = _edited(info, named)
+            if reason is not None:
+                report.edited_since_apply.append(
+                    {
+                        "path": info.path,
+                        "claim_id": info.claim_id,
+                        "event_id": info.event_id,
+                        "reason": reason,
+                    }
+                )
+        if info.decision is not None:
+            entry = _disagreement(info, heads, store)
+            if entry is not None:
+                report.disagreements.append(entry)
+    report.conflicts = [_conflict(claim_id, store) for claim_id in store.conflicts()]
+    seq, hash_ = store.head()
+    report.ledger_head = {"seq": seq, "hash": hash_}
+    return report
+
+
+# ---------------------------------------------------------------------------
+# reading the notes, in forked workers for a large vault
+
+
+def _run(
+    settings: Settings, targets: list[str], progress: Progress | None
+) -> Iterable[NoteInfo | Finding | None]:
+    return map_chunks(
+        partial(_chunk, settings), targets, workers=settings.workers, progress=progress
+    )
+
+
+def _chunk(settings: Settings, chunk: list[str]) -> list[NoteInfo | Finding | None]:
+    return [note_info(settings, relative) for relative in chunk]

@@ -1,0 +1,1 @@
+"""Projections of the ledger: the Claim Store, the graph, export."""
