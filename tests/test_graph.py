@@ -9,8 +9,9 @@ from conftest import copy_example_vault
 from test_store import decision, ledger_for, v1_claim
 
 from vault_tools.config import load_settings
-from vault_tools.store.claims import ClaimStore, refresh
+from vault_tools.store.claims import ClaimStore
 from vault_tools.store.graph import HEADER, sync_kb_blocks
+from vault_tools.store.refresh import refresh
 
 KB = "04_knowledge_base"
 

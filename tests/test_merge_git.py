@@ -21,7 +21,8 @@ from vault_tools.ledger.core import (
     verify_ledger,
 )
 from vault_tools.review.apply import apply_notes
-from vault_tools.store.claims import ClaimStore, refresh
+from vault_tools.store.claims import ClaimStore
+from vault_tools.store.refresh import refresh
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"

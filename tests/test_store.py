@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger.core import CHECK_KEYS, Ledger, merge_ledgers
-from vault_tools.store.claims import ClaimStore, refresh
+from vault_tools.store.claims import ClaimStore
+from vault_tools.store.refresh import refresh
 
 BASE = "sha256:" + "ab" * 32
 

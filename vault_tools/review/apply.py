@@ -135,7 +135,7 @@ class ApplyReport:
     refused: list[Entry] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)  # appended (or, dry run, would be)
     dry_run: bool = False
-    refresh: Any = None  # store.RefreshResult
+    refresh: Any = None  # store.refresh.RefreshResult
     refresh_error: VtError | None = None
     # the first note vt could not mark because the system failed the write (full disk…)
     io_error: IOFailure | None = None
@@ -837,7 +837,7 @@ def _refresh(settings: Settings, report: ApplyReport) -> None:
     """Bring the Claim Store and the knowledge-base blocks up to date. The events are
     durable and the notes marked: a failure here is reported, and the next command that
     reads the store catches up."""
-    from vault_tools.store.claims import refresh
+    from vault_tools.store.refresh import refresh
 
     try:
         report.refresh = refresh(settings)

@@ -28,7 +28,7 @@ class RevertResult:
     event: dict  # the REVERT event appended (dry run: that would be appended)
     reverted: dict  # the event it reverts
     dry_run: bool = False
-    refresh: Any = None  # store.RefreshResult
+    refresh: Any = None  # store.refresh.RefreshResult
     refresh_error: VtError | None = None
     torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
 
@@ -83,7 +83,7 @@ def revert_event(
         raise UnknownEventError(f"no event {event_id}: the ledger is empty", str(settings.ledger))
     result = _append(settings, ledger, event_id, comment, dry_run)
     if not dry_run:
-        from vault_tools.store.claims import refresh
+        from vault_tools.store.refresh import refresh
 
         try:
             result.refresh = refresh(settings)

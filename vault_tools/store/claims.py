@@ -17,7 +17,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
@@ -75,13 +75,6 @@ class ClaimRecord:
     event_id: str  # the claim's latest event
     claim: dict | None  # the claim dict of the ACCEPT/REPAIR event in force, if any
     note: str  # the review note named by the latest event
-
-
-@dataclass(slots=True)
-class RefreshResult:
-    catch_up: CatchUp
-    kb_notes_written: list[str] = field(default_factory=list)
-    kb_problems: list[str] = field(default_factory=list)  # e.g. a KB note edited meanwhile
 
 
 @dataclass(frozen=True, slots=True)
@@ -551,17 +544,6 @@ class ClaimStore:
             t: sorted(self.conn.execute(f"SELECT * FROM {t}").fetchall())  # noqa: S608
             for t in (*_DERIVED, "meta")
         }
-
-
-def refresh(settings: Settings) -> RefreshResult:
-    """Bring the store up to date with the ledger, then the knowledge-base blocks."""
-    from vault_tools.store.graph import sync_kb_blocks
-
-    with ClaimStore.open(settings) as store:
-        caught = store.catch_up()
-        problems: list[str] = []
-        written = sync_kb_blocks(settings, store, problems)
-    return RefreshResult(caught, written, problems)
 
 
 def _seq(event: dict) -> int:
