@@ -17,18 +17,16 @@ from conftest import (
 from vault_tools.ledger.core import canonical, iter_events, verify_ledger
 from vault_tools.notes.note import parse_note
 from vault_tools.review.apply import (
-    APPLIED,
     DRAFTS_CHANGED,
     SKIP_REQUEST_REPAIR,
     ApplyReport,
     apply_notes,
-    claim_base,
-    mark_note,
-    v1_claim,
-    v2_claim,
 )
-from vault_tools.review.preview import preview_hash, preview_vault
+from vault_tools.review.claims import claim_base, preview_hash, v1_claim, v2_claim
+from vault_tools.review.marking import mark_note
+from vault_tools.review.preview import preview_vault
 from vault_tools.review.revert import revert_event
+from vault_tools.vocabulary import APPLIED
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 V2_CLAIM = "現代 parallel drafter 一次 pass 生成整個 block。"

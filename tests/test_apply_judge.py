@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vault_tools.review.apply import AGREES, DIFFERS, FIRST, REVERTED, judge
+from vault_tools.review.verdict import AGREES, DIFFERS, FIRST, REVERTED, judge
 
 ACCEPT = {"action": "ACCEPT", "claim": {"atomic_claim": "x"}, "preview": None}
 REJECT = {"action": "REJECT", "claim": None, "preview": None}

@@ -27,8 +27,9 @@ from vault_tools.cli import app
 from vault_tools.ledger import core as ledgermod
 from vault_tools.ledger.core import LedgerWriteError, iter_events, verify_ledger
 from vault_tools.notes.note import parse_note
-from vault_tools.review.apply import ACTION_OF, APPLIED, apply_notes
+from vault_tools.review.apply import apply_notes
 from vault_tools.review.preview import preview_vault
+from vault_tools.vocabulary import APPLIED, LEDGER_ACTION_OF
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 REPO = Path(__file__).resolve().parents[1]
@@ -84,7 +85,7 @@ def vt_apply(vault: Path, *paths: str, env: dict[str, str] | None = None) -> sub
 
 
 def decision_of(props: dict) -> str:
-    return ACTION_OF[props["review_action"]]
+    return LEDGER_ACTION_OF[props["review_action"]]
 
 
 def assert_consistent(vault: Path) -> dict[str, list[dict]]:

@@ -16,7 +16,8 @@ from conftest import (
 
 from vault_tools.notes.note import parse_note
 from vault_tools.review.draft import draft_notes, draft_section
-from vault_tools.review.preview import PREVIEW_READY, preview_vault
+from vault_tools.review.preview import preview_vault
+from vault_tools.vocabulary import PREVIEW_READY
 
 
 def without_drafts(text: str) -> str:

@@ -8,7 +8,7 @@ from test_store import decision, ledger_for
 
 from vault_tools.config import load_settings
 from vault_tools.notes.note import parse_note
-from vault_tools.review.apply import claim_base, v1_claim, v2_claim
+from vault_tools.review.claims import claim_base, v1_claim, v2_claim
 from vault_tools.review.history import ClaimHistory, claim_history
 from vault_tools.store.claims import ClaimStore
 

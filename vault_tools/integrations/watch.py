@@ -48,7 +48,8 @@ from vault_tools.notes.vault import (
     read_finding,
     stat_signature,
 )
-from vault_tools.review.preview import preview_hash, preview_note
+from vault_tools.review.claims import preview_hash
+from vault_tools.review.preview import preview_note
 from vault_tools.vocabulary import (
     LEDGER_ACTION_OF,
     PREVIEW_FAILED,

@@ -19,14 +19,12 @@ Plain data in, plain data out: the CLI renders `ApplyReport`.
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import os
-import subprocess
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Any
@@ -34,24 +32,25 @@ from typing import TYPE_CHECKING, Any
 from vault_tools.checks.rules import CheckContext, check_note
 from vault_tools.checks.validate import make_context
 from vault_tools.config import Settings
-from vault_tools.errors import IOFailure, RefusedError, VtError
+from vault_tools.errors import IOFailure, VtError
 from vault_tools.findings import ERROR
 from vault_tools.infra.boundary import is_inside
 from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
-from vault_tools.ledger.core import (
-    CLAIM_KEYS,
-    Ledger,
-    Transaction,
-    canonical,
-    crash_point,
-    same_decision,
-    supersedes_value,
-)
+from vault_tools.ledger.core import Ledger, Transaction, crash_point
 from vault_tools.notes import writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes, list_vault, read_file
-from vault_tools.review.preview import preview_hash
+from vault_tools.review.actor import default_actor
+from vault_tools.review.claims import (
+    claim_base,
+    claim_complete,
+    decision_content,
+    preview_hash,
+    v1_claim,
+)
+from vault_tools.review.marking import mark_note
+from vault_tools.review.verdict import AGREES, REVERTED, judge
 from vault_tools.vocabulary import (
     ACCEPT,
     APPLIED,
@@ -62,9 +61,7 @@ from vault_tools.vocabulary import (
     PREVIEW_FAILED,
     PREVIEW_READY,
     REJECT,
-    REPAIR,
     REQUEST_REPAIR,
-    REVERT,
     REVIEW_ACTIONS,
 )
 
@@ -73,18 +70,14 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 
-# review_action -> the ledger action it becomes
 # fsync'd note rewrites in flight per core: ext4 commits concurrent fsyncs together
 IO_WORKERS_PER_CPU = 4
-ACTION_OF = LEDGER_ACTION_OF
 SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
 # parse findings of text that must never reach the ledger, whatever the decision
 NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
 DRAFTS_CHANGED = (
     "drafts changed since the preview; set review_action to REQUEST_REPAIR and run vt preview"
 )
-
-# below this many notes a process pool costs more than it saves
 
 
 # ---------------------------------------------------------------------------
@@ -155,107 +148,6 @@ class ApplyReport:
 
 
 # ---------------------------------------------------------------------------
-# the claim a decision carries
-
-
-def claim_base(claim: dict) -> str:
-    """ "sha256:" + sha256 of the canonical JSON of a claim dict (the V1 claim: `base`)."""
-    return "sha256:" + hashlib.sha256(canonical(claim).encode("utf-8")).hexdigest()
-
-
-def v1_claim(note: Note) -> dict[str, Any]:
-    """The note's V1 claim; a part that is missing or does not parse is None."""
-    claim, frame = note.claim, note.frame
-    return {
-        "atomic_claim": claim.text.value if claim is not None else None,
-        "epistemic_mode": claim.epistemic_mode.value
-        if claim is not None and claim.epistemic_mode is not None
-        else None,
-        "mapping_status": claim.mapping_status.value
-        if claim is not None and claim.mapping_status is not None
-        else None,
-        "semantic_frame": frame.data if frame is not None and frame.ok else None,
-    }
-
-
-def v2_claim(note: Note) -> dict[str, Any] | None:
-    """The claim of the V2 drafts (None without a V2 Draft section)."""
-    drafts = note.drafts
-    if drafts is None:
-        return None
-    meta = drafts.metadata.data if drafts.metadata is not None and drafts.metadata.ok else None
-    meta = meta if isinstance(meta, dict) else {}
-    return {
-        "atomic_claim": drafts.claim.value if drafts.claim is not None else None,
-        "epistemic_mode": meta.get("epistemic_mode"),
-        "mapping_status": meta.get("mapping_status"),
-        "semantic_frame": drafts.frame.data
-        if drafts.frame is not None and drafts.frame.ok
-        else None,
-    }
-
-
-def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:
-    """What the note's `review_action` decides, in the fields `same_decision` compares:
-    the ledger action, the claim (V1 for ACCEPT, the V2 drafts for REPAIR) and the
-    approved preview. None for an action that decides nothing (PENDING, REQUEST_REPAIR)."""
-    action = ACTION_OF.get(review_action)
-    if action is None:
-        return None
-    claim, preview = None, None
-    if action == ACCEPT:
-        claim = v1_claim(note)
-    elif action == REPAIR:
-        claim = v2_claim(note)
-        stated = note.properties.get("vt_preview_hash")
-        preview = str(stated) if stated is not None and claim is not None else None
-    return {"action": action, "claim": claim, "preview": preview}
-
-
-def _claim_ok(claim: dict[str, Any] | None) -> bool:
-    return (
-        claim is not None
-        and isinstance(claim.get("semantic_frame"), dict)
-        and all(isinstance(claim.get(k), str) for k in CLAIM_KEYS if k != "semantic_frame")
-    )
-
-
-# ---------------------------------------------------------------------------
-# who decided
-
-
-def default_actor(settings: Settings) -> str:
-    """The actor when a note names no reviewer: vt.toml, else git user.name, else the OS user."""
-    if settings.actor:
-        return settings.actor
-    return _git_user(str(settings.vault)) or _os_user()
-
-
-@lru_cache(maxsize=8)
-def _git_user(folder: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "config", "user.name"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    name = done.stdout.strip()
-    return name if done.returncode == 0 and name else None
-
-
-def _os_user() -> str:
-    try:
-        return getpass.getuser() or "unknown"
-    except (KeyError, OSError):  # no passwd entry (containers)
-        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
-
-
-# ---------------------------------------------------------------------------
 # phase 1: examine one note (in a worker for big runs)
 
 
@@ -318,7 +210,7 @@ def examine(
         cand.skip = "review_action is PENDING: nothing to apply"
     elif action == REQUEST_REPAIR:
         cand.skip = SKIP_REQUEST_REPAIR
-    elif action not in ACTION_OF:
+    elif action not in LEDGER_ACTION_OF:
         cand.refuse = f"review_action {action!r} is not one of {', '.join(REVIEW_ACTIONS)}"
     elif unfit := [f for f in note.findings if f.code in NEVER_RECORDED]:
         # whatever the decision, such text must never reach the ledger
@@ -418,7 +310,7 @@ def _fill_repair(note: Note, cand: Candidate) -> None:
             "no valid preview since the last apply: set review_action to "
             "REQUEST_REPAIR and run vt preview, then APPROVE_REPAIR"
         )
-    elif not _claim_ok(v2):
+    elif not claim_complete(v2):
         cand.problems.append(
             "the V2 drafts do not parse; set review_action to REQUEST_REPAIR and run vt preview"
         )
@@ -435,65 +327,6 @@ class _Mark:
     applied: Applied
     digest: str
     signature: tuple[int, int, int]
-
-
-# what the note decides, against what the claim's heads say
-
-FIRST = "first"  # the claim has no event yet: the decision is its first event
-AGREES = "agrees"  # every head records the note's decision: the note is marked, nothing added
-REVERTED = "reverted"  # the note's applied decision was reverted, and the note is unchanged
-DIFFERS = "differs"  # a new event, superseding every head
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """How a note's decision stands against its claim's heads (see `judge`)."""
-
-    kind: str  # FIRST | AGREES | REVERTED | DIFFERS
-    heads: tuple[dict, ...] = ()
-    event: dict | None = None  # AGREES: the head the note is to name; REVERTED: the REVERT
-
-    def supersedes(self) -> str | list[str] | None:
-        """The `supersedes` of the event a FIRST or DIFFERS verdict appends: every head."""
-        return supersedes_value(h["id"] for h in self.heads)
-
-
-def judge(
-    decision: dict[str, Any],
-    heads: Sequence[dict],
-    applied_id: str | None,
-    event_of: Callable[[str], dict | None],
-) -> Verdict:
-    """The one comparison of a note's decision (`decision_content`) with its claim's
-    heads (the events no later event supersedes, in ledger order), for apply and status.
-
-    The note is the reviewer's decision: when every head records it, the claim agrees
-    (concurrent identical decisions are one agreement), and the note is to name one of
-    them (its own `vt_event_id` if that is a head, else the latest). Otherwise the note's
-    decision is a new event that supersedes every head, whether the claim moved on since
-    the note was marked (a run killed between append and mark, then a change of mind) or
-    was decided differently on two branches. The one exception is a revert: a note marked
-    with the decision its claim's heads revert (`applied_id`, looked up with `event_of`
-    only then) is not applied again until its reviewer decides anew.
-    """
-    if not heads:
-        return Verdict(FIRST)
-    heads = tuple(heads)
-    if all(same_decision(decision, h) for h in heads):
-        named = next((h for h in heads if h["id"] == applied_id), heads[-1])
-        return Verdict(AGREES, heads, named)
-    if applied_id is not None and all(
-        h["action"] == REVERT and h.get("reverts") == applied_id for h in heads
-    ):
-        reverted = event_of(applied_id)
-        if reverted is not None and same_decision(decision, reverted):
-            return Verdict(REVERTED, heads, heads[-1])
-    return Verdict(DIFFERS, heads)
-
-
-def describe_head(event: dict) -> str:
-    """`alice REJECT sha256:…`: who decided what, in which event."""
-    return f"{event['actor']} {event['action']} {event['id']}"
 
 
 class _Decider:
@@ -620,53 +453,6 @@ class _Decider:
 
 # ---------------------------------------------------------------------------
 # phase 3: mark the notes
-
-
-def mark_note(
-    settings: Settings,
-    path: str,
-    digest: str,
-    signature: tuple[int, int, int],
-    event_id: str,
-    ts: str,
-) -> str | IOFailure | None:
-    """Set review_state APPLIED, vt_event_id and vt_applied_at on a note that still has
-    the bytes apply decided on. None when done; otherwise why the note was not marked
-    (the IOFailure itself when the system failed the write)."""
-    try:
-        snapshot = writer.read_snapshot(settings.vault / path, settings.max_note_bytes)
-    except VtError as exc:
-        return f"cannot read: {exc.message}"
-    if snapshot.signature != signature or hashlib.sha256(snapshot.raw).hexdigest() != digest:
-        if _marked_as(snapshot.raw, path, event_id):
-            return None  # another vt run (applying the same note) marked it meanwhile
-        return "changed on disk since vt read it; not marked APPLIED"
-    text = writer.set_properties(
-        snapshot.text, {"review_state": APPLIED, "vt_event_id": event_id, "vt_applied_at": ts}
-    )
-    try:
-        # the folder is fsynced once for the whole batch (_mark_all): group commit
-        writer.write_if_changed(snapshot, text, sync_folder=False, root=settings.vault)
-        crash_point("after-mark")
-    except RefusedError as exc:
-        try:
-            if _marked_as(
-                writer.read_snapshot(snapshot.path, settings.max_note_bytes).raw, path, event_id
-            ):
-                return None  # a concurrent run wrote the same marks first
-        except VtError:
-            pass
-        return exc.message
-    except IOFailure as exc:
-        return exc
-    except VtError as exc:
-        return exc.message
-    return None
-
-
-def _marked_as(raw: bytes, path: str, event_id: str) -> bool:
-    props = parse_note(raw, path).properties
-    return props.get("review_state") == APPLIED and props.get("vt_event_id") == event_id
 
 
 def _mark_all(

@@ -4,7 +4,7 @@ Each entry says who decided what and when, with the comment, the event(s) it sup
 and the claim as it stood (the claim of an ACCEPT or REPAIR). The claim's heads (the
 events no later one supersedes) are listed too: several after decisions made without
 seeing each other, alike (an agreement) or not (a CONFLICT). A REPAIR also gets its V1 → V2
-diff. The V1 it was based on is found through the event's `base` (apply's `claim_base` of
+diff. The V1 it was based on is found through the event's `base` (`claims.claim_base` of
 the V1 claim): first among the claim's earlier ACCEPT/REPAIR events, then in the review
 note as it stands now; when neither matches, the V1 is not available.
 """
@@ -17,7 +17,7 @@ from typing import Any
 from vault_tools.config import Settings
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import read_file
-from vault_tools.review.apply import claim_base, v1_claim
+from vault_tools.review.claims import claim_base, v1_claim
 from vault_tools.review.diff import Change, char_diff, repair_changes
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import ACCEPT, REPAIR

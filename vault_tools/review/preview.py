@@ -13,7 +13,6 @@ Plain data in, plain data out: the CLI renders `PreviewResult` for the terminal.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -33,6 +32,7 @@ from vault_tools.notes import markdown, writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.positions import line_of
 from vault_tools.notes.vault import given_notes, list_vault, read_file, read_finding
+from vault_tools.review.claims import preview_hash
 from vault_tools.review.diff import (
     CLAIM,
     Change,
@@ -109,34 +109,6 @@ class PreviewReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"previews": [p.to_json() for p in self.previews]}
-
-
-# ---------------------------------------------------------------------------
-# the hash the Apply bridge checks
-
-
-def preview_hash(note: Note) -> str:
-    """ "sha256:" + the sha256 of the three drafts' canonical content.
-
-    Canonical: JSON with sorted keys, no spaces, non-ASCII kept, of the draft claim text
-    and the parsed draft frame and metadata (None for a block that is missing or does
-    not parse). Reformatting a JSON block does not change the hash; any edit of a value
-    does. Raises ValueError for a note without a V2 Draft section.
-    """
-    drafts = note.drafts
-    if drafts is None:
-        raise ValueError(f"{note.path}: the note has no V2 Draft section")
-    content = {
-        "atomic_claim": drafts.claim.value if drafts.claim is not None else "",
-        "semantic_frame": drafts.frame.data
-        if drafts.frame is not None and drafts.frame.ok
-        else None,
-        "metadata": drafts.metadata.data
-        if drafts.metadata is not None and drafts.metadata.ok
-        else None,
-    }
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.ledger.core import Ledger, Transaction, iter_lines
-from vault_tools.review.apply import default_actor
+from vault_tools.review.actor import default_actor
 from vault_tools.vocabulary import REVERT
 
 

@@ -3,8 +3,8 @@
 Notes by `review_action` and `review_state`; previews gone stale (the drafts changed after
 `vt preview` recorded `vt_preview_hash`); notes marked APPLIED whose decision no longer
 matches the ledger event they name (`vt_event_id`); notes whose decision disagrees with
-their claim's latest event(s) (apply's own `judge`); claims in CONFLICT, with their heads
-and what settles them; the ledger head.
+their claim's latest event(s) (`verdict.judge`, the comparison apply decides by); claims
+in CONFLICT, with their heads and what settles them; the ledger head.
 Every review note is parsed once (in forked workers for a large vault); the claim
 statuses come from the Claim Store, caught up first.
 """
@@ -24,16 +24,8 @@ from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.core import same_decision
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
-from vault_tools.review.apply import (
-    AGREES,
-    DIFFERS,
-    FIRST,
-    REVERTED,
-    decision_content,
-    describe_head,
-    judge,
-)
-from vault_tools.review.preview import preview_hash
+from vault_tools.review.claims import decision_content, preview_hash
+from vault_tools.review.verdict import AGREES, DIFFERS, FIRST, REVERTED, describe_head, judge
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import (
     APPLIED,
