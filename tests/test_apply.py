@@ -22,7 +22,8 @@ from vault_tools.review.apply import (
     ApplyReport,
     apply_notes,
 )
-from vault_tools.review.claims import claim_base, preview_hash, v1_claim, v2_claim
+from vault_tools.review.claims import claim_base, v1_claim, v2_claim
+from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.marking import mark_note
 from vault_tools.review.preview import preview_vault
 from vault_tools.review.revert import revert_event

@@ -22,8 +22,8 @@ from vault_tools.checks.validate import make_context
 from vault_tools.notes import writer
 from vault_tools.notes.note import parse_note
 from vault_tools.review import preview as previewmod
-from vault_tools.review.claims import preview_hash
 from vault_tools.review.diff import Change
+from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.preview import NO_CHANGES, preview_note, preview_vault
 from vault_tools.vocabulary import PREVIEW_FAILED, PREVIEW_READY
 

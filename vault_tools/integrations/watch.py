@@ -48,7 +48,7 @@ from vault_tools.notes.vault import (
     read_finding,
     stat_signature,
 )
-from vault_tools.review.claims import preview_hash
+from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.preview import preview_note
 from vault_tools.vocabulary import (
     LEDGER_ACTION_OF,

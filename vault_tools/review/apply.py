@@ -42,13 +42,8 @@ from vault_tools.notes import writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes, list_vault, read_file
 from vault_tools.review.actor import default_actor
-from vault_tools.review.claims import (
-    claim_base,
-    claim_complete,
-    decision_content,
-    preview_hash,
-    v1_claim,
-)
+from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
+from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.marking import mark_note
 from vault_tools.review.verdict import AGREES, REVERTED, judge
 from vault_tools.vocabulary import (

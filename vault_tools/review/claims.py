@@ -1,16 +1,14 @@
 """What a review note claims and decides, in the form the ledger records it.
 
-The V1 claim and the V2 drafts' claim as dicts of the ledger's claim keys, the hashes
-that name them (an event's `base`, a note's `vt_preview_hash`) and the decision a
-`review_action` makes. Apply records these, status compares them with the ledger,
-history finds a REPAIR's V1 by them and preview writes the drafts' hash: one definition
-for all of them.
+The V1 claim and the V2 drafts' claim as dicts of the ledger's claim keys, the hash that
+names a V1 claim (an event's `base`) and the decision a `review_action` makes. Apply
+records these, status compares them with the ledger and history finds a REPAIR's V1 by
+them: one definition for all three.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from vault_tools.ledger.core import CLAIM_KEYS, canonical
@@ -62,30 +60,6 @@ def claim_complete(claim: dict[str, Any] | None) -> bool:
         and isinstance(claim.get("semantic_frame"), dict)
         and all(isinstance(claim.get(k), str) for k in CLAIM_KEYS if k != "semantic_frame")
     )
-
-
-def preview_hash(note: Note) -> str:
-    """ "sha256:" + the sha256 of the three drafts' canonical content.
-
-    Canonical: JSON with sorted keys, no spaces, non-ASCII kept, of the draft claim text
-    and the parsed draft frame and metadata (None for a block that is missing or does
-    not parse). Reformatting a JSON block does not change the hash; any edit of a value
-    does. Raises ValueError for a note without a V2 Draft section.
-    """
-    drafts = note.drafts
-    if drafts is None:
-        raise ValueError(f"{note.path}: the note has no V2 Draft section")
-    content = {
-        "atomic_claim": drafts.claim.value if drafts.claim is not None else "",
-        "semantic_frame": drafts.frame.data
-        if drafts.frame is not None and drafts.frame.ok
-        else None,
-        "metadata": drafts.metadata.data
-        if drafts.metadata is not None and drafts.metadata.ok
-        else None,
-    }
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:

@@ -32,7 +32,6 @@ from vault_tools.notes import markdown, writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.positions import line_of
 from vault_tools.notes.vault import given_notes, list_vault, read_file, read_finding
-from vault_tools.review.claims import preview_hash
 from vault_tools.review.diff import (
     CLAIM,
     Change,
@@ -40,6 +39,7 @@ from vault_tools.review.diff import (
     diff_text_lines,
     repair_changes,
 )
+from vault_tools.review.fingerprint import preview_hash
 from vault_tools.vocabulary import (
     APPROVE_REPAIR,
     PREVIEW_FAILED,

@@ -24,7 +24,8 @@ from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.core import same_decision
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
-from vault_tools.review.claims import decision_content, preview_hash
+from vault_tools.review.claims import decision_content
+from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.verdict import AGREES, DIFFERS, FIRST, REVERTED, describe_head, judge
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import (
