@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vault_tools.checks.rules import CheckContext, check_note
 from vault_tools.checks.validate import make_context
@@ -46,6 +46,8 @@ from vault_tools.review.claims import claim_base, claim_complete, decision_conte
 from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.marking import mark_note
 from vault_tools.review.verdict import AGREES, REVERTED, judge
+from vault_tools.store.claims import ClaimStore
+from vault_tools.store.refresh import RefreshResult, refresh
 from vault_tools.vocabulary import (
     ACCEPT,
     APPLIED,
@@ -59,9 +61,6 @@ from vault_tools.vocabulary import (
     REQUEST_REPAIR,
     REVIEW_ACTIONS,
 )
-
-if TYPE_CHECKING:
-    from vault_tools.store.claims import ClaimStore
 
 Progress = Callable[[int, int], None]
 
@@ -123,7 +122,7 @@ class ApplyReport:
     refused: list[Entry] = field(default_factory=list)
     events: list[dict] = field(default_factory=list)  # appended (or, dry run, would be)
     dry_run: bool = False
-    refresh: Any = None  # store.refresh.RefreshResult
+    refresh: RefreshResult | None = None
     refresh_error: VtError | None = None
     # the first note vt could not mark because the system failed the write (full disk…)
     io_error: IOFailure | None = None
@@ -349,8 +348,6 @@ class _Decider:
         return self._actor
 
     def run(self, candidates: list[Candidate]) -> None:
-        from vault_tools.store.claims import ClaimStore
-
         self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
         if self.txn.start.size == 0:  # no event yet (a dry run's scratch ledger too)
             for cand in candidates:
@@ -618,8 +615,6 @@ def _refresh(settings: Settings, report: ApplyReport) -> None:
     """Bring the Claim Store and the knowledge-base blocks up to date. The events are
     durable and the notes marked: a failure here is reported, and the next command that
     reads the store catches up."""
-    from vault_tools.store.refresh import refresh
-
     try:
         report.refresh = refresh(settings)
     except VtError as exc:

@@ -16,6 +16,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.ledger.core import Ledger, Transaction, iter_lines
 from vault_tools.review.actor import default_actor
+from vault_tools.store.refresh import RefreshResult, refresh
 from vault_tools.vocabulary import REVERT
 
 
@@ -28,7 +29,7 @@ class RevertResult:
     event: dict  # the REVERT event appended (dry run: that would be appended)
     reverted: dict  # the event it reverts
     dry_run: bool = False
-    refresh: Any = None  # store.refresh.RefreshResult
+    refresh: RefreshResult | None = None
     refresh_error: VtError | None = None
     torn: Any = None  # ledger.TornInfo: a torn last line moved aside at the lock
 
@@ -83,8 +84,6 @@ def revert_event(
         raise UnknownEventError(f"no event {event_id}: the ledger is empty", str(settings.ledger))
     result = _append(settings, ledger, event_id, comment, dry_run)
     if not dry_run:
-        from vault_tools.store.refresh import refresh
-
         try:
             result.refresh = refresh(settings)
         except VtError as exc:
