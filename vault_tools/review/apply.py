@@ -70,7 +70,7 @@ SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
 # parse findings of text that must never reach the ledger, whatever the decision
 NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
 DRAFTS_CHANGED = (
-    "drafts changed since the preview; set review_action to REQUEST_REPAIR and run vt preview"
+    f"drafts changed since the preview; set review_action to {REQUEST_REPAIR} and run vt preview"
 )
 
 
@@ -282,19 +282,19 @@ def _fill_repair(note: Note, cand: Candidate) -> None:
     if v2 is None:
         cand.problems.append(
             "the note has no V2 Draft section: run vt draft, edit the drafts, "
-            "set REQUEST_REPAIR and run vt preview"
+            f"set {REQUEST_REPAIR} and run vt preview"
         )
         return
     stated = cand.decision["preview"]
     if cand.review_state == PREVIEW_FAILED:
         cand.problems.append(
             "the preview failed: fix the drafts, set review_action to "
-            "REQUEST_REPAIR and run vt preview"
+            f"{REQUEST_REPAIR} and run vt preview"
         )
     elif cand.review_state not in (PREVIEW_READY, APPLIED) or stated is None:
         cand.problems.append(
-            "no valid preview: set review_action to REQUEST_REPAIR and run "
-            "vt preview, then APPROVE_REPAIR"
+            f"no valid preview: set review_action to {REQUEST_REPAIR} and run "
+            f"vt preview, then {APPROVE_REPAIR}"
         )
     elif stated != preview_hash(note):
         cand.problems.append(DRAFTS_CHANGED)
@@ -302,11 +302,11 @@ def _fill_repair(note: Note, cand: Candidate) -> None:
         # a preview is approved once: after an apply the reviewer previews again
         cand.problems.append(
             "no valid preview since the last apply: set review_action to "
-            "REQUEST_REPAIR and run vt preview, then APPROVE_REPAIR"
+            f"{REQUEST_REPAIR} and run vt preview, then {APPROVE_REPAIR}"
         )
     elif not claim_complete(v2):
         cand.problems.append(
-            "the V2 drafts do not parse; set review_action to REQUEST_REPAIR and run vt preview"
+            f"the V2 drafts do not parse; set review_action to {REQUEST_REPAIR} and run vt preview"
         )
 
 

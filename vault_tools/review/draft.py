@@ -21,12 +21,13 @@ from vault_tools.notes import writer
 from vault_tools.notes.markdown import fence_for
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes
+from vault_tools.vocabulary import REQUEST_REPAIR
 
 HEADING = "## ⑤ V2 Draft（需要修正時直接編輯）"
 BEFORE_HEADING = "Human Review"
 TIP = (
     "> [!tip] Inline repair\n"
-    "> 只編輯以下三個 Draft 區塊。完成後將`review_action`設為`REQUEST_REPAIR`，"
+    f"> 只編輯以下三個 Draft 區塊。完成後將`review_action`設為`{REQUEST_REPAIR}`，"
     "再手動執行 Repair Preview。\n"
     "> 執行腳本前，Draft 不會寫入 Claim Store 或 Graph。\n"
 )

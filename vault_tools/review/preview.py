@@ -347,7 +347,7 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
         out += [
             "> [!success] Preview valid",
             "> The V2 drafts validate. To apply them, set `review_action` to "
-            "`APPROVE_REPAIR` and run `vt apply`.",
+            f"`{APPROVE_REPAIR}` and run `vt apply`.",
         ]
     else:
         out += ["> [!failure] Preview failed", "> Fix the V2 drafts, then run `vt preview` again:"]
