@@ -1,4 +1,4 @@
-"""`vt export`: the Claim Store's current claims as JSONL or CSV (issue 6).
+"""`vt export`: the Claim Store's current claims as JSONL or CSV (docs/json-output.md).
 
 One record per claim, sorted by `claim_id`: its status, the latest event, the review note,
 and the claim in force (the ACCEPT/REPAIR event's claim; empty for a rejected or reverted
