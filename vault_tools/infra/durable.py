@@ -2,8 +2,9 @@
 (then renamed or linked into place by the caller), and the folder fsync that makes the
 rename or link itself durable; and `swap_in`, which puts a temporary file in place while
 keeping the file it displaced, for a caller that must not lose a save landing meanwhile.
-The note writer, the small text files, the importer and the ledger all write this way; each checks its target against the vault boundary
-(boundary.py) before calling in here, so a temporary file lands beside an allowed target.
+The note writer, the small text files, the importer and the ledger all write this way;
+each checks its target against the vault boundary (boundary.py) before calling in here,
+so a temporary file lands beside an allowed target.
 """
 
 from __future__ import annotations
