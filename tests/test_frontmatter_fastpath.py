@@ -6,7 +6,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools.notes.frontmatter import _PropertyLoader, simple_properties
+from vault_tools.notes.frontmatter import simple_properties
+from vault_tools.notes.yaml_properties import PropertyLoader
 
 KEYS = st.one_of(
     st.sampled_from(["claim_id", "review_action", "y", "on", "null", "tags", "my-key", "_k"]),
@@ -68,7 +69,7 @@ def test_fast_path_agrees_with_pyyaml(pairs: list[tuple[str, str | None]]) -> No
     fast = simple_properties(source)
     if fast is None:
         return  # stepped aside: the full YAML path decides
-    expected = yaml.load(source, Loader=_PropertyLoader)
+    expected = yaml.load(source, Loader=PropertyLoader)
     assert fast[0] == expected
     assert [type(v) for v in fast[0].values()] == [type(v) for v in expected.values()]
     assert list(fast[1]) == list(expected)

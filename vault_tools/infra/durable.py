@@ -10,6 +10,7 @@ so a temporary file lands beside an allowed target.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import itertools
 import os
@@ -80,9 +81,6 @@ def _renameat2() -> Callable[..., int] | None:
     """libc's renameat2 and ctypes' errno reader, or None off Linux or without it."""
     if not sys.platform.startswith("linux"):
         return None
-    # imported here: ctypes costs every command that merely imports this module ~5 ms
-    import ctypes
-
     try:
         function = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):

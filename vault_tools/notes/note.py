@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tools.findings import Finding, error
-from vault_tools.notes import frontmatter
+from vault_tools.notes import frontmatter, value_limits
 from vault_tools.notes.sections import (
     Body,
     Part,
@@ -302,11 +302,11 @@ def _parse_claim(note: Note, body: Body, section: Section) -> None:
 
 
 def _check_control(note: Note, body: Body, text: Text, what: str) -> None:
-    """A finding when a claim text holds a control character (see frontmatter.CONTROL),
+    """A finding when a claim text holds a control character (see value_limits.CONTROL),
     on the first line from the text's start that holds it."""
     if text.value.isprintable():  # the usual one-line claim: one C pass, no regex
         return
-    found = frontmatter.CONTROL.search(text.value)
+    found = value_limits.CONTROL.search(text.value)
     if found is None:
         return
     line = text.line
@@ -314,7 +314,7 @@ def _check_control(note: Note, body: Body, text: Text, what: str) -> None:
         if found.group() in body.lines[index]:
             line = index + 1
             break
-    note.findings.append(frontmatter.control_finding(note.path, line, what, found.group()))
+    note.findings.append(value_limits.control_finding(note.path, line, what, found.group()))
 
 
 def _parse_frame(note: Note, body: Body, section: Section) -> None:
@@ -381,8 +381,8 @@ def _one_json_block(
             )
         )
     except ValueError as exc:  # an integer longer than Python converts (int() of a string)
-        line, digits = frontmatter.longest_number(block.text)
-        limit = frontmatter.digits_limit()
+        line, digits = value_limits.longest_number(block.text)
+        limit = value_limits.digits_limit()
         if limit and digits > limit:
             note.findings.append(
                 error(
@@ -430,13 +430,13 @@ def _shown(number: str) -> str:
 def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match[str]) -> None:
     """A finding for a control character escaped in a string (or key) of a parsed block,
     when the value holds one (the escape may be `\\u0000` spelled out after a `\\`)."""
-    control = _first(block.data, lambda v: isinstance(v, str) and frontmatter.CONTROL.search(v))
+    control = _first(block.data, lambda v: isinstance(v, str) and value_limits.CONTROL.search(v))
     if control is None:
         return
-    character = frontmatter.CONTROL.search(control)
+    character = value_limits.CONTROL.search(control)
     assert character is not None
     line = block.line + block.text.count("\n", 0, found.start())
-    note.findings.append(frontmatter.control_finding(note.path, line, what, character.group()))
+    note.findings.append(value_limits.control_finding(note.path, line, what, character.group()))
 
 
 def _first(value: Any, wanted: Callable[[Any], Any]) -> Any:
