@@ -6,7 +6,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools.notes.frontmatter import _PropertyLoader, simple_properties
+from vault_tools.notes.frontmatter import simple_properties
+from vault_tools.notes.yaml_properties import PropertyLoader
 
 KEYS = st.one_of(
     st.sampled_from(["claim_id", "review_action", "y", "on", "null", "tags", "my-key", "_k"]),
@@ -68,7 +69,7 @@ def test_fast_path_agrees_with_pyyaml(pairs: list[tuple[str, str | None]]) -> No
     fast = simple_properties(source)
     if fast is None:
         return  # stepped aside: the full YAML path decides
-    expected = yaml.load(source, Loader=_PropertyLoader)
+    expected = yaml.load(source, Loader=PropertyLoader)
     assert fast[0] == expected
     assert [type(v) for v in fast[0].values()] == [type(v) for v in expected.values()]
     assert list(fast[1]) == list(expected)
@@ -142,3 +143,18 @@ def test_the_closing_line_is_the_first_that_strips_to_a_marker(rest: list[str]) 
     lines = ["---", *rest]
     expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     assert _closing_line(lines) == expected
+
+
+def test_the_line_memo_keeps_no_long_line_and_hands_out_copies() -> None:
+    """The memo is bounded by line length (so by memory), and a caller that changes a
+    list it was given changes no later note's properties."""
+    from vault_tools.notes import frontmatter
+
+    long_line = "aliases: [" + ", ".join(f"name{i}" for i in range(60)) + "]"
+    assert len(long_line) > frontmatter._SEEN_LINE_LENGTH
+    first = simple_properties(f"{long_line}\ntags: [memo_probe]")
+    assert first is not None
+    assert long_line not in frontmatter._SEEN_LINES
+    first[0]["tags"].append("changed by a caller")
+    again = simple_properties("tags: [memo_probe]")
+    assert again is not None and again[0]["tags"] == ["memo_probe"]

@@ -9,13 +9,15 @@ from hypothesis import strategies as st
 
 from vault_tools.notes import writer
 from vault_tools.notes.headings import atx_heading, fence_closes, fence_open
+from vault_tools.notes.lines import split_lines
 from vault_tools.notes.note import parse_text
+from vault_tools.notes.owned_properties import frontmatter_bounds
 
 
 def writer_sections(text: str) -> list[tuple[int, str]]:
     """(1-based line, title) of each level-2 heading the writer sees outside code."""
-    lines = writer.split_lines(text)
-    bounds = writer.frontmatter_bounds(lines)
+    lines = split_lines(text)
+    bounds = frontmatter_bounds(lines)
     start = 0 if bounds is None else bounds[1] + 1
     mask = writer.code_mask(lines, start)
     found = []

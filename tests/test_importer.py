@@ -19,8 +19,8 @@ from vault_tools.config import load_settings
 from vault_tools.errors import IOFailure
 from vault_tools.integrations import importer
 from vault_tools.integrations.importer import full_record, import_records, record_of, render
-from vault_tools.notes.frontmatter import CONTROL
 from vault_tools.notes.note import parse_note
+from vault_tools.notes.value_limits import CONTROL
 
 SCHEMAS = Schemas()
 KB_NAMES = sorted(p.stem for p in (EXAMPLE_VAULT / "04_knowledge_base").glob("*.md"))

@@ -348,23 +348,3 @@ def test_an_empty_listing_resolves_nothing() -> None:
     base = KnowledgeBase(Listing([]), KB)
     assert base.resolve("[[Prefill]]").status == base.resolve("a/b").status == kbmod.MISSING
     assert base.notes_in_kb() == []
-
-
-def test_a_spilled_listing_resolves_alike(mixed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The listing in a temporary file (sorted runs of 3): the same answers, the table of
-    the files outside the knowledge base made only for a target outside it."""
-    from vault_tools.infra.sortedruns import SpilledStrings
-    from vault_tools.notes import vault as vault_mod
-    from vault_tools.notes.vault import list_vault
-
-    monkeypatch.setattr(vault_mod, "SPILL_PATHS", 3)
-    listing = list_vault(mixed, spill=True)
-    try:
-        assert isinstance(listing.paths, SpilledStrings)
-        base, plain = KnowledgeBase(listing, KB), knowledge_base(mixed)
-        assert base.resolve("04_knowledge_base/twin") == plain.resolve("04_knowledge_base/twin")
-        assert base._keys is None  # a clean vault's targets never need it
-        assert [base.resolve(t) for t in MIXED_TARGETS] == [plain.resolve(t) for t in MIXED_TARGETS]
-        assert base.notes_in_kb() == plain.notes_in_kb() and base.digest == plain.digest
-    finally:
-        listing.close()

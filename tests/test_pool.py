@@ -157,23 +157,23 @@ def test_meanwhile_failing_is_raised_after_every_result() -> None:
 
 
 def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:
-    from vault_tools.infra.pool import CHUNK, CHUNKS_PER_WORKER, MAX_CHUNK, chunk_size
+    from vault_tools.infra.pool import CHUNK, CHUNKS_PER_WORKER, MAX_CHUNK, _chunk_size
 
-    assert chunk_size(500, 2) == CHUNK  # small runs: small chunks
-    assert chunk_size(1_500, 2) == -(-1_500 // (2 * CHUNKS_PER_WORKER))
-    assert chunk_size(1_000_000, 2) == MAX_CHUNK
+    assert _chunk_size(500, 2) == CHUNK  # small runs: small chunks
+    assert _chunk_size(1_500, 2) == -(-1_500 // (2 * CHUNKS_PER_WORKER))
+    assert _chunk_size(1_000_000, 2) == MAX_CHUNK
     for items in (401, 5_000, 10_000, 50_000):
-        chunks = -(-items // chunk_size(items, 2))
+        chunks = -(-items // _chunk_size(items, 2))
         assert chunks >= min(2 * CHUNKS_PER_WORKER, -(-items // CHUNK))
 
 
 @pytest.mark.parametrize("items", [1, 63, 64, 401, 5_000, 10_000, 50_001])
 def test_chunks_shrink_towards_the_end_of_a_run(items: int) -> None:
-    from vault_tools.infra.pool import CHUNK, chunk_size, chunk_sizes
+    from vault_tools.infra.pool import CHUNK, _chunk_size, _chunk_sizes
 
-    sizes = list(chunk_sizes(items, 2))
+    sizes = list(_chunk_sizes(items, 2))
     assert sum(sizes) == items
-    assert sizes[0] == min(items, chunk_size(items, 2))
+    assert sizes[0] == min(items, _chunk_size(items, 2))
     assert sizes == sorted(sizes, reverse=True)  # never growing again
     assert all(size >= CHUNK for size in sizes[:-1])
     if items >= 4 * CHUNK:  # the last chunks are the smallest a chunk may be

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -168,35 +167,17 @@ def _many(vault: Path, count: int) -> list[str]:
     )
 
 
-def test_a_large_listing_spills_in_sorted_runs(
-    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_large_listing_is_sorted_and_its_inside_leaves_out_escaping_links(
+    tmp_path: Path, vault: Path
 ) -> None:
-    from vault_tools.infra.sortedruns import SpilledStrings
-    from vault_tools.notes import vault as vault_mod
-
     expected = _many(vault, 300)
     (tmp_path / "secret.md").write_text("# s\n", encoding="utf-8")
     os.symlink(tmp_path / "secret.md", vault / "n" / "leak.md")
     expected = sorted([*expected, "n/leak.md"])
-    monkeypatch.setattr(vault_mod, "SPILL_PATHS", 16)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    listing = list_vault(vault, spill=True)
-    try:
-        assert isinstance(listing.paths, SpilledStrings)
-        assert os.listdir(tmp_path / "tmp") == []
-        assert list(listing.paths) == expected == list_vault(vault).paths
-        assert [listing.paths[i] for i in range(len(expected))] == expected
-        assert listing.escaping == frozenset({"n/leak.md"})
-        inside = listing.inside()
-        assert len(inside) == len(expected) - 1
-        assert list(inside) == [p for p in expected if p != "n/leak.md"]
-        assert KnowledgeBase(listing, KB).digest == KnowledgeBase(list_vault(vault), KB).digest
-    finally:
-        listing.close()
-    monkeypatch.setattr(vault_mod, "SPILL_PATHS", 10_000)
-    small = list_vault(vault, spill=True)
-    assert isinstance(small.paths, list) and small.paths == expected  # below: a plain list
+    listing = list_vault(vault)
+    assert listing.paths == expected
+    assert listing.escaping == frozenset({"n/leak.md"})
+    assert listing.inside() == [p for p in expected if p != "n/leak.md"]
 
 
 def test_a_given_note_a_symlink_leads_out_of_is_named_as_given(tmp_path: Path) -> None:

@@ -15,23 +15,20 @@ from hypothesis import strategies as st
 
 from vault_tools.errors import ExitCode, IOFailure, RefusedError, VtError
 from vault_tools.infra.durable import TMP_SUFFIX
-from vault_tools.notes import writer
+from vault_tools.notes import owned_properties, writer
+from vault_tools.notes.headings import normalise_heading_title
+from vault_tools.notes.lines import line_ending, split_lines
+from vault_tools.notes.owned_properties import frontmatter_bounds, render_value, set_properties
 from vault_tools.notes.writer import (
     atx_heading,
     code_mask,
     decode_note,
     encode_note,
     find_heading,
-    frontmatter_bounds,
     heading_matches,
     insert_section_before,
-    line_ending,
-    normalise_heading_title,
     read_snapshot,
-    render_value,
     set_block,
-    set_properties,
-    split_lines,
     write_if_changed,
 )
 
@@ -114,7 +111,7 @@ def test_every_character_renders_as_itself_or_escaped_as_yaml_needs() -> None:
             continue  # surrogates are not characters of a decoded note
         ch = chr(code)
         rendered = render_value(f"~{ch}")  # never a plain (unquoted) identifier
-        raw = writer._yaml_printable(ch) and ch not in '"\\\n\r\t'
+        raw = owned_properties._yaml_printable(ch) and ch not in '"\\\n\r\t'
         assert (rendered == f'"~{ch}"') == raw, hex(code)
 
 
@@ -499,7 +496,7 @@ SAFE_TEXT = st.text(
 )
 human_keys = st.text(
     alphabet=st.sampled_from("abcxyz_ -:#'\"中文é"), min_size=1, max_size=8
-).filter(lambda k: not writer.is_owned_key(k) and k.strip() == k)
+).filter(lambda k: not owned_properties.is_owned_key(k) and k.strip() == k)
 values = SAFE_TEXT | st.lists(SAFE_TEXT, max_size=3) | st.integers() | st.booleans()
 styles = st.sampled_from([None, '"', "'", "|", ">", "flow"])
 
@@ -571,8 +568,8 @@ def _without_vt(text: str) -> list[str]:
     bounds = frontmatter_bounds(lines)
     assert bounds is not None
     drop: set[int] = set()
-    for entry in writer._entries(lines, bounds[0] + 1, bounds[1]):
-        if writer.is_owned_key(entry.key):
+    for entry in owned_properties._entries(lines, bounds[0] + 1, bounds[1]):
+        if owned_properties.is_owned_key(entry.key):
             drop.update(range(entry.start, entry.end))
     block = writer._find_block(lines, "preview")
     if block is not None:

@@ -9,7 +9,7 @@ findings go to a `Sink` as its result arrives (and, as piped text, to the cache'
 memo), so memory stays flat as the vault grows; the cache is written as it goes too.
 What a run keeps in memory per note: for the duplicate check, an 8-byte hash of its
 claim_id (the rest of its record goes to a temporary file), and on a warm run the
-loaded index; a large vault's listing is in a temporary file too (see vault.py). The
+loaded index, and the vault's listing (one string a file). The
 order of the findings:
 by path, then line, code, message; the claim-id-duplicate findings of a whole-vault
 run come last (they are known only when every note has been seen), sorted the same
@@ -41,12 +41,12 @@ from vault_tools.checks.schemas import Schemas
 from vault_tools.config import Settings
 from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_key
 from vault_tools.infra.boundary import writable_path
-from vault_tools.infra.sortedruns import in_batches
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.vault import (
     Listing,
     Paths,
     given_notes,
+    in_batches,
     list_vault,
     may_be_review_note,
     read_finding,
@@ -234,11 +234,7 @@ def validate_into(
 def _validate(
     settings: Settings, sink: Sink, paths: list[Path] | None, progress: Progress | None
 ) -> Summary:
-    listing = list_vault(settings.vault, spill=not paths)  # a large one in a temporary file
-    try:
-        return _validate_listed(settings, sink, paths, progress, listing)
-    finally:
-        listing.close()
+    return _validate_listed(settings, sink, paths, progress, list_vault(settings.vault))
 
 
 def _validate_listed(

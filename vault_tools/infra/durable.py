@@ -1,20 +1,24 @@
 """Writes that survive a crash: a temporary file written and fsynced beside its target
 (then renamed or linked into place by the caller), and the folder fsync that makes the
-rename or link itself durable. The note writer, the small text files, the importer and
-the ledger all write this way; each checks its target against the vault boundary
-(boundary.py) before calling in here, so a temporary file lands beside an allowed target.
+rename or link itself durable; and `swap_in`, which puts a temporary file in place while
+keeping the file it displaced, for a caller that must not lose a save landing meanwhile.
+The note writer, the small text files, the importer and the ledger all write this way;
+each checks its target against the vault boundary (boundary.py) before calling in here,
+so a temporary file lands beside an allowed target.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import itertools
 import os
 import re
 import sys
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
-from typing import Any
 
 TMP_SUFFIX = ".vt-tmp"  # vt's temporary files: never notes, whatever else they look like
 # the names write_temp gives: `.<target>.<pid>-<n>.vt-tmp`
@@ -70,7 +74,32 @@ def fsync_folder(folder: Path | str) -> None:
 
 _RENAME_EXCHANGE = 2  # linux/fs.h
 _AT_FDCWD = -100
-_renameat2: Any = None  # looked up on first use: None not yet, False unavailable
+
+
+@cache
+def _renameat2() -> Callable[..., int] | None:
+    """libc's renameat2 and ctypes' errno reader, or None off Linux or without it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    function.restype = ctypes.c_int
+
+    def call(a: bytes, b: bytes) -> int:
+        """0, or the errno of the failed call."""
+        done = function(_AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE)
+        return 0 if done == 0 else ctypes.get_errno()
+
+    return call
 
 
 def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
@@ -80,33 +109,46 @@ def exchange(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     instant (even a file renamed there a moment before) is then at `a`. False, and
     nothing done, where the system or the file system cannot do it; OSError otherwise.
     """
-    global _renameat2
-    if _renameat2 is None:
-        _renameat2 = False
-        if sys.platform.startswith("linux"):
-            import ctypes
-
-            with contextlib.suppress(OSError, AttributeError):
-                function = ctypes.CDLL(None, use_errno=True).renameat2
-                function.argtypes = [
-                    ctypes.c_int,
-                    ctypes.c_char_p,
-                    ctypes.c_int,
-                    ctypes.c_char_p,
-                    ctypes.c_uint,
-                ]
-                function.restype = ctypes.c_int
-                _renameat2 = function
-    if _renameat2 is False:
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+    code = renameat2(os.fsencode(a), os.fsencode(b))
+    if code == 0:
         return True
-    import ctypes
-
-    code = ctypes.get_errno()
     if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
         return False  # an old kernel, or a file system without the flag
     raise OSError(code, os.strerror(code), os.fsdecode(b))
+
+
+def swap_in(tmp_name: str, target: Path) -> str | None:
+    """Put the file `tmp_name` at `target`; the name now holding the file it displaced
+    (None on a file system with neither, where the displaced file is gone).
+
+    POSIX has no compare-and-swap rename: a save landing between the last check and the
+    rename would be overwritten. So the displaced file is kept, to be checked after the
+    rename. Where the system can swap two names in one step, whatever `target` held at
+    that instant ends up at `tmp_name`, even a save renamed into place a moment before.
+    Elsewhere the current file is hard-linked to a side name first, which keeps a save
+    written into it in place (as Obsidian saves); only a save renamed into place between
+    the link and the rename is lost there.
+    """
+    if exchange(tmp_name, target):
+        return tmp_name
+    side = f"{tmp_name[: -len(TMP_SUFFIX)]}-displaced{TMP_SUFFIX}"
+    try:
+        os.link(target, side)
+    except FileNotFoundError:
+        raise
+    except OSError:  # no hard links here (FAT, some network file systems): as before
+        os.replace(tmp_name, target)
+        return None
+    try:
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(side)
+        raise
+    return side
 
 
 def remove_stale_temps(folder: Path | str, recursive: bool = True) -> list[str]:

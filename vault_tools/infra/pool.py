@@ -1,5 +1,8 @@
 """Run one function over many vault files, on every core when the run is large.
 
+What it buys: a cold `vt validate` of 10k notes in one process took 1.5x the wall time.
+The interface is `map_chunks` (and `can_fork`, whether this system can run a pool).
+
 Workers are forked, so they inherit the caller's state (settings, compiled schemas,
 the knowledge-base index) instead of having it pickled; only the chunks of items and
 the results cross the process boundary, each through a pipe of its worker's own. Small
@@ -31,6 +34,11 @@ from typing import Any, NoReturn, TypeVar
 from vault_tools.errors import VtError
 from vault_tools.infra.durable import write_all
 
+try:
+    import fcntl
+except ImportError:  # not on Windows, where nothing forks either
+    fcntl = None  # type: ignore[assignment]
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 Progress = Callable[[int, int], None]
@@ -38,7 +46,7 @@ Progress = Callable[[int, int], None]
 PARALLEL_THRESHOLD = 400
 # Items per chunk: at least CHUNK; more on a large run, where each chunk costs a message
 # each way, keeping CHUNKS_PER_WORKER chunks for each worker so that they still finish
-# together. Near the end of a run the chunks shrink (see chunk_sizes), so that the
+# together. Near the end of a run the chunks shrink (see _chunk_sizes), so that the
 # workers finish within a small chunk of each other instead of one working alone
 # through a large one.
 CHUNK = 64
@@ -86,12 +94,12 @@ def map_chunks(
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
     total = len(items) if count is None else count  # type: ignore[arg-type]
-    sizes = itertools.repeat(chunk) if chunk else chunk_sizes(total, workers)
-    largest = chunk or chunk_size(total, workers)
+    sizes = itertools.repeat(chunk) if chunk else _chunk_sizes(total, workers)
+    largest = chunk or _chunk_size(total, workers)
     # made as they are handed out: a large run never holds a second list of its items
     rest = iter(items)
     chunks = itertools.takewhile(bool, (list(itertools.islice(rest, size)) for size in sizes))
-    if workers < 2 or total < max(threshold, 2) or not _can_fork():  # a pool needs work
+    if workers < 2 or total < max(threshold, 2) or not can_fork():  # a pool needs work
         yield from _counted(map(work, chunks), total, progress)
         if meanwhile:
             meanwhile()
@@ -113,16 +121,16 @@ def map_chunks(
         _WORK = None
 
 
-def chunk_size(items: int, workers: int) -> int:
+def _chunk_size(items: int, workers: int) -> int:
     """CHUNK, or larger for a large run (see CHUNK)."""
     return max(CHUNK, min(MAX_CHUNK, -(-items // (workers * CHUNKS_PER_WORKER))))
 
 
-def chunk_sizes(items: int, workers: int) -> Iterator[int]:
-    """The sizes of a run's chunks, in the order they are handed out: `chunk_size` while
+def _chunk_sizes(items: int, workers: int) -> Iterator[int]:
+    """The sizes of a run's chunks, in the order they are handed out: `_chunk_size` while
     much is left, then a share of what is left (never below CHUNK), so that the last
     chunks are small. They add up to `items`."""
-    largest, left = chunk_size(items, workers), items
+    largest, left = _chunk_size(items, workers), items
     while left > 0:
         size = min(largest, max(CHUNK, -(-left // (workers * TAIL_SHARES))), left)
         yield size
@@ -428,22 +436,17 @@ ANSWER_PIPE = 1 << 20
 def _widen(fd: int) -> None:
     """Let the pipe hold ANSWER_PIPE bytes where the system allows (Linux; within
     /proc/sys/fs/pipe-max-size), else leave it as it is."""
-    try:
-        import fcntl
-
+    with suppress(AttributeError, OSError):
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, ANSWER_PIPE)
-    except (ImportError, AttributeError, OSError):
-        pass
 
 
 def _pipe_capacity(fd: int) -> int:
     try:
-        import fcntl
-
         return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)  # Linux
-    except (ImportError, AttributeError, OSError):
+    except (AttributeError, OSError):
         return select.PIPE_BUF  # the least any POSIX pipe holds
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
+    """Whether this system can fork the pool's workers (not Windows)."""
     return hasattr(os, "fork")

@@ -19,8 +19,8 @@ from vault_tools.errors import RefusedError, UsageError
 from vault_tools.integrations.importer import create_file
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes.note import Note, parse_note
+from vault_tools.notes.owned_properties import render_value
 from vault_tools.notes.vault import markdown_files, review_note_bytes
-from vault_tools.notes.writer import render_value
 
 
 @dataclass(slots=True)

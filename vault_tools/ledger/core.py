@@ -44,7 +44,7 @@ from vault_tools.errors import IntegrityError, IOFailure, RefusedError, UsageErr
 from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.durable import fsync_folder, write_all
 from vault_tools.infra.lock import FileLock
-from vault_tools.infra.pool import _can_fork
+from vault_tools.infra.pool import can_fork
 from vault_tools.infra.sqlitedb import connect, rollback
 from vault_tools.vocabulary import (
     ACCEPT,
@@ -1483,7 +1483,7 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
                 lines.skip_to(verifier.after.seq, verifier.after.size)
             elif verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
                 lines.feed(verifier, size, stop_line=verifier.prefix)
-            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES and _can_fork():
+            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES and can_fork():
                 split = _split_at(handle.fileno(), lines.end, size)
                 if split is not None:
                     _verify_halves(verifier, lines, path, split)

@@ -19,9 +19,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vault_tools.infra.sortedruns import in_batches
 from vault_tools.notes import frontmatter
-from vault_tools.notes.vault import Listing, MarkdownFile, read_file, stat_signature
+from vault_tools.notes.vault import (
+    Listing,
+    MarkdownFile,
+    in_batches,
+    read_file,
+    stat_signature,
+)
 
 OK = "ok"
 MISSING = "missing"
@@ -63,7 +68,7 @@ class KnowledgeBase:
     Kept for a whole run over every file of the vault, so compact: the knowledge base's
     own notes by key in a dict; every other file, once a target outside the knowledge
     base's folder is resolved, only as an 8-byte entry of a table (a hash of its key and
-    its position in the listing, whose paths may be in a temporary file), and likewise
+    its position in the listing), and likewise
     every file by name once a bare `[[Name]]` is resolved. A hash found is confirmed
     against the listing's path, so a collision never resolves a target to the wrong file.
     """
@@ -140,7 +145,7 @@ class KnowledgeBase:
         if self._kb is None:
             kb: dict[str, str] = {}
             prefix = self.kb_prefix
-            for relative in self.listing.paths:  # a spilled listing reads a block at a time
+            for relative in self.listing.paths:
                 key = normalise(relative)
                 if key.startswith(prefix):
                     kb.setdefault(key, relative)

@@ -10,22 +10,27 @@ import json
 import math
 import re
 import unicodedata
-from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tools.findings import Finding, error
-from vault_tools.notes import frontmatter
-from vault_tools.notes.headings import atx_heading, fence_closes, fence_open, section_key
+from vault_tools.notes import frontmatter, value_limits
+from vault_tools.notes.sections import (
+    Body,
+    Part,
+    Section,
+    level2_sections,
+    marked_lines,
+    parts_of,
+    subsections,
+)
 
 # `- Name: value`; the value less trailing blanks is group(2).rstrip(). No two parts can
 # take the same characters: a name ends with a letter, so a long run of spaces costs one
 # pass, not one per space (a lazy name before `\s*` backtracked quadratically)
 _FIELD = re.compile(r"^\s*[-*]\s*([A-Za-z]+(?: +[A-Za-z]+)*)\s*[:：]\s*(.*)$")
 _LINK = re.compile(r"^\[([^\]]*)\]\(([^)\s]*)\)$")
-_VT_START = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:start -->\s*$")
-_VT_END = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:end -->\s*$")
 
 
 @dataclass(slots=True)
@@ -76,15 +81,6 @@ class Drafts:
     claim: Text | None = None
     frame: JsonBlock | None = None
     metadata: JsonBlock | None = None
-
-
-@dataclass(slots=True)
-class Section:
-    key: str  # normalised title: "source", "claim", "frame", … or the raw normalised title
-    title: str
-    line: int  # heading line (1-based)
-    start: int  # index of the first body line in `lines`
-    end: int  # index one past the last body line
 
 
 @dataclass(slots=True)
@@ -167,21 +163,13 @@ def parse_text(text: str, path: str, note: Note | None = None) -> Note:
     note.has_frontmatter, note.body_line = fm.present, fm.body_index + 1
     if not note.is_review_note:
         return note
-    _parse_body(note, _Body(lines, _marked_lines(text, fm.body_index)))
+    _parse_body(note, Body(lines, marked_lines(text, fm.body_index)))
     return note
 
 
-@dataclass(slots=True)
-class _Body:
-    """The note's lines, and which of them can be structure (see `_marked_lines`)."""
-
-    lines: list[str]
-    marks: list[int]
-
-
-def _parse_body(note: Note, body: _Body) -> None:
+def _parse_body(note: Note, body: Body) -> None:
     lines = body.lines
-    note.sections = _sections(body)
+    note.sections = level2_sections(body)
     seen: dict[str, Section] = {}
     for section in note.sections:
         if section.key in seen and section.key in _PARSERS:
@@ -212,129 +200,7 @@ def _parse_body(note: Note, body: _Body) -> None:
             parser(note, body, section)
 
 
-# The only lines that can be structure: a fence (``` or ~~~ after up to 3 spaces), a
-# heading, a vt block marker. A regex finds them in the whole text at once (searching
-# from the newline before them is several times faster than a MULTILINE `^`, which is
-# tried at every character); the parsers then jump from one to the next instead of
-# looking at every line.
-_MARKED = re.compile(r"\n(?: {0,3}(?:```|~~~|#)|<!-- vt:)")
-_FIRST_MARKED = re.compile(r" {0,3}(?:```|~~~|#)|<!-- vt:")
-
-
-def _marked_lines(text: str, start: int) -> list[int]:
-    """The indexes (from `start` on) of the lines that can be structure, in order."""
-    marks = [0] if _FIRST_MARKED.match(text) and start == 0 else []
-    index, position = 0, 0
-    for match in _MARKED.finditer(text):
-        line_start = match.start() + 1
-        index += text.count("\n", position, line_start)
-        position = line_start
-        if index >= start:
-            marks.append(index)
-    return marks
-
-
-def _sections(body: _Body) -> list[Section]:
-    """Level-2 headings outside fenced code."""
-    lines = body.lines
-    sections: list[Section] = []
-    fence: str | None = None
-    for index in body.marks:  # all from `start` on
-        line = lines[index]
-        if fence:
-            if fence_closes(line, fence):
-                fence = None
-            continue
-        heading = atx_heading(line)
-        if heading is not None:
-            if heading[0] == 2:
-                if sections:
-                    sections[-1].end = index
-                title = heading[1]
-                sections.append(
-                    Section(section_key(title), title, index + 1, index + 1, len(lines))
-                )
-        elif opened := fence_open(line):
-            fence = opened[0]
-    return sections
-
-
-@dataclass(slots=True)
-class _Part:
-    """A stretch of lines inside a section: plain text lines, or a fenced block."""
-
-    kind: str  # "text" | "code" | "heading"
-    line: int  # 1-based line of the first line
-    lines: list[str]
-    info: str = ""  # a code block's info string; a heading's title
-
-
-def _parts(body: _Body, section: Section) -> list[_Part]:
-    """The section's text runs, fenced blocks and headings; vt's own blocks left out."""
-    lines, marks = body.lines, body.marks
-    parts: list[_Part] = []
-    index, end = section.start, section.end
-    k = bisect_left(marks, index)
-    while index < end:
-        while k < len(marks) and marks[k] < index:
-            k += 1
-        upto = marks[k] if k < len(marks) and marks[k] < end else end
-        if upto > index:  # plain lines up to the next line that can be structure
-            _add_text(parts, index, lines[index:upto])
-            index = upto
-            continue
-        line = lines[index]
-        if (heading := atx_heading(line)) is not None:  # never a fence nor a vt marker
-            parts.append(_Part("heading", index + 1, [], heading[1]))
-            index += 1
-        elif opened := fence_open(line):
-            close = _fence_end(body, k, end, opened[0])
-            info = opened[1].split(maxsplit=1)
-            parts.append(
-                _Part("code", index + 1, lines[index + 1 : close], info[0].lower() if info else "")
-            )
-            index = close + 1
-        elif line.startswith("<!-- vt:") and _VT_START.match(line):
-            index = _vt_block_end(body, k, end) + 1  # not part of what the reviewer wrote
-        else:
-            _add_text(parts, index, [line])
-            index += 1
-    return parts
-
-
-def _add_text(parts: list[_Part], index: int, lines: list[str]) -> None:
-    if parts and parts[-1].kind == "text":
-        parts[-1].lines.extend(lines)
-    else:
-        parts.append(_Part("text", index + 1, lines))
-
-
-def _vt_block_end(body: _Body, k: int, limit: int) -> int:
-    """The index of the end marker of the vt block opened at marks[k]."""
-    marks = body.marks
-    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per block is quadratic
-        index = marks[j]
-        if index >= limit:
-            break
-        if _VT_END.match(body.lines[index]):
-            return index
-    return limit - 1  # the block runs on into the next section
-
-
-def _fence_end(body: _Body, k: int, limit: int, marker: str) -> int:
-    """The index of the line closing the fence opened at marks[k]."""
-    marks = body.marks
-    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per fence is quadratic
-        index = marks[j]
-        if index >= limit:
-            break
-        line = body.lines[index]
-        if fence_closes(line, marker):
-            return index
-    return limit  # unclosed: the block runs to the end of the section
-
-
-def _text_of(parts: list[_Part]) -> Text | None:
+def _text_of(parts: list[Part]) -> Text | None:
     """Join text parts, trimming blank lines at both ends; None when there is no text."""
     kept: list[str] = []
     first = 0
@@ -356,21 +222,8 @@ def _text_of(parts: list[_Part]) -> Text | None:
     return Text("\n".join(kept).strip(), first)
 
 
-def _subsections(parts: list[_Part]) -> dict[str, tuple[int, list[_Part]]]:
-    """Group parts under their level-3 (or deeper) headings, keyed by normalised title."""
-    groups: dict[str, tuple[int, list[_Part]]] = {"": (0, [])}
-    current = ""
-    for part in parts:
-        if part.kind == "heading":
-            current = section_key(part.info)
-            groups.setdefault(current, (part.line, []))
-            continue
-        groups[current][1].append(part)
-    return groups
-
-
-def _parse_source(note: Note, body: _Body, section: Section) -> None:
-    groups = _subsections(_parts(body, section))
+def _parse_source(note: Note, body: Body, section: Section) -> None:
+    groups = subsections(parts_of(body, section))
     source = Source()
     for part in groups[""][1]:
         if part.kind != "text":
@@ -412,9 +265,9 @@ def _source_field(note: Note, source: Source, line: str, number: int) -> None:
             )
 
 
-def _parse_claim(note: Note, body: _Body, section: Section) -> None:
-    parts = _parts(body, section)
-    text_parts: list[_Part] = []
+def _parse_claim(note: Note, body: Body, section: Section) -> None:
+    parts = parts_of(body, section)
+    text_parts: list[Part] = []
     mode = status = None
     for part in parts:
         if part.kind != "text":
@@ -429,7 +282,7 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
                 status = Text(match.group(2).rstrip(), part.line + offset)
             elif mode is None and status is None:
                 kept.append(line)
-        text_parts.append(_Part("text", part.line, kept))
+        text_parts.append(Part("text", part.line, kept))
     text = _text_of(text_parts)
     if text is None:
         note.findings.append(
@@ -448,12 +301,12 @@ def _parse_claim(note: Note, body: _Body, section: Section) -> None:
     note.claim = Claim(text, mode, status)
 
 
-def _check_control(note: Note, body: _Body, text: Text, what: str) -> None:
-    """A finding when a claim text holds a control character (see frontmatter.CONTROL),
+def _check_control(note: Note, body: Body, text: Text, what: str) -> None:
+    """A finding when a claim text holds a control character (see value_limits.CONTROL),
     on the first line from the text's start that holds it."""
     if text.value.isprintable():  # the usual one-line claim: one C pass, no regex
         return
-    found = frontmatter.CONTROL.search(text.value)
+    found = value_limits.CONTROL.search(text.value)
     if found is None:
         return
     line = text.line
@@ -461,15 +314,15 @@ def _check_control(note: Note, body: _Body, text: Text, what: str) -> None:
         if found.group() in body.lines[index]:
             line = index + 1
             break
-    note.findings.append(frontmatter.control_finding(note.path, line, what, found.group()))
+    note.findings.append(value_limits.control_finding(note.path, line, what, found.group()))
 
 
-def _parse_frame(note: Note, body: _Body, section: Section) -> None:
-    note.frame = _one_json_block(note, _parts(body, section), section.line, "Semantic Frame")
+def _parse_frame(note: Note, body: Body, section: Section) -> None:
+    note.frame = _one_json_block(note, parts_of(body, section), section.line, "Semantic Frame")
 
 
 def _one_json_block(
-    note: Note, parts: list[_Part], heading_line: int, what: str
+    note: Note, parts: list[Part], heading_line: int, what: str
 ) -> JsonBlock | None:
     blocks = [p for p in parts if p.kind == "code" and p.info in ("json", "", "jsonc")]
     if not blocks:
@@ -528,8 +381,8 @@ def _one_json_block(
             )
         )
     except ValueError as exc:  # an integer longer than Python converts (int() of a string)
-        line, digits = frontmatter.longest_number(block.text)
-        limit = frontmatter.digits_limit()
+        line, digits = value_limits.longest_number(block.text)
+        limit = value_limits.digits_limit()
         if limit and digits > limit:
             note.findings.append(
                 error(
@@ -577,13 +430,13 @@ def _shown(number: str) -> str:
 def _control_in_json(note: Note, block: JsonBlock, what: str, found: re.Match[str]) -> None:
     """A finding for a control character escaped in a string (or key) of a parsed block,
     when the value holds one (the escape may be `\\u0000` spelled out after a `\\`)."""
-    control = _first(block.data, lambda v: isinstance(v, str) and frontmatter.CONTROL.search(v))
+    control = _first(block.data, lambda v: isinstance(v, str) and value_limits.CONTROL.search(v))
     if control is None:
         return
-    character = frontmatter.CONTROL.search(control)
+    character = value_limits.CONTROL.search(control)
     assert character is not None
     line = block.line + block.text.count("\n", 0, found.start())
-    note.findings.append(frontmatter.control_finding(note.path, line, what, character.group()))
+    note.findings.append(value_limits.control_finding(note.path, line, what, character.group()))
 
 
 def _first(value: Any, wanted: Callable[[Any], Any]) -> Any:
@@ -602,7 +455,7 @@ def _first(value: Any, wanted: Callable[[Any], Any]) -> Any:
     return None
 
 
-def _parse_mapping(note: Note, body: _Body, section: Section) -> None:
+def _parse_mapping(note: Note, body: Body, section: Section) -> None:
     lines = body.lines
     note.mapping_line = section.line
     rows: list[MappingRow] = []
@@ -680,8 +533,8 @@ def _protect_wikilinks(body: str) -> str:
     return "".join(out)
 
 
-def _parse_drafts(note: Note, body: _Body, section: Section) -> None:
-    groups = _subsections(_parts(body, section))
+def _parse_drafts(note: Note, body: Body, section: Section) -> None:
+    groups = subsections(parts_of(body, section))
     drafts = Drafts(section.line)
     for key, (line, parts) in groups.items():
         if not key:

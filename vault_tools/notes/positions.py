@@ -1,8 +1,13 @@
-"""Map JSON values back to the lines they were written on.
+"""Positions of JSON values: the line each value of a JSON block was written on.
 
-`json.loads` keeps no positions, so when a schema error names a JSON path we
-re-scan the block's text once to find the line of that value. This runs only on
-the error path, so it favours being small over being fast.
+`json.loads` keeps no positions, so a finding that names a JSON path (a schema error,
+a review-assist warning) finds its line here, from the block's text:
+- `line_of`: the line of one value (a schema error), scanning the text up to it;
+- `value_lines`: the line of every value of a block at once ({path: line}), for a note
+  that gets several warnings; a block laid out one value per line (as json.dumps and
+  the pipeline write it) is mapped line by line, faster than token by token;
+- `member_line`: the line of one `"key": "value"` member, found by a text search when
+  the search can be sure.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ _TOKEN = re.compile(
 )
 
 
-def _scan(text: str) -> Iterator[tuple[tuple, int]]:
+def _value_positions(text: str) -> Iterator[tuple[tuple, int]]:
     """Yield (path, 1-based line) for every value of a JSON document, in text order.
 
     A path is a tuple of object keys and array indexes, `()` for the root.
@@ -63,11 +68,11 @@ def value_lines(text: str) -> dict[tuple, int]:
     dumped = _dumped_lines(text)
     if dumped is not None:
         return dumped
-    pretty = _pretty_lines(text)
+    pretty = _one_value_a_line(text)
     if pretty is not None:
         return pretty
     lines: dict[tuple, int] = {}
-    for path, line in _scan(text):
+    for path, line in _value_positions(text):
         lines.setdefault(path, line)
     return lines
 
@@ -82,7 +87,7 @@ _PRETTY = re.compile(
 _CLOSE = re.compile(r"\s*[}\]]\s*(?:,\s*)?")
 
 
-def _pretty_lines(text: str) -> dict[tuple, int] | None:
+def _one_value_a_line(text: str) -> dict[tuple, int] | None:
     lines: dict[tuple, int] = {}
     stack: list[list] = []  # [is_object, path, next index]
     for number, line in enumerate(text.split("\n"), start=1):
@@ -254,7 +259,7 @@ def line_of(text: str, path: tuple | list, first_line: int) -> int:
     """
     path = tuple(path)
     best = 1
-    for found, line in _scan(text):
+    for found, line in _value_positions(text):
         if found == path:
             return first_line + line - 1
         if path[: len(found)] == found:

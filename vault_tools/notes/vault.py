@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
-import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from vault_tools.config import IGNORED_DIRS, MAX_NOTE_BYTES
 from vault_tools.findings import Finding, error
 from vault_tools.infra.boundary import escaping_folder, escaping_note, escaping_notes, is_inside
-from vault_tools.infra.sortedruns import SortedRuns, SpilledStrings, SpillError
 
 
 class MarkdownFile(NamedTuple):
@@ -24,14 +23,9 @@ class MarkdownFile(NamedTuple):
 
 
 class Listing(NamedTuple):
-    """The `.md` files of a vault as plain strings, which is all a run keeps of each.
+    """The `.md` files of a vault as plain strings, which is all a run keeps of each."""
 
-    `paths` is a list, or on a large vault listed with a limit (see `list_vault`) a
-    `SpilledStrings` in a temporary file that `close()` lets go of: a whole-vault
-    `vt validate` holds the listing to the end (the knowledge base's index and the
-    run's targets share it), and its memory should not grow with the vault."""
-
-    paths: Sequence[str]  # vault-relative, '/'-separated, sorted
+    paths: list[str]  # vault-relative, '/'-separated, sorted
     escaping: frozenset[str] = frozenset()  # those that are symlinks leading outside
     # what could not be listed or is no file to read (an unreadable folder, a symlinked
     # folder leading outside, a FIFO named `*.md`): one finding each, sorted by path
@@ -45,24 +39,16 @@ class Listing(NamedTuple):
     def files(self) -> list[MarkdownFile]:
         return [MarkdownFile(relative, relative in self.escaping) for relative in self.paths]
 
-    def inside(self) -> Sequence[str] | Paths:
-        """The paths that stay inside the vault (the listing's own sequence when all do;
-        a filtering view of a spilled one: iterable, with a length)."""
+    def inside(self) -> list[str]:
+        """The paths that stay inside the vault (the listing's own list when all do)."""
         if not self.escaping:
             return self.paths
-        if isinstance(self.paths, list):
-            return [relative for relative in self.paths if relative not in self.escaping]
-        return _Without(self.paths, self.escaping)
+        return [relative for relative in self.paths if relative not in self.escaping]
 
     def findings(self, claims_dir: str) -> list[Finding]:
         """What a whole-vault run reports before it reads a note: the listing's problems,
         and the notes of the claims folder that are symlinks leading outside (never read)."""
         return sorted([*escaping_notes(claims_dir, self.escaping), *self.problems])
-
-    def close(self) -> None:
-        """Let go of a spilled listing's file (nothing to do for a list)."""
-        if isinstance(self.paths, SpilledStrings):
-            self.paths.close()
 
 
 class Paths(Protocol):
@@ -73,23 +59,12 @@ class Paths(Protocol):
     def __iter__(self) -> Iterator[str]: ...
 
 
-class _Without:
-    """The paths of a spilled listing but the escaping ones, as they are read."""
-
-    def __init__(self, paths: Sequence[str], skipped: frozenset[str]):
-        self.paths, self.skipped = paths, skipped
-
-    def __len__(self) -> int:
-        return len(self.paths) - len(self.skipped)  # every skipped path is listed
-
-    def __iter__(self) -> Iterator[str]:
-        skipped = self.skipped
-        return (relative for relative in self.paths if relative not in skipped)
-
-
-# Above this many files a listing made with `spill=True` is sorted in runs of this size
-# spilled to a temporary file (see sortedruns.py): its memory stays flat as the vault grows.
-SPILL_PATHS = 4096
+def in_batches(paths: Iterable[str], size: int = 1024) -> Iterator[list[str]]:
+    """`paths` a list of `size` at a time: a digest of a large listing is fed in parts
+    (the whole text, built at once, is megabytes on a large vault)."""
+    items = iter(paths)
+    while batch := list(itertools.islice(items, size)):
+        yield batch
 
 
 NOTE_SUFFIX = ".md"
@@ -127,50 +102,38 @@ def markdown_files(vault: Path) -> list[MarkdownFile]:
     return list_vault(vault).files()
 
 
-def list_vault(vault: Path, spill: bool = False) -> Listing:
+def list_vault(vault: Path) -> Listing:
     """Every `.md` file of the vault, sorted, skipping dot-folders (.obsidian, .git, …).
 
     Symlinked folders are not followed; a symlinked file is listed, marked when it
-    leads outside the vault so that links to it are refused. `spill`: above
-    SPILL_PATHS files the paths are kept in a temporary file (close the listing).
+    leads outside the vault so that links to it are refused.
     """
-    runs = SortedRuns(SPILL_PATHS if spill else sys.maxsize)
+    files: list[str] = []
     escaping: set[str] = set()
     problems: list[Finding] = []
     stack = [(str(vault), "")]
-    try:
-        while stack:
-            folder, prefix = stack.pop()
-            try:
-                stack += _scan(folder, prefix, vault, runs, (escaping, problems))
-            except SpillError:
-                raise
-            except OSError as exc:  # its files found so far stay listed; the rest is a finding
-                problems.append(
-                    error(
-                        prefix.rstrip("/") or ".",
-                        None,
-                        "read-error",
-                        f"cannot list this folder: {exc.strerror or exc}; "
-                        "the notes in it are not checked",
-                    )
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            stack += _scan(folder, prefix, vault, files, (escaping, problems))
+        except OSError as exc:  # its files found so far stay listed; the rest is a finding
+            problems.append(
+                error(
+                    prefix.rstrip("/") or ".",
+                    None,
+                    "read-error",
+                    f"cannot list this folder: {exc.strerror or exc}; "
+                    "the notes in it are not checked",
                 )
-                continue
-        # a SpilledStrings has what the listing's readers use of a Sequence: len, order, [i]
-        return Listing(
-            runs.result(),  # type: ignore[arg-type]
-            frozenset(escaping),
-            tuple(sorted(problems)),
-        )
-    except BaseException:
-        runs.close()
-        raise
+            )
+    files.sort()
+    return Listing(files, frozenset(escaping), tuple(sorted(problems)))
 
 
 def _scan(
-    folder: str, prefix: str, vault: Path, runs: SortedRuns, found: tuple[set[str], list[Finding]]
+    folder: str, prefix: str, vault: Path, files: list[str], found: tuple[set[str], list[Finding]]
 ) -> list[tuple[str, str]]:
-    """Add one folder's `.md` files to `runs` (those leading outside to the escaping set
+    """Add one folder's `.md` files to `files` (those leading outside to the escaping set
     too, what is no file to read to the problems); its subfolders to scan.
 
     The entries are taken one at a time: a list of them (a folder may hold fifty
@@ -179,8 +142,6 @@ def _scan(
     never opened, and a symlink is told apart only when it is one.
     """
     escaping, problems = found
-    files = runs.run
-    limit = runs.limit
     folders: list[tuple[str, str]] = []
     with os.scandir(folder) as entries:
         for entry in entries:
@@ -220,10 +181,6 @@ def _scan(
                     problems.append(not_a_file(prefix + name, kind))
                     continue
                 files.append(prefix + name)
-            else:
-                continue
-            if len(files) >= limit:
-                runs.spill()
     return folders
 
 

@@ -13,6 +13,7 @@ from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.ledger.core import crash_point
 from vault_tools.notes import writer
 from vault_tools.notes.note import parse_note
+from vault_tools.notes.owned_properties import set_properties
 from vault_tools.vocabulary import APPLIED
 
 
@@ -35,7 +36,7 @@ def mark_note(
         if _marked_as(snapshot.raw, path, event_id):
             return None  # another vt run (applying the same note) marked it meanwhile
         return "changed on disk since vt read it; not marked APPLIED"
-    text = writer.set_properties(
+    text = set_properties(
         snapshot.text, {"review_state": APPLIED, "vt_event_id": event_id, "vt_applied_at": ts}
     )
     try:

@@ -30,6 +30,7 @@ from vault_tools.infra.pool import map_chunks
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
 from vault_tools.notes.note import Note, parse_note
+from vault_tools.notes.owned_properties import set_properties
 from vault_tools.notes.positions import line_of
 from vault_tools.notes.vault import given_notes, list_vault, read_file, read_finding
 from vault_tools.review.diff import (
@@ -290,7 +291,7 @@ def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[
     a second run over it) names the lines as they are on disk.
     """
     assert result.state is not None and result.preview_hash is not None
-    with_properties = writer.set_properties(
+    with_properties = set_properties(
         text, {"review_state": result.state, "vt_preview_hash": result.preview_hash}
     )
     first = _line_map(text, with_properties)

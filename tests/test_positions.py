@@ -1,4 +1,4 @@
-"""The line-by-line fast path of jsonlines must map exactly what the token scan maps."""
+"""The line-by-line fast path of positions must map exactly what the token scan maps."""
 
 from __future__ import annotations
 
@@ -7,7 +7,13 @@ import json
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from vault_tools.notes.positions import _pretty_lines, _scan, line_of, member_line, value_lines
+from vault_tools.notes.positions import (
+    _one_value_a_line,
+    _value_positions,
+    line_of,
+    member_line,
+    value_lines,
+)
 
 JSON = st.recursive(
     st.none()
@@ -27,7 +33,7 @@ JSON = st.recursive(
 
 def _token_map(text: str) -> dict:
     mapped: dict = {}
-    for path, line in _scan(text):
+    for path, line in _value_positions(text):
         mapped.setdefault(path, line)
     return mapped
 
@@ -36,7 +42,7 @@ def _token_map(text: str) -> dict:
 @given(JSON, st.sampled_from([None, 1, 2, 4]), st.booleans())
 def test_fast_path_agrees_with_the_token_scan(value, indent, ascii_only) -> None:
     text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
-    fast = _pretty_lines(text)
+    fast = _one_value_a_line(text)
     if fast is not None:
         assert fast == _token_map(text)
     assert value_lines.__wrapped__(text) == _token_map(text)

@@ -1,0 +1,92 @@
+"""The package's shape, as docs/architecture.md draws it: layers, no circles, small modules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs" / "examples"))
+import import_graph  # noqa: E402
+
+PACKAGE = ROOT / "vault_tools"
+# lowest first: a module may import its own layer and those below, never one above
+LAYERS = [
+    {"errors", "findings", "vocabulary", "bundled"},
+    {"infra"},
+    {"config"},
+    {"notes", "ledger"},
+    {"checks", "store"},
+    {"review"},
+    {"integrations"},
+    {"cli"},
+    {"__main__"},
+]
+USE_CASES = {"apply", "preview", "draft", "revert", "status", "history"}
+GRAPH, SIZES = import_graph.read_package(PACKAGE)
+
+
+def layer(module: str) -> int:
+    part = module.split(".")[1] if "." in module else ""
+    for index, names in enumerate(LAYERS):
+        if part in names:
+            return index
+    return -1  # vault_tools itself: the version, below everything
+
+
+def test_every_subpackage_has_a_layer() -> None:
+    unplaced = {m for m in GRAPH if "." in m and layer(m) < 0}
+    assert not unplaced
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    upward = [(m, t) for m, targets in GRAPH.items() for t in targets if layer(t) > layer(m)]
+    assert not upward
+
+
+def test_no_import_circle() -> None:
+    assert import_graph.circles(GRAPH) == []
+
+
+def test_use_cases_do_not_import_each_other() -> None:
+    cases = {f"vault_tools.review.{name}" for name in USE_CASES}
+    assert not [(m, t) for m in cases for t in GRAPH.get(m, ()) if t in cases]
+
+
+def test_no_module_over_700_lines() -> None:
+    assert not {m: n for m, n in SIZES.items() if n > 700}
+
+
+def test_at_most_ten_modules_at_the_top_level() -> None:
+    top = [p for p in PACKAGE.glob("*.py")]
+    assert len(top) <= 10, sorted(p.name for p in top)
+
+
+def test_packages_stand_on_at_most_nine_floors() -> None:
+    assert max(import_graph.floors(import_graph.by_package(GRAPH)).values()) <= 9
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_the_graph_script_runs_standalone(flag: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs/examples/import_graph.py"), str(PACKAGE), *flag],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "floors" in done.stdout
+
+
+def test_the_graph_script_finds_a_planted_circle(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from pkg import b\n")
+    (package / "b.py").write_text("from pkg.a import f\n")
+    (package / "c.py").write_text("from . import b\n")
+    graph, _ = import_graph.read_package(package)
+    assert import_graph.circles(graph) == [["pkg.a", "pkg.b"]]
+    assert import_graph.floors(graph)["pkg.c"] == 2

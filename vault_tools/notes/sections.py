@@ -1,0 +1,172 @@
+"""How a note's body divides: its level-2 sections, and within a section the runs of
+text, the fenced code blocks and the deeper headings (vt's own blocks left out).
+
+Only a few lines can be structure (a fence, a heading, a vt marker); `marked_lines`
+finds them in the whole text at once, and the functions here jump from one to the
+next instead of looking at every line.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from vault_tools.notes.headings import atx_heading, fence_closes, fence_open, section_key
+
+_VT_START = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:start -->\s*$")
+_VT_END = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:end -->\s*$")
+
+
+@dataclass(slots=True)
+class Section:
+    """A level-2 section of a note: its heading and the range of lines under it."""
+
+    key: str  # normalised title: "source", "claim", "frame", … or the raw normalised title
+    title: str
+    line: int  # heading line (1-based)
+    start: int  # index of the first body line in `lines`
+    end: int  # index one past the last body line
+
+
+@dataclass(slots=True)
+class Body:
+    """The note's lines, and which of them can be structure (see `marked_lines`)."""
+
+    lines: list[str]
+    marks: list[int]
+
+
+# The only lines that can be structure: a fence (``` or ~~~ after up to 3 spaces), a
+# heading, a vt block marker. A regex finds them in the whole text at once (searching
+# from the newline before them is several times faster than a MULTILINE `^`, which is
+# tried at every character); the parsers then jump from one to the next instead of
+# looking at every line.
+_MARKED = re.compile(r"\n(?: {0,3}(?:```|~~~|#)|<!-- vt:)")
+_FIRST_MARKED = re.compile(r" {0,3}(?:```|~~~|#)|<!-- vt:")
+
+
+def marked_lines(text: str, start: int) -> list[int]:
+    """The indexes (from `start` on) of the lines that can be structure, in order."""
+    marks = [0] if _FIRST_MARKED.match(text) and start == 0 else []
+    index, position = 0, 0
+    for match in _MARKED.finditer(text):
+        line_start = match.start() + 1
+        index += text.count("\n", position, line_start)
+        position = line_start
+        if index >= start:
+            marks.append(index)
+    return marks
+
+
+def level2_sections(body: Body) -> list[Section]:
+    """Level-2 headings outside fenced code."""
+    lines = body.lines
+    sections: list[Section] = []
+    fence: str | None = None
+    for index in body.marks:  # all from `start` on
+        line = lines[index]
+        if fence:
+            if fence_closes(line, fence):
+                fence = None
+            continue
+        heading = atx_heading(line)
+        if heading is not None:
+            if heading[0] == 2:
+                if sections:
+                    sections[-1].end = index
+                title = heading[1]
+                sections.append(
+                    Section(section_key(title), title, index + 1, index + 1, len(lines))
+                )
+        elif opened := fence_open(line):
+            fence = opened[0]
+    return sections
+
+
+@dataclass(slots=True)
+class Part:
+    """A stretch of lines inside a section: plain text lines, or a fenced block."""
+
+    kind: str  # "text" | "code" | "heading"
+    line: int  # 1-based line of the first line
+    lines: list[str]
+    info: str = ""  # a code block's info string; a heading's title
+
+
+def parts_of(body: Body, section: Section) -> list[Part]:
+    """The section's text runs, fenced blocks and headings; vt's own blocks left out."""
+    lines, marks = body.lines, body.marks
+    parts: list[Part] = []
+    index, end = section.start, section.end
+    k = bisect_left(marks, index)
+    while index < end:
+        while k < len(marks) and marks[k] < index:
+            k += 1
+        upto = marks[k] if k < len(marks) and marks[k] < end else end
+        if upto > index:  # plain lines up to the next line that can be structure
+            _add_text(parts, index, lines[index:upto])
+            index = upto
+            continue
+        line = lines[index]
+        if (heading := atx_heading(line)) is not None:  # never a fence nor a vt marker
+            parts.append(Part("heading", index + 1, [], heading[1]))
+            index += 1
+        elif opened := fence_open(line):
+            close = _fence_end(body, k, end, opened[0])
+            info = opened[1].split(maxsplit=1)
+            parts.append(
+                Part("code", index + 1, lines[index + 1 : close], info[0].lower() if info else "")
+            )
+            index = close + 1
+        elif line.startswith("<!-- vt:") and _VT_START.match(line):
+            index = _vt_block_end(body, k, end) + 1  # not part of what the reviewer wrote
+        else:
+            _add_text(parts, index, [line])
+            index += 1
+    return parts
+
+
+def _add_text(parts: list[Part], index: int, lines: list[str]) -> None:
+    if parts and parts[-1].kind == "text":
+        parts[-1].lines.extend(lines)
+    else:
+        parts.append(Part("text", index + 1, lines))
+
+
+def _vt_block_end(body: Body, k: int, limit: int) -> int:
+    """The index of the end marker of the vt block opened at marks[k]."""
+    marks = body.marks
+    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per block is quadratic
+        index = marks[j]
+        if index >= limit:
+            break
+        if _VT_END.match(body.lines[index]):
+            return index
+    return limit - 1  # the block runs on into the next section
+
+
+def _fence_end(body: Body, k: int, limit: int, marker: str) -> int:
+    """The index of the line closing the fence opened at marks[k]."""
+    marks = body.marks
+    for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per fence is quadratic
+        index = marks[j]
+        if index >= limit:
+            break
+        line = body.lines[index]
+        if fence_closes(line, marker):
+            return index
+    return limit  # unclosed: the block runs to the end of the section
+
+
+def subsections(parts: list[Part]) -> dict[str, tuple[int, list[Part]]]:
+    """Group parts under their level-3 (or deeper) headings, keyed by normalised title."""
+    groups: dict[str, tuple[int, list[Part]]] = {"": (0, [])}
+    current = ""
+    for part in parts:
+        if part.kind == "heading":
+            current = section_key(part.info)
+            groups.setdefault(current, (part.line, []))
+            continue
+        groups[current][1].append(part)
+    return groups
