@@ -143,18 +143,3 @@ def test_the_closing_line_is_the_first_that_strips_to_a_marker(rest: list[str]) 
     lines = ["---", *rest]
     expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     assert _closing_line(lines) == expected
-
-
-def test_the_line_memo_keeps_no_long_line_and_hands_out_copies() -> None:
-    """The memo is bounded by line length (so by memory), and a caller that changes a
-    list it was given changes no later note's properties."""
-    from vault_tools.notes import frontmatter
-
-    long_line = "aliases: [" + ", ".join(f"name{i}" for i in range(60)) + "]"
-    assert len(long_line) > frontmatter._SEEN_LINE_LENGTH
-    first = simple_properties(f"{long_line}\ntags: [memo_probe]")
-    assert first is not None
-    assert long_line not in frontmatter._SEEN_LINES
-    first[0]["tags"].append("changed by a caller")
-    again = simple_properties("tags: [memo_probe]")
-    assert again is not None and again[0]["tags"] == ["memo_probe"]

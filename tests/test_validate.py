@@ -575,15 +575,13 @@ def test_the_run_digest_is_of_the_targets_one_a_line(targets: list[str]) -> None
         assert validate_mod._run_digest(targets, batch) == expected
 
 
-def test_a_spilled_listing_and_spilled_claim_ids_give_the_same_output(
+def test_spilled_claim_ids_give_the_same_output(
     make_vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The listing in sorted runs and the claim records in a file (forced small here)
-    change nothing: same findings, same order, the duplicates and their collisions
-    included; and no temporary file is left."""
+    """The claim records in a file (forced small here) change nothing: same findings,
+    same order, the duplicates and their collisions included; and no temporary file is
+    left."""
     import tempfile
-
-    from vault_tools.notes import vault as vault_mod
 
     notes = {f"N{i:03d}.md": render_note(claim_id=f"N-{i % 70}") for i in range(90)}
     notes["sub/Z.md"] = render_note(claim_id="N-3")
@@ -592,7 +590,6 @@ def test_a_spilled_listing_and_spilled_claim_ids_give_the_same_output(
     os.symlink(tmp_path / "secret.md", vault / "03_claims" / "Leak.md")
     expected = _as_tuples(_cold(vault).findings)
     assert sum(1 for f in expected if f[3] == "claim-id-duplicate") == 2 * 20 + 1
-    monkeypatch.setattr(vault_mod, "SPILL_PATHS", 8)
     monkeypatch.setattr(validate_mod, "SPILL_BYTES", 64)
     monkeypatch.setattr(validate_mod, "FILTER_BITS", 8)  # many false candidates
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))

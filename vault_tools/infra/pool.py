@@ -1,6 +1,6 @@
 """Run one function over many vault files, on every core when the run is large.
 
-What it buys: a cold `vt validate` of 10k notes in one process took 1.5x the wall time.
+What it buys: a cold `vt validate` of 10k or 50k notes takes 1.5x the time in one process.
 The interface is `map_chunks` (and `can_fork`, whether this system can run a pool).
 
 Workers are forked, so they inherit the caller's state (settings, compiled schemas,

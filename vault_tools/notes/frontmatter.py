@@ -106,26 +106,13 @@ def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[st
     properties: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for number, line in enumerate(source_lines, start=2):
-        entry = _SEEN_LINES.get(line) or _simple_line(line)
+        entry = _simple_line(line)
         if entry is None or entry[0] in properties:
             return None
         key, value = entry
-        properties[key] = value.copy() if type(value) is list else value
+        properties[key] = value
         lines[key] = number
     return properties, lines
-
-
-# Most property lines repeat from note to note (`review_action: PENDING`, `tags: [...]`):
-# each distinct line is read once (without the memo, parsing took 15% longer and a cold
-# `vt validate` of 10k notes 5% more CPU, in a paired benchmark). It is bounded: the first
-# _SEEN_LINES_MAX short lines, then no more (lines past it just take the regex), so it
-# holds at most about a megabyte. Kept for the process: an entry depends on the line's
-# text alone (a short line holds no number near Python's limit on digits), so no later
-# call can read it differently; a caller gets a copy of a list value.
-_SEEN_LINES: dict[str, tuple[str, Any]] = {}
-_SEEN_LINES_MAX = 4096
-_SEEN_LINE_LENGTH = 200  # longer lines are not kept
-_UNIQUE_KEYS = frozenset({"claim_id"})  # a line no other note repeats: not worth keeping
 
 
 def _simple_line(line: str) -> tuple[str, Any] | None:
@@ -137,14 +124,7 @@ def _simple_line(line: str) -> tuple[str, Any] | None:
     value = _simple_value("" if text is None and len(content) < len(line) else text)
     if value is _NO_VALUE:
         return None
-    entry = (match.group(1), value)
-    if (
-        len(_SEEN_LINES) < _SEEN_LINES_MAX
-        and len(line) <= _SEEN_LINE_LENGTH
-        and entry[0] not in _UNIQUE_KEYS
-    ):
-        _SEEN_LINES[line] = entry
-    return entry
+    return match.group(1), value
 
 
 def _simple_value(text: str | None) -> Any:
