@@ -1,1 +1,7 @@
-"""The Decision Ledger: an append-only, hash-chained JSONL file (docs/ledger.md)."""
+"""The Decision Ledger: an append-only, hash-chained JSONL file (docs/ledger.md).
+
+events (canonical JSON, ids, hashes, the rules of a line) < lines (reading the file) <
+index (the derived state in `.vt/`) < verify (`vt ledger verify`) < gate (the check before
+any reader or appender trusts the file) < append (`Ledger`, `Transaction`); merge and
+heads (a claim's state from its events) stand beside them, on events alone.
+"""

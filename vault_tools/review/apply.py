@@ -39,15 +39,10 @@ from vault_tools.findings import ERROR
 from vault_tools.infra.boundary import is_inside
 from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
-from vault_tools.ledger.core import (
-    CLAIM_KEYS,
-    Ledger,
-    Transaction,
-    canonical,
-    crash_point,
-    same_decision,
-    supersedes_value,
-)
+from vault_tools.ledger.append import Ledger, Transaction
+from vault_tools.ledger.crash import crash_point
+from vault_tools.ledger.events import CLAIM_KEYS, canonical, supersedes_value
+from vault_tools.ledger.heads import same_decision
 from vault_tools.notes import writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes, list_vault, read_file
