@@ -1,10 +1,10 @@
-"""Cold `verify_ledger` in the worker pool: the same results as the sequential verify.
+"""Cold `verify_ledger` split over two processes: the same results as the sequential verify.
 
 Every case builds a real ledger, copies the vault, verifies one copy sequentially (the
-threshold out of reach) and the other in two spans checked by real forked workers
-(threshold 1 byte, a span half the file), and compares the two results and the two
-state dbs. A spy on `os.fork`/`_take_over` tells whether the workers ran and which
-spans were taken over, so a case cannot pass by silently staying sequential.
+threshold out of reach) and the other with a real forked helper (threshold 1 byte), and
+compares the two results and the two state dbs. A spy on `_verify_halves`/`_take_rows`
+tells whether the helper ran and whether its rows were taken over, so a case cannot pass
+by silently staying sequential.
 """
 
 from __future__ import annotations
@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sqlite3
-import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,8 +29,7 @@ from vault_tools.ledger.events import GENESIS, canonical, line_hash
 from vault_tools.ledger.verify import verify_ledger
 
 N = 400  # events: ~290 KB, split near line 200
-CHILD = 300  # a line well inside the second span
-WORKERS = 2 if (os.cpu_count() or 1) >= 2 else 0  # on one core the pool stays in-process
+CHILD = 300  # a line well inside the helper's half
 Lines = list[bytes]
 
 
@@ -44,19 +40,18 @@ def vault(tmp_path: Path) -> Path:
 
 @dataclass
 class Spy:
-    forks: list[int] = field(default_factory=list)  # worker pids
-    taken: list[bool] = field(default_factory=list)  # _take_over results, span by span
+    forks: list[int] = field(default_factory=list)  # helper pids
+    taken: list[bool] = field(default_factory=list)  # _take_rows results
 
     @property
     def adopted(self) -> bool:
-        """The second span (the one with line CHILD) was taken over from its worker."""
-        return self.taken[1:] == [True]
+        return self.taken == [True]
 
 
 @pytest.fixture()
 def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
     record = Spy()
-    real_fork, real_take = os.fork, ledger_verify._take_over
+    real_fork, real_take = os.fork, ledger_verify._take_rows
 
     def fork() -> int:
         pid = real_fork()
@@ -69,8 +64,8 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
         record.taken.append(ok)
         return ok
 
-    monkeypatch.setattr(os, "fork", fork)
-    monkeypatch.setattr(ledger_verify, "_take_over", take)
+    monkeypatch.setattr(ledger_verify.os, "fork", fork)
+    monkeypatch.setattr(ledger_verify, "_take_rows", take)
     return record
 
 
@@ -99,17 +94,11 @@ def comparable(result: ledger_verify.VerifyResult) -> tuple:
 
 @pytest.fixture(autouse=True)
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The temporary folder: the workers write nothing there either."""
+    """The temporary folder the helper's part files go to (outside the vault)."""
     folder = tmp_path / "tmp"
     folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setattr(ledger_verify.tempfile, "tempdir", str(folder))
     return folder
-
-
-def in_two_spans(monkeypatch: pytest.MonkeyPatch, ledger: Ledger) -> None:
-    """Verify in the pool, in two spans: the second starts near the middle line."""
-    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(ledger_verify, "SPAN_BYTES", ledger.path.stat().st_size // 2)
 
 
 def listing(root: Path) -> list[tuple[str, int, int]]:
@@ -123,13 +112,13 @@ def verify_both(
     vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = ""
 ) -> tuple[ledger_verify.VerifyResult, ledger_verify.VerifyResult]:
     """(sequential, parallel) results of copies of `vault`; asserts they are identical,
-    that neither verify changed anything in its vault, and that no file is left."""
+    that neither verify changed anything in its vault, and that no part file is left."""
     seq_ledger = copy_of(vault, tmp_path / f"seq{name}")
     par_ledger = copy_of(vault, tmp_path / f"par{name}")
     before = listing(tmp_path / f"par{name}")
     monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1 << 40)
     seq = verify_ledger(seq_ledger.path, seq_ledger.state_dir)
-    in_two_spans(monkeypatch, par_ledger)
+    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1)
     par = verify_ledger(par_ledger.path, par_ledger.state_dir)
     assert comparable(par) == comparable(seq)
     assert listing(tmp_path / f"par{name}") == before
@@ -149,13 +138,13 @@ def test_clean_ledger_in_two_processes(vault: Path, tmp_path: Path, monkeypatch,
     ledger = filled(N, vault)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert par.ok and par.events == N and par.head == ledger.head().hash
-    assert len(spy.forks) == WORKERS and spy.adopted
+    assert len(spy.forks) == 1 and spy.adopted
     # warm: once an append trusted the prefix, it is re-proved by its chain
     again = ledger_of(tmp_path / "par")
     again.append([decision("W1")])  # its gate verifies the forgotten prefix in full
     forks = len(spy.forks)
     assert verify_ledger(again.path, again.state_dir).ok
-    assert len(spy.forks) == forks  # nothing left to parse in full: no worker
+    assert len(spy.forks) == forks  # nothing left to parse in full: no helper
 
 
 def test_new_lines_after_a_verified_prefix_go_parallel(
@@ -171,21 +160,16 @@ def test_new_lines_after_a_verified_prefix_go_parallel(
     assert spy.adopted
 
 
-def test_spans_end_with_the_line_that_holds_their_last_byte(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_split_after_the_first_newline_from_the_middle(tmp_path: Path) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"aaaa\nbb\ncccccccc\ndd\n")  # lines start at 0, 5, 8, 17
     fd = os.open(path, os.O_RDONLY)
     try:
-        monkeypatch.setattr(ledger_verify, "SPAN_BYTES", 10)
-        assert ledger_verify._spans(fd, 0, 20) == [(0, 17), (17, 20)]  # byte 9 is in line 3
-        assert ledger_verify._spans(fd, 5, 20) == [(5, 17), (17, 20)]
-        monkeypatch.setattr(ledger_verify, "SPAN_BYTES", 5)
-        assert ledger_verify._spans(fd, 0, 20) == [(0, 5), (5, 17), (17, 20)]  # byte 4: a '\n'
-        monkeypatch.setattr(ledger_verify, "SPAN_BYTES", 100)
-        assert ledger_verify._spans(fd, 8, 17) == [(8, 17)]  # one span: no pool
-        assert ledger_verify._spans(fd, 20, 20) == []
+        assert ledger_verify._split_at(fd, 0, 20) == 17  # middle 10 lies in line 3
+        assert ledger_verify._split_at(fd, 0, 8) == 5  # middle 4 is line 1's newline
+        assert ledger_verify._split_at(fd, 5, 20) == 17
+        assert ledger_verify._split_at(fd, 0, 17) is None  # middle 8 starts the last line: no split
+        assert ledger_verify._split_at(fd, 8, 17) is None
     finally:
         os.close(fd)
 
@@ -262,7 +246,7 @@ def bad_supersedes(raw: Lines) -> Lines:
     return rechained(events)
 
 
-# case -> was the second span flawless by itself (so its rows are taken over)?
+# case -> was the helper's range flawless by itself (so its rows are taken over)?
 TAMPERING: dict[str, tuple[Callable[[Lines], Lines], bool]] = {
     "flipped byte": (flip_byte, False),
     "edited field, hash recomputed": (edit_and_rehash, False),
@@ -271,8 +255,8 @@ TAMPERING: dict[str, tuple[Callable[[Lines], Lines], bool]] = {
     "broken JSON": (broken_json, False),
     "non-canonical line": (non_canonical, False),
     "missing field": (missing_field, False),
-    # set-wide checks run on the merged rows: the span's own lines are flawless
-    "duplicate id within the second span": (duplicate_in_child, True),
+    # set-wide checks run on the merged rows: the helper's own lines are flawless
+    "duplicate id within the helper's half": (duplicate_in_child, True),
     "duplicate id across the halves": (duplicate_across, True),
     "supersedes a later event": (bad_supersedes, True),
 }
@@ -285,14 +269,14 @@ def fill_tampered(vault: Path, tamper: Callable[[Lines], Lines]) -> None:
 
 
 @pytest.mark.parametrize("case", TAMPERING, ids=list(TAMPERING))
-def test_tampering_in_the_second_span(
+def test_tampering_in_the_helpers_half(
     vault: Path, tmp_path: Path, monkeypatch, spy, case: str
 ) -> None:
-    tamper, span_clean = TAMPERING[case]
+    tamper, helper_clean = TAMPERING[case]
     fill_tampered(vault, tamper)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert not seq.ok and seq.problems
-    assert len(spy.forks) == WORKERS and spy.adopted is span_clean
+    assert len(spy.forks) == 1 and spy.adopted is helper_clean
     lines = {p.line for p in seq.problems}
     assert any(line is not None and line > N // 2 for line in lines), lines
 
@@ -306,51 +290,50 @@ def test_tampering_in_a_verified_prefix_restarts_in_two_processes(
     write_lines(ledger, raw)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert "line 11: hash mismatch (edited line?)" in messages(seq)
-    # the restart went to the pool: the 1st span was checked here, the 2nd taken over
-    assert len(spy.forks) == WORKERS and spy.taken == [False, True]
+    assert len(spy.forks) == 1 and spy.adopted  # the restart went parallel, 2nd half clean
 
 
 # ---------------------------------------------------------------- the boundary
 
 
 def split_before_line(monkeypatch: pytest.MonkeyPatch, index: int) -> None:
-    """Make the second span start at line `index` (0-based) of the file being verified."""
+    """Make the helper's range start at line `index` (0-based) of the file being verified."""
 
-    def at(fd: int, start: int, size: int) -> list[tuple[int, int]]:
+    def at(fd: int, start: int, size: int) -> int:
         data = os.pread(fd, size, 0)
         offset = 0
         for _ in range(index):
             offset = data.index(b"\n", offset) + 1
         assert start < offset < size
-        return [(start, offset), (offset, size)]
+        return offset
 
-    monkeypatch.setattr(ledger_verify, "_spans", at)
+    monkeypatch.setattr(ledger_verify, "_split_at", at)
 
 
-def cut_before_second_span(raw: Lines) -> Lines:  # the second span's first line is gone
+def cut_before_helper(raw: Lines) -> Lines:  # the helper's first line is gone
     del raw[200]
     return raw
 
 
-def cut_first_spans_last(raw: Lines) -> Lines:  # the first span's last line is gone
+def cut_parents_last(raw: Lines) -> Lines:  # the parent's last line is gone
     del raw[199]
     return raw
 
 
-def edit_first_spans_last(raw: Lines) -> Lines:  # only the link across the split breaks
+def edit_parents_last(raw: Lines) -> Lines:  # only the link across the split breaks
     return edit_and_rehash(raw, 199)
 
 
-def renumber_second_span(raw: Lines) -> Lines:  # 2nd span's chain intact, its seq off by one
+def renumber_helpers_half(raw: Lines) -> Lines:  # helper's chain intact, its seq off by one
     return rechained([json.loads(x) for x in raw], shift_from=200)
 
 
-# case -> (tampering, index of the second span's first line in the tampered file)
+# case -> (tampering, index of the helper's first line in the tampered file)
 BOUNDARY = {
-    "second span's first line deleted": (cut_before_second_span, 200),
-    "first span's last line deleted": (cut_first_spans_last, 199),
-    "first span's last line edited, hash recomputed": (edit_first_spans_last, 200),
-    "seq renumbered from the split": (renumber_second_span, 200),
+    "helper's first line deleted": (cut_before_helper, 200),
+    "parent's last line deleted": (cut_parents_last, 199),
+    "parent's last line edited, hash recomputed": (edit_parents_last, 200),
+    "seq renumbered from the split": (renumber_helpers_half, 200),
 }
 
 
@@ -361,17 +344,17 @@ def test_tampering_at_the_split(vault: Path, tmp_path: Path, monkeypatch, spy, c
     split_before_line(monkeypatch, split)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert not seq.ok
-    # the second span's first line is where the chain breaks
+    # the helper's first line is where the chain breaks
     assert any(
         p.line == split + 1 and ("seq" in p.message or "prev" in p.message) for p in seq.problems
     ), messages(seq)
-    # the second span's own lines are flawless: only the link was wrong, so it was re-checked
-    assert len(spy.forks) == WORKERS and spy.taken[1:] == [False]
+    # the helper's own lines are flawless: only the link was wrong, so it was re-checked
+    assert len(spy.forks) == 1 and spy.taken == []
 
 
 def test_renumbered_half_reports_one_gap(vault: Path, tmp_path: Path, monkeypatch) -> None:
     ledger = filled(N, vault)
-    write_lines(ledger, renumber_second_span(lines_of(ledger)))
+    write_lines(ledger, renumber_helpers_half(lines_of(ledger)))
     split_before_line(monkeypatch, 200)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert messages(par) == ["line 201: seq 201 expected, found 202 (deleted or reordered line?)"]
@@ -391,20 +374,18 @@ def test_torn_tail(vault: Path, tmp_path: Path, monkeypatch, spy) -> None:
     assert not ledger_of(tmp_path / "par").torn_path.exists()  # left to the next append
 
 
-def test_worker_that_dies_is_replaced_by_the_parent(
+def test_helper_that_dies_is_replaced_by_the_parent(
     vault: Path, tmp_path: Path, monkeypatch, spy
 ) -> None:
-    if not WORKERS:
-        pytest.skip("one core: the pool runs in-process")
     filled(N, vault)
-    # only the workers use _SpanVerifier: the parent's _Verifier is untouched
-    monkeypatch.setattr(ledger_verify._SpanVerifier, "line", lambda self, n, raw: os._exit(9))
+    # only the helper uses _PartVerifier: the parent's _Verifier is untouched
+    monkeypatch.setattr(ledger_verify._PartVerifier, "line", lambda self, n, raw: os._exit(9))
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert par.ok and par.events == N
-    assert len(spy.forks) == WORKERS and spy.taken == []
+    assert len(spy.forks) == 1 and spy.taken == []
 
 
-def test_worker_exception_is_silent(
+def test_helper_exception_is_silent(
     vault: Path, tmp_path: Path, monkeypatch, spy, capfd: pytest.CaptureFixture[str]
 ) -> None:
     filled(N, vault)
@@ -412,43 +393,69 @@ def test_worker_exception_is_silent(
     def boom(self: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(ledger_verify._SpanVerifier, "report", boom)
+    monkeypatch.setattr(ledger_verify._PartVerifier, "flush", boom)
     capfd.readouterr()
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     out, err = capfd.readouterr()
-    assert par.ok and len(spy.forks) == WORKERS and spy.taken == [False, False]
+    assert par.ok and len(spy.forks) == 1 and spy.taken == []
     assert "disk on fire" not in out + err and "Traceback" not in out + err
 
 
-def test_the_workers_write_nothing(vault: Path, tmp_path: Path, monkeypatch, spy, scratch) -> None:
-    ledger = filled(N, vault)
+def test_corrupt_part_file_falls_back(vault: Path, tmp_path: Path, monkeypatch, spy) -> None:
+    filled(N, vault)
+    real = ledger_verify._verify_part
+
+    def then_spoil(path: Path, part: Path, *args: object) -> dict:
+        summary = real(path, part, *args)
+        part.write_bytes(b"not a database" * 100)
+        return summary
+
+    monkeypatch.setattr(ledger_verify, "_verify_part", then_spoil)
+    seq, par = verify_both(vault, tmp_path, monkeypatch)
+    assert par.ok and spy.taken == [False]
+
+
+def test_part_files_go_to_a_temporary_folder_outside_the_vault(
+    vault: Path, tmp_path: Path, monkeypatch, spy, scratch: Path
+) -> None:
+    filled(N, vault)
+    seen: list[list[Path]] = []
+    real = ledger_verify._verify_part
+
+    def watched(path: Path, part: Path, *args: object) -> dict:
+        summary = real(path, part, *args)
+        seen.append([part.parent.parent, *part.parent.iterdir()])  # in the helper
+        return summary
+
+    monkeypatch.setattr(ledger_verify, "_verify_part", watched)
     before = listing(vault)
-    in_two_spans(monkeypatch, ledger)
+    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1)
+    ledger = ledger_of(vault)
     result = verify_ledger(ledger.path, ledger.state_dir)
-    assert result.ok and result.events == N and spy.taken == [True, True]
+    assert result.ok and result.events == N and spy.adopted
     assert listing(vault) == before
-    assert list(scratch.iterdir()) == []
+    assert list(scratch.iterdir()) == []  # removed after use
 
 
-def test_interrupted_parent_kills_and_reaps_the_workers(
+def test_interrupted_parent_kills_and_reaps_the_helper(
     vault: Path, tmp_path: Path, monkeypatch, spy
 ) -> None:
-    if not WORKERS:
-        pytest.skip("one core: the pool runs in-process")
     ledger = filled(N, vault)
-    in_two_spans(monkeypatch, ledger)
-    monkeypatch.setattr(ledger_verify._SpanVerifier, "line", lambda self, n, raw: time.sleep(600))
-    # Ctrl-C while the parent waits for the workers' answers
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            verify_ledger(ledger.path, ledger.state_dir)
-    finally:
-        timer.cancel()
-    assert len(spy.forks) == WORKERS
-    for pid in spy.forks:
-        with pytest.raises(ChildProcessError):  # already reaped, not left running
-            os.waitpid(pid, os.WNOHANG)
+    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(ledger_verify._PartVerifier, "line", lambda self, n, raw: time.sleep(600))
+    real_line = ledger_verify._Verifier.line
+
+    def interrupted(self: ledger_verify._Verifier, n: int, raw: bytes) -> None:
+        if n == 50:
+            raise KeyboardInterrupt
+        real_line(self, n, raw)
+
+    monkeypatch.setattr(ledger_verify._Verifier, "line", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        verify_ledger(ledger.path, ledger.state_dir)
+    assert len(spy.forks) == 1
+    with pytest.raises(ChildProcessError):  # already reaped, not left running
+        os.waitpid(spy.forks[0], os.WNOHANG)
+    assert list((tmp_path / "tmp").iterdir()) == []
     monkeypatch.undo()
     assert verify_ledger(ledger.path, ledger.state_dir).ok  # the lock was released

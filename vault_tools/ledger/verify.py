@@ -7,14 +7,17 @@ import fcntl
 import gc
 import json
 import os
-from collections.abc import Generator, Iterator
-from contextlib import closing, contextmanager
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
-from vault_tools.infra.pool import WorkerError, map_chunks
+from vault_tools.infra.pool import _can_fork, beside
 from vault_tools.ledger.events import (
     GENESIS,
     _digests,
@@ -39,6 +42,11 @@ from vault_tools.ledger.lines import (
 from vault_tools.vocabulary import conflict_marker
 
 MAX_PROBLEMS = 1000  # keep verify's memory bounded on a thoroughly broken file
+
+# a cold verify with at least this many bytes to parse in full forks a helper for half:
+# on two cores it takes a quarter off a cold `vt ledger verify` (paired runs)
+PARALLEL_MIN_BYTES = 8 << 20
+_PART_NAME = "verify-part.sqlite"  # the helper's rows, in a temporary folder
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +117,6 @@ def _known_row(n: int, body: bytes, i: int) -> tuple:
 
 class _Verifier:
     """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
-
-    genesis_line = 1  # the line whose prev must be GENESIS
 
     def __init__(
         self, db: _StateDB, trust_prefix: bool = True, after: _Trusted | None = None
@@ -195,9 +201,9 @@ class _Verifier:
         if seq != self.prev_seq + 1:
             self.problem(seq, n, f"line {n}: seq {self.prev_seq + 1} expected, found {seq} "
                                  "(deleted or reordered line?)")  # fmt: skip
-        if n == self.genesis_line and ev["prev"] != GENESIS:
+        if n == 1 and ev["prev"] != GENESIS:
             self.problem(seq, n, "line 1: prev must be 64 zeros on the first line")
-        elif n > self.genesis_line and self.prev_hash is not None and ev["prev"] != self.prev_hash:
+        elif n > 1 and self.prev_hash is not None and ev["prev"] != self.prev_hash:
             self.problem(seq, n, f"line {n}: prev does not match the hash of line {n - 1}")
         if hash_ != ev["hash"]:
             self.problem(seq, n, f"line {n}: hash mismatch (edited line?)")
@@ -379,7 +385,8 @@ class _Lines:
 
 def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
     """Feed every line (after the gate's trusted prefix: every later line) to `verifier`.
-    With many bytes to parse in full, the pool's workers check them (`_verify_in_pool`)."""
+    With many bytes to parse in full, a forked helper checks the second half meanwhile
+    (see `_verify_halves`)."""
     # parsed events never form cycles and are dropped line by line: pausing the cyclic
     # GC saves its repeated scans of the young objects json.loads creates
     was_enabled = gc.isenabled()
@@ -393,10 +400,12 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
             lines = _Lines(handle, size)
             if verifier.after is not None:
                 lines.skip_to(verifier.after.seq, verifier.after.size)
-            elif verifier.prefix:  # re-proved cheaply by its hash chain: not worth the pool
+            elif verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
                 lines.feed(verifier, size, stop_line=verifier.prefix)
-            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES:
-                _verify_in_pool(verifier, lines, path)
+            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES and _can_fork():
+                split = _split_at(handle.fileno(), lines.end, size)
+                if split is not None:
+                    _verify_halves(verifier, lines, path, split)
             if not lines.done:
                 lines.feed(verifier, size)
     finally:
@@ -404,162 +413,200 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
             gc.enable()
 
 
-# ---------------------------------------------------------------- verify on every core
-
-# With at least this many bytes to parse in full, the pool's workers check them.
-PARALLEL_MIN_BYTES = 8 << 20
-SPAN_BYTES = 2 << 20  # a worker's task; its answer (the span's rows) fits the answer pipe
+# ---------------------------------------------------------------- verify, two processes
 
 
-@dataclass(frozen=True, slots=True)
-class _SpanReport:
-    """A worker's answer for a span whose every line passed: the first line's seq and
-    prev (its link to the line before is the parent's check), the last line's seq and
-    hash, the span's `seen` rows (lines numbered from 1 within the span), and the number
-    of the span's line that has the remembered head's hash, if one has."""
-
-    first_seq: int
-    first_prev: str
-    last_seq: int
-    last_hash: str
-    rows: list[tuple]
-    remembered_at: int | None
-
-
-def _verify_in_pool(verifier: _Verifier, lines: _Lines, path: Path) -> None:
-    """Verify the lines from `lines.end` on in spans, each checked by a worker of the
-    pool. A span whose every line passed and whose first line continues the chain is
-    taken over (its rows, the chain's end); any other span (a problem, a broken link) is
-    verified here as a sequential verify would, so the messages are the same either way.
-    A worker that dies leaves the lines from there on to the caller."""
-    spans = _spans(lines.handle.fileno(), lines.end, lines.size)
-    remembered_hash = verifier.remembered[1] if verifier.remembered else None
-    work = partial(_check_spans, str(path), remembered_hash)
-    # closed as soon as this returns or raises: an interrupted verify ends its workers
-    reports = cast(Generator, map_chunks(work, spans, chunk=1, threshold=2))
-    with closing(reports):
-        try:
-            for (_, end), report in zip(spans, reports, strict=True):
-                if not _take_over(verifier, lines, report, end):
-                    lines.feed(verifier, end)
-                if lines.done:
-                    return
-        except WorkerError:
-            return
-
-
-def _take_over(verifier: _Verifier, lines: _Lines, report: _SpanReport | None, end: int) -> bool:
-    """Take a worker's span (its lines end at byte `end`) as verified, if every line passed
-    and its first line passes the chain checks here (those of `_Verifier._check_event`)."""
-    if report is None or report.first_seq != verifier.prev_seq + 1:
-        return False
-    if verifier.prev_hash is not None and report.first_prev != verifier.prev_hash:
-        return False
-    base = lines.n
-    verifier.rows.extend((base + row[0], *row[1:]) for row in report.rows)
-    verifier.flush()
-    last = base + len(report.rows)
-    verifier.events, verifier.prev_seq, verifier.prev_hash = last, report.last_seq, report.last_hash
-    at = report.remembered_at
-    if at is not None and verifier.remembered and base + at == verifier.remembered[0]:
-        verifier.remembered_head_intact = True
-    lines.skip_to(last, end)
-    return True
-
-
-def _spans(fd: int, start: int, size: int) -> list[tuple[int, int]]:
-    """Bytes start..size (whole lines) cut into spans of whole lines: each ends with the
-    line that holds its SPAN_BYTES-th byte."""
-    spans = []
-    while start < size:
-        end = _line_end(fd, min(start + SPAN_BYTES, size) - 1, size)
-        spans.append((start, end))
-        start = end
-    return spans
-
-
-def _line_end(fd: int, pos: int, size: int) -> int:
-    """Where the line holding byte `pos` ends (just after its '\\n'; at most `size`)."""
+def _split_at(fd: int, start: int, size: int) -> int | None:
+    """The start of the first line at or after the middle of bytes start..size (None: that
+    line is the last one, nothing to share)."""
+    pos = start + (size - start) // 2
     while pos < size:
         chunk = os.pread(fd, min(_BLOCK, size - pos), pos)
         if not chunk:
-            break
+            return None
         i = chunk.find(b"\n")
         if i >= 0:
-            return pos + i + 1
+            split = pos + i + 1
+            return split if split < size else None
         pos += len(chunk)
-    return size
+    return None
 
 
-# ---------------------------------------------------------------- in a worker
+def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, split: int) -> None:
+    """Verify the lines before byte `split` here while a forked helper verifies the rest
+    (`beside` in infra/pool.py).
 
-
-def _check_spans(
-    path: str, remembered_hash: str | None, spans: list[tuple[int, int]]
-) -> list[_SpanReport | None]:
-    return [_check_span(path, remembered_hash, start, end) for start, end in spans]
-
-
-def _check_span(path: str, remembered_hash: str | None, start: int, end: int) -> _SpanReport | None:
-    """The report of the lines in bytes start..end; None if one has a problem (or on any
-    doubt at all): the parent then verifies them itself, for the exact messages."""
+    When the helper found every one of its lines flawless and its first line continues
+    this process's chain, its `seen` rows are taken over and `lines` skips its range;
+    otherwise (a problem, a crash, any doubt) the range is left for the caller to verify
+    here as usual, so the messages are exactly those of a sequential verify. The helper's
+    rows go through a temporary folder outside the vault: verify writes nothing there.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="vt-verify-"))
+    part = scratch / _PART_NAME
+    span = (lines.n, lines.end, split, lines.size)
     try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            lines = _Lines(handle, end)
-            lines.end = start
-            verifier = _SpanVerifier(remembered_hash)
-            lines.feed(verifier, end)
-            if lines.done or lines.end != end:
-                return None
-            return verifier.report()
-    except Exception:  # noqa: BLE001 - any doubt: the parent verifies the span itself
+        report = beside(
+            partial(_part_report, path, part, verifier.remembered, span),
+            partial(lines.feed, verifier, split),
+        )
+        summary = _part_summary(report)
+        if (
+            summary is not None
+            and not lines.done
+            and lines.end == split
+            and _continues_chain(verifier, lines.n, summary)
+            and _take_rows(verifier, part, summary)
+        ):
+            last_n, last_seq, last_hash = summary["last"]
+            verifier.events, verifier.prev_seq, verifier.prev_hash = last_n, last_seq, last_hash
+            if summary["intact"]:
+                verifier.remembered_head_intact = True
+            lines.skip_to(last_n, lines.size)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _part_summary(report: bytes | None) -> dict | None:
+    """The helper's report if it answered with every line flawless, else None."""
+    if report is None:
         return None
+    try:
+        summary = json.loads(report)
+        if summary["clean"] is not True:
+            return None
+        n, seq, prev = summary["first"]
+        last_n, last_seq, last_hash = summary["last"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not (
+        type(n) is int
+        and type(seq) is int
+        and type(last_n) is int
+        and type(last_seq) is int
+        and type(prev) is str
+        and type(last_hash) is str
+    ):
+        return None  # fmt: skip
+    return summary
+
+
+def _continues_chain(verifier: _Verifier, n: int, summary: dict) -> bool:
+    """Would the helper's first line pass the chain checks here? (the same conditions as
+    `_Verifier._check_event`, so a break is reported by the sequential re-check)."""
+    first_n, first_seq, first_prev = summary["first"]
+    return (
+        first_n == n + 1
+        and first_seq == verifier.prev_seq + 1
+        and (verifier.prev_hash is None or first_prev == verifier.prev_hash)
+    )
+
+
+def _take_rows(verifier: _Verifier, part: Path, summary: dict) -> bool:
+    """Copy the helper's `seen` rows into this verify's temp table, in one statement."""
+    first_n, last_n = summary["first"][0], summary["last"][0]
+    conn = verifier.db.conn
+    try:
+        conn.execute("ATTACH DATABASE ? AS part", (str(part),))
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("BEGIN")
+        cur = conn.execute(
+            "INSERT INTO temp.seen SELECT line, seq, id, ts, claim_id, supersedes, reverts "
+            "FROM part.seen WHERE line BETWEEN ? AND ?", (first_n, last_n))  # fmt: skip
+        if cur.rowcount != last_n - first_n + 1:
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("COMMIT")
+        return True
+    except sqlite3.Error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    finally:
+        conn.execute("DETACH DATABASE part")
 
 
 class _Unclean(Exception):
-    """A worker met something to report: the parent verifies the span itself."""
+    """The helper met something to report: the parent re-verifies its range itself."""
 
 
-class _SpanVerifier(_Verifier):
-    """A worker's verifier: the per-line checks of `_Verifier`, its chain started from
-    the span's first line (the parent checks that link), no database (a connection must
-    not cross a fork: the rows go back in the report), and no problem tolerated."""
+class _PartVerifier(_Verifier):
+    """The helper's verifier: the per-line checks of `_Verifier`, its chain started from
+    its first line (the parent checks that link), its rows in its own sqlite file (a
+    connection must not cross a fork), and no problem tolerated."""
 
-    genesis_line = 0  # lines are numbered within the span: line 1 is the parent's check
-
-    def __init__(self, remembered_hash: str | None) -> None:
-        # not _Verifier.__init__: that uses the parent's connection
+    def __init__(self, conn: sqlite3.Connection, remembered: tuple | None) -> None:
+        # not _Verifier.__init__: that reads and writes the parent's connection
+        self.conn = conn
         self.problems, self.dropped, self.events = [], 0, 0
         self.prev_seq, self.prev_hash = 0, None
         self.rows = []
-        self.remembered, self.remembered_head_intact = None, False
+        self.remembered, self.remembered_head_intact = remembered, False
         self.memory_proven, self.prefix, self.after = False, 0, None
-        self.remembered_hash = remembered_hash
-        self.remembered_at: int | None = None
-        self.first: tuple[int, str] | None = None
+        self.first: tuple[int, int, str] | None = None
+        conn.execute(
+            "CREATE TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, ts TEXT, "
+            "claim_id TEXT, supersedes TEXT, reverts TEXT)"
+        )
 
     def problem(self, seq: int | None, line: int | None, message: str) -> None:
         raise _Unclean(message)
 
     def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
-        if self.first is None:
-            self.first = (ev["seq"], ev["prev"])
+        if self.first is None:  # the link to the previous line is the parent's check
+            self.first = (n, ev["seq"], ev["prev"])
             self.prev_seq, self.prev_hash = ev["seq"] - 1, ev["prev"]
-        if ev["hash"] == self.remembered_hash:
-            self.remembered_at = n
         super()._check_event(n, body, text, ev)
 
     def flush(self) -> None:
-        """Keep the rows: they go back to the parent in the report."""
+        self.conn.execute("BEGIN")
+        self.conn.executemany("INSERT INTO seen VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
+        self.conn.execute("COMMIT")
+        self.rows = []
 
-    def report(self) -> _SpanReport | None:
-        if self.first is None or self.prev_hash is None:
-            return None
-        first_seq, first_prev = self.first
-        return _SpanReport(
-            first_seq, first_prev, self.prev_seq, self.prev_hash, self.rows, self.remembered_at
-        )
+
+def _part_report(path: Path, part: Path, remembered: tuple | None, span: tuple) -> bytes:
+    """In the helper: `_verify_part`'s summary, as the bytes `beside` hands back."""
+    return json.dumps(_verify_part(path, part, remembered, *span)).encode()
+
+
+def _verify_part(
+    path: Path,
+    part: Path,
+    remembered: tuple | None,
+    base_n: int,
+    base_end: int,
+    split: int,
+    size: int,
+) -> dict:
+    """Check lines split..size; their rows go to the sqlite file `part`."""
+    with open(path, "rb") as handle:
+        n = base_n + _count_lines(handle.fileno(), base_end, split)
+        conn = sqlite3.connect(part, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=OFF")  # a scratch file, deleted after use
+            conn.execute("PRAGMA synchronous=OFF")
+            verifier = _PartVerifier(conn, remembered)
+            handle.seek(split)
+            lines = _Lines(handle, size)
+            lines.n, lines.end = n, split
+            try:
+                lines.feed(verifier, size)
+                if lines.done or lines.end != size or verifier.first is None:
+                    raise _Unclean("the range does not end in a complete line at its end")
+                verifier.flush()
+            except _Unclean:
+                return {"clean": False}
+        finally:
+            conn.close()
+    return {
+        "clean": True,
+        "first": verifier.first,
+        "last": (lines.n, verifier.prev_seq, verifier.prev_hash),
+        "intact": verifier.remembered_head_intact,
+    }
 
 
 def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
@@ -570,8 +617,8 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
     nothing is ever repaired. Holds the ledger lock shared, when the lock file exists, so
     an append in progress is never mistaken for a torn tail. A ledger whose every line
     ends in CRLF is one problem, said once. With at least PARALLEL_MIN_BYTES to parse in
-    full (a cold verify of a large ledger), the pool's workers check the lines in spans;
-    the result is the same either way.
+    full (a cold verify of a large ledger) and fork available, a forked helper checks the
+    second half meanwhile; the result is the same either way.
     """
     path, state_dir = Path(path), Path(state_dir)
     with _shared_lock(lock_path(path)) as locked:
