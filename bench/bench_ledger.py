@@ -28,7 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vault_tools.ledger.core import CHECK_KEYS, Ledger, verify_ledger  # noqa: E402
+from vault_tools.ledger.append import Ledger  # noqa: E402
+from vault_tools.ledger.verify import verify_ledger  # noqa: E402
+from vault_tools.vocabulary import CHECK_KEYS  # noqa: E402
 
 FRAME = {
     "comparison_expression": "warm prefill of k tokens ≈ one decode step",

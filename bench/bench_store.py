@@ -28,8 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_ledger import bare_loop  # noqa: E402  (the same baseline as verify's)
 
 from vault_tools.config import Settings  # noqa: E402
-from vault_tools.ledger.core import CHECK_KEYS, Ledger  # noqa: E402
+from vault_tools.ledger.append import Ledger  # noqa: E402
 from vault_tools.store.claims import ClaimStore  # noqa: E402
+from vault_tools.vocabulary import CHECK_KEYS  # noqa: E402
 
 ENTITIES = ["Prefill", "Decode", "Draft Token", "KV Cache", "Main Model", "Target Model"]
 

@@ -14,7 +14,9 @@ from conftest import (
     settings_for,
 )
 
-from vault_tools.ledger.core import canonical, iter_events, verify_ledger
+from vault_tools.ledger.events import canonical
+from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.verify import verify_ledger
 from vault_tools.notes.note import parse_note
 from vault_tools.review.apply import (
     DRAFTS_CHANGED,

@@ -17,7 +17,7 @@ import pytest
 from conftest import git
 from test_merge_git import commit_all, two_clones
 
-from vault_tools.ledger.core import iter_events
+from vault_tools.ledger.lines import iter_events
 from vault_tools.notes.note import parse_note
 
 REPO = Path(__file__).resolve().parents[1]

@@ -24,8 +24,11 @@ from conftest import build_vault, render_drafts, render_note, settings_for
 from typer.testing import CliRunner
 
 from vault_tools.cli import app
-from vault_tools.ledger import core as ledgermod
-from vault_tools.ledger.core import LedgerWriteError, iter_events, verify_ledger
+from vault_tools.ledger import crash as ledger_crash
+from vault_tools.ledger import verify as ledger_verify
+from vault_tools.ledger.append import LedgerWriteError
+from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.verify import verify_ledger
 from vault_tools.notes.note import parse_note
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.preview import preview_vault
@@ -177,9 +180,9 @@ def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
                 now = parse_note(path.read_bytes(), path.name).properties["review_action"]
                 set_action(path, "REJECT" if now == "APPROVE" else "APPROVE")
         env = dict(os.environ)
-        env.pop(ledgermod.CRASH_ENV, None)
+        env.pop(ledger_crash.CRASH_ENV, None)
         if mode != "timed":
-            env[ledgermod.CRASH_ENV] = mode
+            env[ledger_crash.CRASH_ENV] = mode
         proc = vt_apply(vault, env=env)
         if mode == "timed":
             time.sleep(share * full)
@@ -233,9 +236,9 @@ def test_four_concurrent_runs_over_overlapping_notes(tmp_path: Path) -> None:
 
 def vt_json(vault: Path, *args: str, crash_at: str | None = None) -> tuple[int, dict]:
     """`vt ARGS --vault VAULT --json` as a process; killed at `crash_at` if given."""
-    env = {k: v for k, v in os.environ.items() if k != ledgermod.CRASH_ENV}
+    env = {k: v for k, v in os.environ.items() if k != ledger_crash.CRASH_ENV}
     if crash_at is not None:
-        env[ledgermod.CRASH_ENV] = crash_at
+        env[ledger_crash.CRASH_ENV] = crash_at
     done = subprocess.run(
         [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault), "--json"],
         capture_output=True,
@@ -362,7 +365,7 @@ def test_fsync_failure_appends_nothing_and_marks_nothing(
     def failing_fsync(fd: int) -> None:
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(ledgermod.os, "fsync", failing_fsync)
+    monkeypatch.setattr(ledger_verify.os, "fsync", failing_fsync)
     with pytest.raises(LedgerWriteError) as caught:
         apply_notes(settings_for(vault))
     assert caught.value.exit_code != 0 and "fsync" in caught.value.message
@@ -389,7 +392,7 @@ def test_write_failure_midway_leaves_no_partial_line(
             return real_write(fd, bytes(data)[: len(data) // 2])
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(ledgermod.os, "write", half_then_fail)
+    monkeypatch.setattr(ledger_verify.os, "write", half_then_fail)
     result = CliRunner().invoke(app, ["apply", "--vault", str(vault)])
     monkeypatch.undo()
     assert calls["n"] == 2

@@ -11,7 +11,7 @@ from conftest import render_note
 from typer.testing import CliRunner
 
 from vault_tools.cli import app
-from vault_tools.ledger.core import iter_events
+from vault_tools.ledger.lines import iter_events
 
 runner = CliRunner()
 LEDGER = "05_ledger/decision_ledger.jsonl"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from vault_tools.cli import app
 from vault_tools.config import load_settings
-from vault_tools.ledger.core import Ledger
+from vault_tools.ledger.append import Ledger
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 

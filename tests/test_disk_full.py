@@ -21,7 +21,7 @@ import pytest
 from conftest import build_vault, render_drafts, render_note
 
 from vault_tools.errors import ExitCode
-from vault_tools.ledger.core import verify_ledger
+from vault_tools.ledger.verify import verify_ledger
 
 REPO = Path(__file__).resolve().parents[1]
 LEDGER = "05_ledger/decision_ledger.jsonl"

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, copy_example_vault
 
-from vault_tools.ledger.core import GENESIS, NOT_IN_ID, canonical, decision_id, line_hash
+from vault_tools.ledger.events import GENESIS, NOT_IN_ID, canonical, decision_id, line_hash
 
 DOCS = REPO / "docs"
 VERIFIER = DOCS / "examples" / "verify_ledger.py"
@@ -276,7 +276,7 @@ def settled_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_settling_event_lists_the_heads_it_supersedes(
     settled_vault: Path, tmp_path: Path
 ) -> None:
-    from vault_tools.ledger import core as ledger
+    from vault_tools.ledger import events as ledger
 
     if not hasattr(ledger, "supersedes_value"):
         pytest.skip("this version of vt records one superseded head per event")

@@ -15,7 +15,7 @@ from test_store import decision, ledger_for, v1_claim
 
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError, VtError
-from vault_tools.ledger.core import canonical
+from vault_tools.ledger.events import canonical
 from vault_tools.store.claims import ClaimStore, edges_of
 from vault_tools.store.export import FIELDS, export_claims
 

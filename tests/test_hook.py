@@ -16,7 +16,7 @@ from conftest import git, make_repo
 from vault_tools.config import load_settings
 from vault_tools.errors import RefusedError
 from vault_tools.integrations import hook
-from vault_tools.ledger.core import Ledger
+from vault_tools.ledger.append import Ledger
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"
@@ -254,7 +254,8 @@ def test_a_deleted_ledger_line_is_refused(repo: Path) -> None:
 
 def test_a_rechained_rewrite_is_still_refused(repo: Path) -> None:
     """A line removed and the rest re-chained verifies as a chain, but it is not an append."""
-    from vault_tools.ledger.core import _rechain, iter_events
+    from vault_tools.ledger.lines import iter_events
+    from vault_tools.ledger.merge import _rechain
 
     path = _ledger_repo(repo)
     events = list(iter_events(path))
@@ -297,7 +298,8 @@ def test_conflict_markers_and_a_torn_line_are_refused(repo: Path) -> None:
 
 
 def test_a_merge_must_keep_every_event_of_both_parents(tmp_path: Path) -> None:
-    from vault_tools.ledger.core import _rechain, iter_events
+    from vault_tools.ledger.lines import iter_events
+    from vault_tools.ledger.merge import _rechain
 
     ours = Ledger(tmp_path / "ours.jsonl", tmp_path / "s1")
     ours.append([decision("C-1")])

@@ -19,24 +19,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_tools.errors import ExitCode, RefusedError
+from vault_tools.errors import ExitCode, IntegrityError, RefusedError
 from vault_tools.infra.lock import FileLock
-from vault_tools.ledger import core as L
-from vault_tools.ledger.core import (
-    CHECK_KEYS,
-    GENESIS,
+from vault_tools.ledger import events as ledger_events
+from vault_tools.ledger import heads as ledger_heads
+from vault_tools.ledger import index as ledger_index
+from vault_tools.ledger import merge as ledger_merge
+from vault_tools.ledger import verify as ledger_verify
+from vault_tools.ledger.append import (
     DuplicateEventError,
     InvalidEventError,
     Ledger,
     LedgerWriteError,
-    canonical,
-    claim_statuses,
-    decision_id,
-    iter_events,
-    iter_log,
-    line_hash,
-    verify_ledger,
 )
+from vault_tools.ledger.events import GENESIS, canonical, decision_id, line_hash
+from vault_tools.ledger.heads import claim_statuses
+from vault_tools.ledger.lines import iter_events, iter_log
+from vault_tools.ledger.verify import verify_ledger
+from vault_tools.vocabulary import CHECK_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "schemas" / "ledger-event.schema.json").read_text())
@@ -83,7 +83,7 @@ def write_lines(ledger: Ledger, lines: list[bytes]) -> None:
     ledger.path.write_bytes(b"".join(lines))
 
 
-def messages(result: L.VerifyResult) -> list[str]:
+def messages(result: ledger_verify.VerifyResult) -> list[str]:
     return [p.message for p in result.problems]
 
 
@@ -100,7 +100,7 @@ def filled(n: int, vault: Path, verified: bool = False) -> Ledger:
 
 def forget_trust(ledger: Ledger) -> None:
     """Drop the trusted prefix, keep the memory of every id: as if no prefix was trusted."""
-    conn = sqlite3.connect(ledger.state_dir / L.STATE_DB)
+    conn = sqlite3.connect(ledger.state_dir / ledger_index.STATE_DB)
     try:
         conn.execute("DELETE FROM meta WHERE key LIKE 'trust_%'")
         conn.commit()
@@ -127,7 +127,7 @@ def test_append_then_verify_and_chain_values(vault: Path) -> None:
         assert ev["hash"] == line_hash(ev)
         assert ev["id"] == decision_id(ev)
         assert before is None or ev["prev"] == before["hash"]
-        assert ev["v"] == 1 and L._TS.fullmatch(ev["ts"])
+        assert ev["v"] == 1 and ledger_events._TS.fullmatch(ev["ts"])
         jsonschema.validate(ev, SCHEMA)
     result = verify_ledger(ledger.path, ledger.state_dir)
     assert result.ok and result.events == 5 and result.problems == []
@@ -227,7 +227,7 @@ def test_revert_and_statuses(vault: Path) -> None:
     ledger.append([decision("C1", "REVERT", claim=None, reverts=a["id"]), decision("C2")])
     events = list(iter_events(ledger.path))
     assert claim_statuses(events) == {"C1": "REVERTED", "C2": "ACCEPTED"}
-    states = L.claim_states(events)
+    states = ledger_heads.claim_states(events)
     assert states["C1"].current is None and states["C2"].current["claim_id"] == "C2"
     assert verify_ledger(ledger.path, ledger.state_dir).ok
     with pytest.raises(InvalidEventError, match="REVERT needs 'reverts'"):
@@ -243,7 +243,7 @@ def test_index_catches_up_incrementally_and_rebuilds_after_a_rechain(vault: Path
     # a merge that re-chained the events (same ids, new seq/prev/hash): the trusted
     # prefix no longer matches, the whole file verifies, the index is rebuilt
     events = [json.loads(raw) for raw in lines_of(ledger)]
-    ledger.path.write_bytes(L._rechain([events[1], events[0], *events[2:]]))
+    ledger.path.write_bytes(ledger_merge._rechain([events[1], events[0], *events[2:]]))
     with ledger.transaction() as txn:
         assert txn.latest("C1")["action"] == "ACCEPT"
         assert txn.latest("C0")["seq"] == 2
@@ -254,7 +254,7 @@ def test_a_shortened_ledger_is_refused_by_the_next_transaction(vault: Path) -> N
     ledger = filled(3, vault, verified=True)
     write_lines(ledger, lines_of(ledger)[:2])
     before = ledger.path.read_bytes()
-    with pytest.raises(L.IntegrityError, match="changed since it was verified.*missing") as exc:
+    with pytest.raises(IntegrityError, match="changed since it was verified.*missing") as exc:
         ledger.append([decision("C9")])
     assert exc.value.line == 3  # the first line that is gone
     assert ledger.path.read_bytes() == before
@@ -380,7 +380,7 @@ def test_missing_field(vault: Path, verified: bool) -> None:
 def test_duplicate_event_rechained(vault: Path) -> None:
     ledger = filled(3, vault)
     events = [json.loads(x) for x in lines_of(ledger)]
-    ledger.path.write_bytes(L._rechain([*events, events[0]], dedupe=False))
+    ledger.path.write_bytes(ledger_merge._rechain([*events, events[0]], dedupe=False))
     got = messages(verify_ledger(ledger.path, vault / "fresh"))
     assert got == [f"line 4: duplicate id {events[0]['id']} (first on line 1)"]
 
@@ -518,7 +518,8 @@ WORKER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from vault_tools.ledger.core import Ledger, CHECK_KEYS
+    from vault_tools.ledger.append import Ledger
+    from vault_tools.vocabulary import CHECK_KEYS
     mode, worker, path, state = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     ledger = Ledger(path, state)
 
@@ -657,7 +658,7 @@ def test_apply_refuses_a_ledger_whose_chain_is_broken(vault: Path) -> None:
     del raw[1]
     write_lines(ledger, raw)
     with (
-        pytest.raises(L.IntegrityError, match=r"does not verify \(seq 2 expected, found 3") as exc,
+        pytest.raises(IntegrityError, match=r"does not verify \(seq 2 expected, found 3") as exc,
         ledger.transaction(),
     ):
         pass
@@ -669,8 +670,8 @@ def test_a_second_verify_reproves_the_prefix_without_reparsing(vault: Path, monk
     ledger.append([decision("N1"), decision("N2")])
     Ledger(ledger.path, vault / ".vt-other").append([decision("N3")])
     calls = []
-    real = L.canonical
-    monkeypatch.setattr(L, "canonical", lambda obj: (calls.append(1), real(obj))[1])
+    real = ledger_verify.canonical
+    monkeypatch.setattr(ledger_verify, "canonical", lambda obj: (calls.append(1), real(obj))[1])
     result = verify_ledger(ledger.path, ledger.state_dir)
     assert result.ok and result.events == 9
     assert len(calls) == 1  # only N3, appended through another state dir, was parsed
@@ -694,7 +695,7 @@ def test_utc_now_is_the_current_second_in_utc() -> None:
     from datetime import datetime, timezone
 
     before = int(clock.time())
-    stamp = L.utc_now()
+    stamp = ledger_events.utc_now()
     after = int(clock.time())
     seconds = int(
         datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()

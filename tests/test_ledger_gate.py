@@ -24,9 +24,14 @@ from conftest import settings_for
 
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.lock import FileLock
-from vault_tools.ledger import core as L
-from vault_tools.ledger.core import CHECK_KEYS, Ledger, canonical, decision_id, line_hash
+from vault_tools.ledger import events as ledger_events
+from vault_tools.ledger import gate as ledger_gate
+from vault_tools.ledger import index as ledger_index
+from vault_tools.ledger import lines as ledger_lines
+from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.events import canonical, decision_id, line_hash
 from vault_tools.review.apply import apply_notes
+from vault_tools.vocabulary import CHECK_KEYS
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 PENDING = "03_claims/DV1-0004.md"  # set to REJECT: the decision the tampered apply must not make
@@ -86,7 +91,7 @@ def lines_of(vault: Path) -> Lines:
 
 def rechained(events: list[dict]) -> bytes:
     """The events with seq/prev/hash recomputed from line 1: a valid chain."""
-    out, prev = [], L.GENESIS
+    out, prev = [], ledger_events.GENESIS
     for seq, ev in enumerate(events, 1):
         ev = {k: v for k, v in ev.items() if k != "hash"} | {"seq": seq, "prev": prev}
         ev["hash"] = prev = line_hash(ev)
@@ -202,7 +207,7 @@ def test_untampered_vault_applies_and_the_gate_remembers_it(vault: Path) -> None
     result = vt(vault, "apply")
     assert result.returncode == 0, result.stderr
     assert b'"claim_id":"DV1-0004"' in lines_of(vault)[-1]
-    db = L._StateDB.read_only(vault / ".vt")
+    db = ledger_index._StateDB.read_only(vault / ".vt")
     try:
         trusted = db.trusted()
         assert trusted is not None and trusted.size == (vault / LEDGER).stat().st_size
@@ -254,12 +259,12 @@ def test_a_deleted_ledger_is_refused(vault: Path) -> None:
 
 def test_a_reader_checks_without_waiting_and_rechecks_a_failure_under_the_lock(vault: Path) -> None:
     ledger = Ledger(vault / LEDGER, vault / ".vt")
-    state = (vault / ".vt" / L.STATE_DB).read_bytes()
+    state = (vault / ".vt" / ledger_index.STATE_DB).read_bytes()
     lock = FileLock(ledger.lock_path)
     lock.acquire()  # another vt appending
     try:
         assert ledger.trusted_head().seq == 5  # passed without the lock: nothing written
-        assert (vault / ".vt" / L.STATE_DB).read_bytes() == state
+        assert (vault / ".vt" / ledger_index.STATE_DB).read_bytes() == state
         (vault / LEDGER).write_bytes(same_length_edit(lines_of(vault)))
         threading.Timer(0.3, lock.release).start()
         start = time.monotonic()
@@ -329,12 +334,12 @@ def test_verify_says_crlf_in_one_line(vault: Path) -> None:
     result = vt(vault, "ledger", "verify")
     assert result.returncode == 3
     problems = [ln for ln in result.stderr.splitlines() if ln.startswith(LEDGER)]
-    assert problems == [f"{LEDGER}:1: {L.CRLF_MESSAGE}"]
+    assert problems == [f"{LEDGER}:1: {ledger_lines.CRLF_MESSAGE}"]
     payload = json.loads(vt(vault, "ledger", "verify", "--json").stdout)
-    assert [p["message"] for p in payload["problems"]] == [f"line 1: {L.CRLF_MESSAGE}"]
+    assert [p["message"] for p in payload["problems"]] == [f"line 1: {ledger_lines.CRLF_MESSAGE}"]
 
 
-def gate_once(vault: Path) -> L.Head:
+def gate_once(vault: Path) -> ledger_lines.Head:
     """One gate as a reader holding the lock runs it (it may remember what it saw)."""
     return Ledger(vault / LEDGER, vault / ".vt").trusted_head()
 
@@ -343,13 +348,14 @@ def forbid_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: object) -> str:
         raise AssertionError("the gate hashed the ledger")
 
-    monkeypatch.setattr(L, "_block_digests", refuse)
+    monkeypatch.setattr(ledger_gate, "_block_digests", refuse)
+    monkeypatch.setattr(ledger_index, "_block_digests", refuse)
 
 
 def test_an_unchanged_ledger_is_not_hashed_again(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(L, "RACY_NS", 0)
+    monkeypatch.setattr(ledger_index, "RACY_NS", 0)
     head = gate_once(vault)  # hashes, then remembers the file's stat signature
     forbid_hashing(monkeypatch)
     assert gate_once(vault) == head
@@ -368,7 +374,7 @@ def test_a_fresh_signature_is_not_trusted(vault: Path, monkeypatch: pytest.Monke
 def test_a_write_after_the_signature_is_caught(
     vault: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(L, "RACY_NS", 0)
+    monkeypatch.setattr(ledger_index, "RACY_NS", 0)
     gate_once(vault)
     time.sleep(0.05)  # past the file system's timestamp tick: the write changes ctime
     path = vault / LEDGER

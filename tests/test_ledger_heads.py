@@ -14,18 +14,13 @@ import pytest
 from test_ledger import decision
 
 from vault_tools.checks.schemas import Schemas
-from vault_tools.ledger import core as ledgermod
-from vault_tools.ledger.core import (
-    InvalidEventError,
-    Ledger,
-    claim_states,
-    event_problems,
-    iter_events,
-    merge_ledgers,
-    superseded_ids,
-    supersedes_value,
-    verify_ledger,
-)
+from vault_tools.ledger import verify as ledger_verify
+from vault_tools.ledger.append import InvalidEventError, Ledger
+from vault_tools.ledger.events import event_problems, superseded_ids, supersedes_value
+from vault_tools.ledger.heads import claim_states
+from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.merge import merge_ledgers
+from vault_tools.ledger.verify import verify_ledger
 from vault_tools.store.claims import ClaimStore
 
 SCHEMAS = Schemas()
@@ -205,7 +200,7 @@ def test_the_two_process_verify_reads_lists_too(
         )
     results = []
     for threshold in (1 << 40, 1):  # sequential, then with a forked helper for half
-        monkeypatch.setattr(ledgermod, "PARALLEL_MIN_BYTES", threshold)
+        monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", threshold)
         shutil.rmtree(tmp_path / "verify-state", ignore_errors=True)
         result = verify_ledger(ledger.path, tmp_path / "verify-state")
         results.append((result.ok, result.events, result.problems))

@@ -14,17 +14,12 @@ from hypothesis import strategies as st
 from test_ledger import decision as ledger_decision
 
 from vault_tools.errors import IntegrityError
-from vault_tools.ledger.core import (
-    Ledger,
-    canonical,
-    claim_states,
-    claim_statuses,
-    iter_events,
-    line_hash,
-    merge_ledgers,
-    resolve_ledger,
-    verify_ledger,
-)
+from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.events import canonical, line_hash
+from vault_tools.ledger.heads import claim_states, claim_statuses
+from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.merge import merge_ledgers, resolve_ledger
+from vault_tools.ledger.verify import verify_ledger
 
 
 def decision(claim_id: str, action: str = "ACCEPT", **extra: object) -> dict:

@@ -21,8 +21,12 @@ from pathlib import Path
 import pytest
 from test_ledger import decision, filled, ledger_of, lines_of, write_lines
 
-from vault_tools.ledger import core as L
-from vault_tools.ledger.core import GENESIS, Ledger, canonical, line_hash, verify_ledger
+from vault_tools.ledger import events as ledger_events
+from vault_tools.ledger import index as ledger_index
+from vault_tools.ledger import verify as ledger_verify
+from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.events import GENESIS, canonical, line_hash
+from vault_tools.ledger.verify import verify_ledger
 
 N = 400  # events: ~290 KB, split near line 200
 CHILD = 300  # a line well inside the helper's half
@@ -47,7 +51,7 @@ class Spy:
 @pytest.fixture()
 def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
     record = Spy()
-    real_fork, real_take = os.fork, L._take_rows
+    real_fork, real_take = os.fork, ledger_verify._take_rows
 
     def fork() -> int:
         pid = real_fork()
@@ -60,8 +64,8 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
         record.taken.append(ok)
         return ok
 
-    monkeypatch.setattr(L.os, "fork", fork)
-    monkeypatch.setattr(L, "_take_rows", take)
+    monkeypatch.setattr(ledger_verify.os, "fork", fork)
+    monkeypatch.setattr(ledger_verify, "_take_rows", take)
     return record
 
 
@@ -71,9 +75,9 @@ def copy_of(vault: Path, dest: Path) -> Ledger:
 
 
 def state_of(ledger: Ledger) -> tuple[list, list]:
-    if not (ledger.state_dir / L.STATE_DB).exists():
+    if not (ledger.state_dir / ledger_index.STATE_DB).exists():
         return [], []
-    conn = sqlite3.connect(ledger.state_dir / L.STATE_DB)
+    conn = sqlite3.connect(ledger.state_dir / ledger_index.STATE_DB)
     try:
         verified = conn.execute("SELECT id, ts FROM verified ORDER BY id").fetchall()
         meta = conn.execute("SELECT key, value FROM meta ORDER BY key").fetchall()
@@ -82,7 +86,7 @@ def state_of(ledger: Ledger) -> tuple[list, list]:
     return verified, meta
 
 
-def comparable(result: L.VerifyResult) -> tuple:
+def comparable(result: ledger_verify.VerifyResult) -> tuple:
     torn = result.torn
     torn_key = None if torn is None else (torn.offset, torn.length, Path(torn.backup).name)
     return result.ok, result.events, result.head, result.problems, torn_key
@@ -93,7 +97,7 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The temporary folder the helper's part files go to (outside the vault)."""
     folder = tmp_path / "tmp"
     folder.mkdir()
-    monkeypatch.setattr(L.tempfile, "tempdir", str(folder))
+    monkeypatch.setattr(ledger_verify.tempfile, "tempdir", str(folder))
     return folder
 
 
@@ -106,15 +110,15 @@ def listing(root: Path) -> list[tuple[str, int, int]]:
 
 def verify_both(
     vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = ""
-) -> tuple[L.VerifyResult, L.VerifyResult]:
+) -> tuple[ledger_verify.VerifyResult, ledger_verify.VerifyResult]:
     """(sequential, parallel) results of copies of `vault`; asserts they are identical,
     that neither verify changed anything in its vault, and that no part file is left."""
     seq_ledger = copy_of(vault, tmp_path / f"seq{name}")
     par_ledger = copy_of(vault, tmp_path / f"par{name}")
     before = listing(tmp_path / f"par{name}")
-    monkeypatch.setattr(L, "PARALLEL_MIN_BYTES", 1 << 40)
+    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1 << 40)
     seq = verify_ledger(seq_ledger.path, seq_ledger.state_dir)
-    monkeypatch.setattr(L, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1)
     par = verify_ledger(par_ledger.path, par_ledger.state_dir)
     assert comparable(par) == comparable(seq)
     assert listing(tmp_path / f"par{name}") == before
@@ -123,7 +127,7 @@ def verify_both(
     return seq, par
 
 
-def messages(result: L.VerifyResult) -> list[str]:
+def messages(result: ledger_verify.VerifyResult) -> list[str]:
     return [p.message for p in result.problems]
 
 
@@ -161,11 +165,11 @@ def test_split_after_the_first_newline_from_the_middle(tmp_path: Path) -> None:
     path.write_bytes(b"aaaa\nbb\ncccccccc\ndd\n")  # lines start at 0, 5, 8, 17
     fd = os.open(path, os.O_RDONLY)
     try:
-        assert L._split_at(fd, 0, 20) == 17  # middle 10 lies in line 3
-        assert L._split_at(fd, 0, 8) == 5  # middle 4 is line 1's newline
-        assert L._split_at(fd, 5, 20) == 17
-        assert L._split_at(fd, 0, 17) is None  # middle 8 starts the last line: no split
-        assert L._split_at(fd, 8, 17) is None
+        assert ledger_verify._split_at(fd, 0, 20) == 17  # middle 10 lies in line 3
+        assert ledger_verify._split_at(fd, 0, 8) == 5  # middle 4 is line 1's newline
+        assert ledger_verify._split_at(fd, 5, 20) == 17
+        assert ledger_verify._split_at(fd, 0, 17) is None  # middle 8 starts the last line: no split
+        assert ledger_verify._split_at(fd, 8, 17) is None
     finally:
         os.close(fd)
 
@@ -238,7 +242,7 @@ def duplicate_across(raw: Lines) -> Lines:
 def bad_supersedes(raw: Lines) -> Lines:
     events = [json.loads(x) for x in raw]
     events[CHILD]["supersedes"] = events[CHILD + 1]["id"]  # a later event: not allowed
-    events[CHILD]["id"] = L.decision_id(events[CHILD])
+    events[CHILD]["id"] = ledger_events.decision_id(events[CHILD])
     return rechained(events)
 
 
@@ -303,7 +307,7 @@ def split_before_line(monkeypatch: pytest.MonkeyPatch, index: int) -> None:
         assert start < offset < size
         return offset
 
-    monkeypatch.setattr(L, "_split_at", at)
+    monkeypatch.setattr(ledger_verify, "_split_at", at)
 
 
 def cut_before_helper(raw: Lines) -> Lines:  # the helper's first line is gone
@@ -375,7 +379,7 @@ def test_helper_that_dies_is_replaced_by_the_parent(
 ) -> None:
     filled(N, vault)
     # only the helper uses _PartVerifier: the parent's _Verifier is untouched
-    monkeypatch.setattr(L._PartVerifier, "line", lambda self, n, raw: os._exit(9))
+    monkeypatch.setattr(ledger_verify._PartVerifier, "line", lambda self, n, raw: os._exit(9))
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert par.ok and par.events == N
     assert len(spy.forks) == 1 and spy.taken == []
@@ -389,7 +393,7 @@ def test_helper_exception_is_silent(
     def boom(self: object) -> None:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(L._PartVerifier, "flush", boom)
+    monkeypatch.setattr(ledger_verify._PartVerifier, "flush", boom)
     capfd.readouterr()
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     out, err = capfd.readouterr()
@@ -399,14 +403,14 @@ def test_helper_exception_is_silent(
 
 def test_corrupt_part_file_falls_back(vault: Path, tmp_path: Path, monkeypatch, spy) -> None:
     filled(N, vault)
-    real = L._verify_part
+    real = ledger_verify._verify_part
 
-    def then_spoil(path: Path, state_dir: Path, *args: object) -> dict:
-        summary = real(path, state_dir, *args)
-        L._part_path(state_dir, os.getpid()).write_bytes(b"not a database" * 100)
+    def then_spoil(path: Path, part: Path, *args: object) -> dict:
+        summary = real(path, part, *args)
+        part.write_bytes(b"not a database" * 100)
         return summary
 
-    monkeypatch.setattr(L, "_verify_part", then_spoil)
+    monkeypatch.setattr(ledger_verify, "_verify_part", then_spoil)
     seq, par = verify_both(vault, tmp_path, monkeypatch)
     assert par.ok and spy.taken == [False]
 
@@ -416,16 +420,16 @@ def test_part_files_go_to_a_temporary_folder_outside_the_vault(
 ) -> None:
     filled(N, vault)
     seen: list[list[Path]] = []
-    real = L._verify_part
+    real = ledger_verify._verify_part
 
-    def watched(path: Path, state_dir: Path, *args: object) -> dict:
-        summary = real(path, state_dir, *args)
-        seen.append([state_dir.parent, *state_dir.iterdir()])  # in the helper
+    def watched(path: Path, part: Path, *args: object) -> dict:
+        summary = real(path, part, *args)
+        seen.append([part.parent.parent, *part.parent.iterdir()])  # in the helper
         return summary
 
-    monkeypatch.setattr(L, "_verify_part", watched)
+    monkeypatch.setattr(ledger_verify, "_verify_part", watched)
     before = listing(vault)
-    monkeypatch.setattr(L, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1)
     ledger = ledger_of(vault)
     result = verify_ledger(ledger.path, ledger.state_dir)
     assert result.ok and result.events == N and spy.adopted
@@ -437,16 +441,16 @@ def test_interrupted_parent_kills_and_reaps_the_helper(
     vault: Path, tmp_path: Path, monkeypatch, spy
 ) -> None:
     ledger = filled(N, vault)
-    monkeypatch.setattr(L, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(L._PartVerifier, "line", lambda self, n, raw: time.sleep(600))
-    real_line = L._Verifier.line
+    monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(ledger_verify._PartVerifier, "line", lambda self, n, raw: time.sleep(600))
+    real_line = ledger_verify._Verifier.line
 
-    def interrupted(self: L._Verifier, n: int, raw: bytes) -> None:
+    def interrupted(self: ledger_verify._Verifier, n: int, raw: bytes) -> None:
         if n == 50:
             raise KeyboardInterrupt
         real_line(self, n, raw)
 
-    monkeypatch.setattr(L._Verifier, "line", interrupted)
+    monkeypatch.setattr(ledger_verify._Verifier, "line", interrupted)
     with pytest.raises(KeyboardInterrupt):
         verify_ledger(ledger.path, ledger.state_dir)
     assert len(spy.forks) == 1

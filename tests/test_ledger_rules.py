@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from vault_tools.ledger.core import (
+from vault_tools.ledger.events import (
     ALLOWED_FIELDS,
     CLAIM_KEYS,
     GENESIS,

@@ -13,13 +13,11 @@ from conftest import git
 from vault_tools.config import load_settings
 from vault_tools.integrations import hook
 from vault_tools.integrations.init import init_vault
-from vault_tools.ledger.core import (
-    Ledger,
-    claim_statuses,
-    iter_events,
-    merge_ledgers,
-    verify_ledger,
-)
+from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.heads import claim_statuses
+from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.merge import merge_ledgers
+from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
 from vault_tools.store.claims import ClaimStore
 from vault_tools.store.refresh import refresh

@@ -8,7 +8,8 @@ import pytest
 from conftest import render_note, settings_for
 
 from vault_tools.errors import RefusedError, UsageError
-from vault_tools.ledger.core import iter_events, verify_ledger
+from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.revert import UnknownEventError, revert_event
 from vault_tools.store.claims import ClaimStore

@@ -8,7 +8,8 @@ import pytest
 from test_store import decision, ledger_for
 
 from vault_tools.config import load_settings
-from vault_tools.ledger.core import Ledger, iter_events
+from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.lines import iter_events
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
 from vault_tools.review.claims import claim_base, v1_claim

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
-from vault_tools.ledger.core import CHECK_KEYS, Ledger, merge_ledgers
+from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.merge import merge_ledgers
 from vault_tools.store.claims import ClaimStore
 from vault_tools.store.refresh import refresh
+from vault_tools.vocabulary import CHECK_KEYS
 
 BASE = "sha256:" + "ab" * 32
 

@@ -57,7 +57,7 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         vt ledger verify --json
     """
     from vault_tools.cli.report import Reporter
-    from vault_tools.ledger.core import verify_ledger
+    from vault_tools.ledger.verify import verify_ledger
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -149,7 +149,7 @@ def log(
         vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
     """
     from vault_tools.cli.report import Reporter
-    from vault_tools.ledger.core import iter_log
+    from vault_tools.ledger.lines import iter_log
     from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
     if action is not None and action.upper() not in ACTIONS:

@@ -142,7 +142,7 @@ def _value(value: Any) -> str:
 
 
 def _entry_lines(entry: Any) -> list[str]:
-    from vault_tools.ledger.core import superseded_ids
+    from vault_tools.ledger.events import superseded_ids
 
     ev = entry.event
     lines = [f"#{ev['seq']}  {ev['ts']}  {ev['action']}  by {ev['actor']}  {ev['id']}"]

@@ -450,3 +450,50 @@ def _pipe_capacity(fd: int) -> int:
 def can_fork() -> bool:
     """Whether this system can fork the pool's workers (not Windows)."""
     return hasattr(os, "fork")
+
+
+# --- one helper beside the caller -----------------------------------------------------
+
+
+def beside(helper: Callable[[], bytes], work: Callable[[], None]) -> bytes | None:
+    """Run `helper` in a forked process while `work` runs here; the bytes it returned,
+    or None if it raised, died or was killed (then the caller does its part itself).
+    If `work` raises, the helper is killed and reaped first: it never outlives the call."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the helper: never returns
+        os.close(read_fd)
+        _helper_life(helper, write_fd)
+    os.close(write_fd)
+    reaped = False
+    try:
+        work()
+        chunks = []
+        while chunk := os.read(read_fd, 1 << 16):
+            chunks.append(chunk)
+        _, status = os.waitpid(pid, 0)
+        reaped = True
+        return b"".join(chunks) if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+    finally:
+        os.close(read_fd)
+        if not reaped:  # interrupted or failed here
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def _helper_life(helper: Callable[[], bytes], out_fd: int) -> NoReturn:
+    """The forked helper's whole life: write what `helper` returns and `os._exit`, never
+    return or raise (the parent's cleanup, atexit handlers and buffered output are the
+    parent's alone)."""
+    code = 2
+    try:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            # Ctrl-C: die quietly (no KeyboardInterrupt traceback); the parent decides
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        write_all(out_fd, helper())
+        code = 0
+    except BaseException:  # noqa: B036, BLE001 - anything at all: no answer, no traceback
+        code = 2
+    finally:
+        os._exit(code)

@@ -248,7 +248,7 @@ class _Demo:
         step.lines.append(f"IX2-0328: {record.status}; its entities now: {', '.join(targets)}")
 
     def verify(self, step: Step) -> None:
-        from vault_tools.ledger.core import verify_ledger
+        from vault_tools.ledger.verify import verify_ledger
 
         result = verify_ledger(self.settings.ledger_path, self.settings.state_dir)
         step.lines.append(

@@ -433,7 +433,7 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
 
 def _verify_bytes(path: str, data: bytes) -> list[Finding]:
     """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched."""
-    from vault_tools.ledger.core import verify_ledger
+    from vault_tools.ledger.verify import verify_ledger
 
     with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
         copy = Path(tmp) / "ledger.jsonl"
@@ -492,7 +492,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path) -> int:
     Raises IntegrityError (nothing written) when a side holds a tampered line or dropped
     an event of the merge base.
     """
-    from vault_tools.ledger.core import merge_ledgers
+    from vault_tools.ledger.merge import merge_ledgers
 
     merged = merge_ledgers(_read_bytes(base), _read_bytes(ours), _read_bytes(theirs))
     write_atomic(ours, merged, root=None)  # `ours` is git's own temporary file
@@ -532,7 +532,7 @@ class ResolveResult:
 def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
     """The working-tree ledger, left with conflict markers or merged by `merge=union`,
     rewritten (atomically) as the merged ledger."""
-    from vault_tools.ledger.core import resolve_ledger
+    from vault_tools.ledger.merge import resolve_ledger
 
     path = settings.ledger_path
     try:

@@ -37,7 +37,8 @@ from vault_tools.findings import ERROR
 from vault_tools.infra.boundary import is_inside
 from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
-from vault_tools.ledger.core import Ledger, Transaction, crash_point
+from vault_tools.ledger.append import Ledger, Transaction
+from vault_tools.ledger.crash import crash_point
 from vault_tools.notes import writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes, list_vault, read_file

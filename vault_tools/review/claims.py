@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from vault_tools.ledger.core import CLAIM_KEYS, canonical
+from vault_tools.ledger.events import CLAIM_KEYS, canonical
 from vault_tools.notes.note import Note
 from vault_tools.vocabulary import ACCEPT, LEDGER_ACTION_OF, REPAIR
 

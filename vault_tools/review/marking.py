@@ -10,7 +10,7 @@ import hashlib
 
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
-from vault_tools.ledger.core import crash_point
+from vault_tools.ledger.crash import crash_point
 from vault_tools.notes import writer
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties

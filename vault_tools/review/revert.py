@@ -14,7 +14,8 @@ from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
-from vault_tools.ledger.core import Ledger, Transaction, iter_lines
+from vault_tools.ledger.append import Ledger, Transaction
+from vault_tools.ledger.lines import iter_lines
 from vault_tools.review.actor import default_actor
 from vault_tools.store.refresh import RefreshResult, refresh
 from vault_tools.vocabulary import REVERT

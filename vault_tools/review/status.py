@@ -21,7 +21,7 @@ from typing import Any
 from vault_tools.config import Settings
 from vault_tools.findings import Finding
 from vault_tools.infra.pool import map_chunks
-from vault_tools.ledger.core import same_decision
+from vault_tools.ledger.heads import same_decision
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
 from vault_tools.review.claims import decision_content

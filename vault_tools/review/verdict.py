@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tools.ledger.core import same_decision, supersedes_value
+from vault_tools.ledger.events import supersedes_value
+from vault_tools.ledger.heads import same_decision
 from vault_tools.vocabulary import REVERT
 
 FIRST = "first"  # the claim has no event yet: the decision is its first event

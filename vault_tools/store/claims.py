@@ -27,7 +27,10 @@ from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.sqlitedb import connect, rollback
-from vault_tools.ledger.core import GENESIS, ClaimState, Ledger, canonical, claim_states, iter_lines
+from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.events import GENESIS, canonical
+from vault_tools.ledger.heads import ClaimState, claim_states
+from vault_tools.ledger.lines import iter_lines
 from vault_tools.notes import kb as kbmod
 from vault_tools.vocabulary import ACCEPTED, CONFLICT, REPAIRED
 

@@ -19,7 +19,7 @@ from typing import Any
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError
 from vault_tools.infra.textfiles import write_atomic
-from vault_tools.ledger.core import canonical
+from vault_tools.ledger.events import canonical
 from vault_tools.store.claims import ClaimRecord, ClaimStore, edges_of
 from vault_tools.vocabulary import STATUSES
 

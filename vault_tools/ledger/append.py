@@ -1,0 +1,332 @@
+"""Appending to the ledger (docs/ledger.md): `Ledger`, and the `Transaction` that holds
+the ledger lock on `<ledger>.lock`, writes all its lines in one `os.write` and fsyncs once.
+
+Nothing is appended before the gate (gate.py) has checked the ledger under the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from vault_tools.errors import IOFailure, RefusedError, UsageError, os_error_text
+from vault_tools.infra.boundary import state_files, writable_path
+from vault_tools.infra.durable import fsync_folder
+from vault_tools.infra.lock import FileLock
+from vault_tools.infra.sqlitedb import rollback
+from vault_tools.ledger.crash import crash_point
+from vault_tools.ledger.events import (
+    ALLOWED_FIELDS,
+    GENESIS,
+    NOT_IN_ID,
+    VERSION,
+    _decision_problems,
+    _is_str,
+    _with_hash,
+    decision_id,
+    utc_now,
+)
+from vault_tools.ledger.gate import gate, trusted_head
+from vault_tools.ledger.index import STATE_DB, _extended_blocks, _StateDB, _Trusted
+from vault_tools.ledger.lines import (
+    Head,
+    TornInfo,
+    _recover_torn,
+    ledger_head,
+    lock_path,
+    torn_path,
+)
+from vault_tools.ledger.verify import VerifyResult, verify_ledger
+
+# ---------------------------------------------------------------- errors
+
+
+class LedgerWriteError(IOFailure):
+    """The ledger could not be written or fsynced. Nothing was appended; never retried."""
+
+
+class InvalidEventError(UsageError):
+    """A decision handed to `Transaction.append` lacks a field or has a wrong value."""
+
+
+class DuplicateEventError(RefusedError):
+    """The ledger already holds a decision with this id."""
+
+
+class Transaction:
+    """Decisions appended under the ledger lock; see `Ledger.transaction`."""
+
+    def __init__(
+        self, ledger: Ledger, fd: int, head: Head, torn: TornInfo | None, db: _StateDB | None = None
+    ) -> None:
+        self.ledger = ledger
+        self.torn = torn  # a torn tail recovered when the lock was taken
+        self.start = head  # the ledger as it stood when the lock was taken
+        self.head = head  # including this transaction's pending events
+        self.appended: list[dict] = []
+        self._fd = fd
+        self._lines: list[bytes] = []
+        self._pending_latest: dict[str, dict] = {}
+        self._pending_ids: set[str] = set()
+        self._no_events: set[str] = set()  # claims found (by `look_up`) to have no event
+        self._db = db  # the gate's: its index covers the ledger as it stood at the lock
+
+    # -- reading, under the lock
+
+    def _index(self) -> _StateDB:
+        assert self._db is not None, "a Transaction comes from Ledger.transaction"
+        return self._db
+
+    def look_up(self, claim_ids: Iterable[str]) -> None:
+        """Find out at once which of many claims have no event yet, so that `latest` and
+        the duplicate check of `append` need not ask the index claim by claim (a run
+        deciding thousands of new claims)."""
+        wanted = list(dict.fromkeys(claim_ids))
+        conn = self._index().conn
+        for i in range(0, len(wanted), 500):  # within SQLite's limit on parameters
+            batch = wanted[i : i + 500]
+            marks = ",".join("?" * len(batch))
+            found = {
+                row[0]
+                for row in conn.execute(
+                    f"SELECT claim_id FROM idx_latest WHERE claim_id IN ({marks})", batch
+                )
+            }
+            self._no_events.update(c for c in batch if c not in found)
+
+    def latest(self, claim_id: str) -> dict | None:
+        """The claim's latest event (by seq), including events appended in this transaction."""
+        if claim_id in self._pending_latest:
+            return self._pending_latest[claim_id]
+        if claim_id in self._no_events:
+            return None
+        row = (
+            self._index()
+            .conn.execute("SELECT line FROM idx_latest WHERE claim_id=?", (claim_id,))
+            .fetchone()
+        )
+        return json.loads(row[0]) if row else None
+
+    def has_id(self, event_id: str) -> bool:
+        if event_id in self._pending_ids:
+            return True
+        row = (
+            self._index().conn.execute("SELECT 1 FROM idx_event WHERE id=?", (event_id,)).fetchone()
+        )
+        return row is not None
+
+    def recorded(self, decision: dict) -> dict | None:
+        """The claim's latest event if it records this same decision (every decision field
+        equal, whatever it superseded and whenever it was made), else None.
+
+        This is apply's idempotence test: with 4 processes applying the same note, the
+        first appends and the others find their decision already recorded.
+        """
+        latest = self.latest(decision["claim_id"])
+        if latest is None:
+            return None
+        probe = {k: v for k, v in decision.items() if k not in NOT_IN_ID}
+        probe["supersedes"] = latest["supersedes"]
+        probe.setdefault("v", VERSION)
+        return latest if decision_id(probe) == latest["id"] else None
+
+    # -- writing
+
+    def prepare(self, decision: dict) -> dict:
+        """The decision with `v`, `ts`, `supersedes` (if absent) and `id` filled in."""
+        ev = {k: v for k, v in decision.items() if k not in NOT_IN_ID or k == "ts"}
+        ev.setdefault("v", VERSION)
+        ev.setdefault("ts", utc_now())
+        if "supersedes" not in ev and _is_str(ev.get("claim_id")):
+            latest = self.latest(ev["claim_id"])
+            ev["supersedes"] = latest["id"] if latest else None
+        problems = _decision_problems(ev)
+        problems += [f"field '{k}' is not allowed" for k in ev if k not in ALLOWED_FIELDS]
+        if problems:
+            raise InvalidEventError("invalid decision: " + "; ".join(problems),
+                                    str(self.ledger.path))  # fmt: skip
+        ev["id"] = decision_id(ev)
+        return ev
+
+    def append(self, decision: dict) -> dict:
+        """Queue one decision; returns the full event (durable only after the `with` exits)."""
+        ev = self.prepare(decision)
+        # an event id names its claim: a claim with no event holds none of its ids
+        if (ev["id"] in self._pending_ids or ev["claim_id"] not in self._no_events) and self.has_id(
+            ev["id"]
+        ):
+            raise DuplicateEventError(
+                f"the ledger already holds decision {ev['id']}", str(self.ledger.path)
+            )
+        ev["seq"], ev["prev"] = self.head.seq + 1, self.head.hash
+        data = _with_hash(ev)
+        self._lines.append(data)
+        self.head = Head(ev["seq"], ev["hash"], self.head.size + len(data))
+        self._pending_latest[ev["claim_id"]] = ev
+        self._pending_ids.add(ev["id"])
+        self.appended.append(ev)
+        return ev
+
+    def _commit(self) -> None:
+        if not self._lines:
+            return
+        data = b"".join(self._lines)
+        _write_durably(self._fd, data, self.start.size, str(self.ledger.path))
+        crash_point("after-write")
+        self._record_after_commit()
+
+    def _record_after_commit(self) -> None:
+        """Trust our own lines: remember them, index them, extend the prefix digest. The
+        ledger is already durable, so a failure here only leaves the trusted prefix where
+        it was (the next gate verifies these lines like any others)."""
+        db = self._db
+        if db is None:
+            return
+        try:
+            db.conn.execute("BEGIN")
+            trusted = db.trusted()
+            if trusted is None and self.start.size == 0:  # the gate passed: nothing remembered
+                trusted = _Trusted(0, 0, GENESIS, 0, "")
+            if trusted is not None and trusted.head == self.start:
+                added = db.remember(self.appended)
+                lines = [raw[:-1].decode() for raw in self._lines]
+                db.index_add(list(zip(self.appended, lines, strict=True)))
+                db.trust(
+                    _Trusted(
+                        self.head.size,
+                        self.head.seq,
+                        self.head.hash,
+                        trusted.count + added,
+                        _extended_blocks(self._fd, trusted, self.head.size),
+                    ),
+                    self._fd,
+                )
+            db.conn.execute("COMMIT")
+        except (sqlite3.Error, OSError):
+            rollback(db.conn)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _write_durably(fd: int, data: bytes, pre_size: int, path: str) -> None:
+    """Write `data` at the end and fsync once. Any OSError is fatal and leaves the file
+    exactly `pre_size` bytes long, so no partial line survives the failure."""
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError("write returned 0 bytes")
+            view = view[written:]
+    except OSError as exc:
+        _truncate_back(fd, pre_size)
+        raise LedgerWriteError(
+            f"cannot write the ledger ({os_error_text(exc)}); nothing was appended", path
+        ) from exc
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        # never retried: after a failed fsync the page cache may already be lying
+        _truncate_back(fd, pre_size)
+        raise LedgerWriteError(
+            f"fsync of the ledger failed ({os_error_text(exc)}); the events are not "
+            "durable and were not appended",
+            path,
+        ) from exc
+
+
+def _truncate_back(fd: int, size: int) -> None:
+    # if even this fails, the next lock holder moves the partial line aside as a torn tail
+    with suppress(OSError):
+        os.ftruncate(fd, size)
+
+
+class Ledger:
+    """One ledger file and its state dir (usually `<vault>/.vt`).
+
+    `root`: the vault. Taking the lock then refuses, with BoundaryError and before any
+    write, a ledger, lock, `.torn` or state file that leads outside it (see boundary.py).
+    None only for a private ledger of no vault (a dry run's scratch copy).
+    """
+
+    def __init__(
+        self, path: Path | str, state_dir: Path | str, *, root: Path | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.state_dir = Path(state_dir)
+        self.root = root
+
+    @property
+    def lock_path(self) -> Path:
+        return lock_path(self.path)
+
+    @property
+    def torn_path(self) -> Path:
+        return torn_path(self.path)
+
+    @contextmanager
+    def locked(self) -> Iterator[tuple[int, TornInfo | None]]:
+        """Hold the lock; yields the open ledger fd (O_APPEND) and any recovered torn tail."""
+        if self.root is not None:
+            for path in (
+                self.lock_path,
+                self.path,
+                self.torn_path,
+                *state_files(self.state_dir / STATE_DB),
+            ):
+                writable_path(self.root, path)
+        with FileLock(self.lock_path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            created = not self.path.exists()
+            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            fd = os.open(self.path, flags, 0o644)
+            try:
+                if created:
+                    fsync_folder(self.path.parent)
+                yield fd, _recover_torn(fd, self.path)
+            finally:
+                os.close(fd)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """`with ledger.transaction() as txn:` — read and append under one lock.
+
+        On a clean exit every appended line is written in one os.write and fsynced once;
+        an exception inside the block appends nothing.
+        """
+        with self.locked() as (fd, torn):
+            db = _StateDB(self.state_dir)
+            try:
+                head = gate(self.path, self.state_dir, db, fd, os.fstat(fd).st_size, remember=True)
+            except BaseException:
+                db.close()
+                raise
+            txn = Transaction(self, fd, head, torn, db)
+            try:
+                yield txn
+                txn._commit()
+            finally:
+                txn.close()
+
+    def append(self, decisions: Iterable[dict]) -> list[dict]:
+        with self.transaction() as txn:
+            for decision in decisions:
+                txn.append(decision)
+        return txn.appended
+
+    def head(self) -> Head:
+        return ledger_head(self.path)
+
+    def trusted_head(self) -> Head:
+        """The head once the ledger has passed the gate (see `gate.trusted_head`)."""
+        return trusted_head(self.path, self.state_dir)
+
+    def verify(self) -> VerifyResult:
+        return verify_ledger(self.path, self.state_dir)

@@ -1,0 +1,243 @@
+"""Reading the ledger file: its head, a torn last line, its lines and events, and the
+log (docs/ledger.md). A line is complete only with its final '\\n'."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from vault_tools.errors import IntegrityError
+from vault_tools.ledger.events import GENESIS, _is_sha
+
+_BLOCK = 1 << 16
+
+
+def lock_path(ledger: Path) -> Path:
+    """The ledger's lock file: every appender holds it, `vt ledger verify` shares it."""
+    return Path(str(ledger) + ".lock")
+
+
+def torn_path(ledger: Path) -> Path:
+    """Where a torn last line is moved aside."""
+    return Path(str(ledger) + ".torn")
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The last complete line of the ledger: its seq and hash, and the file size it ends at."""
+
+    seq: int = 0
+    hash: str = GENESIS
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TornInfo:
+    """A torn last line: moved aside by the lock holder, or found by `vt ledger verify`
+    (which writes nothing, so it says what the next append will do)."""
+
+    offset: int  # where the torn bytes started in the ledger
+    length: int
+    backup: str  # the `.torn` file they were (or will be) appended to
+    moved: bool = True
+
+    def message(self) -> str:
+        what = f"torn last line ({self.length} bytes at offset {self.offset}, an interrupted write)"
+        if self.moved:
+            return f"{what} moved to {self.backup}"
+        return f"{what}; the next `vt apply` or `vt revert` moves it to {self.backup}"
+
+
+def _line_start(fd: int, end: int) -> int:
+    """Offset of the first byte of the line whose last byte is at `end - 1`."""
+    pos = end - 1  # skip the line's own final byte
+    while pos > 0:
+        start = max(0, pos - _BLOCK)
+        chunk = os.pread(fd, pos - start, start)
+        i = chunk.rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        pos = start
+    return 0
+
+
+def _parse_line(raw: bytes, line: int, path: str) -> dict:
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"line {line}: not valid JSON ({exc}); run `vt ledger verify`",
+                             path, line) from None  # fmt: skip
+    if not isinstance(obj, dict):
+        raise IntegrityError(f"line {line}: not a JSON object", path, line)
+    return obj
+
+
+def _head_of(fd: int, size: int, path: str) -> Head:
+    """Head from the last complete line, read backwards (the file must end in '\\n')."""
+    if size == 0:
+        return Head()
+    start = _line_start(fd, size)
+    event = _parse_line(os.pread(fd, size - start, start), 0, path)
+    seq, hash_ = event.get("seq"), event.get("hash")
+    if type(seq) is not int or not _is_sha(hash_):
+        raise IntegrityError("last line: seq or hash missing; run `vt ledger verify`", path)
+    return Head(seq, hash_, size)
+
+
+def _recover_torn(fd: int, path: Path) -> TornInfo | None:
+    """Move a last line without final '\\n' (a crash mid-write) to `<ledger>.torn`.
+
+    The bytes are appended to the backup (one fragment per line) and fsynced before the
+    ledger is truncated, so they are never lost.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return None
+    start = _line_start(fd, size + 1) if size else 0  # +1: the last byte is not a '\n'
+    torn = os.pread(fd, size - start, start)
+    backup = Path(str(path) + ".torn")
+    with open(backup, "ab") as out:
+        out.write(torn + b"\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    return TornInfo(start, len(torn), str(backup))
+
+
+def iter_lines(path: Path | str, start: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(end offset, raw line with its '\\n') for every complete line from byte `start`."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
+    except FileNotFoundError:
+        return
+    with handle:
+        handle.seek(start)
+        offset = start
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                return  # a torn tail is not an event
+            offset += len(raw)
+            yield offset, raw
+
+
+def iter_events(path: Path | str, start: int = 0) -> Iterator[dict]:
+    """Every event, oldest first, streamed. A line that is not JSON raises IntegrityError."""
+    for n, (_, raw) in enumerate(iter_lines(path, start), 1):
+        yield _parse_line(raw, n, str(path))
+
+
+def _iter_lines_reversed(path: Path | str) -> Iterator[bytes]:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        end = os.fstat(fd).st_size
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            end = _line_start(fd, end + 1)  # skip a torn tail
+        while end > 0:
+            start = _line_start(fd, end)
+            yield os.pread(fd, end - start, start)
+            end = start
+    finally:
+        os.close(fd)
+
+
+def ledger_head(path: Path | str) -> Head:
+    """The head as the file stands (no lock; a torn tail is ignored)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return Head()
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            size = _line_start(fd, size + 1)
+        return _head_of(fd, size, str(path))
+    finally:
+        os.close(fd)
+
+
+def _complete_size(fd: int) -> int:
+    """Where the last complete line ends (a torn tail is not part of the ledger)."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        return _line_start(fd, size + 1)
+    return size
+
+
+def _crlf_converted(fd: int, size: int) -> bool:
+    """True when the first and the last line end in CRLF: a canonical line ends in `}`,
+    so the file went through a checkout that converts line endings."""
+    if size < 2 or os.pread(fd, 2, size - 2) != b"\r\n":
+        return False
+    first = os.pread(fd, min(size, 1 << 20), 0)
+    i = first.find(b"\n")
+    return i > 0 and first[i - 1 : i] == b"\r"
+
+
+CRLF_MESSAGE = (
+    "the lines end in CRLF: the ledger's line endings were converted (git with "
+    "core.autocrlf?); check it out again with LF endings (`vt init` marks it -text in "
+    ".gitattributes)"
+)
+
+
+def _count_lines(fd: int, start: int, stop: int) -> int:
+    count = 0
+    while start < stop:
+        chunk = os.pread(fd, min(1 << 20, stop - start), start)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        start += len(chunk)
+    return count
+
+
+# ---------------------------------------------------------------- log
+
+
+def _day_bound(value: str | date | datetime | None, end: bool) -> str | None:
+    """A ts-comparable string; a bare date means the whole day (until is inclusive)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        value = value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, date):
+        value = value.isoformat()
+    if len(value) == 10:  # YYYY-MM-DD
+        day = date.fromisoformat(value)
+        if end:
+            day += timedelta(days=1)
+        return day.isoformat() + "T00:00:00Z"
+    if end:
+        return value + "\x7f"  # inclusive of that exact second
+    return value
+
+
+def iter_log(
+    path: Path | str,
+    claim_id: str | None = None,
+    actor: str | None = None,
+    action: str | None = None,
+    since: str | date | datetime | None = None,
+    until: str | date | datetime | None = None,
+) -> Iterator[dict]:
+    """Events newest first (by position in the file), filtered; `until` is inclusive."""
+    lo, hi = _day_bound(since, end=False), _day_bound(until, end=True)
+    for raw in _iter_lines_reversed(path):
+        ev = _parse_line(raw, 0, str(path))
+        ts = ev.get("ts", "")
+        if (
+            (claim_id is None or ev.get("claim_id") == claim_id)
+            and (actor is None or ev.get("actor") == actor)
+            and (action is None or ev.get("action") == action)
+            and (lo is None or ts >= lo)
+            and (hi is None or ts < hi)
+        ):
+            yield ev

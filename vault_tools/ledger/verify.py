@@ -1,0 +1,681 @@
+"""`vt ledger verify` (docs/ledger.md): every line and the chain checked, compared with
+every event trusted before; and the verifier the gate (gate.py) runs on new lines."""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import BinaryIO
+
+from vault_tools.infra.pool import beside, can_fork
+from vault_tools.ledger.events import (
+    GENESIS,
+    _digests,
+    _quick_ok,
+    _sha,
+    canonical,
+    decision_id,
+    event_problems,
+    line_hash,
+)
+from vault_tools.ledger.index import _StateDB, _Trusted
+from vault_tools.ledger.lines import (
+    _BLOCK,
+    CRLF_MESSAGE,
+    TornInfo,
+    _complete_size,
+    _count_lines,
+    _crlf_converted,
+    lock_path,
+    torn_path,
+)
+from vault_tools.vocabulary import conflict_marker
+
+MAX_PROBLEMS = 1000  # keep verify's memory bounded on a thoroughly broken file
+
+# a cold verify with at least this many bytes to parse in full forks a helper for half:
+# on two cores it takes a quarter off a cold `vt ledger verify` (paired runs)
+PARALLEL_MIN_BYTES = 8 << 20
+_PART_NAME = "verify-part.sqlite"  # the helper's rows, in a temporary folder
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    seq: int | None
+    line: int | None
+    message: str
+
+    def to_json(self) -> dict:
+        return {"seq": self.seq, "line": self.line, "message": self.message}
+
+
+@dataclass(slots=True)
+class VerifyResult:
+    ok: bool
+    events: int
+    head: str
+    problems: list[Problem] = field(default_factory=list)
+    torn: TornInfo | None = None
+
+    def to_json(self) -> dict:
+        """The `vt ledger verify --json` object (docs/json-output.md), plus `torn`."""
+        torn = None
+        if self.torn:
+            torn = {"offset": self.torn.offset, "length": self.torn.length,
+                    "backup": self.torn.backup, "message": self.torn.message()}  # fmt: skip
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "head": self.head,
+            "problems": [p.to_json() for p in self.problems],
+            "torn": torn,
+        }
+
+
+class _PrefixChanged(Exception):
+    """The prefix verified before has changed: verify everything in full."""
+
+
+def _scalar_at(body: bytes, key: bytes, start: int) -> str | None:
+    """The value of a top-level scalar field after `start` (null, or a quoteless string)."""
+    k = body.find(key, start)
+    if k < 0:
+        return None
+    v = k + len(key)
+    if body[v : v + 4] == b"null":
+        return None
+    if body[v : v + 1] == b"[":  # a `supersedes` of several ids: kept as its JSON text
+        return body[v : body.find(b"]", v) + 1].decode()
+    return body[v + 1 : body.find(b'"', v + 1)].decode()
+
+
+def _known_row(n: int, body: bytes, i: int) -> tuple:
+    """The `seen` row of a canonical line, read by position (see `_Verifier._known`)."""
+    c = body.rfind(b',"claim_id":', 0, i)
+    d = body.find(b',"comment":', c)
+    claim_id = json.loads(body[c + 12 : d])
+    return (
+        n,
+        n,
+        body[i + 88 : i + 159].decode(),
+        _scalar_at(body, b',"ts":', i),
+        claim_id,
+        _scalar_at(body, b',"supersedes":', i),
+        _scalar_at(body, b',"reverts":', i),
+    )
+
+
+class _Verifier:
+    """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
+
+    def __init__(
+        self, db: _StateDB, trust_prefix: bool = True, after: _Trusted | None = None
+    ) -> None:
+        self.db = db
+        self.problems: list[Problem] = []
+        self.dropped = 0
+        self.events = 0
+        self.prev_seq = 0
+        self.prev_hash: str | None = GENESIS
+        self.rows: list[tuple] = []
+        trusted = db.trusted()
+        # the last line trusted before, and how many ids were remembered then
+        self.remembered = (trusted.seq, trusted.hash, trusted.count) if trusted else None
+        self.remembered_head_intact = False
+        self.memory_proven = False
+        # lines 1..prefix were verified before: re-proved by their hash chain (see _known)
+        self.prefix = self.remembered[0] if self.remembered and trust_prefix else 0
+        # the gate: lines 1..after.seq are proven by their digest, only later lines are fed
+        self.after = after
+        if after is not None:
+            self.prefix, self.events = 0, after.seq
+            self.prev_seq, self.prev_hash = after.seq, after.hash
+        db.conn.execute("DROP TABLE IF EXISTS temp.seen")
+        db.conn.execute(
+            "CREATE TEMP TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, "
+            "ts TEXT, claim_id TEXT, supersedes TEXT, reverts TEXT)"
+        )
+
+    def problem(self, seq: int | None, line: int | None, message: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(seq, line, message))
+        else:
+            self.dropped += 1
+
+    def line(self, n: int, raw: bytes) -> None:
+        self.events = n
+        body = raw[:-1]
+        if n <= self.prefix:
+            if not self._known(n, body):
+                raise _PrefixChanged
+            return
+        try:
+            text = body.decode("utf-8")
+            ev = json.loads(text)
+        except (UnicodeDecodeError, ValueError) as exc:
+            if conflict_marker(body):
+                self.problem(
+                    None,
+                    n,
+                    f"line {n}: a git conflict marker: the ledger was merged "
+                    "without the vt merge driver; run `vt ledger resolve`",
+                )
+            else:
+                self.problem(None, n, f"line {n}: not valid JSON ({exc})")
+            self.prev_seq, self.prev_hash = self.prev_seq + 1, None
+            return
+        if not _quick_ok(ev):
+            structural = event_problems(ev)
+            if structural:
+                self._malformed(n, ev, structural)
+                return
+        self._check_event(n, body, text, ev)
+
+    def _malformed(self, n: int, ev: object, messages: list[str]) -> None:
+        seq = ev.get("seq") if isinstance(ev, dict) else None
+        seq = seq if type(seq) is int else None
+        for msg in messages:
+            self.problem(seq, n, f"line {n}: {msg}")
+        self.prev_seq = seq if seq is not None else self.prev_seq + 1
+        self.prev_hash = ev.get("hash") if isinstance(ev, dict) else None
+
+    def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
+        seq = ev["seq"]
+        canonical_ok = canonical(ev) == text
+        if not canonical_ok:
+            self.problem(seq, n, f"line {n}: not canonical JSON (re-serialised or hand-edited?)")
+        if canonical_ok:
+            hash_, id_ = _digests(body, ev)
+        else:
+            hash_, id_ = line_hash(ev), decision_id(ev)
+        if seq != self.prev_seq + 1:
+            self.problem(seq, n, f"line {n}: seq {self.prev_seq + 1} expected, found {seq} "
+                                 "(deleted or reordered line?)")  # fmt: skip
+        if n == 1 and ev["prev"] != GENESIS:
+            self.problem(seq, n, "line 1: prev must be 64 zeros on the first line")
+        elif n > 1 and self.prev_hash is not None and ev["prev"] != self.prev_hash:
+            self.problem(seq, n, f"line {n}: prev does not match the hash of line {n - 1}")
+        if hash_ != ev["hash"]:
+            self.problem(seq, n, f"line {n}: hash mismatch (edited line?)")
+        if id_ != ev["id"]:
+            self.problem(seq, n, f"line {n}: id mismatch: the decision fields were edited "
+                                 "after it was made")  # fmt: skip
+        if self.remembered and n == self.remembered[0] and ev["hash"] == self.remembered[1]:
+            self.remembered_head_intact = True
+        self.prev_seq, self.prev_hash = seq, ev["hash"]
+        supersedes = ev["supersedes"]
+        if type(supersedes) is list:  # several ids: kept as their JSON text (see finish)
+            supersedes = canonical(supersedes)
+        self.rows.append((n, seq, ev["id"], ev["ts"], ev["claim_id"], supersedes,
+                          ev.get("reverts")))  # fmt: skip
+        if len(self.rows) >= 5000:
+            self.flush()
+
+    def _known(self, n: int, body: bytes) -> bool:
+        """Cheap check of a line within the prefix verified before: recompute its hash and
+        follow the chain, without parsing. If every line checks out and line `prefix`
+        still has the remembered hash, then (sha256 being collision resistant, and the
+        place of the hash field being fixed by the text around it) lines 1..prefix are
+        byte for byte the lines verified before, so all the other per-line checks still
+        hold. False: something changed, and the caller re-verifies everything in full.
+        """
+        i = body.rfind(b',"hash":"')
+        if i < 0 or body.rfind(b',"id":"') != i + 81 or body[i + 80 : i + 81] != b'"':
+            return False
+        stated = body[i + 9 : i + 80].decode("ascii", "replace")
+        if _sha(body[:i] + body[i + 81 :]) != stated:
+            return False
+        p = body.find(b',"prev":"', i)
+        prev = body[p + 9 : body.find(b'"', p + 9)].decode("ascii", "replace")
+        if p < 0 or prev != self.prev_hash:
+            return False
+        if n == self.prefix:
+            if stated != self.remembered[1]:  # type: ignore[index]
+                return False
+            self.remembered_head_intact = True
+        self.prev_seq, self.prev_hash = n, stated
+        self.rows.append(_known_row(n, body, i))
+        if len(self.rows) >= 5000:
+            self.flush()
+        return True
+
+    def flush(self) -> None:
+        conn = self.db.conn
+        conn.execute("BEGIN")  # one transaction per batch, not one per row
+        conn.executemany("INSERT INTO temp.seen VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
+        conn.execute("COMMIT")
+        self.rows = []
+
+    def finish(self) -> None:
+        """The set-wide checks, done by sqlite on disk so memory stays flat."""
+        self.flush()
+        conn = self.db.conn
+        # covering (id, ts): remembering the ids and the memory check read the index alone
+        conn.execute("CREATE INDEX temp.seen_id ON seen(id, ts)")
+        self._duplicates()
+        # after a trusted prefix, its events are in the index (idx_event), not in `seen`
+        in_prefix = ("" if self.after is None else
+                     " AND NOT EXISTS (SELECT 1 FROM idx_event i WHERE i.id = a.{col} "
+                     "AND i.claim_id = a.claim_id)")  # fmt: skip
+        for col in ("supersedes", "reverts"):
+            for line, seq, target in conn.execute(
+                f"SELECT a.line, a.seq, a.{col} FROM seen a WHERE a.{col} IS NOT NULL AND NOT "
+                f"EXISTS (SELECT 1 FROM seen b WHERE b.id = a.{col} AND b.line < a.line "
+                f"AND b.claim_id = a.claim_id){in_prefix.format(col=col)}"
+            ):
+                # a `supersedes` of several ids (its JSON list never matches an id): each
+                # id is checked on its own, only for these rare lines
+                for missing in self._unseen(line, target):
+                    self.problem(seq, line, f"line {line}: {col} {missing}, which is not an "
+                                            "earlier event of the same claim")  # fmt: skip
+        if self.after is not None:  # the prefix's digest proves every remembered id there
+            self.memory_proven = True
+            if self.dropped:
+                self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+            return
+        self.memory_proven = self._prefix_proves_memory()
+        if not self.memory_proven:
+            self._check_memory()
+        if self.dropped:
+            self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+
+    def _unseen(self, line: int, target: str) -> list[str]:
+        """The ids `target` (one id, or a JSON list of ids) names that are not earlier
+        events of line `line`'s claim."""
+        if not target.startswith("["):
+            return [target]
+        conn = self.db.conn
+        # after a trusted prefix, its events are in the index (idx_event), not in `seen`
+        in_prefix = ("" if self.after is None else
+                     " AND NOT EXISTS (SELECT 1 FROM idx_event i, seen a WHERE a.line = ? "
+                     "AND i.id = ? AND i.claim_id = a.claim_id)")  # fmt: skip
+        query = (
+            "SELECT 1 FROM seen a WHERE a.line = ? AND NOT EXISTS (SELECT 1 FROM seen b "
+            "WHERE b.id = ? AND b.line < a.line AND b.claim_id = a.claim_id)" + in_prefix
+        )
+        args = (lambda i: (line, i)) if self.after is None else (lambda i: (line, i, line, i))
+        return [i for i in json.loads(target) if conn.execute(query, args(i)).fetchone()]
+
+    def _duplicates(self) -> None:
+        conn = self.db.conn
+        dup_ids = [r[0] for r in conn.execute(
+            "SELECT id FROM seen GROUP BY id HAVING COUNT(*) > 1"
+        )]  # fmt: skip
+        for id_ in dup_ids:
+            lines = conn.execute("SELECT line, seq FROM seen WHERE id=? ORDER BY line", (id_,))
+            (first, _), *rest = lines.fetchall()
+            for line, seq in rest:
+                self.problem(seq, line, f"line {line}: duplicate id {id_} (first on line {first})")
+        if self.after is not None:
+            for line, seq, id_, first in conn.execute(
+                "SELECT s.line, s.seq, s.id, i.seq FROM seen s JOIN idx_event i ON i.id = s.id"
+            ):
+                self.problem(seq, line, f"line {line}: duplicate id {id_} (first on line {first})")
+
+    def _prefix_proves_memory(self) -> bool:
+        """Fast path: when every remembered id lay within lines 1..N, and line N still has
+        the remembered hash while the whole chain verified, lines 1..N are unchanged, so
+        every remembered id is still there."""
+        if self.problems or not self.remembered or not self.remembered_head_intact:
+            return False
+        (count,) = self.db.conn.execute("SELECT COUNT(*) FROM verified").fetchone()
+        return count == self.remembered[2]
+
+    def _check_memory(self) -> None:
+        for id_, ts, now_ts, line in self.db.conn.execute(
+            "SELECT v.id, v.ts, s.ts, s.line FROM verified v LEFT JOIN seen s ON s.id = v.id "
+            "WHERE s.id IS NULL OR s.ts != v.ts ORDER BY v.id"
+        ):
+            if now_ts is None:
+                msg = f"event {id_} verified before is missing: ledger shortened or rewritten"
+                self.problem(None, None, msg)
+            else:
+                self.problem(
+                    None,
+                    line,
+                    f"line {line}: event {id_} verified before has "
+                    f"changed its ts ({ts} → {now_ts})",
+                )
+
+    def close(self) -> None:
+        self.db.conn.execute("DROP TABLE IF EXISTS temp.seen")
+
+
+class _Lines:
+    """The ledger read line by line from where the previous read stopped (line `n` ended
+    at byte `end`); `done` once a line is torn or reaches past `size`."""
+
+    def __init__(self, handle: BinaryIO, size: int) -> None:
+        self.handle, self.size = handle, size
+        self.n = self.end = 0
+        self.done = False
+
+    def feed(self, verifier: _Verifier, stop: int, stop_line: int = 0) -> None:
+        """Verify lines until one ends at or after byte `stop` (or is line `stop_line`)."""
+        # the loop written out: a generator costs more than a line's sha256
+        n, end, size, line = self.n, self.end, self.size, verifier.line
+        try:
+            for raw in self.handle:
+                end += len(raw)
+                if not raw.endswith(b"\n") or end > size:
+                    self.done = True  # a torn tail is not an event
+                    return
+                n += 1
+                line(n, raw)
+                if end >= stop or n == stop_line:
+                    return
+        finally:
+            self.n, self.end = n, end
+
+    def skip_to(self, n: int, end: int) -> None:
+        """Lines up to `n` (ending at byte `end`) were verified elsewhere."""
+        self.handle.seek(end)
+        self.n, self.end = n, end
+
+
+def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
+    """Feed every line (after the gate's trusted prefix: every later line) to `verifier`.
+    With many bytes to parse in full, a forked helper checks the second half meanwhile
+    (see `_verify_halves`)."""
+    # parsed events never form cycles and are dropped line by line: pausing the cyclic
+    # GC saves its repeated scans of the young objects json.loads creates
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            return
+        with handle:
+            lines = _Lines(handle, size)
+            if verifier.after is not None:
+                lines.skip_to(verifier.after.seq, verifier.after.size)
+            elif verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
+                lines.feed(verifier, size, stop_line=verifier.prefix)
+            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES and can_fork():
+                split = _split_at(handle.fileno(), lines.end, size)
+                if split is not None:
+                    _verify_halves(verifier, lines, path, split)
+            if not lines.done:
+                lines.feed(verifier, size)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# ---------------------------------------------------------------- verify, two processes
+
+
+def _split_at(fd: int, start: int, size: int) -> int | None:
+    """The start of the first line at or after the middle of bytes start..size (None: that
+    line is the last one, nothing to share)."""
+    pos = start + (size - start) // 2
+    while pos < size:
+        chunk = os.pread(fd, min(_BLOCK, size - pos), pos)
+        if not chunk:
+            return None
+        i = chunk.find(b"\n")
+        if i >= 0:
+            split = pos + i + 1
+            return split if split < size else None
+        pos += len(chunk)
+    return None
+
+
+def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, split: int) -> None:
+    """Verify the lines before byte `split` here while a forked helper verifies the rest
+    (`beside` in infra/pool.py).
+
+    When the helper found every one of its lines flawless and its first line continues
+    this process's chain, its `seen` rows are taken over and `lines` skips its range;
+    otherwise (a problem, a crash, any doubt) the range is left for the caller to verify
+    here as usual, so the messages are exactly those of a sequential verify. The helper's
+    rows go through a temporary folder outside the vault: verify writes nothing there.
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="vt-verify-"))
+    part = scratch / _PART_NAME
+    span = (lines.n, lines.end, split, lines.size)
+    try:
+        report = beside(
+            partial(_part_report, path, part, verifier.remembered, span),
+            partial(lines.feed, verifier, split),
+        )
+        summary = _part_summary(report)
+        if (
+            summary is not None
+            and not lines.done
+            and lines.end == split
+            and _continues_chain(verifier, lines.n, summary)
+            and _take_rows(verifier, part, summary)
+        ):
+            last_n, last_seq, last_hash = summary["last"]
+            verifier.events, verifier.prev_seq, verifier.prev_hash = last_n, last_seq, last_hash
+            if summary["intact"]:
+                verifier.remembered_head_intact = True
+            lines.skip_to(last_n, lines.size)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _part_summary(report: bytes | None) -> dict | None:
+    """The helper's report if it answered with every line flawless, else None."""
+    if report is None:
+        return None
+    try:
+        summary = json.loads(report)
+        if summary["clean"] is not True:
+            return None
+        n, seq, prev = summary["first"]
+        last_n, last_seq, last_hash = summary["last"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not (
+        type(n) is int
+        and type(seq) is int
+        and type(last_n) is int
+        and type(last_seq) is int
+        and type(prev) is str
+        and type(last_hash) is str
+    ):
+        return None  # fmt: skip
+    return summary
+
+
+def _continues_chain(verifier: _Verifier, n: int, summary: dict) -> bool:
+    """Would the helper's first line pass the chain checks here? (the same conditions as
+    `_Verifier._check_event`, so a break is reported by the sequential re-check)."""
+    first_n, first_seq, first_prev = summary["first"]
+    return (
+        first_n == n + 1
+        and first_seq == verifier.prev_seq + 1
+        and (verifier.prev_hash is None or first_prev == verifier.prev_hash)
+    )
+
+
+def _take_rows(verifier: _Verifier, part: Path, summary: dict) -> bool:
+    """Copy the helper's `seen` rows into this verify's temp table, in one statement."""
+    first_n, last_n = summary["first"][0], summary["last"][0]
+    conn = verifier.db.conn
+    try:
+        conn.execute("ATTACH DATABASE ? AS part", (str(part),))
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("BEGIN")
+        cur = conn.execute(
+            "INSERT INTO temp.seen SELECT line, seq, id, ts, claim_id, supersedes, reverts "
+            "FROM part.seen WHERE line BETWEEN ? AND ?", (first_n, last_n))  # fmt: skip
+        if cur.rowcount != last_n - first_n + 1:
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("COMMIT")
+        return True
+    except sqlite3.Error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    finally:
+        conn.execute("DETACH DATABASE part")
+
+
+class _Unclean(Exception):
+    """The helper met something to report: the parent re-verifies its range itself."""
+
+
+class _PartVerifier(_Verifier):
+    """The helper's verifier: the per-line checks of `_Verifier`, its chain started from
+    its first line (the parent checks that link), its rows in its own sqlite file (a
+    connection must not cross a fork), and no problem tolerated."""
+
+    def __init__(self, conn: sqlite3.Connection, remembered: tuple | None) -> None:
+        # not _Verifier.__init__: that reads and writes the parent's connection
+        self.conn = conn
+        self.problems, self.dropped, self.events = [], 0, 0
+        self.prev_seq, self.prev_hash = 0, None
+        self.rows = []
+        self.remembered, self.remembered_head_intact = remembered, False
+        self.memory_proven, self.prefix, self.after = False, 0, None
+        self.first: tuple[int, int, str] | None = None
+        conn.execute(
+            "CREATE TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, ts TEXT, "
+            "claim_id TEXT, supersedes TEXT, reverts TEXT)"
+        )
+
+    def problem(self, seq: int | None, line: int | None, message: str) -> None:
+        raise _Unclean(message)
+
+    def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
+        if self.first is None:  # the link to the previous line is the parent's check
+            self.first = (n, ev["seq"], ev["prev"])
+            self.prev_seq, self.prev_hash = ev["seq"] - 1, ev["prev"]
+        super()._check_event(n, body, text, ev)
+
+    def flush(self) -> None:
+        self.conn.execute("BEGIN")
+        self.conn.executemany("INSERT INTO seen VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
+        self.conn.execute("COMMIT")
+        self.rows = []
+
+
+def _part_report(path: Path, part: Path, remembered: tuple | None, span: tuple) -> bytes:
+    """In the helper: `_verify_part`'s summary, as the bytes `beside` hands back."""
+    return json.dumps(_verify_part(path, part, remembered, *span)).encode()
+
+
+def _verify_part(
+    path: Path,
+    part: Path,
+    remembered: tuple | None,
+    base_n: int,
+    base_end: int,
+    split: int,
+    size: int,
+) -> dict:
+    """Check lines split..size; their rows go to the sqlite file `part`."""
+    with open(path, "rb") as handle:
+        n = base_n + _count_lines(handle.fileno(), base_end, split)
+        conn = sqlite3.connect(part, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=OFF")  # a scratch file, deleted after use
+            conn.execute("PRAGMA synchronous=OFF")
+            verifier = _PartVerifier(conn, remembered)
+            handle.seek(split)
+            lines = _Lines(handle, size)
+            lines.n, lines.end = n, split
+            try:
+                lines.feed(verifier, size)
+                if lines.done or lines.end != size or verifier.first is None:
+                    raise _Unclean("the range does not end in a complete line at its end")
+                verifier.flush()
+            except _Unclean:
+                return {"clean": False}
+        finally:
+            conn.close()
+    return {
+        "clean": True,
+        "first": verifier.first,
+        "last": (lines.n, verifier.prev_seq, verifier.prev_hash),
+        "intact": verifier.remembered_head_intact,
+    }
+
+
+def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
+    """Check every line and the chain; compare with every event trusted before.
+
+    Writes nothing, in the vault or its state dir: the memory is read as it stands, a
+    torn tail is reported (`torn`, not a failure; the next append moves it aside), and
+    nothing is ever repaired. Holds the ledger lock shared, when the lock file exists, so
+    an append in progress is never mistaken for a torn tail. A ledger whose every line
+    ends in CRLF is one problem, said once. With at least PARALLEL_MIN_BYTES to parse in
+    full (a cold verify of a large ledger) and fork available, a forked helper checks the
+    second half meanwhile; the result is the same either way.
+    """
+    path, state_dir = Path(path), Path(state_dir)
+    with _shared_lock(lock_path(path)) as locked:
+        db = _StateDB.read_only(state_dir, immutable=locked)
+        try:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return _verify_missing(db, path)
+            try:
+                size = _complete_size(fd)
+                torn = None
+                if size != os.fstat(fd).st_size:
+                    torn = TornInfo(
+                        size, os.fstat(fd).st_size - size, str(torn_path(path)), moved=False
+                    )
+                if _crlf_converted(fd, size):
+                    problem = Problem(None, 1, f"line 1: {CRLF_MESSAGE}")
+                    return VerifyResult(False, _count_lines(fd, 0, size), "?", [problem], torn)
+            finally:
+                os.close(fd)
+            # its temp table goes with the connection: dropping it first only costs time
+            verifier = _Verifier(db)
+            try:
+                _verify_lines(verifier, path, size)
+            except _PrefixChanged:
+                verifier = _Verifier(db, trust_prefix=False)
+                _verify_lines(verifier, path, size)
+            verifier.finish()
+        finally:
+            db.close()
+    problems = sorted(verifier.problems, key=lambda p: (p.line is None, p.line or 0))
+    return VerifyResult(not problems, verifier.events, verifier.prev_hash or "?", problems, torn)
+
+
+@contextmanager
+def _shared_lock(path: Path) -> Iterator[bool]:
+    """The ledger lock, shared, if its file exists (True); nothing is created or written:
+    no lock file means no vt has appended yet."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield True
+    finally:
+        os.close(fd)  # drops the lock
+
+
+def _verify_missing(db: _StateDB, path: Path) -> VerifyResult:
+    """No ledger file: fine for a new vault, an integrity failure if events were verified."""
+    verifier = _Verifier(db)
+    verifier.finish()
+    verifier.close()
+    problems = verifier.problems
+    if problems:
+        problems.insert(0, Problem(None, None, f"{path.name} is missing"))
+    return VerifyResult(not problems, 0, GENESIS, problems, None)
