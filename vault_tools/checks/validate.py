@@ -37,6 +37,7 @@ from vault_tools.checks.cache import (
     content_digest,
     read_with_stat,
 )
+from vault_tools.checks.context import CheckContext
 from vault_tools.checks.schemas import Schemas
 from vault_tools.config import Settings
 from vault_tools.findings import ERROR, Finding, error, severity_counts, sort_key
@@ -53,7 +54,6 @@ from vault_tools.notes.vault import (
 )
 
 if TYPE_CHECKING:  # the parser and the checks are imported when a note is read
-    from vault_tools.checks.rules import CheckContext
     from vault_tools.notes.note import Note
 
 Progress = Callable[[int, int], None]
@@ -184,8 +184,6 @@ def make_context(
 def _context(
     settings: Settings, schemas: Schemas, kb: KnowledgeBase, assist: bool = True
 ) -> CheckContext:
-    from vault_tools.checks.rules import CheckContext
-
     return CheckContext(schemas, kb, settings.disabled_findings, assist)
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from watchdog.events import FileSystemEventHandler
 
 from vault_tools.checks.cache import content_digest, read_with_stat
-from vault_tools.checks.rules import CheckContext
+from vault_tools.checks.context import CheckContext
 from vault_tools.checks.validate import check_file, make_context, validate
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
