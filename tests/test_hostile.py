@@ -437,7 +437,7 @@ def test_a_hostile_file_is_one_finding_and_the_run_goes_on(tmp_path: Path, case:
 def test_the_size_limit_answers_without_reading_the_note(tmp_path: Path) -> None:
     from conftest import settings_for
 
-    from vault_tools.checks.validate import check_file
+    from vault_tools.checks.file_checks import check_file
 
     vault = build_vault(tmp_path / "vault")
     _sparse_huge(vault)

@@ -31,9 +31,8 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Any
 
-from vault_tools.checks.context import CheckContext
+from vault_tools.checks.context import CheckContext, make_context
 from vault_tools.checks.rules import check_note
-from vault_tools.checks.validate import make_context
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR
