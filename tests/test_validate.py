@@ -433,13 +433,13 @@ def test_a_memo_of_another_version_is_not_printed(make_vault) -> None:
     assert _vt(vault).stdout == cold
 
 
-def test_warm_run_does_not_import_the_pool(example_vault: Path) -> None:
+def test_warm_run_does_not_import_the_checks(example_vault: Path) -> None:
     _defective(example_vault)
     script = (
         "import sys\nfrom vault_tools.config import load_settings\n"
         "from pathlib import Path\nfrom vault_tools.checks.validate import validate\n"
         f"r = validate(load_settings(Path({str(example_vault)!r})))\n"
-        "print(r.errors, 'vault_tools.infra.pool' in sys.modules)\n"
+        "print(r.errors, 'vault_tools.checks.rules' in sys.modules)\n"
     )
     run = [sys.executable, "-c", script]
     cold = subprocess.run(run, capture_output=True, text=True)
