@@ -315,7 +315,7 @@ def codes_and_lines(findings: Iterable[Any]) -> set[tuple[str, int | None]]:
 
 
 def example_context():  # -> CheckContext over the example knowledge base
-    from vault_tools.checks.rules import CheckContext
+    from vault_tools.checks.context import CheckContext
     from vault_tools.checks.schemas import Schemas
     from vault_tools.notes.kb import KnowledgeBase
     from vault_tools.notes.vault import markdown_files

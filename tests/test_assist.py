@@ -19,8 +19,9 @@ from conftest import EXAMPLE_VAULT, render_note, validate_vault
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from vault_tools.checks import assist
-from vault_tools.checks.rules import CheckContext, check_note
+from vault_tools.checks import assist, assist_claim, wording
+from vault_tools.checks.context import CheckContext
+from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
 from vault_tools.findings import CODES, WARNING
 from vault_tools.notes.kb import KnowledgeBase
@@ -152,18 +153,18 @@ def test_alias_change_invalidates_the_validate_cache(tmp_path: Path) -> None:
 
 
 def test_fold_ignores_case_width_punctuation_space_and_plurals() -> None:
-    assert assist.fold("KL-Divergence") == assist.fold("kl divergence")
-    assert assist.fold("ＤＦｌａｓｈ") == assist.fold("dflash")
-    assert assist.occurs("TV loss", "Total Variation（TV）loss 更好")
-    assert assist.occurs("TV loss", "TV 或 Likelihood loss")
-    assert assist.occurs("drafters", "parallel drafter")
-    assert not assist.occurs("target model", "parallel drafter")
-    assert assist.occurs("草稿", "一個草稿模型")
+    assert wording.fold("KL-Divergence") == wording.fold("kl divergence")
+    assert wording.fold("ＤＦｌａｓｈ") == wording.fold("dflash")
+    assert wording.occurs("TV loss", "Total Variation（TV）loss 更好")
+    assert wording.occurs("TV loss", "TV 或 Likelihood loss")
+    assert wording.occurs("drafters", "parallel drafter")
+    assert not wording.occurs("target model", "parallel drafter")
+    assert wording.occurs("草稿", "一個草稿模型")
 
 
 def test_numbers_skip_names_and_read_full_width_digits() -> None:
     text = "EAGLE-3 on FP4/H100: 1.5 to 2, ３ 倍, 1,000"
-    found = [token for token, _ in assist.numbers_in(text)]
+    found = [token for token, _ in wording.numbers_in(text)]
     assert found == ["1.5", "2", "3", "1,000"]
 
 
@@ -180,7 +181,7 @@ def test_numbers_skip_names_and_read_full_width_digits() -> None:
     ],
 )
 def test_hedges(text: str, hedge: str | None) -> None:
-    assert assist.hedge_in(text) == hedge
+    assert wording.hedge_in(text) == hedge
 
 
 def test_without_a_vault_root_mapping_checks_stay_silent() -> None:
@@ -265,8 +266,8 @@ def test_tone_judged_per_evidence_equals_the_tone_of_claim_and_evidence_together
     claim: str, evidence: str
 ) -> None:
     both = f"{claim}\n{evidence}"
-    expected = bool(assist.hedge_in(both) or assist._conditional_in(both))
-    assert assist._hedged_or_conditional(claim, evidence) == expected
+    expected = bool(wording.hedge_in(both) or wording._conditional_in(both))
+    assert wording.hedged_or_conditional(claim, evidence) == expected
 
 
 _MENTION_PIECES = [
@@ -295,10 +296,10 @@ _MENTION_TEXT = st.lists(st.sampled_from(_MENTION_PIECES), max_size=6).map("".jo
 
 def _mention_in_joined_text(mention: str, claim: str, evidence: str) -> bool:
     """The rule as first written: look in claim and evidence joined by a newline."""
-    folded = assist._nfkc_casefold(f"{claim}\n{evidence}")
+    folded = wording.nfkc_casefold(f"{claim}\n{evidence}")
     key = unicodedata.normalize("NFKC", mention).casefold().strip()
-    if assist._has_cjk(key):
-        return assist.fold(key) in assist.fold(folded)
+    if wording.has_cjk(key):
+        return wording.fold(key) in wording.fold(folded)
     return re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", folded) is not None
 
 
@@ -309,10 +310,10 @@ def _mention_in_joined_text(mention: str, claim: str, evidence: str) -> bool:
 def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
     mention: str, claim: str, evidence: str
 ) -> None:
-    if assist.numbers_in(mention, names_too=True):
+    if wording.numbers_in(mention, names_too=True):
         return  # numbers take their own path
     expected = _mention_in_joined_text(mention, claim, evidence)
-    assert assist._mention_found(mention, claim, evidence) == expected
+    assert assist_claim._mention_found(mention, claim, evidence) == expected
 
 
 @settings(max_examples=500, deadline=None)
@@ -341,10 +342,10 @@ def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
 )
 def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
     lowered = unicodedata.normalize("NFKC", text).casefold()
-    stemmed = re.sub(r"[a-z]+", lambda m: assist._stem(m.group()), lowered)
-    assert assist.fold(text) == stemmed.translate(assist._KEPT)
-    assert assist._split_words(text) == tuple(
-        assist._stem(w) for w in assist._WORD.findall(lowered)
+    stemmed = re.sub(r"[a-z]+", lambda m: wording.stem(m.group()), lowered)
+    assert wording.fold(text) == stemmed.translate(wording._KEPT)
+    assert wording._split_words(text) == tuple(
+        wording.stem(w) for w in wording._WORD.findall(lowered)
     )
 
 
@@ -355,7 +356,7 @@ def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
             continue
         ch = chr(code)
         holds = re.search(r"\d", unicodedata.normalize("NFKC", ch)) is not None
-        assert assist._has_digit_source(ch) == holds, hex(code)
+        assert wording._has_digit_source(ch) == holds, hex(code)
 
 
 def test_no_digit_is_made_or_unmade_by_composition() -> None:
@@ -379,10 +380,10 @@ def test_no_digit_is_made_or_unmade_by_composition() -> None:
 )
 def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: bool) -> None:
     normal = unicodedata.normalize("NFKC", text)
-    pattern = assist._ANY_NUMBER if names_too else assist._NUMBER
-    expected = [(m.group(), assist._value(m.group())) for m in pattern.finditer(normal)]
+    pattern = wording._ANY_NUMBER if names_too else wording._NUMBER
+    expected = [(m.group(), wording.number_value(m.group())) for m in pattern.finditer(normal)]
     expected = [(token, value) for token, value in expected if value is not None]
-    assert assist.numbers_in.__wrapped__(text, names_too) == expected
+    assert wording.numbers_in.__wrapped__(text, names_too) == expected
 
 
 def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
@@ -396,7 +397,7 @@ def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
         raw = render_note(claim=f"DFlash 第 {number} 版較快", frame=frame).encode()
         check_note(parse_note(raw, f"03_claims/n{number}.md"), CTX)
 
-    caches = (assist._fold_short, assist._words_short)
+    caches = (wording._fold_short, wording._words_short)
     for number in range(20):
         check(number)
     sizes = [cache.cache_info().currsize for cache in caches]

@@ -18,7 +18,8 @@ from conftest import (
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from vault_tools.checks.rules import CheckContext, check_drafts, check_note
+from vault_tools.checks.context import CheckContext
+from vault_tools.checks.rules import check_drafts, check_note
 from vault_tools.findings import Finding
 from vault_tools.notes.note import parse_note
 

@@ -437,7 +437,7 @@ def test_a_hostile_file_is_one_finding_and_the_run_goes_on(tmp_path: Path, case:
 def test_the_size_limit_answers_without_reading_the_note(tmp_path: Path) -> None:
     from conftest import settings_for
 
-    from vault_tools.checks.validate import check_file
+    from vault_tools.checks.file_checks import check_file
 
     vault = build_vault(tmp_path / "vault")
     _sparse_huge(vault)
@@ -517,6 +517,7 @@ def test_a_validate_run_failing_midway_still_prints_one_json_document(
     from typer.testing import CliRunner
 
     import vault_tools.notes.note
+    from vault_tools.checks import file_checks
     from vault_tools.cli import app
 
     # more notes than a chunk (pool.CHUNK): the first chunk's findings are out first
@@ -529,7 +530,7 @@ def test_a_validate_run_failing_midway_still_prints_one_json_document(
             raise ValueError("injected")
         return parse(raw, path)
 
-    monkeypatch.setattr(vault_tools.notes.note, "parse_note", failing)
+    monkeypatch.setattr(file_checks, "parse_note", failing)  # where validate calls it
     result = CliRunner().invoke(
         app, ["validate", "--vault", str(vault), "--json"], env={"VT_VAULT": ""}
     )

@@ -18,7 +18,7 @@ from conftest import (
     settings_for,
 )
 
-from vault_tools.checks.validate import make_context
+from vault_tools.checks.context import make_context
 from vault_tools.notes import writer
 from vault_tools.notes.note import parse_note
 from vault_tools.review import preview as previewmod

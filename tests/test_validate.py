@@ -18,7 +18,10 @@ from conftest import (
     validate_vault,
 )
 
+from vault_tools.checks import duplicates as duplicates_mod
+from vault_tools.checks import file_checks as file_checks_mod
 from vault_tools.checks import validate as validate_mod
+from vault_tools.checks.context import make_context
 from vault_tools.checks.validate import validate
 from vault_tools.findings import CODES, Finding
 
@@ -107,7 +110,7 @@ def test_with_review_assist_on_errors_still_flag_exactly_the_defective_notes(gen
 def test_workers_give_identical_findings(generated, monkeypatch: pytest.MonkeyPatch) -> None:
     vault, _ = generated
     one = _cold(vault, workers=1)
-    monkeypatch.setattr(validate_mod, "PARALLEL_THRESHOLD", 1)  # use the pool on 300 notes
+    monkeypatch.setattr(file_checks_mod, "PARALLEL_THRESHOLD", 1)  # use the pool on 300 notes
     two = _cold(vault, workers=2)
     assert _as_tuples(one.findings) == _as_tuples(two.findings)
     assert one.notes == two.notes > 250
@@ -117,14 +120,14 @@ def test_checking_in_batches_gives_what_checking_one_by_one_gives(generated) -> 
     vault, _ = generated
     (vault / "plain.md").write_text("no frontmatter, not a review note\n", encoding="utf-8")
     settings = settings_for(vault)
-    ctx = validate_mod.make_context(settings)
+    ctx = make_context(settings)
     relatives = [
         *sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")),
         "03_claims/gone.md",
     ]  # unreadable: a read-error result
-    assert len(relatives) > validate_mod.CHECK_BATCH
-    batched = list(validate_mod.check_files(settings, ctx, relatives))
-    assert batched == [validate_mod.check_file(settings, ctx, r) for r in relatives]
+    assert len(relatives) > file_checks_mod.CHECK_BATCH
+    batched = list(file_checks_mod.check_files(settings, ctx, relatives))
+    assert batched == [file_checks_mod.check_file(settings, ctx, r) for r in relatives]
     assert {r.findings[0].code for r in batched if r.path == "03_claims/gone.md"} == {"read-error"}
     (vault / "plain.md").unlink()
 
@@ -430,13 +433,13 @@ def test_a_memo_of_another_version_is_not_printed(make_vault) -> None:
     assert _vt(vault).stdout == cold
 
 
-def test_warm_run_does_not_import_the_pool(example_vault: Path) -> None:
+def test_warm_run_does_not_import_the_checks(example_vault: Path) -> None:
     _defective(example_vault)
     script = (
         "import sys\nfrom vault_tools.config import load_settings\n"
         "from pathlib import Path\nfrom vault_tools.checks.validate import validate\n"
         f"r = validate(load_settings(Path({str(example_vault)!r})))\n"
-        "print(r.errors, 'vault_tools.infra.pool' in sys.modules)\n"
+        "print(r.errors, 'vault_tools.checks.rules' in sys.modules)\n"
     )
     run = [sys.executable, "-c", script]
     cold = subprocess.run(run, capture_output=True, text=True)
@@ -527,7 +530,7 @@ def test_duplicates_on_a_warm_run(make_vault) -> None:
 def test_a_hash_collision_is_never_a_duplicate(make_vault, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = _three_way_vault(make_vault)
     expected = _as_tuples(_cold(vault).findings)
-    monkeypatch.setattr(validate_mod, "_claim_hash", lambda claim_id: 7)  # all collide
+    monkeypatch.setattr(duplicates_mod, "_claim_hash", lambda claim_id: 7)  # all collide
     assert _as_tuples(_cold(vault).findings) == expected
     assert _as_tuples(validate_vault(vault).findings) == expected  # warm
     given = validate_vault(vault, [vault / "03_claims" / "C.md", vault / "03_claims" / "Z.md"])
@@ -541,7 +544,7 @@ def test_a_hash_collision_does_not_hide_a_duplicate(
     """Two claim_ids of one hash, each used twice: two pairs, not one group of four."""
     one, two = render_note(claim_id="ONE-1"), render_note(claim_id="TWO-2")
     vault = make_vault({"A.md": one, "B.md": two, "C.md": one, "D.md": two})
-    monkeypatch.setattr(validate_mod, "_claim_hash", lambda claim_id: -1)
+    monkeypatch.setattr(duplicates_mod, "_claim_hash", lambda claim_id: -1)
     found = _duplicates(_cold(vault).findings)
     line = line_of_text(one, "claim_id:")
     assert found == [
@@ -553,7 +556,7 @@ def test_a_hash_collision_does_not_hide_a_duplicate(
 
 
 def test_claim_ids_keep_unicode_and_missing_lines() -> None:
-    with validate_mod._ClaimIds() as claims:
+    with duplicates_mod.ClaimIds() as claims:
         entry = ("a.md", "", (), "證據-1 \udcff", None, 0, 0)
         assert claims.add(entry) and claims.add(("c\udcfe.md", *entry[1:4], 3, 0, 0))
         assert not claims.add(("b.md", "", (), None, None, 0, 0))
@@ -590,14 +593,14 @@ def test_spilled_claim_ids_give_the_same_output(
     os.symlink(tmp_path / "secret.md", vault / "03_claims" / "Leak.md")
     expected = _as_tuples(_cold(vault).findings)
     assert sum(1 for f in expected if f[3] == "claim-id-duplicate") == 2 * 20 + 1
-    monkeypatch.setattr(validate_mod, "SPILL_BYTES", 64)
-    monkeypatch.setattr(validate_mod, "FILTER_BITS", 8)  # many false candidates
+    monkeypatch.setattr(duplicates_mod, "SPILL_BYTES", 64)
+    monkeypatch.setattr(duplicates_mod, "FILTER_BITS", 8)  # many false candidates
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     fds = len(os.listdir("/proc/self/fd"))
     assert _as_tuples(_cold(vault).findings) == expected
     assert _as_tuples(validate_vault(vault).findings) == expected  # warm: the memo's counts
-    monkeypatch.setattr(validate_mod, "_claim_hash", lambda claim_id: 7)  # all collide
+    monkeypatch.setattr(duplicates_mod, "_claim_hash", lambda claim_id: 7)  # all collide
     assert _as_tuples(_cold(vault).findings) == expected
     assert os.listdir(tmp_path / "tmp") == []
     assert len(os.listdir("/proc/self/fd")) == fds
@@ -609,6 +612,6 @@ def test_repeated_values_through_the_bit_filter(
 ) -> None:
     from array import array
 
-    monkeypatch.setattr(validate_mod, "FILTER_BITS", 8)  # 1, 9 and 17 share a bit
+    monkeypatch.setattr(duplicates_mod, "FILTER_BITS", 8)  # 1, 9 and 17 share a bit
     expected = {v for v in values if values.count(v) > 1}
-    assert validate_mod._repeated(array("q", values)) == expected
+    assert duplicates_mod._repeated(array("q", values)) == expected

@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import marshal
 import os
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -260,8 +261,6 @@ class ResultCache:
         if not self.dirty or self._broken:
             self.close()
             return
-        import time
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self._new is not None:  # written before the index that points into it

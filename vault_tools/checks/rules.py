@@ -7,23 +7,15 @@ and the pre-commit hook.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vault_tools.checks.schemas import Schemas
+from vault_tools.checks.assist import review_findings
+from vault_tools.checks.context import CheckContext
 from vault_tools.findings import Finding, error
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes.note import JsonBlock, Note
 from vault_tools.notes.positions import line_of
-
-
-@dataclass(slots=True)
-class CheckContext:
-    schemas: Schemas
-    kb: kbmod.KnowledgeBase
-    disabled: frozenset[str] = frozenset()
-    assist: bool = True  # the review-assist warnings; off where only errors matter (apply, hook)
 
 
 def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
@@ -39,9 +31,6 @@ def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
         if note.drafts is not None:
             findings += check_drafts(note, ctx)
         if ctx.assist:
-            # imported on first use: a warm validate (all cached) never needs it
-            from vault_tools.checks.assist import review_findings
-
             findings += review_findings(note, ctx)
     if ctx.disabled:
         findings = [f for f in findings if f.code not in ctx.disabled]

@@ -13,7 +13,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.errors import ExitCode, VtError
 
 if TYPE_CHECKING:
-    from vault_tools.checks.validate import Block
+    from vault_tools.checks.report import Block
     from vault_tools.cli.report import Reporter
 
 

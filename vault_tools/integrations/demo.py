@@ -162,7 +162,7 @@ class _Demo:
         step.lines.append(f"frontmatter: {old}  →  review_action: REQUEST_REPAIR")
 
     def preview(self, step: Step) -> None:
-        from vault_tools.checks.validate import make_context
+        from vault_tools.checks.context import make_context
         from vault_tools.review.preview import preview_note
 
         result = preview_note(self.settings, make_context(self.settings), REPAIRED_NOTE)

@@ -305,7 +305,8 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
     if not candidates:
         return
     # imported here: only a commit that stages notes pays for the checks
-    from vault_tools.checks.rules import CheckContext, check_note
+    from vault_tools.checks.context import CheckContext
+    from vault_tools.checks.rules import check_note
     from vault_tools.checks.schemas import Schemas
     from vault_tools.notes.kb import KnowledgeBase
     from vault_tools.notes.note import parse_note

@@ -33,8 +33,9 @@ from typing import Any
 from watchdog.events import FileSystemEventHandler
 
 from vault_tools.checks.cache import content_digest, read_with_stat
-from vault_tools.checks.rules import CheckContext
-from vault_tools.checks.validate import check_file, make_context, validate
+from vault_tools.checks.context import CheckContext, make_context
+from vault_tools.checks.file_checks import check_file
+from vault_tools.checks.validate import validate
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts

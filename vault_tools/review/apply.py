@@ -29,8 +29,8 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from vault_tools.checks.rules import CheckContext, check_note
-from vault_tools.checks.validate import make_context
+from vault_tools.checks.context import CheckContext, make_context
+from vault_tools.checks.rules import check_note
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, VtError
 from vault_tools.findings import ERROR

@@ -21,8 +21,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from vault_tools.checks.rules import CheckContext, check_drafts
-from vault_tools.checks.validate import make_context
+from vault_tools.checks.context import CheckContext, make_context
+from vault_tools.checks.rules import check_drafts
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error, sort_key
