@@ -321,7 +321,7 @@ class _Terminal(io.StringIO):
 
 
 def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
-    from vault_tools.cli.report import RICH, Reporter
+    from vault_tools.cli.reporter import RICH, Reporter
     from vault_tools.findings import error, warning
 
     out = _Terminal()
@@ -341,7 +341,7 @@ def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
 
 
 def test_json_reporter_prints_one_object() -> None:
-    from vault_tools.cli.report import Reporter
+    from vault_tools.cli.reporter import Reporter
 
     out = io.StringIO()
     reporter = Reporter(as_json=True, out=out)

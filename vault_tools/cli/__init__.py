@@ -46,20 +46,26 @@ def _root(
     """Validate, preview and apply claim review decisions in an Obsidian vault."""
 
 
-# command modules register themselves on `app`, in the order `vt --help` lists them:
-# the review cycle first, then the ledger, living beside Obsidian and git, the rest
+# one module per command (or command group), named after it, registering itself on `app`
+# in the order `vt --help` lists them: the review cycle first, then the Claim Store, living
+# beside Obsidian and git, the derived outputs; the groups last
 from vault_tools.cli import validate as _validate  # noqa: E402,F401
+from vault_tools.cli import draft as _draft  # noqa: E402,F401
 from vault_tools.cli import preview as _preview  # noqa: E402,F401
 from vault_tools.cli import apply as _apply  # noqa: E402,F401
-from vault_tools.cli import store as _store  # noqa: E402,F401
-from vault_tools.cli import ledger as _ledger  # noqa: E402,F401
-from vault_tools.cli import ledger_merge as _ledger_merge  # noqa: E402,F401
+from vault_tools.cli import revert as _revert  # noqa: E402,F401
+from vault_tools.cli import demo as _demo  # noqa: E402,F401
+from vault_tools.cli import rebuild as _rebuild  # noqa: E402,F401
+from vault_tools.cli import status as _status  # noqa: E402,F401
+from vault_tools.cli import history as _history  # noqa: E402,F401
 from vault_tools.cli import watch as _watch  # noqa: E402,F401
 from vault_tools.cli import init as _init  # noqa: E402,F401
+from vault_tools.cli import import_ as _import  # noqa: E402,F401
+from vault_tools.cli import report as _report  # noqa: E402,F401
+from vault_tools.cli import export as _export  # noqa: E402,F401
+from vault_tools.cli import ledger as _ledger  # noqa: E402,F401
 from vault_tools.cli import hook as _hook  # noqa: E402,F401
 from vault_tools.cli import entities as _entities  # noqa: E402,F401
-from vault_tools.cli import importer as _importer  # noqa: E402,F401
-from vault_tools.cli import dashboard as _dashboard  # noqa: E402,F401
 
 
 def main() -> None:
