@@ -213,6 +213,12 @@ def test_hook_run_imports_only_what_it_needs(repo: Path) -> None:
     assert not {m for m in imported if m.split(".")[0] in ("rich", "watchdog", "jsonschema")}
     others = ("vault_tools.review", "vault_tools.store", "vault_tools.integrations.watch")
     assert not {m for m in imported if m.startswith(others)}
+    commands = {m for m in imported if m.startswith("vault_tools.cli.")}
+    assert commands == {
+        "vault_tools.cli.hook",
+        "vault_tools.cli.common",
+        "vault_tools.cli.reporter",
+    }
 
 
 # ---------------------------------------------------------------- ledger

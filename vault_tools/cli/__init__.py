@@ -1,19 +1,49 @@
-# ruff: noqa: I001  (the command modules are imported in the order `vt --help` lists them)
 """The `vt` command line: thin Typer commands over the core modules.
 
-Each command turns its options into `Settings`, calls one core function and hands
-the result to a `Reporter`. Core modules are imported inside the commands so that
-`vt --help` and the pre-commit hook start fast.
+One module per command (or command group), named after it: `vt status` is in
+`cli/status.py`, `vt import` in `cli/import_.py`, `vt ledger verify` in `cli/ledger.py`.
+Each command turns its options into `Settings`, calls one core function and hands the
+result to the `Reporter` (`cli/reporter.py`).
+
+A run imports only the module of the command it names (`app_for`); `vt --help` imports
+them all. Core modules are imported inside the commands: bench/bench_startup.py measures
+them at +FIGURE on `vt --help` as top-level imports.
 """
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import typer
 import typer.main
 
-app = typer.Typer(
+# the commands and command groups in the order `vt --help` lists them: the review cycle
+# first, then the Claim Store, living beside Obsidian and git, the derived outputs; the
+# groups last (Typer lists groups after commands)
+COMMANDS = (
+    "validate",
+    "draft",
+    "preview",
+    "apply",
+    "revert",
+    "demo",
+    "rebuild",
+    "status",
+    "history",
+    "watch",
+    "init",
+    "import",
+    "report",
+    "export",
+    "ledger",
+    "hook",
+    "entities",
+)
+_MODULE = {"import": "import_"}  # a command whose module cannot take its name
+
+# every command module registers itself on `root`; `app` is root with all of them loaded
+root = typer.Typer(
     name="vt",
     help="Validate, preview and apply claim review decisions in an Obsidian vault.\n\n"
     "Example:\n\n    vt validate --vault examples/vault",
@@ -33,7 +63,7 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@root.callback()
 def _root(
     version: bool = typer.Option(
         False,
@@ -46,26 +76,25 @@ def _root(
     """Validate, preview and apply claim review decisions in an Obsidian vault."""
 
 
-# one module per command (or command group), named after it, registering itself on `app`
-# in the order `vt --help` lists them: the review cycle first, then the Claim Store, living
-# beside Obsidian and git, the derived outputs; the groups last
-from vault_tools.cli import validate as _validate  # noqa: E402,F401
-from vault_tools.cli import draft as _draft  # noqa: E402,F401
-from vault_tools.cli import preview as _preview  # noqa: E402,F401
-from vault_tools.cli import apply as _apply  # noqa: E402,F401
-from vault_tools.cli import revert as _revert  # noqa: E402,F401
-from vault_tools.cli import demo as _demo  # noqa: E402,F401
-from vault_tools.cli import rebuild as _rebuild  # noqa: E402,F401
-from vault_tools.cli import status as _status  # noqa: E402,F401
-from vault_tools.cli import history as _history  # noqa: E402,F401
-from vault_tools.cli import watch as _watch  # noqa: E402,F401
-from vault_tools.cli import init as _init  # noqa: E402,F401
-from vault_tools.cli import import_ as _import  # noqa: E402,F401
-from vault_tools.cli import report as _report  # noqa: E402,F401
-from vault_tools.cli import export as _export  # noqa: E402,F401
-from vault_tools.cli import ledger as _ledger  # noqa: E402,F401
-from vault_tools.cli import hook as _hook  # noqa: E402,F401
-from vault_tools.cli import entities as _entities  # noqa: E402,F401
+def load(name: str) -> None:
+    """Import the module of command `name`, which registers it on `root`."""
+    # __import__, not importlib.import_module: `python -X importtime` then sees it
+    __import__(f"vault_tools.cli.{_MODULE.get(name, name)}")
+
+
+def load_all() -> typer.Typer:
+    """`root` with every command, in `COMMANDS` order whatever was loaded first."""
+    for name in COMMANDS:
+        load(name)
+    root.registered_commands.sort(key=lambda c: COMMANDS.index(_command_name(c)))
+    root.registered_groups.sort(key=lambda g: COMMANDS.index(g.name or ""))
+    return root
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # `from vault_tools.cli import app`: the whole command line
+        return load_all()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
@@ -78,19 +107,18 @@ def main() -> None:
 
 def app_for(args: list[str]) -> typer.Typer:
     """The app, holding only the command (or command group) that `args` name first, when
-    they name one: Typer builds every command's options from its signature at each start,
-    about 15 ms for all of them, while a run needs one. `vt --help`, a mistyped command
+    they name one: only that command's module is imported, and Typer builds only its
+    options (about 15 ms for all of them at each start). `vt --help`, a mistyped command
     and the like get the whole app."""
-    if not args or args[0].startswith("-"):
-        return app
-    commands = [
-        c
-        for c in app.registered_commands
-        if (c.name or c.callback and typer.main.get_command_name(c.callback.__name__)) == args[0]
-    ]
-    groups = [g for g in app.registered_groups if g.name == args[0]]
-    if not commands and not groups:
-        return app
-    lean = copy.copy(app)
-    lean.registered_commands, lean.registered_groups = commands, groups
+    if not args or args[0] not in COMMANDS:
+        return load_all()
+    load(args[0])
+    lean = copy.copy(root)
+    lean.registered_commands = [c for c in root.registered_commands if _command_name(c) == args[0]]
+    lean.registered_groups = [g for g in root.registered_groups if g.name == args[0]]
     return lean
+
+
+def _command_name(command: Any) -> str:
+    callback = command.callback
+    return str(command.name or (callback and typer.main.get_command_name(callback.__name__)))

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vault_tools.cli import app
+from vault_tools.cli import root as app
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, RICH, Reporter
 from vault_tools.errors import ExitCode
