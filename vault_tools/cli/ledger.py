@@ -18,6 +18,7 @@ from vault_tools.cli import root as app
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.errors import ExitCode, IntegrityError, VtError
+from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
 ledger_app = typer.Typer(
     help="The Decision Ledger: verify it, read its log.\n\n"
@@ -141,7 +142,6 @@ def log(
         vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
     """
     from vault_tools.ledger.core import iter_log
-    from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
     if action is not None and action.upper() not in ACTIONS:
         raise typer.BadParameter(f"must be one of {', '.join(ACTIONS)}", param_hint="--action")

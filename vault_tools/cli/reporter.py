@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
@@ -20,7 +22,6 @@ from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, Finding
 
 if TYPE_CHECKING:
-    import threading
     from pathlib import Path
 
     from rich.console import Group
@@ -312,9 +313,6 @@ class LiveView:
     """`vt watch` on a terminal: queue counts, the last events, the findings just made."""
 
     def __init__(self, reporter: Reporter, vault: Path) -> None:
-        import threading
-        from collections import deque
-
         self.reporter = reporter
         self.vault = vault
         self.events: deque[WatchEvent] = deque(maxlen=LAST_EVENTS)
