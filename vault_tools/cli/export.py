@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -70,21 +69,10 @@ def export(
     except VtError as exc:
         reporter.fail(exc)
     if output is None:
-        _write_stdout(result.data)
+        reporter.data(result.data)
         finish(ExitCode.OK)
     if reporter.mode == JSON:
         reporter.json(result.to_json())
     else:
         reporter.text(f"exported {result.claims} claims to {result.output} ({result.format})")
     finish(ExitCode.OK)
-
-
-def _write_stdout(data: bytes) -> None:
-    """The export's bytes as they are (UTF-8, the CSV's CRLF rows), whatever the locale."""
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is not None:
-        buffer.write(data)
-        buffer.flush()
-    else:
-        sys.stdout.write(data.decode("utf-8"))

@@ -42,6 +42,8 @@ PLAIN = "plain"
 
 
 class Reporter:
+    """Where a command's output goes: stdout for results, stderr for messages."""
+
     def __init__(self, as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None):
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -64,6 +66,16 @@ class Reporter:
         """One JSON object on one line, flushed (`vt hook run`, each event of `vt watch`)."""
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
         self.out.flush()
+
+    def data(self, data: bytes) -> None:
+        """Bytes as they are, whatever the locale (`vt export`'s UTF-8, CSV's CRLF rows)."""
+        self.out.flush()
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            self.out.write(data.decode("utf-8"))
 
     def text(self, message: str, style: str = "") -> None:
         """A line of human output (suppressed in JSON mode)."""
