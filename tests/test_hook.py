@@ -215,6 +215,7 @@ def test_hook_run_imports_only_what_it_needs(repo: Path) -> None:
     assert not {m for m in imported if m.startswith(others)}
     commands = {m for m in imported if m.startswith("vault_tools.cli.")}
     assert commands == {
+        "vault_tools.cli.root",
         "vault_tools.cli.hook",
         "vault_tools.cli.common",
         "vault_tools.cli.reporter",

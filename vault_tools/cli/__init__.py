@@ -20,7 +20,7 @@ from typing import Any
 import typer
 import typer.main
 
-from vault_tools import __version__
+from vault_tools.cli import root  # the Typer app every command module registers itself on
 from vault_tools.cli.common import run_app
 
 # the commands and command groups in the order `vt --help` lists them: the review cycle
@@ -47,51 +47,20 @@ COMMANDS = (
 )
 _MODULE = {"import": "import_"}  # a command whose module cannot take its name
 
-# every command module registers itself on `root`; `app` is root with all of them loaded
-root = typer.Typer(
-    name="vt",
-    help="Validate, preview and apply claim review decisions in an Obsidian vault.\n\n"
-    "Example:\n\n    vt validate --vault examples/vault",
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,
-    rich_markup_mode="markdown",
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _show_version(value: bool) -> None:
-    if value:
-        typer.echo(f"vt {__version__}")
-        raise typer.Exit()
-
-
-@root.callback()
-def _root(
-    version: bool = typer.Option(
-        False,
-        "--version",
-        callback=_show_version,
-        is_eager=True,
-        help="Print vt's version and exit.",
-    ),
-) -> None:
-    """Validate, preview and apply claim review decisions in an Obsidian vault."""
-
 
 def load(name: str) -> None:
-    """Import the module of command `name`, which registers it on `root`."""
+    """Import the module of command `name`, which registers it on `root.app`."""
     # __import__, not importlib.import_module: `python -X importtime` then sees it
     __import__(f"vault_tools.cli.{_MODULE.get(name, name)}")
 
 
 def load_all() -> typer.Typer:
-    """`root` with every command, in `COMMANDS` order whatever was loaded first."""
+    """The app with every command, in `COMMANDS` order whatever was loaded first."""
     for name in COMMANDS:
         load(name)
-    root.registered_commands.sort(key=lambda c: COMMANDS.index(_command_name(c)))
-    root.registered_groups.sort(key=lambda g: COMMANDS.index(g.name or ""))
-    return root
+    root.app.registered_commands.sort(key=lambda c: COMMANDS.index(_command_name(c)))
+    root.app.registered_groups.sort(key=lambda g: COMMANDS.index(g.name or ""))
+    return root.app
 
 
 def __getattr__(name: str) -> Any:
@@ -112,9 +81,10 @@ def app_for(args: list[str]) -> typer.Typer:
     if not args or args[0] not in COMMANDS:
         return load_all()
     load(args[0])
-    lean = copy.copy(root)
-    lean.registered_commands = [c for c in root.registered_commands if _command_name(c) == args[0]]
-    lean.registered_groups = [g for g in root.registered_groups if g.name == args[0]]
+    whole = root.app
+    lean = copy.copy(whole)
+    lean.registered_commands = [c for c in whole.registered_commands if _command_name(c) == args[0]]
+    lean.registered_groups = [g for g in whole.registered_groups if g.name == args[0]]
     return lean
 
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vault_tools.cli import root as app
 from vault_tools.cli.common import VaultOption, finish, settings_for
 from vault_tools.cli.reporter import RICH, LiveView, Reporter
+from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
