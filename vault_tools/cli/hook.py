@@ -80,8 +80,7 @@ def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
     Reads the index, not the working tree: every staged review note must validate, and
     the staged ledger may only append to HEAD's (in a merge: keep every event of both
-    parents) with a valid chain. Writes nothing. Exit 1 refuses the commit. Errors are
-    `path:line: code: message` lines on stderr; with --json, one line of JSON on stdout.
+    parents) with a valid chain. Writes nothing. Exit 1 refuses the commit.
 
     Example:
 
