@@ -219,6 +219,18 @@ def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
     assert f"vt {' '.join(path)}" in README.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("path", [p for p in COMMANDS if len(p) == 1], ids=" ".join)
+def test_every_command_lives_in_a_module_named_after_it(path: tuple[str, ...]) -> None:
+    """`vt status` in cli/status.py, `vt import` in cli/import_.py, a group's
+    subcommands in its own module: where a newcomer looks for a command, it is."""
+    (name,) = path
+    module = f"vault_tools.cli.{name}_" if name == "import" else f"vault_tools.cli.{name}"
+    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    callbacks = [command.callback, *(c.callback for c in getattr(command, "commands", {}).values())]
+    assert {c.__module__ for c in callbacks if c is not None} == {module}
+    assert (REPO / module.replace(".", "/")).with_suffix(".py").is_file()
+
+
 @pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p))
 def test_the_app_built_for_one_command_is_that_command(path: tuple[str, ...]) -> None:
     lean = app_for([*path, "--help"])
@@ -321,7 +333,7 @@ class _Terminal(io.StringIO):
 
 
 def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
-    from vault_tools.cli.report import RICH, Reporter
+    from vault_tools.cli.reporter import RICH, Reporter
     from vault_tools.findings import error, warning
 
     out = _Terminal()
@@ -341,7 +353,7 @@ def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
 
 
 def test_json_reporter_prints_one_object() -> None:
-    from vault_tools.cli.report import Reporter
+    from vault_tools.cli.reporter import Reporter
 
     out = io.StringIO()
     reporter = Reporter(as_json=True, out=out)

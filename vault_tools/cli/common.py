@@ -5,14 +5,12 @@ from __future__ import annotations
 import gc
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
+from vault_tools.config import Settings, load_settings
 from vault_tools.errors import ExitCode, VtError
-
-if TYPE_CHECKING:
-    from vault_tools.config import Settings
 
 VaultOption = Annotated[
     Path | None,
@@ -29,9 +27,7 @@ DryRunOption = Annotated[
 ]
 
 
-def settings_for(vault: Path | None) -> Settings:  # config is imported when a command runs
-    from vault_tools.config import load_settings
-
+def settings_for(vault: Path | None) -> Settings:
     return load_settings(vault)
 
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import os
 import platform
+import sqlite3
 import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
 
+from vault_tools import __version__
+from vault_tools.config import STATE_DIR, find_vault
 from vault_tools.errors import ExitCode, IOFailure, VtError, io_failure, is_storage_error
+from vault_tools.infra.sqlitedb import io_failure as sqlite_failure
+from vault_tools.infra.sqlitedb import is_io_error
 
 
 def unhandled(exc: BaseException, argv: list[str]) -> int:
@@ -48,20 +53,13 @@ def storage_failure(exc: BaseException) -> IOFailure | None:
     failed (not vt)."""
     if isinstance(exc, OSError) and is_storage_error(exc):
         return io_failure(exc, doing="I/O error")
-    sqlite3 = sys.modules.get("sqlite3")  # only a run that opened a database can fail there
-    if sqlite3 is not None and isinstance(exc, sqlite3.Error) and not isinstance(exc, VtError):
-        from vault_tools.infra.sqlitedb import io_failure as sqlite_failure
-        from vault_tools.infra.sqlitedb import is_io_error
-
-        if is_io_error(exc):
-            return sqlite_failure(exc, None)
+    if isinstance(exc, sqlite3.Error) and not isinstance(exc, VtError) and is_io_error(exc):
+        return sqlite_failure(exc, None)
     return None
 
 
 def write_report(text: str, argv: list[str]) -> Path | None:
     """Write the crash report; its path, or None when not even the temp folder takes it."""
-    from vault_tools import __version__
-
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     body = (
         f"vt {__version__} crashed at {stamp}\n"
@@ -86,8 +84,6 @@ def write_report(text: str, argv: list[str]) -> Path | None:
 
 def _state_dir(argv: list[str]) -> Path | None:
     """`<vault>/.vt` of the vault the command ran on, when it can be found."""
-    from vault_tools.config import STATE_DIR, find_vault
-
     explicit = None
     for i, arg in enumerate(argv):
         if arg == "--vault" and i + 1 < len(argv):

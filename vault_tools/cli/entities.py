@@ -6,9 +6,10 @@ from typing import Annotated
 
 import typer
 
-from vault_tools.cli import app
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
-from vault_tools.errors import ExitCode
+from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.root import app
+from vault_tools.errors import ExitCode, VtError
 
 entities_app = typer.Typer(
     no_args_is_help=False,
@@ -39,9 +40,6 @@ def entities(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from vault_tools.cli.ledger import fail
-    from vault_tools.cli.report import Reporter
-    from vault_tools.errors import VtError
     from vault_tools.integrations.entities import survey
     from vault_tools.store.claims import ClaimStore
 
@@ -53,8 +51,8 @@ def entities(
             accepted = store.accepted_counts()
         report = survey(settings, accepted=accepted)
     except VtError as exc:
-        fail(exc)
-    if reporter.mode == "json":
+        reporter.fail(exc)
+    if reporter.mode == JSON:
         reporter.json(report.to_json())
         finish(ExitCode.OK)
     width = max((len(e.title) for e in report.entities), default=10)
@@ -99,12 +97,11 @@ def new(
 
         vt entities new "Tree Size" --alias "tree size" --alias "draft tree size"
     """
-    from vault_tools.cli.report import Reporter
     from vault_tools.integrations.entities import new_entity
 
     reporter = Reporter(as_json)
     result = new_entity(settings_for(vault), name, alias or [], dry_run)
-    if reporter.mode == "json":
+    if reporter.mode == JSON:
         reporter.json({**result.to_json(), "dry_run": dry_run})
         finish(ExitCode.OK)
     if dry_run:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from vault_tools.cli import app
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 
 hook_app = typer.Typer(
@@ -18,10 +19,8 @@ app.add_typer(hook_app, name="hook")
 
 
 def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str) -> None:
-    from vault_tools.cli.report import Reporter
-
     reporter = Reporter(as_json)
-    if reporter.mode == "json":
+    if reporter.mode == JSON:
         reporter.json({"changes": changes, "dry_run": dry_run})
         return
     prefix = "would: " if dry_run else ""
@@ -87,7 +86,18 @@ def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
         vt hook run --vault .
     """
-    from vault_tools.integrations.hook import print_report
     from vault_tools.integrations.hook import run as run_hook
 
-    finish(print_report(run_hook(settings_for(vault)), as_json))
+    reporter = Reporter(as_json)
+    report = run_hook(settings_for(vault))
+    if reporter.mode == JSON:
+        reporter.json_line(report.to_json())
+    else:
+        for finding in report.findings:  # errors only: the hook refuses on errors
+            reporter.error(finding.plain())
+        if report.errors:
+            reporter.error(
+                f"vt hook: commit refused: {report.errors} error(s) in the staged "
+                "notes or ledger (fix them and stage again; see `vt validate`)"
+            )
+    finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)

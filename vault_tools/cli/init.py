@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from vault_tools.cli import app
 from vault_tools.cli.common import DryRunOption, JsonOption, finish, settings_for
+from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 
 
@@ -38,12 +39,11 @@ def init(
 
         vt init --dry-run
     """
-    from vault_tools.cli.report import Reporter
     from vault_tools.integrations.init import init_vault
 
     reporter = Reporter(as_json)
     result = init_vault(settings_for(vault), dry_run)
-    if reporter.mode == "json":
+    if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(ExitCode.OK)
     prefix = "would: " if dry_run else ""

@@ -1,8 +1,7 @@
-"""`vt ledger …`: the Decision Ledger's own commands.
+"""`vt ledger verify | log | merge | resolve`: the Decision Ledger's own commands.
 
-Each subcommand is one function decorated with `@ledger_app.command()`; adding one (e.g.
-`merge`, `resolve`) means adding one such function here or in a module that imports
-`ledger_app`.
+Each subcommand is one function decorated with `@ledger_app.command()`, in the order
+`vt ledger --help` lists them.
 """
 
 from __future__ import annotations
@@ -10,13 +9,16 @@ from __future__ import annotations
 import re
 from datetime import date
 from itertools import islice
-from typing import Annotated, Any, NoReturn
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from vault_tools.cli import app
-from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
-from vault_tools.errors import ExitCode, VtError
+from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.root import app
+from vault_tools.errors import ExitCode, IntegrityError, VtError
+from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
 ledger_app = typer.Typer(
     help="The Decision Ledger: verify it, read its log.\n\n"
@@ -28,14 +30,6 @@ app.add_typer(ledger_app, name="ledger")
 
 _LINE_PREFIX = re.compile(r"^line \d+: ")
 _TS = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$")
-
-
-def fail(exc: VtError) -> NoReturn:
-    """Report a VtError as `vt: path:line: message` and exit with its code (as run_app does)."""
-    import sys
-
-    sys.stderr.write(f"vt: {exc}\n")
-    finish(exc.exit_code)
 
 
 def _where(ledger: str, line: int | None) -> str:
@@ -56,7 +50,6 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
         vt ledger verify --json
     """
-    from vault_tools.cli.report import Reporter
     from vault_tools.ledger.verify import verify_ledger
 
     reporter = Reporter(as_json)
@@ -64,9 +57,9 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     try:
         result = verify_ledger(settings.ledger_path, settings.state_dir)
     except VtError as exc:
-        fail(exc)
+        reporter.fail(exc)
     code = ExitCode.OK if result.ok else ExitCode.INTEGRITY
-    if reporter.mode == "json":
+    if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(code)
     if result.torn is not None:
@@ -148,9 +141,7 @@ def log(
 
         vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
     """
-    from vault_tools.cli.report import Reporter
     from vault_tools.ledger.lines import iter_log
-    from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
     if action is not None and action.upper() not in ACTIONS:
         raise typer.BadParameter(f"must be one of {', '.join(ACTIONS)}", param_hint="--action")
@@ -171,8 +162,8 @@ def log(
             )
         )
     except VtError as exc:
-        fail(exc)
-    if reporter.mode == "json":
+        reporter.fail(exc)
+    if reporter.mode == JSON:
         reporter.json({"events": events})
         finish(ExitCode.OK)
     for ev in events:
@@ -181,5 +172,73 @@ def log(
         reporter.error(
             "no events"
             + (" match" if any((claim, actor, action, since, until)) else ": the ledger is empty")
+        )
+    finish(ExitCode.OK)
+
+
+@ledger_app.command()
+def merge(
+    base: Annotated[
+        Path, typer.Argument(help="The merge base's ledger (git's %O).", show_default=False)
+    ],
+    ours: Annotated[
+        Path,
+        typer.Argument(
+            help="Our ledger (git's %A); the result is written here.", show_default=False
+        ),
+    ],
+    theirs: Annotated[Path, typer.Argument(help="Their ledger (git's %B).", show_default=False)],
+) -> None:
+    """The git merge driver for the ledger.
+
+    Keeps the common prefix, then ours, then theirs' new events re-chained (ids kept,
+    duplicates dropped), written to OURS atomically. A side with an edited line, or
+    one that dropped an event of the base, is refused: exit 1, and git reports a
+    conflict. Registered by `vt hook install` / `vt init`.
+
+    Example:
+
+        vt ledger merge base.jsonl ours.jsonl theirs.jsonl
+
+        git config merge.vt-ledger.driver "python -m vault_tools ledger merge %O %A %B"
+    """
+    from vault_tools.integrations.hook import merge_driver
+
+    try:
+        merge_driver(base, ours, theirs)
+    except IntegrityError as exc:
+        Reporter().error(f"vt ledger merge: {exc}; the ledger is left as a conflict")
+        finish(ExitCode.FINDINGS)
+    finish(ExitCode.OK)
+
+
+@ledger_app.command()
+def resolve(
+    vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
+    """Turn a ledger left with conflict markers, or merged by `merge=union`, into the
+    merged ledger.
+
+    The result is what the merge driver would have written: events in file order,
+    duplicates by id dropped, re-chained. Then `git add` the ledger.
+
+    Example:
+
+        vt ledger resolve --vault . && git add 05_ledger/decision_ledger.jsonl
+    """
+    from vault_tools.integrations.hook import resolve_file
+
+    reporter = Reporter(as_json)
+    result = resolve_file(settings_for(vault), dry_run)
+    if reporter.mode == JSON:
+        reporter.json({**result.to_json(), "dry_run": dry_run})
+        finish(ExitCode.OK)
+    if not result.changed:
+        reporter.text(f"{result.path}: nothing to resolve ({result.kept} events)")
+    else:
+        verb = "would keep" if dry_run else "kept"
+        reporter.text(
+            f"{result.path}: {verb} {result.kept} events, {result.duplicates} "
+            "duplicates dropped, re-chained"
         )
     finish(ExitCode.OK)

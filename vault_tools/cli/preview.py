@@ -1,4 +1,4 @@
-"""`vt draft` and `vt preview`: thin commands over review.draft and review.preview."""
+"""`vt preview`: the Repair Preview of notes marked REQUEST_REPAIR."""
 
 from __future__ import annotations
 
@@ -8,57 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from vault_tools.cli import app
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.reporter import JSON, RICH, Reporter
+from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
-
-
-@app.command()
-def draft(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(help="Review notes to give a V2 Draft section.", show_default=False),
-    ],
-    vault: VaultOption = None,
-    as_json: JsonOption = False,
-    dry_run: DryRunOption = False,
-) -> None:
-    """Add the ⑤ V2 Draft section to notes, with V1 copied into the three draft blocks.
-
-    The section goes before Human Review; a note that already has drafts is refused.
-    Edit the drafts, set review_action to REQUEST_REPAIR, then run vt preview.
-
-    Example:
-
-        vt draft 03_claims/IX2-0328.md --vault examples/vault
-
-        vt draft 03_claims/*.md --dry-run
-    """
-    from vault_tools.cli.report import Reporter
-    from vault_tools.review.draft import draft_notes
-
-    reporter = Reporter(as_json)
-    settings = settings_for(vault)
-    report = draft_notes(settings, paths, dry_run)
-    if reporter.mode == "json":
-        reporter.json(report.to_json())
-        finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
-    for result in report.notes:
-        if result.failed:
-            reporter.findings(result.findings)
-        elif dry_run:
-            reporter.text(f"{result.path}: would add the V2 Draft section (dry run):")
-            reporter.text(result.section)
-        else:
-            reporter.text(f"{result.path}: V2 Draft section added", "green")
-    drafted = sum(not n.failed for n in report.notes)
-    verb = "would be drafted" if dry_run else "drafted"
-    summary = f"{drafted} of {len(report.notes)} notes {verb}"
-    if reporter.mode == "rich":
-        reporter.text(summary, "bold red" if report.failed else "bold green")
-    else:
-        reporter.error(summary)
-    finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
 @app.command()
@@ -89,14 +42,13 @@ def preview(
 
         vt preview --json
     """
-    from vault_tools.cli.report import Reporter
     from vault_tools.review.preview import preview_vault
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
     with reporter.progress("Previewing notes") as progress:
         report = preview_vault(settings, paths or None, dry_run, progress)
-    if reporter.mode == "json":
+    if reporter.mode == JSON:
         reporter.json(report.to_json())
     elif not report.previews:
         reporter.text("nothing to preview: no note is marked review_action: REQUEST_REPAIR")
@@ -107,8 +59,8 @@ def preview(
     finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
-def _show(reporter: Any, result: Any) -> None:
-    if reporter.mode == "rich":
+def _show(reporter: Reporter, result: Any) -> None:
+    if reporter.mode == RICH:
         _show_rich(reporter, result)
     else:
         _show_plain(reporter, result)
@@ -126,7 +78,7 @@ def _value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _show_plain(reporter: Any, result: Any) -> None:
+def _show_plain(reporter: Reporter, result: Any) -> None:
     claim = f" ({result.claim_id})" if result.claim_id else ""
     reporter.text(f"{result.path}{claim}: {_status(result)}")
     reporter.findings(result.findings)
@@ -141,7 +93,7 @@ def _show_plain(reporter: Any, result: Any) -> None:
         reporter.text(f"  {line}")
 
 
-def _show_rich(reporter: Any, result: Any) -> None:
+def _show_rich(reporter: Reporter, result: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -195,13 +147,10 @@ def _show_rich(reporter: Any, result: Any) -> None:
         console.print(table)
 
 
-def _summary(reporter: Any, previews: list[Any], dry_run: bool) -> None:
+def _summary(reporter: Reporter, previews: list[Any], dry_run: bool) -> None:
     ready = sum(p.state == "PREVIEW_READY" and not p.failed for p in previews)
     failed = sum(p.failed for p in previews)
     written = sum(p.written for p in previews)
     tail = "dry run: nothing written" if dry_run else f"{written} written"
     summary = f"{len(previews)} previewed: {ready} ready, {failed} failed; {tail}"
-    if reporter.mode == "rich":
-        reporter.text("\n" + summary, "bold red" if failed else "bold green")
-    else:
-        reporter.error(summary)
+    reporter.summary(summary, bool(failed), gap=True)

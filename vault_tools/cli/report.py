@@ -1,115 +1,70 @@
-"""Reporters: turn core results into rich text (terminal), plain lines (piped) or JSON.
-
-Rich is imported only when output goes to a terminal, so piped runs and the
-pre-commit hook start fast.
-"""
+"""`vt report`: write the Review Dashboard note."""
 
 from __future__ import annotations
 
-import json
-import re
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any, TextIO
-
-from vault_tools.findings import ERROR, Finding
-
-_MARKUP_TAG = re.compile(r"(?<!\\)\[/?[a-z][a-z0-9 #_.-]*\]")
-
-JSON = "json"
-RICH = "rich"
-PLAIN = "plain"
+from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.root import app
+from vault_tools.errors import ExitCode, VtError
 
 
-class Reporter:
-    def __init__(self, as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None):
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
-        self.mode = JSON if as_json else (RICH if _is_terminal(self.out) else PLAIN)
-        self._console: Any = None
+@app.command()
+def report(
+    vault: VaultOption = None, as_json: JsonOption = False, dry_run: DryRunOption = False
+) -> None:
+    """Write the Review Dashboard note (`Review Dashboard.md`) at the vault root.
 
-    @property
-    def console(self) -> Any:
-        if self._console is None:
-            from rich.console import Console
+    It shows the review queue by review_action and review_state, validation errors and
+    review-assist warnings
+    by code, accepted claims per entity, and a Mermaid diagram of the accepted claims'
+    entity graph. Only the text between its vt:dashboard markers is vt's; the note is
+    rewritten only when that text changes.
 
-            self._console = Console(file=self.out, highlight=False)
-        return self._console
+    Exits 1 when a file or folder of the vault could not be read (the dashboard lists
+    it among the validation errors).
 
-    def json(self, payload: dict[str, Any]) -> None:
-        self.out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    Example:
 
-    def text(self, message: str, style: str = "") -> None:
-        """A line of human output (suppressed in JSON mode)."""
-        if self.mode == JSON:
-            return
-        if self.mode == RICH:
-            self.console.print(message, style=style or None, markup=False)
-        else:
-            self.out.write(message + "\n")
+        vt report --vault examples/vault
 
-    def markup(self, message: str) -> None:
-        """A line with rich markup on a terminal; the markup stripped when piped."""
-        if self.mode == RICH:
-            self.console.print(message)
-        elif self.mode == PLAIN:
-            self.out.write(strip_markup(message) + "\n")
+        vt report --dry-run
 
-    def error(self, message: str) -> None:
-        self.err.write(message + "\n")
+        vt report --json
+    """
+    from vault_tools.integrations.dashboard import report as run_report
 
-    def findings(self, findings: list[Finding]) -> None:
-        if self.mode == PLAIN:
-            for finding in findings:
-                self.out.write(finding.plain() + "\n")
-        elif self.mode == RICH:
-            self._rich_findings(findings)
-
-    def plain_text(self, text: str) -> None:
-        """Findings already rendered as piped lines (written only when piped)."""
-        if self.mode == PLAIN:
-            self.out.write(text)
-
-    def _rich_findings(self, findings: list[Finding]) -> None:
-        from rich.markup import escape
-
-        current = None
-        for finding in findings:
-            if finding.path != current:
-                current = finding.path
-                self.console.print(f"\n[bold]{escape(finding.path)}[/bold]")
-            colour = "red" if finding.severity == ERROR else "yellow"
-            line = f"{finding.line:>5}" if finding.line else "    -"
-            self.console.print(
-                f"  [dim]{line}[/dim]  [{colour}]{finding.severity:<7}[/{colour}]"
-                f" [cyan]{finding.code}[/cyan]  {escape(finding.message)}"
-            )
-
-    @contextmanager
-    def progress(self, description: str) -> Iterator[Callable[[int, int], None] | None]:
-        """A progress callback on a terminal (for long runs); None when piped or JSON."""
-        if self.mode != RICH:
-            yield None
-            return
-        from rich.progress import Progress
-
-        with Progress(console=self.console, transient=True) as bar:
-            task = bar.add_task(description, total=None)
-
-            def update(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            yield update
-
-
-def _is_terminal(stream: TextIO) -> bool:
+    reporter = Reporter(as_json)
     try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def strip_markup(text: str) -> str:
-    """Drop rich's `[style]…[/style]` tags for plain output."""
-    return _MARKUP_TAG.sub("", text).replace("\\[", "[")
+        settings = settings_for(vault)
+        with reporter.progress("Reading notes") as progress:
+            result = run_report(settings, dry_run, progress)
+    except VtError as exc:
+        reporter.fail(exc)
+    # the dashboard is written all the same; the exit says some files went unread
+    failed = ExitCode.FINDINGS if result.summary["unreadable"] else ExitCode.OK
+    if reporter.mode == JSON:
+        reporter.json(result.to_json())
+        finish(failed)
+    if dry_run:
+        verb = "would write" if result.changed else "up to date, would not write"
+        reporter.text(f"{verb} {result.path} (dry run, nothing written)")
+        if result.changed:
+            reporter.text("")
+            reporter.text(result.content.rstrip("\n"))
+    elif result.written:
+        reporter.text(f"{'created' if result.created else 'updated'} {result.path}")
+    else:
+        reporter.text(f"{result.path} is up to date (not rewritten)")
+    s = result.summary
+    reporter.text(
+        f"{s['notes']} review notes, {s['accepted_claims']} accepted claims on "
+        f"{s['entities']} entities, {sum(s['findings'].values())} findings; "
+        f"graph: {s['edges_shown']} of {s['edges']} edges shown"
+    )
+    if s["unreadable"]:
+        reporter.text(
+            f"files or folders that could not be read: {s['unreadable']} (listed on "
+            "the dashboard; see vt validate)",
+            "red",
+        )
+    finish(failed)

@@ -1,25 +1,23 @@
-"""`vt watch`: a thin command over integrations.watch — a rich live view, plain lines or JSON."""
+"""`vt watch`: a thin command over integrations.watch; the reporter renders its events
+(a rich live view, plain lines or a JSON stream)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import sys
 import threading
-from collections import deque
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from vault_tools.cli import app
 from vault_tools.cli.common import VaultOption, finish, settings_for
+from vault_tools.cli.reporter import RICH, LiveView, Reporter
+from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, UsageError
 
-LAST_EVENTS = 12  # events shown in the live view
-LAST_FINDINGS = 10  # findings of the notes just saved shown in the live view
-REFRESH = 0.25  # seconds between live-view refreshes at most (≤ 4 per second)
+if TYPE_CHECKING:
+    from vault_tools.integrations.watch import WatchEvent
 
 
 @app.command()
@@ -77,31 +75,38 @@ def watch(
         raise UsageError(f"two different vaults given: {vault_argument} and --vault {vault}")
     settings = settings_for(vault_argument or vault)
 
-    from vault_tools.cli.report import Reporter
     from vault_tools.integrations.watch import Watcher
 
     reporter = Reporter(as_json)
     stop = threading.Event()
-    view: _View = (
-        _JsonView(stop)
-        if reporter.mode == "json"
-        else _LiveView(reporter.console, settings.vault)
-        if reporter.mode == "rich"
-        else _PlainView(stop)
-    )
-    watcher = Watcher(settings, view.add, debounce=debounce / 1000, apply=apply)
-    _on_signals(stop, view)
-    view.starting(settings.vault)
+    live = LiveView(reporter, settings.vault) if reporter.mode == RICH else None
+
+    def on_event(event: WatchEvent) -> None:  # called from the watcher's thread
+        if live is not None:
+            live.add(event)
+            return
+        try:
+            reporter.watch_event(event)
+        except (BrokenPipeError, ValueError):  # the reader went away: nothing left to do
+            stop.set()
+
+    watcher = Watcher(settings, on_event, debounce=debounce / 1000, apply=apply)
+    _on_signals(stop, live)
+    reporter.watch_starting(settings.vault)
     watcher.start()
     try:
-        view.run(stop, watcher)
+        if live is not None:
+            live.run(stop, watcher)
+        else:
+            stop.wait()  # no timeout: an idle watcher costs no CPU; a signal wakes it
     finally:
         watcher.stop()
-        view.close()
+        if live is not None:
+            live.close()
     finish(ExitCode.OK)
 
 
-def _on_signals(stop: threading.Event, view: _View) -> None:
+def _on_signals(stop: threading.Event, live: LiveView | None) -> None:
     """Ctrl-C and SIGTERM end the watch loop; the note being handled is finished first."""
     owner = os.getpid()
 
@@ -113,164 +118,8 @@ def _on_signals(stop: threading.Event, view: _View) -> None:
             os.kill(os.getpid(), signum)
             return
         stop.set()
-        view.wake()
+        if live is not None:
+            live.wake()
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
-
-
-class _View:
-    """Where events go; `run` holds the main thread until `stop` is set."""
-
-    def __init__(self) -> None:
-        self.changed = threading.Event()
-
-    def starting(self, vault: Path) -> None:
-        pass
-
-    def add(self, event: Any) -> None:  # called from the watcher's thread
-        raise NotImplementedError
-
-    def wake(self) -> None:
-        self.changed.set()
-
-    def run(self, stop: threading.Event, watcher: Any) -> None:
-        # blocks without a timeout: an idle watcher costs no CPU; a signal wakes it
-        stop.wait()
-
-    def close(self) -> None:
-        pass
-
-
-class _JsonView(_View):
-    def __init__(self, stop: threading.Event) -> None:
-        super().__init__()
-        self.stop = stop
-
-    def add(self, event: Any) -> None:
-        try:
-            sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
-        except (BrokenPipeError, ValueError):  # the reader went away: nothing left to do
-            self.stop.set()
-
-
-class _PlainView(_JsonView):
-    """Piped without --json: one line per event, findings as `path:line: …` lines."""
-
-    def starting(self, vault: Path) -> None:
-        sys.stderr.write(f"vt watch: scanning {vault} …\n")
-
-    def add(self, event: Any) -> None:
-        try:
-            sys.stdout.write(_plain(event))
-            sys.stdout.flush()
-        except (BrokenPipeError, ValueError):
-            self.stop.set()
-
-
-def _plain(event: Any) -> str:
-    time = event.ts[11:19]
-    if event.event == "ready":
-        return (
-            f"{time} watching: {event.extra['notes']} notes, {event.extra['errors']} "
-            f"errors, {event.extra['warnings']} warnings\n"
-        )
-    if event.event == "stopped":
-        return f"{time} stopped\n"
-    lines = [f"{time} {event.event:<9} {event.path or '-'}: {event.outcome()}\n"]
-    lines += [f"  {finding.plain()}\n" for finding in event.findings]
-    return "".join(lines)
-
-
-class _LiveView(_View):
-    """A calm terminal view: queue counts, the last events, the findings just made."""
-
-    def __init__(self, console: Any, vault: Path) -> None:
-        super().__init__()
-        self.console = console
-        self.vault = vault
-        self.events: deque[Any] = deque(maxlen=LAST_EVENTS)
-        self.findings: list[Any] = []
-        self.lock = threading.Lock()
-        self.watcher: Any = None
-
-    def starting(self, vault: Path) -> None:
-        self.console.print(f"[dim]vt watch: scanning {vault} …[/dim]")
-
-    def add(self, event: Any) -> None:
-        with self.lock:
-            if event.event != "stopped":
-                self.events.appendleft(event)
-            if event.event in ("validated", "previewed", "error") and event.path:
-                self.findings = list(event.findings)
-        self.changed.set()
-
-    def run(self, stop: threading.Event, watcher: Any) -> None:
-        from rich.live import Live
-
-        self.watcher = watcher
-        with Live(
-            self._render(), console=self.console, auto_refresh=False, transient=False
-        ) as live:
-            while not stop.is_set():
-                self.changed.wait()
-                self.changed.clear()
-                live.update(self._render(), refresh=True)
-                stop.wait(REFRESH)  # at most 4 refreshes a second, however busy
-
-    def _render(self) -> Any:
-        from rich.console import Group
-        from rich.markup import escape
-        from rich.table import Table
-
-        counts = self.watcher.queue.counts() if self.watcher else {}
-        header = f"[bold]vt watch[/bold] {escape(str(self.vault))}  [dim]Ctrl-C to stop[/dim]"
-        queue = Table.grid(padding=(0, 2))
-        queue.add_row(
-            "[bold]review queue[/bold]",
-            f"{counts.get('notes', 0)} notes",
-            f"[red]{counts.get('invalid', 0)} invalid[/red]",
-        )
-        queue.add_row("by action", _counts(counts.get("by_action", {})), "")
-        queue.add_row("by state", _counts(counts.get("by_state", {})), "")
-        events = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
-        for column in ("time", "event", "note", "outcome"):
-            events.add_column(column, no_wrap=column != "outcome", overflow="fold")
-        with self.lock:
-            recent = list(self.events)
-            findings = list(self.findings)
-        for event in recent:
-            colour = (
-                "red"
-                if event.errors or event.event == "error"
-                else "yellow"
-                if event.warnings
-                else "green"
-            )
-            events.add_row(
-                f"[dim]{event.ts[11:19]}[/dim]",
-                event.event,
-                escape(event.path or ""),
-                f"[{colour}]{escape(event.outcome())}[/{colour}]",
-            )
-        parts: list[Any] = [header, queue, "", events]
-        if findings:
-            parts += ["", "[bold]findings of the note just saved[/bold]"]
-            for finding in findings[:LAST_FINDINGS]:
-                colour = "red" if finding.severity == "error" else "yellow"
-                line = f"{finding.line:>5}" if finding.line else "    -"
-                parts.append(
-                    f"  [dim]{line}[/dim] [{colour}]{finding.severity:<7}[/{colour}] "
-                    f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}"
-                )
-            if len(findings) > LAST_FINDINGS:
-                parts.append(f"  [dim]… and {len(findings) - LAST_FINDINGS} more[/dim]")
-        return Group(*parts)
-
-    def close(self) -> None:
-        self.console.print("[dim]vt watch: stopped[/dim]")
-
-
-def _counts(counts: dict[str, int]) -> str:
-    return "  ".join(f"{key} {value}" for key, value in counts.items()) or "-"

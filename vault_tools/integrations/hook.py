@@ -4,8 +4,7 @@
 nothing anywhere: no note, no ledger line, no `.vt/` cache, nothing staged. It runs on
 every commit, so this module imports only the standard library and light vt modules at
 the top; the note checks and the ledger code are imported when there is something to
-check. `main()` is the lean entry point `python -m vault_tools hook run` lands in,
-without Typer.
+check. The CLI's `vt hook run` renders the `HookReport` it returns.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_tools.config import Settings
-from vault_tools.errors import RefusedError, UsageError, VtError
+from vault_tools.errors import RefusedError, UsageError
 from vault_tools.findings import ERROR, Finding, error
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
@@ -441,47 +440,6 @@ def _verify_bytes(path: str, data: bytes) -> list[Finding]:
         copy.write_bytes(data)
         result = verify_ledger(copy, Path(tmp) / "state")
     return [error(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
-
-
-def print_report(report: HookReport, as_json: bool) -> int:
-    """Errors as `path:line: code: message` on stderr (or the JSON object); the exit code."""
-    if as_json:
-        import json
-
-        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
-    for finding in report.findings:
-        if finding.severity == ERROR and not as_json:
-            sys.stderr.write(finding.plain() + "\n")
-    if report.errors and not as_json:
-        sys.stderr.write(
-            f"vt hook: commit refused: {report.errors} error(s) in the staged "
-            "notes or ledger (fix them and stage again; see `vt validate`)\n"
-        )
-    return 1 if report.errors else 0
-
-
-def main(argv: list[str]) -> int:
-    """`python -m vault_tools hook run [--vault PATH] [--json]`, without Typer."""
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="vt hook run",
-        description=(
-            "Check the staged review notes and ledger (the pre-commit hook).\n\n"
-            "Example:\n\n    vt hook run --vault ."
-        ),
-        formatter_class=argparse.RawTextHelpFormatter,
-    )
-    parser.add_argument("--vault", type=Path, default=None, help="vault folder")
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    args = parser.parse_args(argv)
-    try:
-        from vault_tools.config import load_settings
-
-        return print_report(run(load_settings(args.vault)), args.json)
-    except VtError as exc:
-        sys.stderr.write(f"vt: {exc}\n")
-        return int(exc.exit_code)
 
 
 # ---------------------------------------------------------------- the merge driver

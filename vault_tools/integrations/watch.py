@@ -13,8 +13,8 @@ content equals it is an echo and is dropped. `preview_note` never writes a
 byte-identical file, and it is only called when a REQUEST_REPAIR note's drafts differ
 from the ones its preview was made from.
 
-Plain data out: every outcome is a `WatchEvent` handed to a callback; the CLI renders
-them (live view, plain lines or a JSON stream).
+Plain data out: every outcome is a `WatchEvent` dataclass handed to a callback; the
+CLI's reporter renders them (live view, plain lines or a JSON stream).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _now() -> str:
 
 @dataclass(slots=True)
 class WatchEvent:
-    """One thing the watcher did or noticed, for the live view and the JSON stream."""
+    """One thing the watcher did or noticed (rendered by the CLI's reporter)."""
 
     event: str
     path: str | None = None
@@ -110,41 +110,6 @@ class WatchEvent:
     @property
     def warnings(self) -> int:
         return severity_counts(self.findings)[1]
-
-    def outcome(self) -> str:
-        """A few words for a human: what happened to the note."""
-        if self.message:
-            return self.message
-        counts = f"{_plural(self.errors, 'error')}, {_plural(self.warnings, 'warning')}"
-        if self.event == READY:
-            return (
-                f"{_plural(self.extra.get('notes', 0), 'note')}, "
-                f"{_plural(self.extra.get('errors', 0), 'error')}, "
-                f"{_plural(self.extra.get('warnings', 0), 'warning')}"
-            )
-        if self.event == PREVIEWED:
-            written = "written" if self.extra.get("written") else "not written"
-            return f"{self.state or 'no preview'}, {written}"
-        if self.event == VALIDATED:
-            return "valid" if not self.findings else counts
-        return self.event
-
-    def to_json(self) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "ts": self.ts,
-            "event": self.event,
-            "path": self.path,
-            "claim_id": self.claim_id,
-            "findings": [f.to_json() for f in self.findings],
-            "state": self.state,
-            "review_action": self.review_action,
-            "errors": self.errors,
-            "warnings": self.warnings,
-        }
-        if self.message:
-            payload["message"] = self.message
-        payload.update(self.extra)
-        return payload
 
 
 # ---------------------------------------------------------------------------
@@ -716,20 +681,12 @@ class _Handler(FileSystemEventHandler):
 
     def dispatch(self, event: Any) -> None:
         try:
-            self.watcher.notice(_str(event.src_path), event.is_directory)
+            self.watcher.notice(os.fsdecode(event.src_path), event.is_directory)
             dest = getattr(event, "dest_path", "")
             if dest:  # a rename: the temp file (or old name) goes, the note arrives
-                self.watcher.notice(_str(dest), event.is_directory)
+                self.watcher.notice(os.fsdecode(dest), event.is_directory)
         except Exception:  # noqa: BLE001,S110 - the observer thread must survive anything
             pass
-
-
-def _str(path: str | bytes) -> str:
-    return os.fsdecode(path)
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _text(value: Any) -> str | None:

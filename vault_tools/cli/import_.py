@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from vault_tools.cli import app
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 
 
@@ -35,12 +36,11 @@ def import_command(
 
         vt import claims.jsonl --vault examples/vault --dry-run
     """
-    from vault_tools.cli.report import Reporter
     from vault_tools.integrations.importer import import_records
 
     reporter = Reporter(as_json)
     report = import_records(settings_for(vault), file, dry_run)
-    if reporter.mode == "json":
+    if reporter.mode == JSON:
         reporter.json(report.to_json())
     else:
         for line in report.error_lines():

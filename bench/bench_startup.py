@@ -1,0 +1,99 @@
+"""Benchmark what the CLI's function-level imports buy: `vt --help` and `vt validate` on an
+empty vault, with the imports lazy (as shipped) and with the modules they name imported
+up front, as top-level imports would (paired: the variants alternate, run by run).
+`vt --help` imports every command's module, so it would pay for every group below; a
+command run imports only its own module.
+
+    python bench/bench_startup.py [--runs 20]
+
+Prints the median of each variant and the extra time of each group of modules against
+the lazy run. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# the modules the commands of vault_tools/cli/ import inside their functions, by group
+GROUPS = {
+    "command cores": [
+        "vault_tools.checks.validate",
+        "vault_tools.review.apply",
+        "vault_tools.review.draft",
+        "vault_tools.review.preview",
+        "vault_tools.review.diff",
+        "vault_tools.review.revert",
+        "vault_tools.review.status",
+        "vault_tools.review.history",
+        "vault_tools.store.claims",
+        "vault_tools.store.graph",
+        "vault_tools.store.export",
+        "vault_tools.ledger.verify",
+        "vault_tools.ledger.merge",
+        "vault_tools.integrations.dashboard",
+        "vault_tools.integrations.demo",
+        "vault_tools.integrations.entities",
+        "vault_tools.integrations.hook",
+        "vault_tools.integrations.importer",
+        "vault_tools.integrations.init",
+        "vault_tools.integrations.watch",
+    ],
+    "rich": [
+        "rich.console",
+        "rich.live",
+        "rich.markup",
+        "rich.progress",
+        "rich.table",
+        "rich.text",
+    ],
+    "crash report": ["vault_tools.cli.crash"],  # run_app's handler of a bug
+}
+
+
+def command(preload: list[str], args: list[str]) -> list[str]:
+    imports = "".join(f"import {module}; " for module in preload)
+    return [
+        sys.executable,
+        "-c",
+        f"import sys; {imports}sys.argv = ['vt', *{args!r}]; "
+        "from vault_tools.cli import main; main()",
+    ]
+
+
+def once(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="vt-bench-") as tmp:
+        vault = Path(tmp) / "vault"
+        (vault / ".obsidian").mkdir(parents=True)
+        runs = {"--help": ["--help"], "validate (empty vault)": ["validate", "--vault", str(vault)]}
+        variants = {"lazy": [], **GROUPS, "all top-level": sum(GROUPS.values(), [])}
+        for label, cli_args in runs.items():
+            samples: dict[str, list[float]] = {name: [] for name in variants}
+            for preload in variants.values():
+                once(command(preload, cli_args))  # warm the OS caches
+            for _ in range(args.runs):
+                for name, preload in variants.items():
+                    samples[name].append(once(command(preload, cli_args)))
+            lazy = statistics.median(samples["lazy"])
+            print(f"vt {label}: median of {args.runs} runs")
+            for name in variants:
+                ms = statistics.median(samples[name])
+                print(f"  {name:<16} {ms:7.1f} ms  ({(ms - lazy) / lazy:+6.1%} against lazy)")
+
+
+if __name__ == "__main__":
+    main()

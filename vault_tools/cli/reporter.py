@@ -1,0 +1,448 @@
+"""The one reporter: every command hands its core result (plain dataclasses) to a `Reporter`.
+
+Three modes, chosen once per run: rich text on a terminal, `path:line: code: message`
+lines when piped, JSON (through the `json` module) with `--json`. Messages and problems
+go to stderr in every mode. Rich is imported only when output goes to a terminal, so
+piped runs and the pre-commit hook start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
+
+from vault_tools.cli.common import finish
+from vault_tools.errors import VtError
+from vault_tools.findings import ERROR, Finding
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from rich.console import Group
+
+    from vault_tools.checks.validate import Block
+    from vault_tools.config import Settings
+    from vault_tools.integrations.watch import Watcher, WatchEvent
+
+LAST_EVENTS = 12  # events shown in vt watch's live view
+LAST_FINDINGS = 10  # findings of the notes just saved shown in the live view
+REFRESH = 0.25  # seconds between live-view refreshes at most (≤ 4 per second)
+
+_MARKUP_TAG = re.compile(r"(?<!\\)\[/?[a-z][a-z0-9 #_.-]*\]")
+
+JSON = "json"
+RICH = "rich"
+PLAIN = "plain"
+
+
+class Reporter:
+    """Where a command's output goes: stdout for results, stderr for messages."""
+
+    def __init__(self, as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None):
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.mode = JSON if as_json else (RICH if _is_terminal(self.out) else PLAIN)
+        self._console: Any = None
+
+    @property
+    def console(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.out, highlight=False)
+        return self._console
+
+    def json(self, payload: dict[str, Any]) -> None:
+        """The command's one JSON object, indented."""
+        self.out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+    def json_line(self, payload: dict[str, Any]) -> None:
+        """One JSON object on one line, flushed (`vt hook run`, each event of `vt watch`)."""
+        self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def data(self, data: bytes) -> None:
+        """Bytes as they are, whatever the locale (`vt export`'s UTF-8, CSV's CRLF rows)."""
+        self.out.flush()
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            self.out.write(data.decode("utf-8"))
+
+    def text(self, message: str, style: str = "") -> None:
+        """A line of human output (suppressed in JSON mode)."""
+        if self.mode == JSON:
+            return
+        if self.mode == RICH:
+            self.console.print(message, style=style or None, markup=False)
+        else:
+            self.out.write(message + "\n")
+
+    def markup(self, message: str) -> None:
+        """A line with rich markup on a terminal; the markup stripped when piped."""
+        if self.mode == RICH:
+            self.console.print(message)
+        elif self.mode == PLAIN:
+            self.out.write(strip_markup(message) + "\n")
+
+    def summary(self, message: str, failed: bool, gap: bool = False) -> None:
+        """A run's last line: bold on a terminal (after a blank line with `gap`); on
+        stderr when piped, so that stdout holds only the findings' lines."""
+        if self.mode == RICH:
+            self.text(("\n" if gap else "") + message, "bold red" if failed else "bold green")
+        else:
+            self.error(message)
+
+    def error(self, message: str) -> None:
+        self.err.write(message + "\n")
+
+    def fail(self, exc: VtError) -> NoReturn:
+        """A VtError as `vt: path:line: message` and its exit code (as `run_app` does)."""
+        self.error(f"vt: {exc}")
+        finish(exc.exit_code)
+
+    def findings(self, findings: list[Finding]) -> None:
+        if self.mode == PLAIN:
+            for finding in findings:
+                self.out.write(finding.plain() + "\n")
+        elif self.mode == RICH:
+            self._rich_findings(findings)
+
+    def plain_text(self, text: str) -> None:
+        """Findings already rendered as piped lines (written only when piped)."""
+        if self.mode == PLAIN:
+            self.out.write(text)
+
+    def _rich_findings(self, findings: list[Finding]) -> None:
+        from rich.markup import escape
+
+        current = None
+        for finding in findings:
+            if finding.path != current:
+                current = finding.path
+                self.console.print(f"\n[bold]{escape(finding.path)}[/bold]")
+            self.console.print("  " + rich_finding(finding))
+
+    def watch_starting(self, vault: Path) -> None:
+        message = f"vt watch: scanning {vault} …"
+        if self.mode == RICH:
+            self.text(message, "dim")
+        elif self.mode == PLAIN:
+            self.error(message)
+
+    def watch_event(self, event: WatchEvent) -> None:
+        """One event of `vt watch` as it happens: a JSON line, or plain lines (findings as
+        `path:line: …`). Raises BrokenPipeError (or ValueError) when the reader went away."""
+        if self.mode == JSON:
+            self.json_line(watch_json(event))
+        else:
+            self.out.write(_watch_lines(event))
+            self.out.flush()
+
+    @contextmanager
+    def progress(self, description: str) -> Iterator[Callable[[int, int], None] | None]:
+        """A progress callback on a terminal (for long runs); None when piped or JSON."""
+        if self.mode != RICH:
+            yield None
+            return
+        from rich.progress import Progress
+
+        with Progress(console=self.console, transient=True) as bar:
+            task = bar.add_task(description, total=None)
+
+            def update(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            yield update
+
+
+class FindingStream:
+    """`vt validate`'s findings written as the run gives them, path by path (a
+    `checks.validate.Sink`): pre-rendered lines when piped, rich text on a terminal, or
+    the items of the JSON object's "findings"."""
+
+    # The one JSON object is written in pieces, each made by the json module: findings
+    # leave as they are found, so memory stays flat (10k notes, 39k findings: 31 MiB, not
+    # the 91 MiB of one json.dumps), and a run failing midway still ends its document.
+    BATCH = 512  # findings per json.dumps: each call's set-up is paid per batch
+
+    def __init__(self, reporter: Reporter):
+        self.reporter = reporter
+        self.any = False  # whether a finding was given
+        self._opened = False
+        self._written = False  # whether a JSON item is out
+        self._pending: list[dict[str, Any]] = []
+
+    def block(self, block: Block) -> None:
+        mode = self.reporter.mode
+        if mode == PLAIN:
+            self.reporter.plain_text(block.plain())
+        elif mode == JSON:
+            self._open()
+            self._pending += [finding.to_json() for finding in block.findings()]
+            if len(self._pending) >= self.BATCH:
+                self._write_pending()
+        else:
+            self.reporter.findings(block.findings())
+        self.any = True
+
+    def text(self, memo: BinaryIO) -> bool:
+        if self.reporter.mode != PLAIN:
+            return False
+        while chunk := memo.read(1 << 20):
+            self.reporter.plain_text(chunk.decode())
+        return True
+
+    def close(self, tail: dict[str, Any]) -> None:
+        """End the JSON object with `tail`'s keys after the findings."""
+        self._open()
+        self._write_pending()
+        rest = json.dumps(tail, ensure_ascii=False, indent=2)[1:]  # its "{" is the object's
+        self.reporter.out.write(("\n  ]," if self._written else "],") + rest + "\n")
+
+    def abort(self, exc: BaseException) -> None:
+        """End a JSON object cut short by `exc` with its "error", so that stdout holds one
+        valid JSON document whatever happens (nothing at all when no finding was out)."""
+        if self._opened:
+            message = (
+                str(exc)
+                if isinstance(exc, VtError)
+                else f"{type(exc).__name__}: {exc}".removesuffix(": ")
+            )
+            self.close({"error": message})
+            self.reporter.out.flush()
+
+    def _open(self) -> None:
+        """The JSON object's start, written with its first finding (or at the end), so
+        that a run failing before any finding writes no partial object."""
+        if not self._opened:
+            self.reporter.out.write('{\n  "findings": [')
+            self._opened = True
+
+    def _write_pending(self) -> None:
+        """The findings given so far as items of "findings": the array json.dumps makes of
+        them without its "[" and "\\n]", indented one level deeper."""
+        if self._pending:
+            array = json.dumps(self._pending, ensure_ascii=False, indent=2)[1:-2]
+            self.reporter.out.write(("," if self._written else "") + array.replace("\n", "\n  "))
+            self._written = True
+            self._pending.clear()
+
+
+# -- renderings shared by several commands ----------------------------------------------
+
+
+def rich_finding(finding: Finding) -> str:
+    """One finding as a rich markup line: line number, severity, code, message."""
+    from rich.markup import escape
+
+    colour = "red" if finding.severity == ERROR else "yellow"
+    line = f"{finding.line:>5}" if finding.line else "    -"
+    return (
+        f"[dim]{line}[/dim]  [{colour}]{finding.severity:<7}[/{colour}]"
+        f" [cyan]{finding.code}[/cyan]  {escape(finding.message)}"
+    )
+
+
+def show_torn(reporter: Reporter, settings: Settings, torn: Any) -> None:
+    """A torn last line the run moved aside (ledger.TornInfo), said on stderr."""
+    if torn is not None:
+        reporter.error(
+            f"vt: {settings.ledger}: " + torn.message().replace(f"{settings.vault}/", "")
+        )
+
+
+def show_refresh(reporter: Reporter, refreshed: Any) -> None:
+    """What the Claim Store refresh did (store.RefreshResult)."""
+    written = list(refreshed.kb_notes_written)
+    reporter.text(
+        f"claim store: {refreshed.catch_up.new_events} new events projected; "
+        f"{len(written)} knowledge-base notes updated",
+        "dim",
+    )
+    for problem in getattr(refreshed, "kb_problems", []):
+        reporter.error(f"vt: {problem}")
+
+
+# -- vt watch ------------------------------------------------------------------------------
+
+
+def watch_json(event: WatchEvent) -> dict[str, Any]:
+    """A watch event as its line of `vt watch --json` (docs/json-output.md)."""
+    payload: dict[str, Any] = {
+        "ts": event.ts,
+        "event": event.event,
+        "path": event.path,
+        "claim_id": event.claim_id,
+        "findings": [f.to_json() for f in event.findings],
+        "state": event.state,
+        "review_action": event.review_action,
+        "errors": event.errors,
+        "warnings": event.warnings,
+    }
+    if event.message:
+        payload["message"] = event.message
+    payload.update(event.extra)
+    return payload
+
+
+def watch_outcome(event: WatchEvent) -> str:
+    """A few words for a human: what happened to the note."""
+    if event.message:
+        return event.message
+    if event.event == "ready":
+        extra = event.extra
+        return (
+            f"{_plural(extra.get('notes', 0), 'note')}, "
+            f"{_plural(extra.get('errors', 0), 'error')}, "
+            f"{_plural(extra.get('warnings', 0), 'warning')}"
+        )
+    if event.event == "previewed":
+        written = "written" if event.extra.get("written") else "not written"
+        return f"{event.state or 'no preview'}, {written}"
+    if event.event == "validated" and event.findings:
+        return f"{_plural(event.errors, 'error')}, {_plural(event.warnings, 'warning')}"
+    return "valid" if event.event == "validated" else event.event
+
+
+def _watch_lines(event: WatchEvent) -> str:
+    time = event.ts[11:19]
+    if event.event == "ready":
+        return (
+            f"{time} watching: {event.extra['notes']} notes, {event.extra['errors']} "
+            f"errors, {event.extra['warnings']} warnings\n"
+        )
+    if event.event == "stopped":
+        return f"{time} stopped\n"
+    lines = [f"{time} {event.event:<9} {event.path or '-'}: {watch_outcome(event)}\n"]
+    lines += [f"  {finding.plain()}\n" for finding in event.findings]
+    return "".join(lines)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+class LiveView:
+    """`vt watch` on a terminal: queue counts, the last events, the findings just made."""
+
+    def __init__(self, reporter: Reporter, vault: Path) -> None:
+        self.reporter = reporter
+        self.vault = vault
+        self.events: deque[WatchEvent] = deque(maxlen=LAST_EVENTS)
+        self.findings: list[Finding] = []
+        self.lock = threading.Lock()
+        self.changed = threading.Event()
+        self.watcher: Watcher | None = None
+
+    def add(self, event: WatchEvent) -> None:  # called from the watcher's thread
+        with self.lock:
+            if event.event != "stopped":
+                self.events.appendleft(event)
+            if event.event in ("validated", "previewed", "error") and event.path:
+                self.findings = list(event.findings)
+        self.changed.set()
+
+    def wake(self) -> None:
+        self.changed.set()
+
+    def run(self, stop: threading.Event, watcher: Watcher) -> None:
+        """Hold the main thread, redrawing on change, until `stop` is set."""
+        from rich.live import Live
+
+        self.watcher = watcher
+        with Live(
+            self._render(), console=self.reporter.console, auto_refresh=False, transient=False
+        ) as live:
+            while not stop.is_set():
+                self.changed.wait()  # no timeout: an idle watcher costs no CPU
+                self.changed.clear()
+                live.update(self._render(), refresh=True)
+                stop.wait(REFRESH)  # at most 4 refreshes a second, however busy
+
+    def close(self) -> None:
+        self.reporter.text("vt watch: stopped", "dim")
+
+    def _render(self) -> Group:
+        from rich.console import Group
+        from rich.markup import escape
+
+        header = f"[bold]vt watch[/bold] {escape(str(self.vault))}  [dim]Ctrl-C to stop[/dim]"
+        with self.lock:
+            recent = list(self.events)
+            findings = list(self.findings)
+        parts: list[Any] = [header, self._queue(), "", _events_table(recent)]
+        if findings:
+            parts += ["", "[bold]findings of the note just saved[/bold]"]
+            for finding in findings[:LAST_FINDINGS]:
+                colour = "red" if finding.severity == ERROR else "yellow"
+                line = f"{finding.line:>5}" if finding.line else "    -"
+                parts.append(
+                    f"  [dim]{line}[/dim] [{colour}]{finding.severity:<7}[/{colour}] "
+                    f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}"
+                )
+            if len(findings) > LAST_FINDINGS:
+                parts.append(f"  [dim]… and {len(findings) - LAST_FINDINGS} more[/dim]")
+        return Group(*parts)
+
+    def _queue(self) -> Any:
+        from rich.table import Table
+
+        counts = self.watcher.queue.counts() if self.watcher else {}
+        queue = Table.grid(padding=(0, 2))
+        queue.add_row(
+            "[bold]review queue[/bold]",
+            f"{counts.get('notes', 0)} notes",
+            f"[red]{counts.get('invalid', 0)} invalid[/red]",
+        )
+        queue.add_row("by action", _spaced(counts.get("by_action", {})), "")
+        queue.add_row("by state", _spaced(counts.get("by_state", {})), "")
+        return queue
+
+
+def _events_table(recent: list[WatchEvent]) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+
+    events = Table(box=None, padding=(0, 1), show_header=True, header_style="bold")
+    for column in ("time", "event", "note", "outcome"):
+        events.add_column(column, no_wrap=column != "outcome", overflow="fold")
+    for event in recent:
+        colour = (
+            "red"
+            if event.errors or event.event == "error"
+            else "yellow"
+            if event.warnings
+            else "green"
+        )
+        events.add_row(
+            f"[dim]{event.ts[11:19]}[/dim]",
+            event.event,
+            escape(event.path or ""),
+            f"[{colour}]{escape(watch_outcome(event))}[/{colour}]",
+        )
+    return events
+
+
+def _spaced(counts: dict[str, int]) -> str:
+    return "  ".join(f"{key} {value}" for key, value in counts.items()) or "-"
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def strip_markup(text: str) -> str:
+    """Drop rich's `[style]…[/style]` tags for plain output."""
+    return _MARKUP_TAG.sub("", text).replace("\\[", "[")
