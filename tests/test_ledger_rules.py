@@ -30,7 +30,6 @@ SCHEMA = json.loads(
     )
 )
 VALIDATOR = Draft202012Validator(SCHEMA)
-HEX = "0123456789abcdef"
 
 
 def schema_valid(ev: Any) -> bool:
@@ -47,7 +46,9 @@ def schema_valid(ev: Any) -> bool:
 
 # ---------------------------------------------------------------- valid events
 
-shas = st.text(HEX, min_size=64, max_size=64).map(lambda h: "sha256:" + h)
+# every sha256 spelling, drawn as 32 bytes: a 64-character text costs Hypothesis a check of
+# each character against the alphabet on every draw and replay
+shas = st.binary(min_size=32, max_size=32).map(lambda b: "sha256:" + b.hex())
 json_scalars = (
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
 )
@@ -76,28 +77,43 @@ claims = st.fixed_dictionaries(
 )
 
 
+# built once: a strategy made inside a composite is made and validated again on every draw
+actions = st.sampled_from(LEDGER_ACTIONS)
+head_lists = st.lists(shas, min_size=2, max_size=4, unique=True)
+names = st.text(min_size=1)
+checks_maps = st.dictionaries(st.sampled_from(CHECK_KEYS), st.booleans())
+prevs = st.just(GENESIS) | shas
+previews = st.none() | shas
+seqs = st.integers(min_value=1)
+comments = st.text()
+HEADS = "heads"  # stands for the drawn list of heads (no sha is spelt so)
+supersedes_choices = st.none() | shas | st.just(HEADS)
+
+
 @st.composite
 def valid_events(draw: st.DrawFn) -> dict[str, Any]:
-    action = draw(st.sampled_from(LEDGER_ACTIONS))
-    heads = draw(st.lists(shas, min_size=2, max_size=4, unique=True))
+    action = draw(actions)
+    heads = draw(head_lists)
     ev: dict[str, Any] = {
         "action": action,
-        "actor": draw(st.text(min_size=1)),
+        "actor": draw(names),
         "base": draw(shas),
-        "checks": draw(st.dictionaries(st.sampled_from(CHECK_KEYS), st.booleans())),
+        "checks": draw(checks_maps),
         "claim": draw(claims) if action in (ACCEPT, REPAIR) else None,
-        "claim_id": draw(st.text(min_size=1)),
-        "comment": draw(st.text()),
+        "claim_id": draw(names),
+        "comment": draw(comments),
         "hash": draw(shas),
         "id": draw(shas),
-        "note": draw(st.text(min_size=1)),
-        "prev": draw(st.just(GENESIS) | shas),
-        "preview": draw(st.none() | shas),
-        "seq": draw(st.integers(min_value=1)),
-        "supersedes": draw(st.none() | shas | st.just(sorted(heads))),
+        "note": draw(names),
+        "prev": draw(prevs),
+        "preview": draw(previews),
+        "seq": draw(seqs),
+        "supersedes": draw(supersedes_choices),
         "ts": draw(timestamps),
         "v": 1,
     }
+    if ev["supersedes"] == HEADS:
+        ev["supersedes"] = sorted(heads)
     if action == REVERT:
         ev["reverts"] = draw(shas)
     return ev
@@ -131,29 +147,32 @@ bad_timestamps = st.sampled_from(
 ) | json_values.filter(lambda v: not isinstance(v, str))
 SHA_FIELDS = ("base", "hash", "id", "prev", "preview", "reverts", "supersedes")
 STR_FIELDS = ("actor", "claim_id", "note", "comment")
+breaks = st.sampled_from(
+    [
+        "drop",
+        "wrong-type",
+        "bad-sha",
+        "extra",
+        "bad-ts",
+        "supersedes",
+        "reverts",
+        "claim",
+        "checks",
+        "numbers",
+        "empty",
+        "action",
+    ]
+)
+extra_keys = st.text(string.ascii_lowercase + "_", min_size=1, max_size=9).filter(
+    lambda k: k not in ALLOWED_FIELDS
+) | st.just("reverts")
+valid_event = valid_events()
 
 
 @st.composite
 def broken_events(draw: st.DrawFn) -> dict[str, Any]:
-    ev = draw(valid_events())
-    kind = draw(
-        st.sampled_from(
-            [
-                "drop",
-                "wrong-type",
-                "bad-sha",
-                "extra",
-                "bad-ts",
-                "supersedes",
-                "reverts",
-                "claim",
-                "checks",
-                "numbers",
-                "empty",
-                "action",
-            ]
-        )
-    )
+    ev = draw(valid_event)
+    kind = draw(breaks)
     if kind == "drop":
         del ev[draw(st.sampled_from(sorted(ev)))]
     elif kind == "wrong-type":
@@ -161,12 +180,7 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
     elif kind == "bad-sha":
         ev[draw(st.sampled_from(SHA_FIELDS))] = draw(bad_shas)
     elif kind == "extra":
-        key = draw(
-            st.text(string.ascii_lowercase + "_", min_size=1, max_size=9).filter(
-                lambda k: k not in ALLOWED_FIELDS
-            )
-            | st.just("reverts")
-        )
+        key = draw(extra_keys)
         ev[key] = draw(shas | json_values)
     elif kind == "bad-ts":
         ev["ts"] = draw(bad_timestamps)
