@@ -517,6 +517,7 @@ def test_a_validate_run_failing_midway_still_prints_one_json_document(
     from typer.testing import CliRunner
 
     import vault_tools.notes.note
+    from vault_tools.checks import file_checks
     from vault_tools.cli import app
 
     # more notes than a chunk (pool.CHUNK): the first chunk's findings are out first
@@ -529,7 +530,7 @@ def test_a_validate_run_failing_midway_still_prints_one_json_document(
             raise ValueError("injected")
         return parse(raw, path)
 
-    monkeypatch.setattr(vault_tools.notes.note, "parse_note", failing)
+    monkeypatch.setattr(file_checks, "parse_note", failing)  # where validate calls it
     result = CliRunner().invoke(
         app, ["validate", "--vault", str(vault), "--json"], env={"VT_VAULT": ""}
     )
