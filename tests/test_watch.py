@@ -25,7 +25,8 @@ import pytest
 from conftest import REPO, copy_example_vault
 
 from vault_tools.config import Settings
-from vault_tools.integrations.watch import RESYNC, Debouncer, is_watched
+from vault_tools.infra.debounce import Debouncer
+from vault_tools.integrations.watch import RESYNC, is_watched
 
 Event = dict[str, Any]
 DEADLINE = 15.0  # seconds: generous, only reached when something is broken

@@ -39,6 +39,7 @@ from vault_tools.checks.validate import validate
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
+from vault_tools.infra.debounce import Debouncer
 from vault_tools.notes.frontmatter import read as read_frontmatter
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.note import Note, decode, parse_note
@@ -59,8 +60,6 @@ from vault_tools.vocabulary import (
 )
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
-MAX_WAIT_FACTOR = 10  # a path saved continuously is still handled after this many periods
-MIN_MAX_WAIT = 1.0
 RESYNC = "\0resync"  # debouncer key: compare the vault's files with what the watcher knows
 DASHBOARD = "\0dashboard"  # debouncer key: refresh the Review Dashboard note (vt report)
 DASHBOARD_QUIET = 2.0  # seconds without a review-note change before the dashboard refresh
@@ -187,50 +186,6 @@ def is_watched(relative: str, settings: Settings) -> bool:
         return False
     ledger = settings.ledger.strip("/")
     return relative != ledger and not relative.startswith(ledger + ".")
-
-
-class Debouncer:
-    """Paths waiting for a quiet period; `next_due` blocks (no polling) until one is due."""
-
-    def __init__(self, delay: float) -> None:
-        self.delay = max(0.0, delay)
-        self.max_wait = max(MIN_MAX_WAIT, self.delay * MAX_WAIT_FACTOR)
-        self._due: dict[str, tuple[float, float]] = {}  # key -> (first touch, due)
-        self._cond = threading.Condition()
-        self._closed = False
-
-    def touch(self, key: str, delay: float | None = None) -> None:
-        now = time.monotonic()
-        delay = self.delay if delay is None else delay
-        with self._cond:
-            first = self._due[key][0] if key in self._due else now
-            # every touch restarts the quiet period, but never beyond max_wait
-            self._due[key] = (first, min(now + delay, first + max(self.max_wait, delay)))
-            self._cond.notify()
-
-    def pending(self) -> int:
-        with self._cond:
-            return len(self._due)
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-
-    def next_due(self) -> str | None:
-        """The next key whose quiet period is over; None once closed."""
-        with self._cond:
-            while not self._closed:
-                if not self._due:
-                    self._cond.wait()
-                    continue
-                key, (_, due) = min(self._due.items(), key=lambda item: item[1][1])
-                wait = due - time.monotonic()
-                if wait <= 0:
-                    del self._due[key]
-                    return key
-                self._cond.wait(wait)
-            return None
 
 
 # ---------------------------------------------------------------------------
