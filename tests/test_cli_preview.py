@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from conftest import DEFAULT_FRAME, render_drafts, render_note
 from typer.testing import CliRunner
 
@@ -216,3 +217,15 @@ def test_rich_output_strikes_removed_characters_in_red() -> None:
     reporter._console = Console(file=buffer, force_terminal=True, color_system="standard")
     _show(reporter, result)
     assert "\x1b[9;31m約等\x1b[0m\x1b[1;32m低\x1b[0m於" in buffer.getvalue()
+
+
+def test_draft_takes_a_vault_relative_path_from_any_folder(
+    example_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the README shows it: `vt draft 03_claims/X.md --vault V`, run from elsewhere."""
+    note = sorted((example_vault / "03_claims").glob("*.md"))[0]
+    relative = note.relative_to(example_vault).as_posix()
+    monkeypatch.chdir(tmp_path)
+    result = vt("draft", relative, "--vault", str(example_vault), "--dry-run")
+    assert "path-outside-vault" not in result.stdout, result.stdout
+    assert relative in result.stdout

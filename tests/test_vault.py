@@ -264,3 +264,28 @@ def test_validate_watch_and_hook_agree_on_which_files_are_notes(
     for relative, note in NOTE_PATHS.items():
         assert is_note_path(relative) is note is is_watched(relative, settings), relative
     assert is_note_path(PLAIN_PAGE)
+
+
+def test_a_path_missing_here_is_taken_from_the_vault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`vt draft 03_claims/A.md --vault V` from another folder: the note of the vault.
+    A path that names a file here keeps its shell meaning, and a vault-relative path
+    that climbs out of the vault is still outside it."""
+    from vault_tools.notes.vault import given_notes
+
+    vault, here = tmp_path / "vault", tmp_path / "here"
+    (vault / "03_claims").mkdir(parents=True)
+    (here / "03_claims").mkdir(parents=True)
+    (vault / "03_claims" / "A.md").write_text("x", encoding="utf-8")
+    (vault / "03_claims" / "B.md").write_text("x", encoding="utf-8")
+    (here / "03_claims" / "B.md").write_text("x", encoding="utf-8")  # B here, outside
+    (tmp_path / "secret.md").write_text("x", encoding="utf-8")
+    monkeypatch.chdir(here)
+    given = [Path("03_claims/A.md"), Path("03_claims/B.md"), Path("../secret.md")]
+    got = [(p, f and f.code) for p, f in given_notes(vault, given)]
+    assert got == [
+        ("03_claims/A.md", None),
+        ("03_claims/B.md", "path-outside-vault"),
+        ("../secret.md", "path-outside-vault"),
+    ]

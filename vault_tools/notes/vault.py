@@ -211,6 +211,16 @@ def relative_in_vault(vault: Path, path: Path) -> str | None:
         return None
 
 
+def from_vault_when_missing_here(vault: Path, path: Path) -> Path:
+    """A relative path names a file from the working folder, as a shell means it; one
+    that names nothing there but names something in the vault is taken from the vault,
+    so `vt draft 03_claims/X.md --vault V` works from any folder. Where it leads is
+    then judged as for any path (a `../` or a symlink out of the vault stays outside)."""
+    if path.is_absolute() or os.path.lexists(path) or not os.path.lexists(vault / path):
+        return path
+    return vault / path
+
+
 def _by_name(vault: Path, path: Path) -> str | None:
     """The vault-relative form of `path` by its name alone (no symlink resolved), or None."""
     absolute = os.path.abspath(path)
@@ -313,7 +323,8 @@ def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Findi
     (vault-relative path, None), or (the path as shown, the finding why it is no note of
     the vault: outside it, or no such file)."""
     seen: set[str] = set()
-    for path in paths:
+    for given in paths:
+        path = from_vault_when_missing_here(vault, given)
         relative = relative_in_vault(vault, path)
         if relative is None:
             by_name = _by_name(vault, path)
@@ -321,8 +332,8 @@ def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Findi
                 yield by_name, escaping_note(by_name)
                 continue
             yield (
-                str(path),
-                error(str(path), None, "path-outside-vault", f"not inside the vault {vault}"),
+                str(given),
+                error(str(given), None, "path-outside-vault", f"not inside the vault {vault}"),
             )
         elif not (vault / relative).is_file():
             try:
