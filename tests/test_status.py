@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from vault_tools.review.claims import claim_base, v1_claim
 from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.status import StatusReport, status
 from vault_tools.store.claims import ClaimStore
+from vault_tools.vocabulary import REVIEW_ACTIONS
 
 DV1 = "03_claims/DV1-0001.md"
 DV3 = "03_claims/DV1-0003.md"
@@ -57,6 +59,7 @@ def test_counts_of_the_example_vault(example_vault: Path) -> None:
         "by_action": {"APPROVE": 1, "PENDING": 2, "REJECT": 1, "REQUEST_REPAIR": 2},
         "by_state": {"NEW": 6},
         "claims": {},
+        "unknown_actions": [],
         "stale_previews": [],
         "edited_since_apply": [],
         "disagreements": [],
@@ -224,3 +227,28 @@ def test_a_reverted_decision_is_listed_until_the_reviewer_decides_again(
     assert entry["kind"] == "differs"
     apply_notes(settings, [example_vault / DV1])
     assert run(example_vault).disagreements == []
+
+
+def test_an_unknown_review_action_is_flagged(example_vault: Path) -> None:
+    """A mistyped action decides nothing: status names the note, text and JSON, exit 1."""
+    from typer.testing import CliRunner
+
+    from vault_tools.cli import app
+
+    replace_in(example_vault, SA, "review_action: REQUEST_REPAIR", "review_action: APROVE")
+    report = run(example_vault)
+    assert report.unknown_actions == [
+        {"path": SA, "claim_id": "SA260324R-0125", "review_action": "APROVE"}
+    ]
+    assert run_clean_counts(report) == {"APROVE": 1}
+    text = CliRunner().invoke(app, ["status", "--vault", str(example_vault)])
+    assert text.exit_code == 1 and "unknown review_action" in text.stdout
+    assert f"{SA} (SA260324R-0125, APROVE)" in text.stdout
+    as_json = CliRunner().invoke(app, ["status", "--vault", str(example_vault), "--json"])
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout)["unknown_actions"] == report.unknown_actions
+
+
+def run_clean_counts(report: StatusReport) -> dict[str, int]:
+    """The counts of actions that are not review actions."""
+    return {a: n for a, n in report.by_action.items() if a not in REVIEW_ACTIONS}

@@ -6,6 +6,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
+from vault_tools.vocabulary import REVIEW_ACTIONS
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -37,7 +38,7 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
             report = run_status(settings, store, progress)
     except VtError as exc:
         reporter.fail(exc)
-    failed = ExitCode.FINDINGS if report.unreadable else ExitCode.OK
+    failed = ExitCode.FINDINGS if report.unreadable or report.unknown_actions else ExitCode.OK
     if reporter.mode == JSON:
         reporter.json(report.to_json())
         finish(failed)
@@ -45,6 +46,14 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     reporter.text(f"  by review_action: {_counts(report.by_action)}")
     reporter.text(f"  by review_state:  {_counts(report.by_state)}")
     reporter.text(f"claims in the ledger: {_counts(report.claims)}")
+    if report.unknown_actions:
+        reporter.text(
+            f"unknown review_action (one of {', '.join(REVIEW_ACTIONS)}; "
+            "vt validate names the line):",
+            "red",
+        )
+        for item in report.unknown_actions:
+            reporter.text(f"  {item['path']} ({item['claim_id']}, {item['review_action']})")
     if report.stale_previews:
         reporter.text(
             "previews gone stale (drafts changed since vt preview; set "

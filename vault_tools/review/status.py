@@ -35,6 +35,7 @@ from vault_tools.vocabulary import (
     PENDING,
     REPAIR,
     REQUEST_REPAIR,
+    REVIEW_ACTIONS,
 )
 
 Progress = Callable[[int, int], None]
@@ -65,6 +66,8 @@ class StatusReport:
     by_action: dict[str, int] = field(default_factory=dict)
     by_state: dict[str, int] = field(default_factory=dict)
     claims: dict[str, int] = field(default_factory=dict)
+    # notes whose review_action is none of the review actions: no command acts on them
+    unknown_actions: list[dict[str, Any]] = field(default_factory=list)
     stale_previews: list[dict[str, Any]] = field(default_factory=list)
     edited_since_apply: list[dict[str, Any]] = field(default_factory=list)
     disagreements: list[dict[str, Any]] = field(default_factory=list)
@@ -79,6 +82,7 @@ class StatusReport:
             "by_action": self.by_action,
             "by_state": self.by_state,
             "claims": self.claims,
+            "unknown_actions": self.unknown_actions,
             "stale_previews": self.stale_previews,
             "edited_since_apply": self.edited_since_apply,
             "disagreements": self.disagreements,
@@ -222,6 +226,11 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
     report.by_action = dict(sorted(Counter(i.action for i in infos).items()))
     report.by_state = dict(sorted(Counter(i.state for i in infos).items()))
     report.claims = store.status_counts()
+    report.unknown_actions = [
+        {"path": i.path, "claim_id": i.claim_id, "review_action": i.action}
+        for i in infos
+        if i.action not in REVIEW_ACTIONS
+    ]
     for info in infos:
         if info.stale_preview:
             report.stale_previews.append(
