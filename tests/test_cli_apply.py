@@ -129,3 +129,16 @@ def test_apply_moves_a_torn_tail_aside_and_says_so(example_vault: Path) -> None:
     ) in result.stderr.splitlines()
     assert (example_vault / f"{LEDGER}.torn").read_bytes() == b'{"action":"ACC\n'
     assert ledger.read_bytes().startswith(whole) and len(ledger.read_bytes()) > len(whole)
+
+
+def test_the_summary_counts_the_notes_it_marked(example_vault: Path) -> None:
+    """Two decisions: two events and two notes marked APPLIED (not "0 notes completed")."""
+    result = vt("apply", "--vault", str(example_vault))
+    assert result.exit_code == 0, result.output
+    assert "2 events appended, 2 notes marked APPLIED, " in result.output
+    marked = [
+        p
+        for p in (example_vault / "03_claims").glob("*.md")
+        if "review_state: APPLIED" in p.read_text(encoding="utf-8")
+    ]
+    assert len(marked) == 2

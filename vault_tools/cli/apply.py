@@ -90,10 +90,19 @@ def show_apply(reporter: Reporter, report: ApplyReport) -> None:
     if report.dry_run:
         summary = f"dry run: {new} events would be appended; nothing written"
     else:
-        summary = (
-            f"{new} events appended, {len(report.applied) - new} notes completed, "
-            f"{len(report.skipped)} skipped, {len(report.refused)} refused"
-        )
+        summary = _summary(report, new)
     if report.refresh is not None:
         show_refresh(reporter, report.refresh)
     reporter.summary(summary, report.failed)
+
+
+def _summary(report: ApplyReport, new: int) -> str:
+    """What the run did, counted as the user sees it: events, then notes marked APPLIED
+    (an event already in the ledger, from a run that stopped before marking, is named)."""
+    marked = sum(a.marked for a in report.applied)
+    earlier = len(report.applied) - new
+    from_before = f" ({earlier} of them for events already in the ledger)" if earlier else ""
+    return (
+        f"{new} events appended, {marked} notes marked APPLIED{from_before}, "
+        f"{len(report.skipped)} skipped, {len(report.refused)} refused"
+    )
