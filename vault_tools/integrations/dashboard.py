@@ -1,4 +1,4 @@
-"""`vt report`: the Review Dashboard, a vt-owned note at the vault root (issue 6).
+"""`vt report`: the Review Dashboard, a vt-owned note at the vault root.
 
 `Review Dashboard.md` shows inside Obsidian what `vt status`, `vt validate` and the Claim
 Store know: the review queue by `review_action` and `review_state` (wikilinks to the
