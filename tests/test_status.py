@@ -240,7 +240,7 @@ def test_an_unknown_review_action_is_flagged(example_vault: Path) -> None:
     assert report.unknown_actions == [
         {"path": SA, "claim_id": "SA260324R-0125", "review_action": "APROVE"}
     ]
-    assert run_clean_counts(report) == {"APROVE": 1}
+    assert unknown_action_counts(report) == {"APROVE": 1}
     text = CliRunner().invoke(app, ["status", "--vault", str(example_vault)])
     assert text.exit_code == 1 and "unknown review_action" in text.stdout
     assert f"{SA} (SA260324R-0125, APROVE)" in text.stdout
@@ -249,6 +249,6 @@ def test_an_unknown_review_action_is_flagged(example_vault: Path) -> None:
     assert json.loads(as_json.stdout)["unknown_actions"] == report.unknown_actions
 
 
-def run_clean_counts(report: StatusReport) -> dict[str, int]:
-    """The counts of actions that are not review actions."""
+def unknown_action_counts(report: StatusReport) -> dict[str, int]:
+    """How many notes carry each action that is not a review action."""
     return {a: n for a, n in report.by_action.items() if a not in REVIEW_ACTIONS}
