@@ -444,7 +444,8 @@ def test_the_size_limit_answers_without_reading_the_note(tmp_path: Path) -> None
     settings = settings_for(vault)
     start = time.perf_counter()
     result = check_file(settings, None, f"{CLAIMS}/S-0001.md")  # type: ignore[arg-type]
-    assert time.perf_counter() - start < 0.1
+    # reading 10 GB and decoding it would take far longer, even on a loaded machine
+    assert time.perf_counter() - start < 5
     assert [f.code for f in result.findings] == ["note-too-large"]
     assert f"{MAX_NOTE_BYTES:,} bytes" in result.findings[0].message
 
