@@ -90,6 +90,8 @@ def python(
     base["PYTHONWARNDEFAULTENCODING"] = "1"
     if shim is not None:
         base["PYTHONPATH"] = str(shim)
+        # piped, Windows' Python writes in the ANSI code page unless told otherwise
+        base["PYTHONIOENCODING"] = "cp1252"
     return subprocess.run(
         [sys.executable, *args],
         capture_output=True,
@@ -279,6 +281,9 @@ def test_the_review_cycle_without_fork_and_fcntl(tmp_path: Path, shim: Path) -> 
     assert got[3]["ok"] and got[3]["events"] == 2
     assert _vault_files(windows) == _vault_files(native)
     assert _events(windows) == _events(native)
+    # piped text output, the CJK of a claim in it, is UTF-8 whatever the code page
+    text = vt(windows, "validate", shim=shim)
+    assert text.returncode == 0 and "'訓練不同'" in text.stdout, text.stderr
     # the lock was taken the Windows way: the first byte, locked then unlocked
     calls = log.read_text(encoding="utf-8").splitlines()
     assert "2 1 0" in calls and "0 1 0" in calls
