@@ -2,7 +2,8 @@
 
 A `sitecustomize.py` put on PYTHONPATH makes a real `vt` process look like Windows where
 vt could tell: `fcntl`, `termios`, `resource`, `pwd`, `grp` … cannot be imported, and
-`os.fork`, `os.pread`, `os.fchmod`, `os.statvfs`, `O_CLOEXEC`, `O_NONBLOCK` are gone. Its
+`os.fork`, `os.pread`, `os.fchmod`, `os.statvfs`, `O_CLOEXEC`, `O_NONBLOCK` and libc's
+`renameat2` are gone (a note is replaced by link and rename, as elsewhere). Its
 `msvcrt` stands in for Windows' own (which cannot run here): `locking` keeps Windows'
 contract (LK_NBLCK fails at once with EACCES while another handle holds the lock) on top
 of a real kernel lock, and logs each call, so a test sees that this path was taken.
@@ -61,6 +62,16 @@ def _locking(fd, mode, nbytes):
 
 msvcrt.locking = _locking
 sys.modules["msvcrt"] = msvcrt
+
+import ctypes  # no renameat2 (Linux only): a note is replaced the macOS and Windows way
+
+class _WithoutRenameat2(ctypes.CDLL):
+    def __getattr__(self, name):
+        if name == "renameat2":
+            raise AttributeError(name)
+        return super().__getattr__(name)
+
+ctypes.CDLL = _WithoutRenameat2
 for _name in {POSIX_ONLY!r}:
     sys.modules[_name] = None
 for _name in {GONE_FROM_OS!r}:
@@ -125,11 +136,12 @@ def test_the_shim_takes_the_posix_parts_away(shim: Path) -> None:
         "    except ImportError:\n"
         "        pass\n"
         "print(sorted(n for n in ('fork', 'pread', 'fchmod', 'O_CLOEXEC') if hasattr(os, n)))\n"
-        "from vault_tools.infra.pool import can_fork; print(can_fork())",
+        "from vault_tools.infra.pool import can_fork; print(can_fork())\n"
+        "from vault_tools.infra.durable import exchange; print(exchange('a', 'b'))",
         shim=shim,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["[]", "False"]
+    assert done.stdout.splitlines() == ["[]", "False", "False"]
 
 
 def test_every_module_imports_without_posix_modules(shim: Path) -> None:
