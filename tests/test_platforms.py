@@ -316,6 +316,14 @@ def test_a_large_validate_runs_in_one_process_without_fork(tmp_path: Path, shim:
     assert got.stdout == expected.stdout
 
 
+def test_the_demo_runs_without_fork_and_fcntl(tmp_path: Path, shim: Path) -> None:
+    """`vt demo`: the whole cycle, draft and history included, each step checked by vt."""
+    done = python("-m", "vault_tools", "demo", shim=shim, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Demo finished: every step did what it should." in done.stdout
+    assert "EncodingWarning" not in done.stderr
+
+
 def test_the_ledger_lock_held_the_windows_way_stops_another_vt(tmp_path: Path, shim: Path) -> None:
     lock = tmp_path / "ledger.jsonl.lock"
     holder = subprocess.Popen(
