@@ -7,7 +7,6 @@ faster; at 10k the two are alike), measured with bench/bench_validate.py's vault
 
 from __future__ import annotations
 
-import os
 import struct
 import tempfile
 from array import array
@@ -16,6 +15,7 @@ from typing import BinaryIO
 
 from vault_tools.checks.note_results import CLAIM_ID, CLAIM_ID_LINE, PATH
 from vault_tools.findings import Finding, error
+from vault_tools.infra.osfiles import read_at
 
 
 class ClaimIds:
@@ -118,7 +118,7 @@ class ClaimIds:
             self._file.flush()
             fd, position, tail = self._file.fileno(), 0, b""
             while position < self._spilled:
-                block = os.pread(fd, min(SPILL_BYTES, self._spilled - position), position)
+                block = read_at(fd, min(SPILL_BYTES, self._spilled - position), position)
                 position += len(block)
                 tail = yield from _parsed(tail + block)
             yield from _parsed(tail + self._buffer)

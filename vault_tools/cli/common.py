@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gc
 import sys
 from pathlib import Path
@@ -35,12 +36,30 @@ def finish(code: int | ExitCode) -> NoReturn:
     raise typer.Exit(int(code))
 
 
+def utf8_output() -> None:
+    """Write stdout and stderr in UTF-8 when they are piped: on Windows a pipe gets the
+    ANSI code page (cp1252 …), which cannot encode a CJK claim (a crash, exit 5), and
+    JSON is UTF-8 by its RFC. A terminal keeps its own encoding (Windows' console is
+    UTF-8 to Python already), and never fails on a character it lacks."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        if not encoding or not hasattr(stream, "reconfigure"):
+            continue  # replaced (a test's capture): not ours to change
+        if codecs.lookup(encoding).name == "utf-8":
+            continue
+        if stream.isatty():
+            stream.reconfigure(errors="replace")
+        else:
+            stream.reconfigure(encoding="utf-8")
+
+
 def run_app(app: typer.Typer) -> None:
     """Run the CLI; VtErrors become one `path:line: message` line and their exit code.
 
     Usage errors are Typer's own (exit 2); SystemExit passes through untouched. Anything
     else is `crash.unhandled`'s: an I/O error (exit 4) or a bug with a crash report (exit 5).
     """
+    utf8_output()
     try:
         app()
     except VtError as exc:

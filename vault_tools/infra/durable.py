@@ -20,6 +20,8 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
+from vault_tools.infra.osfiles import open_fd, pid_alive, set_mode
+
 TMP_SUFFIX = ".vt-tmp"  # vt's temporary files: never notes, whatever else they look like
 # the names write_temp gives: `.<target>.<pid>-<n>.vt-tmp`
 _TEMP_NAME = re.compile(r"\..+\.(\d+)-\d+" + re.escape(TMP_SUFFIX) + r"\Z", re.DOTALL)
@@ -38,13 +40,13 @@ def write_temp(target: Path, data: bytes, mode: int = 0o644) -> str:
             target.parent / f".{target.name}.{os.getpid()}-{next(_temp_numbers)}{TMP_SUFFIX}"
         )
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            fd = open_fd(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             break
         except FileExistsError:
             continue
     try:
         try:
-            os.fchmod(fd, mode)  # exactly `mode`, whatever the umask
+            set_mode(fd, name, mode)
             write_all(fd, data)
             os.fsync(fd)
         finally:
@@ -64,8 +66,13 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def fsync_folder(folder: Path | str) -> None:
-    """fsync a folder, so that a file renamed or linked into it stays after a crash."""
-    fd = os.open(folder, os.O_RDONLY)
+    """fsync a folder, so that a file renamed or linked into it stays after a crash.
+
+    Not on Windows, where a folder cannot be opened as a file: there NTFS journals a
+    rename or a new link itself, and nothing more can be asked of it from Python."""
+    if os.name == "nt":
+        return
+    fd = open_fd(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -172,18 +179,3 @@ def remove_stale_temps(folder: Path | str, recursive: bool = True) -> list[str]:
                     os.unlink(path)
                     removed.append(path)
     return removed
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process `pid` exists (someone else's counts)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:
-        return False
-    return True

@@ -1,24 +1,97 @@
-"""A cross-process kernel lock on a separate lock file.
+"""A cross-process kernel lock on a separate lock file, taken with the platform's own
+locking: `fcntl.flock` on POSIX, `msvcrt.locking` on Windows.
 
-`fcntl.flock` locks belong to the open file description, so the kernel drops them when
-the holder dies (even by SIGKILL): a crashed process can never leave a stale lock. The
-lock file itself is never written and never deleted (deleting it would let two processes
-lock two different inodes).
+Both belong to the open file (POSIX: the open file description; Windows: the handle),
+so the system drops them when the holder dies, even by SIGKILL or TerminateProcess: a
+crashed process can never leave a stale lock. The lock file itself is never written and
+never deleted (deleting it would let two processes lock two different files).
+
+Which locking is used is decided when a lock is taken, not when this module is imported
+(nothing here imports `fcntl` or `msvcrt` at load): the package imports on every
+platform. `lock_fd` and `unlock_fd` are the whole interface the ledger uses.
 """
 
 from __future__ import annotations
 
-import fcntl
+import errno
 import os
 import time
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 from vault_tools.errors import RefusedError
+from vault_tools.infra.osfiles import open_fd
+
+POLL = 0.01  # seconds between two tries of a lock that is held elsewhere
+# Windows locks a byte range; every vt locks the same first byte (beyond the end of the
+# empty lock file, which Windows allows)
+_WINDOWS_RANGE = 1
+# what msvcrt.locking raises when the range is locked by another handle
+_WINDOWS_BUSY = (errno.EACCES, errno.EDEADLOCK)
+
+
+class NoLocking(RefusedError):
+    """This system has neither `fcntl` nor `msvcrt`: vt cannot lock the ledger."""
+
+
+def _fcntl() -> ModuleType | None:
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    return fcntl
+
+
+def _msvcrt() -> ModuleType | None:
+    try:
+        import msvcrt
+    except ImportError:
+        return None
+    return msvcrt
+
+
+def lock_fd(fd: int, *, wait: bool = True, shared: bool = False) -> bool:
+    """Lock the open file `fd`: True once held; False, without waiting, when `wait` is
+    False and another process holds it. `shared` (POSIX) lets other shared holders in;
+    Windows has no shared lock, so there it is exclusive."""
+    fcntl = _fcntl()
+    if fcntl is not None:
+        flags = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, flags)
+        except BlockingIOError:
+            return False
+        return True
+    msvcrt = _msvcrt()
+    if msvcrt is None:
+        raise NoLocking("this system has no file locking (neither fcntl nor msvcrt)")
+    while True:
+        os.lseek(fd, 0, os.SEEK_SET)  # msvcrt locks from the file's position
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, _WINDOWS_RANGE)
+            return True
+        except OSError as exc:
+            if exc.errno not in _WINDOWS_BUSY:
+                raise
+        if not wait:
+            return False
+        time.sleep(POLL)  # msvcrt's own waiting (LK_LOCK) gives up after ten seconds
+
+
+def unlock_fd(fd: int) -> None:
+    """Release the lock `lock_fd` took on `fd` (closing `fd` releases it too)."""
+    fcntl = _fcntl()
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return
+    msvcrt = _msvcrt()
+    if msvcrt is not None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, _WINDOWS_RANGE)
 
 
 class FileLock:
-    """`with FileLock(path):` holds an exclusive flock on `path` (created if missing)."""
+    """`with FileLock(path):` holds an exclusive lock on `path` (created if missing)."""
 
     def __init__(self, path: Path | str, timeout: float | None = None) -> None:
         self.path = Path(path)
@@ -27,7 +100,7 @@ class FileLock:
 
     def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = open_fd(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             self._lock(fd)
         except BaseException:
@@ -37,26 +110,22 @@ class FileLock:
 
     def _lock(self, fd: int) -> None:
         if self.timeout is None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock_fd(fd)
             return
         deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise RefusedError(
-                        "another vt process holds the lock; try again", str(self.path)
-                    ) from None
-                time.sleep(0.01)
+        while not lock_fd(fd, wait=False):
+            if time.monotonic() >= deadline:
+                raise RefusedError(
+                    "another vt process holds the lock; try again", str(self.path)
+                ) from None
+            time.sleep(POLL)
 
     def release(self) -> None:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            unlock_fd(fd)
         finally:
             os.close(fd)
 

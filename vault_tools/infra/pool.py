@@ -3,6 +3,15 @@
 What it buys: a cold `vt validate` of 10k or 50k notes takes 1.5x the time in one process.
 The interface is `map_chunks` (and `can_fork`, whether this system can run a pool).
 
+Only where `fork` exists and is safe (Linux and other POSIX systems but macOS) is there a
+pool: on Windows there is no `fork`, and on macOS a forked child of a process that has
+loaded the system's frameworks can crash (Python's own default there is spawn). There the
+work runs in this process, as every run below PARALLEL_THRESHOLD does everywhere. Not a
+spawn-based pool: a spawned worker starts a new interpreter and imports vt, the schemas
+and the knowledge base again (the inherited state that makes forking pay), and `work`,
+a closure over that state, would have to be pickled; one code path, the serial one, is
+correct on every system and is the one most runs take anyway.
+
 Workers are forked, so they inherit the caller's state (settings, compiled schemas,
 the knowledge-base index) instead of having it pickled; only the chunks of items and
 the results cross the process boundary, each through a pipe of its worker's own. Small
@@ -25,19 +34,16 @@ import pickle
 import select
 import signal
 import struct
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
+from types import ModuleType
 from typing import Any, NoReturn, TypeVar
 
 from vault_tools.errors import VtError
 from vault_tools.infra.durable import write_all
-
-try:
-    import fcntl
-except ImportError:  # not on Windows, where nothing forks either
-    fcntl = None  # type: ignore[assignment]
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -433,23 +439,37 @@ def _read_exactly(fd: int, size: int) -> bytes | None:
 ANSWER_PIPE = 1 << 20
 
 
+def _pipe_tuning() -> ModuleType | None:
+    """`fcntl` where it can size a pipe (Linux), else None; imported when a pool starts,
+    never at load (no `fcntl` on Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    return fcntl if hasattr(fcntl, "F_SETPIPE_SZ") else None
+
+
 def _widen(fd: int) -> None:
     """Let the pipe hold ANSWER_PIPE bytes where the system allows (Linux; within
     /proc/sys/fs/pipe-max-size), else leave it as it is."""
-    with suppress(AttributeError, OSError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, ANSWER_PIPE)
+    fcntl = _pipe_tuning()
+    if fcntl is not None:
+        with suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, ANSWER_PIPE)
 
 
 def _pipe_capacity(fd: int) -> int:
-    try:
-        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)  # Linux
-    except (AttributeError, OSError):
-        return select.PIPE_BUF  # the least any POSIX pipe holds
+    fcntl = _pipe_tuning()
+    if fcntl is not None:
+        with suppress(OSError):
+            return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    return select.PIPE_BUF  # the least any POSIX pipe holds
 
 
 def can_fork() -> bool:
-    """Whether this system can fork the pool's workers (not Windows)."""
-    return hasattr(os, "fork")
+    """Whether this system can fork the pool's workers safely: not Windows (no `fork`),
+    not macOS (see the module's docstring). Asked at each run, not at import."""
+    return hasattr(os, "fork") and sys.platform != "darwin"
 
 
 # --- one helper beside the caller -----------------------------------------------------

@@ -11,6 +11,7 @@ what it is. `rollback` keeps a failed COMMIT's error visible.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterable
 from contextlib import suppress
@@ -65,8 +66,7 @@ def io_failure(exc: sqlite3.Error, path: str | Path | None) -> StorageError:
     detail = f"{exc} ({name})" if name else str(exc)
     if path is not None:
         with suppress(OSError):
-            fs = os.statvfs(os.path.dirname(os.path.abspath(path)))
-            free = fs.f_bavail * fs.f_frsize
+            free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
             if free < _NEARLY_FULL:
                 detail += f"; the file system holding it is full ({free // 1024} KiB free)"
     return StorageError(f"SQLite failed: {detail}", str(path) if path is not None else None)

@@ -26,6 +26,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import UsageError, io_failure
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.durable import fsync_folder, write_all, write_temp
+from vault_tools.infra.osfiles import open_fd
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.vocabulary import CHECK_KEYS, NEW, PENDING
 
@@ -296,7 +297,7 @@ def create_file(path: Path, data: bytes, *, root: Path | None = None) -> bool:
 
 def _create_exclusive(path: Path, data: bytes) -> bool:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         return False
     try:

@@ -17,6 +17,7 @@ from vault_tools.errors import IOFailure, RefusedError, UsageError, os_error_tex
 from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.durable import fsync_folder
 from vault_tools.infra.lock import FileLock
+from vault_tools.infra.osfiles import open_fd
 from vault_tools.infra.sqlitedb import rollback
 from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import (
@@ -285,8 +286,7 @@ class Ledger:
         with FileLock(self.lock_path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = not self.path.exists()
-            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
-            fd = os.open(self.path, flags, 0o644)
+            fd = open_fd(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             try:
                 if created:
                     fsync_folder(self.path.parent)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vault_tools.errors import IntegrityError, RefusedError
 from vault_tools.infra.lock import FileLock
+from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.events import GENESIS
 from vault_tools.ledger.index import _block_digests, _extended_blocks, _StateDB, _Trusted
 from vault_tools.ledger.lines import (
@@ -60,7 +61,7 @@ def trusted_head(path: Path, state_dir: Path) -> Head:
 
 def _gate_now(path: Path, state_dir: Path, locked: bool) -> Head:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_fd(path, os.O_RDONLY)
     except FileNotFoundError:
         fd = None
     try:

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault_tools.infra.osfiles import read_at
 from vault_tools.infra.sqlitedb import connect
 from vault_tools.ledger.lines import Head
 
@@ -198,7 +199,7 @@ def _block_digests(fd: int, start: int, size: int) -> str:
     spans = range(start, size, DIGEST_BLOCK)
 
     def one(offset: int) -> str:
-        return hashlib.sha256(os.pread(fd, min(DIGEST_BLOCK, size - offset), offset)).hexdigest()
+        return hashlib.sha256(read_at(fd, min(DIGEST_BLOCK, size - offset), offset)).hexdigest()
 
     if len(spans) < 2 or (os.cpu_count() or 1) < 2:
         return "".join(map(one, spans))

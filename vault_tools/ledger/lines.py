@@ -11,6 +11,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from vault_tools.errors import IntegrityError
+from vault_tools.infra.osfiles import open_fd, read_at
 from vault_tools.ledger.events import GENESIS, _is_sha
 
 _BLOCK = 1 << 16
@@ -57,7 +58,7 @@ def _line_start(fd: int, end: int) -> int:
     pos = end - 1  # skip the line's own final byte
     while pos > 0:
         start = max(0, pos - _BLOCK)
-        chunk = os.pread(fd, pos - start, start)
+        chunk = read_at(fd, pos - start, start)
         i = chunk.rfind(b"\n")
         if i >= 0:
             return start + i + 1
@@ -81,7 +82,7 @@ def _head_of(fd: int, size: int, path: str) -> Head:
     if size == 0:
         return Head()
     start = _line_start(fd, size)
-    event = _parse_line(os.pread(fd, size - start, start), 0, path)
+    event = _parse_line(read_at(fd, size - start, start), 0, path)
     seq, hash_ = event.get("seq"), event.get("hash")
     if type(seq) is not int or not _is_sha(hash_):
         raise IntegrityError("last line: seq or hash missing; run `vt ledger verify`", path)
@@ -95,10 +96,10 @@ def _recover_torn(fd: int, path: Path) -> TornInfo | None:
     ledger is truncated, so they are never lost.
     """
     size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+    if size == 0 or read_at(fd, 1, size - 1) == b"\n":
         return None
     start = _line_start(fd, size + 1) if size else 0  # +1: the last byte is not a '\n'
-    torn = os.pread(fd, size - start, start)
+    torn = read_at(fd, size - start, start)
     backup = Path(str(path) + ".torn")
     with open(backup, "ab") as out:
         out.write(torn + b"\n")
@@ -133,16 +134,16 @@ def iter_events(path: Path | str, start: int = 0) -> Iterator[dict]:
 
 def _iter_lines_reversed(path: Path | str) -> Iterator[bytes]:
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_fd(path, os.O_RDONLY)
     except FileNotFoundError:
         return
     try:
         end = os.fstat(fd).st_size
-        if end and os.pread(fd, 1, end - 1) != b"\n":
+        if end and read_at(fd, 1, end - 1) != b"\n":
             end = _line_start(fd, end + 1)  # skip a torn tail
         while end > 0:
             start = _line_start(fd, end)
-            yield os.pread(fd, end - start, start)
+            yield read_at(fd, end - start, start)
             end = start
     finally:
         os.close(fd)
@@ -151,12 +152,12 @@ def _iter_lines_reversed(path: Path | str) -> Iterator[bytes]:
 def ledger_head(path: Path | str) -> Head:
     """The head as the file stands (no lock; a torn tail is ignored)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_fd(path, os.O_RDONLY)
     except FileNotFoundError:
         return Head()
     try:
         size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size and read_at(fd, 1, size - 1) != b"\n":
             size = _line_start(fd, size + 1)
         return _head_of(fd, size, str(path))
     finally:
@@ -166,7 +167,7 @@ def ledger_head(path: Path | str) -> Head:
 def _complete_size(fd: int) -> int:
     """Where the last complete line ends (a torn tail is not part of the ledger)."""
     size = os.fstat(fd).st_size
-    if size and os.pread(fd, 1, size - 1) != b"\n":
+    if size and read_at(fd, 1, size - 1) != b"\n":
         return _line_start(fd, size + 1)
     return size
 
@@ -174,9 +175,9 @@ def _complete_size(fd: int) -> int:
 def _crlf_converted(fd: int, size: int) -> bool:
     """True when the first and the last line end in CRLF: a canonical line ends in `}`,
     so the file went through a checkout that converts line endings."""
-    if size < 2 or os.pread(fd, 2, size - 2) != b"\r\n":
+    if size < 2 or read_at(fd, 2, size - 2) != b"\r\n":
         return False
-    first = os.pread(fd, min(size, 1 << 20), 0)
+    first = read_at(fd, min(size, 1 << 20), 0)
     i = first.find(b"\n")
     return i > 0 and first[i - 1 : i] == b"\r"
 
@@ -191,7 +192,7 @@ CRLF_MESSAGE = (
 def _count_lines(fd: int, start: int, stop: int) -> int:
     count = 0
     while start < stop:
-        chunk = os.pread(fd, min(1 << 20, stop - start), start)
+        chunk = read_at(fd, min(1 << 20, stop - start), start)
         if not chunk:
             break
         count += chunk.count(b"\n")

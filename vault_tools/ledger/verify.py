@@ -3,7 +3,6 @@ every event trusted before; and the verifier the gate (gate.py) runs on new line
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import json
 import os
@@ -17,6 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
+from vault_tools.infra.lock import lock_fd, unlock_fd
+from vault_tools.infra.osfiles import open_fd, read_at
 from vault_tools.infra.pool import beside, can_fork
 from vault_tools.ledger.events import (
     GENESIS,
@@ -421,7 +422,7 @@ def _split_at(fd: int, start: int, size: int) -> int | None:
     line is the last one, nothing to share)."""
     pos = start + (size - start) // 2
     while pos < size:
-        chunk = os.pread(fd, min(_BLOCK, size - pos), pos)
+        chunk = read_at(fd, min(_BLOCK, size - pos), pos)
         if not chunk:
             return None
         i = chunk.find(b"\n")
@@ -625,7 +626,7 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
         db = _StateDB.read_only(state_dir, immutable=locked)
         try:
             try:
-                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                fd = open_fd(path, os.O_RDONLY)
             except FileNotFoundError:
                 return _verify_missing(db, path)
             try:
@@ -659,15 +660,19 @@ def _shared_lock(path: Path) -> Iterator[bool]:
     """The ledger lock, shared, if its file exists (True); nothing is created or written:
     no lock file means no vt has appended yet."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_fd(path, os.O_RDONLY)
     except OSError:
         yield False
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        yield True
+        lock_fd(fd, shared=True)
+        try:
+            yield True
+        finally:
+            # before the close: Windows may drop a lock only some time after its close
+            unlock_fd(fd)
     finally:
-        os.close(fd)  # drops the lock
+        os.close(fd)
 
 
 def _verify_missing(db: _StateDB, path: Path) -> VerifyResult:

@@ -13,6 +13,7 @@ from typing import NamedTuple, Protocol
 from vault_tools.config import IGNORED_DIRS, MAX_NOTE_BYTES
 from vault_tools.findings import Finding, error
 from vault_tools.infra.boundary import escaping_folder, escaping_note, escaping_notes, is_inside
+from vault_tools.infra.osfiles import open_fd
 
 
 class MarkdownFile(NamedTuple):
@@ -249,7 +250,7 @@ def read_file(path: str | Path, limit: int | None = MAX_NOTE_BYTES) -> tuple[byt
     (TooLarge), nor one that grows past it while it is read. Both are OSErrors, so every
     caller that survives an unreadable file survives these.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    fd = open_fd(path, os.O_RDONLY, nonblocking=True)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

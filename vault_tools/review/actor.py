@@ -24,7 +24,8 @@ def _git_user(folder: str) -> str | None:
             ["git", "config", "user.name"],
             cwd=folder,
             capture_output=True,
-            text=True,
+            encoding="utf-8",  # git's bytes, not the locale's code page (Windows)
+            errors="replace",
             timeout=10,
             check=False,
         )
@@ -37,5 +38,6 @@ def _git_user(folder: str) -> str | None:
 def _os_user() -> str:
     try:
         return getpass.getuser() or "unknown"
-    except (KeyError, OSError):  # no passwd entry (containers)
+    # no passwd entry (containers); no pwd module and no USERNAME (Windows)
+    except (KeyError, OSError, ImportError):
         return str(os.getuid()) if hasattr(os, "getuid") else "unknown"

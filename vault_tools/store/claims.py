@@ -26,6 +26,7 @@ from typing import TypeVar
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.boundary import state_files, writable_path
+from vault_tools.infra.osfiles import open_fd, read_at
 from vault_tools.infra.sqlitedb import connect, rollback
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import GENESIS, canonical
@@ -272,13 +273,13 @@ class ClaimStore:
         if mark.end == 0:
             return True
         try:
-            fd = os.open(self.ledger_path, os.O_RDONLY)
+            fd = open_fd(self.ledger_path, os.O_RDONLY)
         except FileNotFoundError:
             return False
         try:
             if os.fstat(fd).st_size < mark.end:
                 return False
-            raw = os.pread(fd, mark.end - mark.start, mark.start)
+            raw = read_at(fd, mark.end - mark.start, mark.start)
         finally:
             os.close(fd)
         if not raw.endswith(b"\n") or (mark.start and b"\n" in raw[:-1]):
