@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from synthetic import make_vault  # the shared make_vault.py, found once
+from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
