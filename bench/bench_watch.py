@@ -172,6 +172,7 @@ def main() -> None:
     parser.add_argument("--latency-notes", type=int, default=300)
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--idle", type=float, default=30.0)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="for watch.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as tmp:
         work = Path(tmp)
@@ -190,9 +191,10 @@ def main() -> None:
             f"{idle['idle_s']:.0f} s = {idle['cpu_percent']}% of a core (goal <= 1%); "
             f"startup scan {idle['startup_s']} s"
         )
-    out = ROOT / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "watch.json").write_text(json.dumps({"latency": lat, "idle": idle}, indent=2) + "\n")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "watch.json").write_text(
+        json.dumps({"latency": lat, "idle": idle}, indent=2) + "\n"
+    )
 
 
 if __name__ == "__main__":
