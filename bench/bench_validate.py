@@ -115,7 +115,7 @@ def vt_workers(size: int) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,10000", help="vault sizes, comma-separated")
     parser.add_argument("--runs", type=int, default=3, help="rounds")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
