@@ -82,7 +82,7 @@ def synthetic_vault(
 
 
 def shared_dir() -> Path | None:
-    """The project's shared folder of seed notes: ../shared in CI, /work/shared here."""
+    """The project's shared folder of seed notes (../shared beside the repository)."""
     for candidate in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")):
         if (candidate / "seeds").is_dir():
             return candidate
