@@ -2,8 +2,9 @@
 
     python bench/bench_apply.py [--notes 10000] [--dir DIR] [--out FILE]
 
-Builds a `make_vault.py` vault, turns every note into `review_action: APPROVE` with its
-four checks true (editing the generated text), then, in the same run:
+Builds a synthetic vault (bench/synthetic.py), turns every note into
+`review_action: APPROVE` with its four checks true (editing the generated text), then,
+in the same run:
 - `vt apply`: the whole process (`python -m vault_tools apply --vault … --json`), timed
   from spawn to exit: examine every note, append one event per note (one fsync), mark
   every note APPLIED (one atomic rewrite each), refresh the Claim Store and the KB blocks;
@@ -26,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from synthetic import make_vault  # the shared make_vault.py, found once
+from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 REPO = Path(__file__).resolve().parents[1]
 LEDGER = "05_ledger/decision_ledger.jsonl"

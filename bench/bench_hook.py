@@ -3,7 +3,7 @@ notes in a 10k-note vault (goal: ≤ 300 ms for the whole process).
 
     python bench/bench_hook.py [--notes 10000] [--staged 3] [--runs 10] [--dir bench/out]
 
-The vault (make_vault.py) is committed to a git repository once and reused across runs
+The vault (bench/synthetic.py) is committed to a git repository once and reused across runs
 (`<dir>/hook-<notes>/vault`). Each run stages `--staged` edited notes, times the whole
 hook process (median of `--runs`), times `python -c pass` as the floor, prints both, and
 restores the notes. Stdlib only.
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from synthetic import make_vault  # the shared make_vault.py, found once
+from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {

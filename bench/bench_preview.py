@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time `vt preview` against `vt validate` on the same make_vault.py vault.
+"""Time `vt preview` against `vt validate` on the same synthetic vault (synthetic.py).
 
     python bench/bench_preview.py [--notes 3000] [--runs 3]
 
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from synthetic import make_vault, make_vault_script  # the shared make_vault.py, found once
+from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,6 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    make_vault_script()  # before any work: a clear error when it is missing
     vt = shutil.which("vt", path=str(Path(sys.executable).parent)) or "vt"
     with tempfile.TemporaryDirectory(prefix="bench-preview-") as tmp:
         work = Path(tmp)

@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""Time `vt validate` against two references measured in the same run.
+"""Time `vt validate` against references measured in the same run.
 
     pip install -e '.[bench]'    # python-frontmatter, for (N)
-    python bench/bench_validate.py [--sizes 1000,10000,50000] [--runs 3]
+    python bench/bench_validate.py [--sizes 2000,10000] [--runs 3]
+    python bench/bench_validate.py --sizes 300 --runs 1    # a quick check
 
-(R) a lean script: read each file, load the frontmatter with PyYAML's C loader,
-    json.loads each fenced JSON block; validates nothing.
-(N) the obvious python-frontmatter + jsonschema loop that also validates each frame.
+The vaults are written by bench/synthetic.py (kept in --out for later runs).
+(R1) a lean script: read each file, load the frontmatter with PyYAML's C loader,
+     json.loads each fenced JSON block; validates nothing. One process.
+(RW) the same lean script on as many processes as a cold `vt validate` uses (vt's rule:
+     one worker per core from 400 notes on, the parent listing the files): the parent
+     lists the files and forks the workers, each reads its share.
+(N)  the obvious python-frontmatter + jsonschema loop that also validates each frame.
 vt cold: no `.vt/` cache; vt warm: the cache of the previous run, nothing changed.
-The commands run in --runs rounds, each once per round (so a slow spell of the machine
-falls on all of them); figures are medians of the whole-process runs, reported as ratios
-to (R) so that a noisy machine cancels out, with "best" (fastest cold over fastest R) as
-a second view; peak RSS of the vt process shows memory staying flat.
+Each round runs every command once, one after the other (so a slow spell of the machine
+falls on all of them); ratios are taken within a round and their median is reported,
+with "best" (fastest cold over fastest RW) as a second view. For every command: wall
+time, CPU time (user + system of all its processes) and peak memory (the sum of each
+process's own peak RSS; see measure.py for what that counts).
 """
 
 from __future__ import annotations
@@ -21,24 +27,23 @@ import importlib.util
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from synthetic import make_vault  # the shared make_vault.py, found once
+from measure import Measured, run_measured
+from synthetic import make_vault  # the project's own generator, bench/synthetic.py
+
+from vault_tools.infra.pool import PARALLEL_THRESHOLD
 
 ROOT = Path(__file__).resolve().parents[1]
 
 LEAN = r"""
 import json, os, re, sys, yaml
 fence = re.compile(r"```json\n(.*?)\n```", re.S)
-for root, dirs, files in os.walk(sys.argv[1]):
-    dirs[:] = [d for d in dirs if not d.startswith(".")]
-    for name in files:
-        if not name.endswith(".md"):
-            continue
-        text = open(os.path.join(root, name), encoding="utf-8", errors="replace").read()
+
+def check(paths):
+    for path in paths:
+        text = open(path, encoding="utf-8", errors="replace").read()
         if text.startswith("---\n"):
             try:
                 yaml.load(text[4:text.find("\n---", 4)], Loader=yaml.CSafeLoader)
@@ -49,6 +54,24 @@ for root, dirs, files in os.walk(sys.argv[1]):
                 json.loads(block.group(1))
             except ValueError:
                 pass
+
+paths = []
+for root, dirs, files in os.walk(sys.argv[1]):
+    dirs[:] = [d for d in dirs if not d.startswith(".")]
+    paths += [os.path.join(root, name) for name in files if name.endswith(".md")]
+workers = int(sys.argv[2])
+if workers < 2:
+    check(paths)
+else:
+    children = []
+    for i in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            check(paths[i::workers])
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
 """
 
 NAIVE = r"""
@@ -77,18 +100,6 @@ for root, dirs, files in os.walk(sys.argv[1]):
 """
 
 
-def timed(command: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one process."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise SystemExit(f"{' '.join(command)} exited {code}")
-    return elapsed, usage.ru_maxrss
-
-
 def sized_vault(size: int, out: Path) -> Path:
     """The vault of `size` notes under `out`, made once and kept for later runs."""
     vault = out / f"vault-{size}"
@@ -97,60 +108,85 @@ def sized_vault(size: int, out: Path) -> Path:
     return vault
 
 
+def vt_workers(size: int) -> int:
+    """The workers a cold `vt validate` of `size` notes forks (0: it runs alone)."""
+    cores = os.cpu_count() or 1
+    return cores if cores > 1 and size >= PARALLEL_THRESHOLD else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000,50000")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sizes", default="2000,10000", help="vault sizes, comma-separated")
+    parser.add_argument("--runs", type=int, default=3, help="rounds")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     args = parser.parse_args()
-    if importlib.util.find_spec("frontmatter") is None:
-        sys.exit("(N) needs python-frontmatter: pip install -e '.[bench]'")
+    naive = importlib.util.find_spec("frontmatter") is not None
+    if not naive:
+        print("(N) skipped: it needs python-frontmatter (pip install -e '.[bench]')")
     vt = shutil.which("vt", path=str(Path(sys.executable).parent)) or "vt"
     schema = ROOT / "schemas" / "semantic-frame.schema.json"
-    print(
-        f"{'notes':>7} {'R s':>7} {'N s':>7} {'cold s':>7} {'warm s':>7} "
-        f"{'N/R':>6} {'cold/R':>7} {'warm/R':>7} {'best':>6} {'RSS MiB':>8}"
-    )
+    print(f"{os.cpu_count()} cores; medians of {args.runs} rounds; ratios within a round")
     for size in (int(s) for s in args.sizes.split(",")):
         vault = sized_vault(size, args.out)
-        times, rss = rounds(args.runs, vault, vt, schema)
-        lean, naive, cold, warm = (statistics.median(times[k]) for k in KINDS)
-        best = min(times["cold"]) / min(times["lean"])
-        print(
-            f"{size:>7} {lean:>7.2f} {naive:>7.2f} {cold:>7.2f} {warm:>7.2f} "
-            f"{naive / lean:>6.2f} {cold / lean:>7.2f} {warm / lean:>7.2f} {best:>6.2f} "
-            f"{rss / 1024:>8.1f}",
-            flush=True,
-        )
-    print("medians of the runs; best: the fastest cold run over the fastest (R) run")
-    print("goals: cold/R <= 1.5 at 10k, warm/R <= 0.25, RSS flat as the vault grows")
+        workers = vt_workers(size)
+        commands = {
+            "R1": [sys.executable, "-c", LEAN, str(vault), "1"],
+            "RW": [sys.executable, "-c", LEAN, str(vault), str(workers)],
+            "N": [sys.executable, "-c", NAIVE, str(vault), str(schema)],
+            "cold": [vt, "validate", "--vault", str(vault)],
+            "warm": [vt, "validate", "--vault", str(vault)],
+        }
+        if not naive:
+            del commands["N"]
+        report(size, rounds(args.runs, vault, commands))
+    print("goals: cold/RW <= 1.5 at 10k, warm/RW <= 0.25, memory flat as the vault grows")
 
 
-KINDS = ("lean", "naive", "cold", "warm")
-
-
-def rounds(runs: int, vault: Path, vt: str, schema: Path) -> tuple[dict[str, list], int]:
+def rounds(runs: int, vault: Path, commands: dict[str, list[str]]) -> dict[str, list[Measured]]:
     """Each command once per round, the rounds one after the other: a machine that slows
     down for a while slows every command alike, not one command's runs."""
-    state = vault / ".vt"
-    validate = [vt, "validate", "--vault", str(vault)]
-    commands = {
-        "lean": [sys.executable, "-c", LEAN, str(vault)],
-        "naive": [sys.executable, "-c", NAIVE, str(vault), str(schema)],
-        "cold": validate,
-        "warm": validate,
-    }
-    times: dict[str, list] = {kind: [] for kind in KINDS}
-    peak = 0
+    results: dict[str, list[Measured]] = {kind: [] for kind in commands}
     for _ in range(runs):
-        for kind in KINDS:
+        for kind, command in commands.items():
             if kind == "cold":
-                shutil.rmtree(state, ignore_errors=True)
-            seconds, rss = timed(commands[kind])
-            times[kind].append(seconds)
-            if kind == "cold":
-                peak = max(peak, rss)
-    return times, peak
+                shutil.rmtree(vault / ".vt", ignore_errors=True)
+            measured = run_measured(command)
+            if measured.code not in (0, 1):
+                raise SystemExit(f"{' '.join(command)} exited {measured.code}")
+            results[kind].append(measured)
+    return results
+
+
+LABELS = {
+    "R1": "R1 lean, one process",
+    "RW": "RW lean, as vt",
+    "N": "N  naive",
+    "cold": "vt cold",
+    "warm": "vt warm",
+}
+
+
+def report(size: int, results: dict[str, list[Measured]]) -> None:
+    """One table per size: medians, and the medians of the per-round ratios to RW."""
+    base = results["RW"]
+    print(f"\n{size} notes")
+    print(
+        f"  {'command':<22} {'procs':>5} {'wall s':>7} {'CPU s':>7} {'peak MiB':>8} "
+        f"{'wall/RW':>8} {'CPU/RW':>7}"
+    )
+    for kind, runs in results.items():
+        wall = statistics.median(m.wall for m in runs)
+        cpu = statistics.median(m.cpu for m in runs)
+        peak = statistics.median(m.peak_kib for m in runs) / 1024
+        wall_ratio = statistics.median(m.wall / b.wall for m, b in zip(runs, base, strict=True))
+        cpu_ratio = statistics.median(m.cpu / b.cpu for m, b in zip(runs, base, strict=True))
+        print(
+            f"  {LABELS[kind]:<22} {runs[0].processes:>5} {wall:>7.2f} {cpu:>7.2f} "
+            f"{peak:>8.1f} {wall_ratio:>8.2f} {cpu_ratio:>7.2f}",
+            flush=True,
+        )
+    best = min(m.wall for m in results["cold"]) / min(m.wall for m in base)
+    print(f"  best: the fastest cold run over the fastest RW run, {best:.2f}")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 
     python bench/bench_watch.py [--saves 200] [--notes 10000] [--idle 30]
 
-1. Latency. A make_vault.py vault (--latency-notes notes) is watched by the real
-   `vt watch --json` (default debounce, 150 ms). Each of --saves saves edits the V2
+1. Latency. A synthetic vault (bench/synthetic.py, --latency-notes notes) is watched by
+   the real `vt watch --json` (default debounce, 150 ms). Each of --saves saves edits the V2
    claim draft of a REQUEST_REPAIR note (round robin over its marked notes): the new
    text is written to a temp file and renamed over the note, as editors do. The time
    from that os.replace to the new claim text appearing inside the note's Repair
@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from synthetic import make_vault, make_vault_script  # the shared make_vault.py, found once
+from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAFT_HEADING = "### V2 Atomic Claim Draft"
@@ -172,8 +172,8 @@ def main() -> None:
     parser.add_argument("--latency-notes", type=int, default=300)
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--idle", type=float, default=30.0)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="for watch.json")
     args = parser.parse_args()
-    make_vault_script()  # before any work: a clear error when it is missing
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as tmp:
         work = Path(tmp)
         lat = latency(work, args.latency_notes, args.saves)
@@ -191,9 +191,10 @@ def main() -> None:
             f"{idle['idle_s']:.0f} s = {idle['cpu_percent']}% of a core (goal <= 1%); "
             f"startup scan {idle['startup_s']} s"
         )
-    out = ROOT / "bench" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "watch.json").write_text(json.dumps({"latency": lat, "idle": idle}, indent=2) + "\n")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "watch.json").write_text(
+        json.dumps({"latency": lat, "idle": idle}, indent=2) + "\n"
+    )
 
 
 if __name__ == "__main__":

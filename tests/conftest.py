@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,25 @@ def single_file_codes() -> set[str]:
     return set(CODES) - NOT_FROM_ONE_FILE - OTHER_COMMAND_CODES - assist_codes()
 
 
+def synthetic_vault(
+    out: Path, notes: int, *, seed: int = 7, defects: float = 0.0
+) -> tuple[Path, set[tuple[str, int, str]]]:
+    """A vault written by bench/synthetic.py (run as a user runs it), and the findings
+    it planted as (path, line, code): the rows of the TSV beside the vault."""
+    command = [sys.executable, str(REPO / "bench" / "synthetic.py"), str(out)]
+    command += ["--notes", str(notes), "--seed", str(seed), "--defects", str(defects)]
+    subprocess.run(command, check=True, capture_output=True)
+    tsv = out.with_name(f"{out.name}.defects.tsv")
+    planted = set()
+    if defects:
+        for row in tsv.read_text(encoding="utf-8").splitlines():
+            path, line, code = row.split("\t")
+            planted.add((path, int(line), code))
+    return out, planted
+
+
 def shared_dir() -> Path | None:
-    """The project's shared folder (seeds, bench generator): ../shared in CI, /work/shared here."""
+    """The project's shared folder of seed notes (../shared beside the repository)."""
     for candidate in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")):
         if (candidate / "seeds").is_dir():
             return candidate

@@ -1,0 +1,47 @@
+"""Every benchmark in bench/ runs from the repository alone, with its smallest options,
+so none breaks silently. Only that each exits 0 and prints its figures is checked: a
+timing is never asserted (they are measured, as ratios, by running the benchmarks)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+BENCH = REPO / "bench"
+# script -> (its quickest options, where {tmp} is a fresh folder; a line of its output)
+QUICK: dict[str, tuple[list[str], str]] = {
+    "bench_validate.py": (["--sizes", "300", "--runs", "1", "--out", "{tmp}"], "vt cold"),
+    "bench_preview.py": (["--notes", "60", "--runs", "1"], "preview / validate ="),
+    "bench_apply.py": (["--notes", "40", "--dir", "{tmp}"], "apply"),
+    "bench_hook.py": (["--notes", "40", "--staged", "2", "--runs", "1", "--dir", "{tmp}"], "hook"),
+    "bench_watch.py": (
+        ["--saves", "3", "--latency-notes", "30", "--notes", "50", "--idle", "0.5"]
+        + ["--out", "{tmp}"],
+        "idle CPU",
+    ),
+    "bench_ledger.py": (["--events", "300", "--small", "100", "--dir", "{tmp}"], "verify_ledger"),
+    "bench_gate.py": (["--events", "300", "--repeat", "1", "--dir", "{tmp}"], "cold gate"),
+    "bench_store.py": (["--events", "300", "--claims", "50", "--dir", "{tmp}"], "vt rebuild"),
+    "bench_startup.py": (["--runs", "1"], "validate (empty vault)"),
+}
+
+
+def test_every_benchmark_has_quick_options() -> None:
+    assert {p.name for p in BENCH.glob("bench_*.py")} == set(QUICK)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(QUICK))
+def test_the_benchmark_runs_and_prints_its_figures(script: str, tmp_path: Path) -> None:
+    options, expected = QUICK[script]
+    command = [sys.executable, str(BENCH / script), *(o.format(tmp=tmp_path) for o in options)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert expected in done.stdout, done.stdout
+    assert re.search(r"\d+\.\d+", done.stdout)  # figures, whatever they are
+    assert "Traceback" not in done.stderr
