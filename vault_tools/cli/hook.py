@@ -116,9 +116,10 @@ def run(
         for finding in report.findings:  # errors only: the hook refuses on errors
             reporter.error(finding.plain())
         if report.errors:
-            checked = "given files" if files else "staged notes or ledger"
             reporter.error(
-                f"vt hook: commit refused: {report.errors} error(s) in the {checked} "
-                "(fix them and stage again; see `vt validate`)"
+                f"vt hook: {report.errors} error(s) in the files given (see `vt validate`)"
+                if files
+                else f"vt hook: commit refused: {report.errors} error(s) in the staged "
+                "notes or ledger (fix them and stage again; see `vt validate`)"
             )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)
