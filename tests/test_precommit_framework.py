@@ -275,8 +275,8 @@ def test_the_readme_ci_steps_fail_on_a_committed_invalid_note_and_pass_when_clea
     steps = _ci_steps()
     assert steps == [
         "pre-commit run --all-files --show-diff-on-failure",
-        "vt validate --json",
-        "vt ledger verify",
+        "vt validate --vault . --json",
+        "vt ledger verify --vault .",
     ]
     _local_config(vault)  # the README's config, with the hook run by the installed vt
     _apply(vault)
