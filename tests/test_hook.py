@@ -222,6 +222,114 @@ def test_hook_run_imports_only_what_it_needs(repo: Path) -> None:
     }
 
 
+# ---------------------------------------------------------------- given file names
+
+
+def hook_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", "hook", "run", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_given_files_are_read_from_the_working_tree(repo: Path) -> None:
+    """What pre-commit hands over: the files as they are on disk, staged or not."""
+    note = repo / "vault" / NOTE
+    valid = note.read_text(encoding="utf-8")
+    note.write_text(break_note(valid), encoding="utf-8")
+    assert hook_run(repo, "--vault", "vault").returncode == 0  # nothing staged
+    given = hook_run(repo, "--vault", "vault", f"vault/{NOTE}")
+    assert given.returncode == 1
+    assert f"{NOTE}:55: frame-schema:" in given.stderr
+    assert "error(s) in the files given" in given.stderr
+    git(repo, "add", "-A")
+    note.write_text(valid, encoding="utf-8")  # staged invalid, valid on disk
+    given = hook_run(repo, "--vault", "vault", f"vault/{NOTE}")
+    assert given.returncode == 0, given.stderr
+    assert hook_run(repo, "--vault", "vault").returncode == 1
+
+
+def test_given_files_outside_the_vault_or_no_notes_are_passed_over(repo: Path) -> None:
+    broken = break_note((repo / "vault" / NOTE).read_text(encoding="utf-8"))
+    (repo / "outside.md").write_text(broken, encoding="utf-8")
+    (repo / "vault" / ".trash").mkdir()
+    (repo / "vault" / ".trash" / "old.md").write_text(broken, encoding="utf-8")
+    files = [
+        "outside.md",
+        "vault/.trash/old.md",
+        "vault/04_knowledge_base/DFlash.md",
+        "vault/.obsidian/app.json",
+        ".gitattributes",
+    ]
+    done = hook_run(repo, "--vault", "vault", "--json", *files)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "ok": True,
+        "notes": 0,
+        "ledger": False,
+        "errors": 0,
+        "findings": [],
+    }
+
+
+def test_a_given_note_leading_out_of_the_vault_is_not_read(repo: Path) -> None:
+    outside = repo.parent / "elsewhere.md"
+    outside.write_text(break_note((repo / "vault" / NOTE).read_text(encoding="utf-8")))
+    link = repo / "vault" / "03_claims" / "linked.md"
+    link.symlink_to(outside)
+    done = hook_run(repo, "--vault", "vault", "vault/03_claims/linked.md", f"vault/{NOTE}")
+    assert done.returncode == 1
+    assert "03_claims/linked.md: read-error: leads outside the vault" in done.stderr
+    assert "frame-schema" not in done.stderr  # the outside file was never read
+
+
+def test_a_given_ledger_is_held_to_head_and_verified(repo: Path) -> None:
+    path = _ledger_repo(repo)
+    given = ("--vault", "vault", f"vault/{LEDGER}", "--json")
+    Ledger(path, path.parent.parent / ".vt").append([decision("C-9", "REJECT", "bob")])
+    done = hook_run(repo, *given)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ledger"] is True
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"comment":""', b'"comment":"edited"')
+    path.write_bytes(b"\n".join(lines))
+    done = hook_run(repo, *given)
+    assert done.returncode == 1
+    assert [f["code"] for f in json.loads(done.stdout)["findings"]] == ["ledger-rewritten"]
+    # committed as is (a commit that bypassed the hook): HEAD's own ledger must verify
+    git(repo, "add", "-A")
+    assert commit(repo, "forged", "--no-verify").returncode == 0
+    done = hook_run(repo, *given)
+    assert done.returncode == 1
+    found = json.loads(done.stdout)["findings"]
+    assert {(f["code"], f["line"]) for f in found} == {("ledger-invalid", 2)}
+    assert f"{LEDGER}:2: ledger-invalid:" in hook_run(repo, *given[:-1]).stderr
+
+
+def test_a_ledger_deleted_in_the_commit_is_refused_though_not_given(repo: Path) -> None:
+    """pre-commit never names a deleted file: vt asks the index about the ledger."""
+    path = _ledger_repo(repo)
+    git(repo, "rm", "-q", str(path.relative_to(repo)))
+    done = hook_run(repo, "--vault", "vault", f"vault/{NOTE}")
+    assert done.returncode == 1
+    assert "deleted in this commit" in done.stderr
+
+
+def test_given_files_need_no_git_repository(tmp_path: Path) -> None:
+    vault = copy_vault(tmp_path / "plain")
+    Ledger(vault / LEDGER, vault / ".vt").append([decision("C-1")])
+    note = vault / NOTE
+    note.write_text(break_note(note.read_text(encoding="utf-8")), encoding="utf-8")
+    done = hook_run(tmp_path, "--vault", "plain", f"plain/{NOTE}", f"plain/{LEDGER}", "--json")
+    assert done.returncode == 1, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["notes"] == 1 and payload["ledger"] is True
+    assert [f["code"] for f in payload["findings"]] == ["frame-schema"]
+    assert not (vault / ".git").exists()
+
+
 # ---------------------------------------------------------------- ledger
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
@@ -75,21 +78,38 @@ def uninstall(
 
 
 @hook_app.command()
-def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
-    """Check the staged notes and ledger (what the hook runs).
+def run(
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Files to check as they are on disk: the review notes among them, and the "
+            "ledger if it is one (what the pre-commit framework passes). Default: what git "
+            "has staged.",
+            show_default=False,
+        ),
+    ] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check the staged notes and ledger (what the hook runs), or the files given.
 
-    Reads the index, not the working tree: every staged review note must validate, and
-    the staged ledger may only append to HEAD's (in a merge: keep every event of both
-    parents) with a valid chain. Writes nothing. Exit 1 refuses the commit.
+    Without FILES it reads the index, not the working tree: every staged review note
+    must validate, and the staged ledger may only append to HEAD's (in a merge: keep
+    every event of both parents) with a valid chain. Given FILES (the pre-commit
+    framework passes them; `pre-commit run --all-files` passes every file, as in CI),
+    it checks the review notes among them and the ledger if it is among them, as they
+    are on disk; other files are passed over. Writes nothing. Exit 1 refuses the commit.
 
     Example:
 
         vt hook run --vault .
+
+        vt hook run 03_claims/DV1-0001.md 05_ledger/decision_ledger.jsonl --vault .
     """
     from vault_tools.integrations.hook import run as run_hook
 
     reporter = Reporter(as_json)
-    report = run_hook(settings_for(vault))
+    report = run_hook(settings_for(vault), files=files or ())
     if reporter.mode == JSON:
         reporter.json_line(report.to_json())
     else:
@@ -97,7 +117,9 @@ def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
             reporter.error(finding.plain())
         if report.errors:
             reporter.error(
-                f"vt hook: commit refused: {report.errors} error(s) in the staged "
+                f"vt hook: {report.errors} error(s) in the files given (see `vt validate`)"
+                if files
+                else f"vt hook: commit refused: {report.errors} error(s) in the staged "
                 "notes or ledger (fix them and stage again; see `vt validate`)"
             )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)

@@ -1,10 +1,13 @@
 """vt inside git: the pre-commit hook (install, uninstall, run) and the ledger merge driver.
 
 `run` checks what is being committed — the index, never the working tree — and writes
-nothing anywhere: no note, no ledger line, no `.vt/` cache, nothing staged. It runs on
-every commit, so this module imports only the standard library and light vt modules at
-the top; the note checks and the ledger code are imported when there is something to
-check. The CLI's `vt hook run` renders the `HookReport` it returns.
+nothing anywhere: no note, no ledger line, no `.vt/` cache, nothing staged. Given file
+names (the pre-commit framework passes them: a commit's staged files, or every file with
+`--all-files`, which is how CI runs it), it checks those files as they are on disk
+instead, so a committed invalid note fails a CI run. It runs on every commit, so this
+module imports only the standard library and light vt modules at the top; the note
+checks and the ledger code are imported when there is something to check. The CLI's
+`vt hook run` renders the `HookReport` it returns.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import posixpath
 import shlex
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +27,13 @@ from vault_tools.findings import ERROR, Finding, error
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
-from vault_tools.notes.vault import is_note_path, may_be_review_note
+from vault_tools.notes.vault import (
+    given_notes,
+    is_note_path,
+    may_be_review_note,
+    read_file,
+    read_finding,
+)
 from vault_tools.vocabulary import BASE_MARKER, conflict_marker
 
 HOOK_NAME = "pre-commit"
@@ -232,8 +242,11 @@ class HookReport:
         }
 
 
-def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
-    """Check the staged review notes and the staged ledger. Check-only: writes nothing."""
+def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] = ()) -> HookReport:
+    """Check the staged review notes and the staged ledger, or, given `files`, those
+    files as they are on disk. Check-only: writes nothing."""
+    if files:
+        return run_files(settings, files, repo or GitRepo.find(settings.vault))
     repo = repo or _require_repo(settings)
     vault_rel = repo.relative(settings.vault)
     prefix = f"{vault_rel}/" if vault_rel else ""
@@ -257,6 +270,76 @@ def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
             settings.ledger, blobs[f":{ledger}"], parents, merge=bool(merge_heads)
         )
     return report
+
+
+def run_files(settings: Settings, files: Sequence[Path], repo: GitRepo | None) -> HookReport:
+    """The review notes among `files` and, when it is among them, the ledger: read from
+    the working tree, which is what pre-commit hands over (the staged content during a
+    commit, with unstaged changes stashed; the checkout in CI).
+
+    Files outside the vault and files that are no notes are passed over: pre-commit gives
+    every file of the repository. The ledger is held to HEAD's as for a commit (only
+    appended; in a merge, every parent's events kept) and verified; in CI the checkout
+    is HEAD, so what counts there is that it verifies. Without git, only that.
+    """
+    report = HookReport()
+    notes: dict[str, bytes | None] = {}
+    ledger_given = ledger_unread = False
+    for relative, finding in given_notes(settings.vault, files):
+        outside = finding is not None and finding.code == "path-outside-vault"
+        is_ledger = relative == settings.ledger
+        if outside or not (is_ledger or is_note_path(relative)):
+            continue  # another file of the repository
+        if finding is not None:
+            report.findings.append(finding)  # a symlink leading out, not a file, …
+            ledger_unread |= is_ledger
+        elif is_ledger:
+            ledger_given = True
+        else:
+            notes[relative] = _note_bytes(settings, relative, report)
+    _check_notes(settings, report, notes)
+    if not ledger_unread and (ledger_given or _ledger_staged(settings, repo)):
+        report.ledger = True
+        report.findings += _check_working_ledger(settings, repo)
+    return report
+
+
+def _note_bytes(settings: Settings, relative: str, report: HookReport) -> bytes | None:
+    try:
+        return read_file(settings.vault / relative, settings.max_note_bytes)[0]
+    except OSError as exc:
+        report.findings.append(read_finding(relative, exc))
+        return None
+
+
+def _ledger_in_repo(settings: Settings, repo: GitRepo) -> str:
+    return "/".join(part for part in (repo.relative(settings.vault), settings.ledger) if part)
+
+
+def _ledger_staged(settings: Settings, repo: GitRepo | None) -> bool:
+    """Whether the commit being made changes the ledger: pre-commit never names a deleted
+    file, and deleting the ledger is refused like any rewrite."""
+    if repo is None:
+        return False
+    ledger = _ledger_in_repo(settings, repo)
+    return ledger in repo.staged_paths(ledger)
+
+
+def _check_working_ledger(settings: Settings, repo: GitRepo | None) -> list[Finding]:
+    try:
+        data: bytes | None = read_file(settings.ledger_path, None)[0]
+    except FileNotFoundError:
+        data = None
+    except OSError as exc:
+        return [read_finding(settings.ledger, exc)]
+    parents: list[bytes | None] = [None]
+    merge_heads: list[str] = []
+    if repo is not None:
+        ledger = _ledger_in_repo(settings, repo)
+        merge_heads = repo.merge_heads()
+        specs = [f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
+        parents = list(repo.read_blobs(specs).values())
+    return check_staged_ledger(settings.ledger, data, parents, merge=bool(merge_heads))
 
 
 def _link_targets(repo: GitRepo, prefix: str, notes: list[str]) -> dict[str, str | None]:
