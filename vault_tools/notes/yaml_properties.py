@@ -98,6 +98,18 @@ def _read_into(fm: Loaded, source_lines: list[str], path: str) -> None:
                 )
             )
             return
+        # a quote left open makes PyYAML fail later, where it gave up: name the quote
+        opened = _unclosed_quote_line(source_lines)
+        if opened is not None and opened <= line:
+            fm.findings.append(
+                error(
+                    path,
+                    opened,
+                    "yaml-syntax",
+                    "invalid YAML: the quote opened on this line never closes",
+                )
+            )
+            return
         fm.findings.append(error(path, line, "yaml-syntax", f"invalid YAML: {exc.problem}"))
         return
     except ValueError as exc:
@@ -108,6 +120,39 @@ def _read_into(fm: Loaded, source_lines: list[str], path: str) -> None:
         return
     finally:
         loader.dispose()
+
+
+def _unclosed_quote_line(source_lines: list[str]) -> int | None:
+    """The note line of the first property line whose quote does not close on it.
+
+    PyYAML names where it gave up: the end of the frontmatter, or a later line whose
+    quote it took for the closing one. Obsidian writes every quoted value on one line,
+    so the first line left inside a quote is where the author forgot to close it."""
+    for number, text in enumerate(source_lines, start=2):
+        if _ends_inside_quote(text):
+            return number
+    return None
+
+
+def _ends_inside_quote(text: str) -> bool:
+    quote = ""  # the open quote character, "" outside a quoted scalar
+    index, previous = 0, ""  # previous: the last non-blank character outside quotes
+    while index < len(text):
+        char = text[index]
+        if quote == '"' and char == "\\":
+            index += 1  # an escaped character
+        elif quote == "'" and char == "'" and text[index + 1 : index + 2] == "'":
+            index += 1  # '' is a quote inside single quotes
+        elif quote and char == quote:
+            quote, previous = "", char
+        elif not quote and char in "\"'" and previous in ("", ":", "-", "[", "{", ","):
+            quote = char
+        elif not quote and char == "#" and (index == 0 or text[index - 1] in " \t"):
+            break  # a comment
+        elif not quote and char not in " \t":
+            previous = char
+        index += 1
+    return quote != ""
 
 
 def _construct_properties(loader: Any, node: yaml.MappingNode, path: str, fm: Loaded) -> None:
