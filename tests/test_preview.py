@@ -174,6 +174,33 @@ def test_broken_draft_json_fails_with_its_line(make_vault) -> None:
     assert f"> - line {finding.line}: `json-syntax`" in block
     # no frame row from a frame that does not parse; the claim is unchanged
     assert result.changes == []
+    # and the note never claims the drafts equal V1: they could not be read
+    assert not result.unchanged and NO_CHANGES not in block
+    assert (
+        "No changes shown: the V2 Semantic Frame Draft could not be read (see the findings)."
+        in block
+    )
+
+
+def test_a_preview_with_both_json_drafts_unreadable_says_so_on_the_terminal(make_vault) -> None:
+    import subprocess
+    import sys
+
+    vault = make_vault({"R.md": repair_note(claim="changed claim", frame="{", metadata="[1,")})
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "preview", "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    out = done.stdout + done.stderr
+    assert "drafts equal V1" not in out
+    assert (
+        "No other changes shown: the V2 Semantic Frame Draft and the V2 Revision Metadata "
+        "Draft could not be read (see the findings)." in out
+    )
+    block = block_of((vault / "03_claims/R.md").read_text(encoding="utf-8"))
+    assert "No other changes shown" in block and NO_CHANGES not in block
 
 
 def test_draft_entity_that_does_not_resolve_fails(make_vault) -> None:

@@ -84,6 +84,8 @@ def _show_plain(reporter: Reporter, result: Any) -> None:
     reporter.findings(result.findings)
     if result.state is None:
         return
+    if result.unread:
+        reporter.text(f"  {result.unread_text}")
     if result.unchanged:
         reporter.text("  no changes: the drafts equal V1")
         return
@@ -113,6 +115,8 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
         )
     if result.state is None:
         return
+    if result.unread:
+        console.print(f"  [yellow]{escape(result.unread_text)}[/yellow]")
     if result.unchanged:
         console.print("  [dim]no changes: the drafts equal V1[/dim]")
         return

@@ -74,6 +74,8 @@ class PreviewResult:
     preview_hash: str | None = None
     written: bool = False
     remark: str = ""  # why a computed preview was not written, for the reader
+    # the draft blocks missing or not parsing: what they change cannot be shown
+    unread: list[str] = field(default_factory=list)
 
     @property
     def marked(self) -> bool:
@@ -85,7 +87,15 @@ class PreviewResult:
 
     @property
     def unchanged(self) -> bool:
-        return self.state is not None and not self.changes
+        """The drafts were read, all of them, and equal V1."""
+        return self.state is not None and not self.changes and not self.unread
+
+    @property
+    def unread_text(self) -> str:
+        """What a preview with unreadable drafts says instead of "No changes"."""
+        blocks = " and the ".join(self.unread)
+        shown = "No other changes shown" if self.changes else "No changes shown"
+        return f"{shown}: the {blocks} could not be read (see the findings)."
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +182,7 @@ def _preview_loaded(
     )
     result.preview_hash = preview_hash(note)
     result.changes, result.claim_segments = _changes(note)
+    result.unread = _unread_drafts(note)
     if result.review_action == APPROVE_REPAIR:
         result.remark = "approved notes are never re-previewed: shown, not written"
     elif not result.marked:
@@ -247,6 +258,17 @@ def _changes(note: Note) -> tuple[list[Change], list[tuple[str, str]]]:
         changes += repair_changes("", "", None, None, _v1_metadata(note), drafts.metadata.data)
     segments = char_diff(old_claim, new_claim) if old_claim != new_claim else []
     return changes, segments
+
+
+def _unread_drafts(note: Note) -> list[str]:
+    """The JSON draft blocks that are missing or do not parse (their findings say why)."""
+    drafts = note.drafts
+    assert drafts is not None
+    blocks = (
+        ("V2 Semantic Frame Draft", drafts.frame),
+        ("V2 Revision Metadata Draft", drafts.metadata),
+    )
+    return [name for name, block in blocks if block is None or not block.ok]
 
 
 def _v1_metadata(note: Note) -> dict[str, Any]:
@@ -356,8 +378,11 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
         where = f"line {finding.line}" if finding.line else "note"
         out.append(f"> - {where}: `{finding.code}` {markdown.text(finding.message)}")
     out.append("")
+    if result.unread:
+        out += [result.unread_text, ""]
     if not result.changes:
-        out += [NO_CHANGES, ""]
+        if not result.unread:
+            out += [NO_CHANGES, ""]
         return "\n".join(out) + "\n"
     claim = next((c for c in result.changes if c.field == CLAIM), None)
     if claim is not None:
