@@ -334,3 +334,91 @@ def test_every_key_of_the_spec_changes_its_setting(tmp_path: Path) -> None:
     for (table, key), value in samples.items():
         (vault / "vt.toml").write_text(f"[{table}]\n{key} = {value}\n", encoding="utf-8")
         assert load_settings(vault) != defaults, f"{table}.{key} changed nothing"
+
+
+# --- a folder that is not a vault --------------------------------------------------------
+
+
+def _vt_in(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate"],
+        ["status"],
+        ["preview"],
+        ["apply", "--dry-run"],
+        ["ledger", "verify"],
+        ["report"],
+    ],
+)
+def test_an_empty_folder_is_not_a_vault_for_any_command(tmp_path: Path, command: list[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = _vt_in(*command, "--vault", str(empty), cwd=tmp_path)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"{empty}: not a vault: no 03_claims/ folder" in done.stderr
+    assert list(empty.iterdir()) == []  # nothing written, not even .vt/
+
+
+def test_a_file_given_as_the_vault_is_called_a_file(tmp_path: Path) -> None:
+    file = tmp_path / "note.md"
+    file.write_text("x", encoding="utf-8")
+    done = _vt_in("validate", "--vault", str(file), cwd=tmp_path)
+    assert done.returncode == ExitCode.USAGE
+    assert (
+        done.stderr == f"vt: {file}: not a vault: this is a file; --vault names the vault folder\n"
+    )
+
+
+def test_the_missing_folder_is_named_after_vt_toml_moved_it(tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "v", "vt.toml")
+    (vault / "vt.toml").write_text('[paths]\nclaims_dir = "claims"\n', encoding="utf-8")
+    assert load_settings(vault).warnings == []  # vt.toml marks it: a vault not yet filled
+    (vault / "vt.toml").unlink()
+    (vault / "claims").mkdir()
+    with pytest.raises(UsageError, match="no 03_claims/ folder"):
+        load_settings(vault)
+
+
+def test_a_marked_vault_without_notes_yet_is_a_vault(tmp_path: Path) -> None:
+    for marker in (".obsidian", "vt.toml"):
+        vault = _vault(tmp_path / marker, marker)
+        assert load_settings(vault).warnings == []
+    kb_only = tmp_path / "kb-only"
+    (kb_only / "04_knowledge_base").mkdir(parents=True)
+    assert load_settings(kb_only).warnings == []
+
+
+def test_vt_init_makes_an_empty_folder_a_vault(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _vt_in("init", str(empty), cwd=tmp_path).returncode == ExitCode.OK
+    assert _vt_in("validate", "--vault", str(empty), cwd=tmp_path).returncode == ExitCode.OK
+
+
+def test_a_repository_root_given_as_the_vault_is_warned_of_naming_the_vault(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    vault = repo / "examples" / "vault"
+    (vault / "03_claims").mkdir(parents=True)
+    (repo / "build" / "lib" / "03_claims").mkdir(parents=True)  # build output: not searched
+    (repo / ".hidden" / "03_claims").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    done = _vt_in("validate", "--vault", ".", cwd=repo)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert done.stderr.startswith(
+        f"vt: warning: {repo.resolve()}: no 03_claims/ folder here, but examples/vault/ has one"
+    )
+    assert "--vault examples/vault" in done.stderr
+    assert _vt_in("validate", "--json", "--vault", ".", cwd=repo).stdout.startswith("{")
+    assert "vt: warning" not in _vt_in("validate", "--vault", "examples/vault", cwd=repo).stderr

@@ -38,6 +38,8 @@ class Settings:
     workers: int = 0  # 0: decide from the CPU count and the vault size
     disabled_findings: frozenset[str] = field(default_factory=frozenset)
     max_note_bytes: int = MAX_NOTE_BYTES
+    # what the CLI says on stderr before the command runs (see `vault_warnings`)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def state_dir(self) -> Path:
@@ -56,9 +58,13 @@ def find_vault(explicit: Path | None = None, cwd: Path | None = None) -> Path:
     """--vault, else $VT_VAULT, else the nearest ancestor holding .obsidian/ or vt.toml."""
     chosen = explicit or (Path(os.environ["VT_VAULT"]) if os.environ.get("VT_VAULT") else None)
     if chosen is not None:
-        if not chosen.is_dir():
-            raise UsageError("vault folder does not exist", str(chosen))
-        return chosen.resolve()
+        if chosen.is_dir():
+            return chosen.resolve()
+        if chosen.exists():
+            raise UsageError(
+                "not a vault: this is a file; --vault names the vault folder", str(chosen)
+            )
+        raise UsageError("vault folder does not exist", str(chosen))
     start = (cwd or Path.cwd()).resolve()
     for folder in (start, *start.parents):
         if (folder / ".obsidian").is_dir() or (folder / CONFIG_FILE).is_file():
@@ -113,14 +119,84 @@ _KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
 }
 
 
-def load_settings(explicit: Path | None = None, cwd: Path | None = None) -> Settings:
+def load_settings(
+    explicit: Path | None = None, cwd: Path | None = None, *, new_vault: bool = False
+) -> Settings:
+    """The settings of the vault found (see `find_vault`).
+
+    Unless `new_vault` (`vt init`, which makes a folder a vault), a folder that holds no
+    claims folder, no knowledge base, no ledger, no `.obsidian/` and no `vt.toml` is not
+    a vault: a usage error naming what is missing, rather than "0 notes checked".
+    """
     vault = find_vault(explicit, cwd)
     settings = Settings(vault=vault)
     config_path = vault / CONFIG_FILE
     if config_path.is_file():
         text = _read_text(config_path)
         _apply_config(settings, _parse_toml(text), text.splitlines())
+    if not new_vault:
+        settings.warnings = vault_warnings(settings)
     return settings
+
+
+# folders never searched for the vault a mistaken --vault meant: tools' and builds' own
+_NOT_SEARCHED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
+_SEARCH_DEPTH = 3
+
+
+def vault_warnings(settings: Settings) -> list[str]:
+    """Nothing for a folder holding the claims folder. For one that does not: a warning
+    naming the likely vault (a subfolder holding it: the folder given is probably the
+    repository around the vault, whose tests and build files would be scanned as notes),
+    else a usage error when nothing else marks the folder as a vault either."""
+    vault, claims = settings.vault, settings.claims_dir.rstrip("/")
+    if (vault / claims).is_dir():
+        return []
+    likely = _likely_vault(vault, claims)
+    if likely is not None:
+        where = likely.relative_to(vault).as_posix()
+        return [
+            f"{vault}: no {claims}/ folder here, but {where}/ has one: it is likely "
+            f"the vault (pass --vault {where} from here); every note below {vault} is read"
+        ]
+    marks = (
+        vault / ".obsidian",
+        vault / CONFIG_FILE,
+        vault / settings.kb_dir,
+        settings.ledger_path,
+    )
+    if not any(mark.exists() for mark in marks):
+        raise UsageError(
+            f"not a vault: no {claims}/ folder (nor .obsidian/, vt.toml, "
+            f"{settings.kb_dir.rstrip('/')}/ or the ledger); `vt init` makes a folder a vault",
+            str(vault),
+        )
+    return []
+
+
+def _likely_vault(folder: Path, claims: str) -> Path | None:
+    """The shallowest subfolder (up to a few levels down, dot-folders and build output
+    skipped) holding the claims folder; the first by name among equals."""
+    level = [folder]
+    for _ in range(_SEARCH_DEPTH):
+        below: list[Path] = []
+        for parent in level:
+            try:
+                children = sorted(
+                    entry.path
+                    for entry in os.scandir(parent)
+                    if entry.is_dir(follow_symlinks=False)
+                    and not entry.name.startswith(".")
+                    and entry.name not in _NOT_SEARCHED
+                )
+            except OSError:
+                continue
+            for child in map(Path, children):
+                if (child / claims).is_dir():
+                    return child
+                below.append(child)
+        level = below
+    return None
 
 
 def _read_text(path: Path) -> str:

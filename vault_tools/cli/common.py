@@ -28,8 +28,13 @@ DryRunOption = Annotated[
 ]
 
 
-def settings_for(vault: Path | None) -> Settings:
-    return load_settings(vault)
+def settings_for(vault: Path | None, *, new_vault: bool = False) -> Settings:
+    """The settings of the vault; what is doubtful about the vault (see
+    `config.vault_warnings`) is said on stderr first, so stdout stays the command's."""
+    settings = load_settings(vault, new_vault=new_vault)
+    for warning in settings.warnings:
+        sys.stderr.write(f"vt: warning: {warning}\n")
+    return settings
 
 
 def finish(code: int | ExitCode) -> NoReturn:

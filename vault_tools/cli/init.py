@@ -42,7 +42,7 @@ def init(
     from vault_tools.integrations.init import init_vault
 
     reporter = Reporter(as_json)
-    result = init_vault(settings_for(vault), dry_run)
+    result = init_vault(settings_for(vault, new_vault=True), dry_run)
     if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(ExitCode.OK)
