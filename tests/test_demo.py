@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,20 @@ def test_every_step_does_what_it_should_and_the_bundled_vault_is_untouched(tmp_p
     ids = [e["id"] for e in repair["claim"]["semantic_frame"]["entities"]]
     assert "04_knowledge_base/Draft Verification" in ids
     assert "04_knowledge_base/IC design verification" not in ids
+    # ready for git before the first commit: .vt/ ignored, the ledger's merge driver set
+    assert ".vt/" in (vault / ".gitignore").read_text(encoding="utf-8").splitlines()
+    if shutil.which("git"):
+        driver = subprocess.run(
+            ["git", "config", "merge.vt-ledger.driver"], cwd=vault, capture_output=True, text=True
+        )
+        assert "ledger merge %O %A %B" in driver.stdout
+        ignored = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored", ".vt"],
+            cwd=vault,
+            capture_output=True,
+            text=True,
+        )
+        assert ignored.stdout.startswith("!! .vt/")
 
 
 def test_without_keep_the_folder_is_removed(tmp_path: Path) -> None:
@@ -55,7 +70,7 @@ def test_a_failing_step_stops_the_demo(tmp_path: Path, monkeypatch) -> None:
     result = run_demo(workdir=tmp_path)
     assert not result.ok
     assert result.steps[-1].title == "Preview the repair" and result.steps[-1].problem
-    assert len(result.steps) == 4
+    assert len(result.steps) == 5
 
 
 def test_vt_demo_process_exit_0_and_readable_steps(tmp_path: Path) -> None:

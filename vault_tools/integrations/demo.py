@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -126,6 +127,26 @@ class _Demo:
     def __init__(self, vault: Path) -> None:
         self.vault = vault
         self.settings: Settings = load_settings(vault)
+
+    def init(self, step: Step) -> None:
+        from vault_tools.integrations.gitrepo import GitRepo
+        from vault_tools.integrations.hook import DRIVER
+        from vault_tools.integrations.init import init_vault
+
+        if shutil.which("git") is not None:
+            subprocess.run(["git", "init", "-q", str(self.vault)], check=True, capture_output=True)
+            step.lines.append("$ git init  →  the vault is a git repository, nothing committed yet")
+        else:
+            step.lines.append("git is not installed here: run `vt init` again after `git init`")
+        result = init_vault(self.settings)
+        step.lines.append("$ vt init")
+        step.lines.extend(f"  {change}" for change in result.changes)
+        ignored = (self.vault / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if ".vt/" not in ignored:
+            raise StepFailed(".vt/ is not in the vault's .gitignore")
+        repo = GitRepo.find(self.vault) if result.git else None
+        if repo is not None and repo.config_get(f"merge.{DRIVER}.driver") is None:
+            raise StepFailed("the ledger's merge driver was not set")
 
     def validate(self, step: Step) -> None:
         from vault_tools.checks.validate import validate
@@ -292,6 +313,14 @@ def _v1_claim(path: Path) -> dict[str, Any]:
 
 
 STEPS: list[tuple[str, str, str]] = [
+    (
+        "init",
+        "Set the vault up for vt and git",
+        "Before the first commit: vt init writes vt.toml, puts .vt/ (vt's derived state, "
+        "rebuilt from the ledger; never committed) in .gitignore and, in a git repository, "
+        "installs the pre-commit hook and the ledger's merge driver, so two reviewers' "
+        "ledgers merge without a conflict.",
+    ),
     (
         "validate",
         "Validate the vault",
