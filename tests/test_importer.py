@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_VAULT, build_vault, example_context, validate_vault
+from conftest import EXAMPLE_VAULT, REPO, build_vault, example_context, validate_vault
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -295,3 +297,37 @@ def test_cli_import_exit_codes_and_json(vault: Path, tmp_path: Path) -> None:
     assert again.returncode == 1
     assert f"{file}:2: invalid JSON" in again.stderr
     assert "skipped 03_claims/IMP-1.md" in again.stdout
+
+
+# --- the sample pipeline file shipped beside the example vault ------------------------------
+
+
+def test_the_readmes_import_command_imports_the_sample_file_into_valid_notes(
+    tmp_path: Path,
+) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    commands = [
+        line
+        for line in readme.splitlines()
+        if line.startswith("vt import ") and "--dry-run" not in line
+    ]
+    assert commands == ["vt import examples/claims.jsonl --vault examples/vault"]
+    copy = tmp_path / "repo"
+    shutil.copytree(REPO / "examples", copy / "examples", ignore=shutil.ignore_patterns(".vt"))
+    before = {p.name for p in (copy / "examples/vault/03_claims").iterdir()}
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", *shlex.split(commands[0])[1:]],
+        cwd=copy,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    vault = copy / "examples/vault"
+    created = {p.name for p in (vault / "03_claims").iterdir()} - before
+    records = (REPO / "examples/claims.jsonl").read_text(encoding="utf-8").splitlines()
+    assert created == {f"{json.loads(line)['claim_id']}.md" for line in records}
+    assert len(created) >= 2
+    report = validate_vault(vault, assist=True)
+    assert report.errors == 0 and report.notes == len(before) + len(created)
+    # the new notes are as clean as the rest: not even a review-assist warning
+    assert [f for f in report.findings if f.path.rsplit("/", 1)[-1] in created] == []
