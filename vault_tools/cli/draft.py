@@ -32,7 +32,7 @@ def draft(
 
         vt draft 03_claims/IX2-0328.md --vault examples/vault
 
-        vt draft 03_claims/*.md --dry-run
+        vt draft 03_claims/IX2-*.md --dry-run
     """
     from vault_tools.review.draft import draft_notes
 

@@ -63,9 +63,9 @@ def history(
 
     Example:
 
-        vt history SA260324R-0125 --vault examples/vault
+        vt history DV1-0001 --vault examples/vault
 
-        vt history DV1-0003 --json
+        vt history DV1-0002 --json
     """
     from vault_tools.review.history import claim_history
     from vault_tools.store.claims import ClaimStore

@@ -35,7 +35,7 @@ def init(
 
     Example:
 
-        vt init ~/vaults/claims
+        vt init examples/vault
 
         vt init --dry-run
     """

@@ -137,7 +137,7 @@ def log(
 
     Example:
 
-        vt ledger log --claim SA260324R-0125
+        vt ledger log --claim DV1-0001
 
         vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
     """

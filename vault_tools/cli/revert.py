@@ -36,7 +36,7 @@ def revert(
 
         vt revert sha256:3f5a… --comment "accepted by mistake"
 
-        vt ledger log --claim DV1-0001    (to find the id)
+        vt ledger log --claim DV1-0001    # to find the id
     """
     from vault_tools.review.revert import revert_event
 

@@ -63,7 +63,7 @@ def watch(
 
         vt watch examples/vault
 
-        vt watch --vault ~/vault --json | jq -c 'select(.errors > 0)'
+        vt watch --vault examples/vault --json
 
         vt watch --debounce 300 --apply
     """
