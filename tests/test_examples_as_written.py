@@ -230,3 +230,26 @@ def test_every_help_example_runs_as_written(
     example: str, prepared: tuple[Path, str], tmp_path: Path
 ) -> None:
     run_example(example, prepared, tmp_path)
+
+
+def test_the_readmes_first_commit_of_a_vault_leaves_vt_state_out(
+    prepared: tuple[Path, str], tmp_path: Path
+) -> None:
+    """The README's block that starts a vault, run whole: the first commit holds no
+    `.vt/`, and the ledger's merge driver is set before it."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in FENCE.findall(readme) if "\nvt init\n" in b and "git commit" in b]
+    root = tmp_path / "clone"
+    shutil.copytree(REPO / "examples", root / "examples", ignore=shutil.ignore_patterns(".vt"))
+    # a .vt/ left by an earlier run, as a newcomer's vault has one
+    (root / "examples/vault/.vt").mkdir()
+    (root / "examples/vault/.vt/claims.sqlite").write_bytes(b"SQLite format 3\x00")
+    done = subprocess.run(
+        ["bash", "-e", "-c", block], cwd=root, env=_env(tmp_path), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    [vault] = [p.parent for p in root.glob("*/.git")]
+    committed = git(vault, "ls-files").stdout.splitlines()
+    assert "03_claims/DV1-0001.md" in committed and ".gitignore" in committed
+    assert not [path for path in committed if path.startswith(".vt")]
+    assert "ledger merge %O %A %B" in git(vault, "config", "merge.vt-ledger.driver").stdout
