@@ -221,3 +221,29 @@ def test_a_number_no_json_carries_is_a_finding_on_its_line(value: str) -> None:
     assert codes(fm) == [("number-too-large", 4)]
     assert "count" not in fm.properties and fm.properties["claim_id"] == "X-1"
     json.dumps(fm.properties, allow_nan=False)  # what is left is JSON
+
+
+QUOTE_OPENED = "the quote opened on this line never closes"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # PyYAML gives up two lines later, at the next property's empty quotes
+        ('---\nclaim_id: X\nreviewer: "alice\nreview_comment: ""\ntags: [a]\n---\n', 3),
+        ("---\nclaim_id: X\nreviewer: 'alice\nreview_comment: 'it''s'\n---\n", 3),
+        ('---\nclaim_id: X\ntags: "a\n---\n', 3),  # at the end of the frontmatter
+        ('---\nclaim_id: X\nreviewer: "al\\"ice\nb: 1\n---\n', 3),  # an escaped quote
+    ],
+)
+def test_an_unclosed_quote_is_reported_where_it_opens(text: str, line: int) -> None:
+    fm = read(text)
+    assert codes(fm) == [("yaml-syntax", line)]
+    assert QUOTE_OPENED in fm.findings[0].message
+
+
+def test_a_quoted_value_over_indented_lines_is_not_an_unclosed_quote() -> None:
+    assert read('---\nclaim_id: X\nreviewer: "line one\n  line two"\n---\n').findings == []
+    # a later error is reported where YAML finds it, not at the quote
+    fm = read('---\nclaim_id: X\nreviewer: "line one\n  line two"\ntags: [a\n---\n')
+    assert codes(fm) == [("yaml-syntax", 6)] and QUOTE_OPENED not in fm.findings[0].message

@@ -122,20 +122,31 @@ def _read_into(fm: Loaded, source_lines: list[str], path: str) -> None:
         loader.dispose()
 
 
+# a property line at the left margin: inside an open quote it means the quote was not closed
+_PROPERTY_LINE = re.compile(r"^[^\s#\"'-][^:]*:(\s|$)")
+
+
 def _unclosed_quote_line(source_lines: list[str]) -> int | None:
-    """The note line of the first property line whose quote does not close on it.
+    """The note line where a quote opens that never closes, or None.
 
     PyYAML names where it gave up: the end of the frontmatter, or a later line whose
-    quote it took for the closing one. Obsidian writes every quoted value on one line,
-    so the first line left inside a quote is where the author forgot to close it."""
+    quote it took for the closing one. A quoted value may go on over indented lines;
+    one still open at the end, or when the next property starts at the left margin,
+    was left open on the line that opened it."""
+    quote, opened_at = "", 0
     for number, text in enumerate(source_lines, start=2):
-        if _ends_inside_quote(text):
-            return number
-    return None
+        if quote and _PROPERTY_LINE.match(text):
+            return opened_at
+        quote, opened_here = _quote_at_end(text, quote)
+        if opened_here:
+            opened_at = number
+    return opened_at if quote else None
 
 
-def _ends_inside_quote(text: str) -> bool:
-    quote = ""  # the open quote character, "" outside a quoted scalar
+def _quote_at_end(text: str, quote: str) -> tuple[str, bool]:
+    """The quote still open at the end of `text` ("" for none), entering it inside
+    `quote`; and whether that quote opened on this line."""
+    opened_here = False
     index, previous = 0, ""  # previous: the last non-blank character outside quotes
     while index < len(text):
         char = text[index]
@@ -144,15 +155,15 @@ def _ends_inside_quote(text: str) -> bool:
         elif quote == "'" and char == "'" and text[index + 1 : index + 2] == "'":
             index += 1  # '' is a quote inside single quotes
         elif quote and char == quote:
-            quote, previous = "", char
+            quote, previous, opened_here = "", char, False
         elif not quote and char in "\"'" and previous in ("", ":", "-", "[", "{", ","):
-            quote = char
+            quote, opened_here = char, True
         elif not quote and char == "#" and (index == 0 or text[index - 1] in " \t"):
             break  # a comment
         elif not quote and char not in " \t":
             previous = char
         index += 1
-    return quote != ""
+    return quote, opened_here
 
 
 def _construct_properties(loader: Any, node: yaml.MappingNode, path: str, fm: Loaded) -> None:
