@@ -81,14 +81,6 @@ def synthetic_vault(
     return out, planted
 
 
-def shared_dir() -> Path | None:
-    """The project's shared folder of seed notes (../shared beside the repository)."""
-    for candidate in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")):
-        if (candidate / "seeds").is_dir():
-            return candidate
-    return None
-
-
 # --- the parts of DV1-0001, the template every rendered note starts from -------------
 
 DEFAULT_FRAME: dict[str, Any] = {
