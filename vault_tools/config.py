@@ -142,6 +142,7 @@ def load_settings(
 # folders never searched for the vault a mistaken --vault meant: tools' and builds' own
 _NOT_SEARCHED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
 _SEARCH_DEPTH = 3
+_SEARCH_FOLDERS = 2000  # a home folder given by mistake is not walked whole
 
 
 def vault_warnings(settings: Settings) -> list[str]:
@@ -175,12 +176,16 @@ def vault_warnings(settings: Settings) -> list[str]:
 
 
 def _likely_vault(folder: Path, claims: str) -> Path | None:
-    """The shallowest subfolder (up to a few levels down, dot-folders and build output
-    skipped) holding the claims folder; the first by name among equals."""
-    level = [folder]
+    """The shallowest subfolder (up to a few levels and a few thousand folders down,
+    dot-folders and build output skipped) holding the claims folder; the first by name
+    among equals."""
+    level, seen = [folder], 0
     for _ in range(_SEARCH_DEPTH):
         below: list[Path] = []
         for parent in level:
+            seen += 1
+            if seen > _SEARCH_FOLDERS:
+                return None
             try:
                 children = sorted(
                     entry.path
