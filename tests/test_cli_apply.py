@@ -11,6 +11,7 @@ from conftest import render_note
 from typer.testing import CliRunner
 
 from vault_tools.cli import app
+from vault_tools.integrations.demo import STEPS
 from vault_tools.ledger.lines import iter_events
 
 runner = CliRunner()
@@ -109,7 +110,8 @@ def test_demo_json(tmp_path: Path) -> None:
     result = vt("demo", "--json")
     assert result.exit_code == 0
     data = json.loads(result.stdout)
-    assert data["ok"] is True and len(data["steps"]) == 9 and data["vault"] is None
+    assert data["ok"] is True and len(data["steps"]) == len(STEPS) and data["vault"] is None
+    assert data["steps"][0]["title"] == "Set the vault up for vt and git"
 
 
 def test_apply_moves_a_torn_tail_aside_and_says_so(example_vault: Path) -> None:
