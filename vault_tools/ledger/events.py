@@ -240,6 +240,8 @@ def _decision_problems(ev: dict) -> list[str]:
             problems.append("REVERT needs 'reverts': the id of the reverted event")
     elif "reverts" in ev:
         problems.append("'reverts' is only allowed on REVERT")
+    if "sig" in ev and not _sig_ok(ev["sig"]):
+        problems.append("sig must be a base64 SSH signature")
     problems += _claim_problems(action, ev["claim"])
     return problems
 
@@ -262,8 +264,6 @@ def event_problems(ev: object) -> list[str]:
     seq = ev.get("seq")
     if type(seq) is not int or seq < 1:
         problems.append("seq must be an integer ≥ 1")
-    if "sig" in ev and not _sig_ok(ev["sig"]):
-        problems.append("sig must be a base64 SSH signature")
     return problems
 
 
