@@ -372,3 +372,17 @@ def test_the_standalone_verifier_hands_a_signature_to_ssh_keygen(tmp_path: Path)
     checked = subprocess.run(command, shell=True, cwd=work, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
     assert 'Good "vt-decision@vault_tools" signature for alice' in checked.stdout
+
+
+def test_a_vault_without_signing_keeps_the_prefix_it_trusted(tmp_path: Path) -> None:
+    """No allowed signers file: the policy of a vault from before signing existed, so the
+    gate's trusted prefix stays trusted (and a changed file is a changed policy)."""
+    from vault_tools.ledger.signatures import NO_SIGNING
+
+    path = tmp_path / "allowed_signers"
+    assert SignaturePolicy(path).digest() == SignaturePolicy().digest() == NO_SIGNING
+    path.write_text(
+        "alice ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n"
+    )
+    assert SignaturePolicy(path).digest() != NO_SIGNING
+    assert SignaturePolicy(required=True).digest() != NO_SIGNING

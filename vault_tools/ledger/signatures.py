@@ -50,6 +50,8 @@ class SignaturePolicy:
         if self.allowed_signers is not None:
             try:
                 content = self.allowed_signers.read_bytes()
+            except FileNotFoundError:
+                pass  # no file: as if signing were not set up
             except OSError:
                 content = b"(unreadable)"
         if not content and not self.required:
