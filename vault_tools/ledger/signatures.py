@@ -59,13 +59,6 @@ class SignaturePolicy:
         state = f"{self.required}:{self.required_from}:".encode()
         return "sha256:" + hashlib.sha256(state + content).hexdigest()
 
-    @property
-    def expects_signatures(self) -> bool:
-        """Signing is set up: signatures are required, or there are allowed signers."""
-        return self.required or (
-            self.allowed_signers is not None and self.allowed_signers.is_file()
-        )
-
     def checker(self) -> SignatureChecker:
         return SignatureChecker(self)
 

@@ -385,7 +385,7 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
                 lines.skip_to(verifier.after.seq, verifier.after.size)
             elif verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
                 lines.feed(verifier, size, stop_line=verifier.prefix)
-            if not lines.done and size - lines.end >= _parallel_min(verifier) and can_fork():
+            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES and can_fork():
                 split = _split_at(handle.fileno(), lines.end, size)
                 if split is not None:
                     _verify_halves(verifier, lines, path, split)
@@ -397,12 +397,6 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
 
 
 # ---------------------------------------------------------------- verify, two processes
-
-
-def _parallel_min(verifier: _Verifier) -> int:
-    """Signed lines cost ~4x the CPU of unsigned ones: a helper pays from fewer bytes."""
-    signing = verifier.signatures is not None and verifier.signatures.policy.expects_signatures
-    return PARALLEL_MIN_BYTES // 4 if signing else PARALLEL_MIN_BYTES
 
 
 def _split_at(fd: int, start: int, size: int) -> int | None:
