@@ -22,7 +22,7 @@ from vault_tools.ledger.events import decision_id, line_hash
 from vault_tools.ledger.lines import iter_events
 from vault_tools.ledger.merge import _rechain
 from vault_tools.ledger.signatures import SignaturePolicy
-from vault_tools.ledger.signing import NAMESPACE, Signer, armoured, signed_message
+from vault_tools.ledger.signing import NAMESPACE, Signer, armoured, dearmoured, signed_message
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.revert import revert_event
@@ -386,3 +386,21 @@ def test_a_vault_without_signing_keeps_the_prefix_it_trusted(tmp_path: Path) -> 
     )
     assert SignaturePolicy(path).digest() != NO_SIGNING
     assert SignaturePolicy(required=True).digest() != NO_SIGNING
+
+
+def test_a_signature_for_git_or_not_a_signature_at_all_is_refused(tmp_path: Path) -> None:
+    key = keygen(tmp_path / "keys", "alice")
+    vault = vault_with(tmp_path, signing=f'key = "{key}"\n')
+    allow(vault, f"alice {public(key)}")
+    apply_one(vault, "DV1-0001.md")
+    (ev,) = events(vault)
+    message = tmp_path / "message"
+    message.write_bytes(signed_message(ev))
+    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(key), "-n", "git", str(message)],
+                   check=True, capture_output=True)  # fmt: skip
+    as_git = dearmoured(message.with_name("message.sig").read_text())
+    rewrite(vault, [dict(ev, sig=as_git)])
+    assert verified(vault) == ["line 1: signature made for namespace 'git'"]
+    rewrite(vault, [dict(ev, sig=ev["sig"][:-8])])  # cut short
+    (problem,) = verified(vault)
+    assert problem.startswith("line 1: signature does not parse (")
