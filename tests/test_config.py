@@ -327,6 +327,10 @@ def test_every_key_of_the_spec_changes_its_setting(tmp_path: Path) -> None:
         ("findings", "disable"): '["claim-field"]',
         ("performance", "workers"): "3",
         ("limits", "max_note_bytes"): "7",
+        ("signing", "key"): '"~/.ssh/id_ed25519"',
+        ("signing", "required"): "true",
+        ("signing", "required_from"): "40",
+        ("signing", "allowed_signers"): '"/etc/vt/allowed_signers"',
     }
     assert set(samples) == {(table, key) for table, keys in SPEC.items() for key in keys}
     vault = _vault(tmp_path / "v")

@@ -5,6 +5,7 @@ not. Events are generated valid, then broken one way at a time."""
 
 from __future__ import annotations
 
+import base64
 import json
 import string
 from pathlib import Path
@@ -86,6 +87,7 @@ prevs = st.just(GENESIS) | shas
 previews = st.none() | shas
 seqs = st.integers(min_value=1)
 comments = st.text()
+signatures = st.binary(min_size=1, max_size=96).map(lambda b: base64.b64encode(b).decode())
 HEADS = "heads"  # stands for the drawn list of heads (no sha is spelt so)
 supersedes_choices = st.none() | shas | st.just(HEADS)
 
@@ -116,6 +118,8 @@ def valid_events(draw: st.DrawFn) -> dict[str, Any]:
         ev["supersedes"] = sorted(heads)
     if action == REVERT:
         ev["reverts"] = draw(shas)
+    if draw(st.booleans()):  # a signed event: an SSHSIG blob in base64
+        ev["sig"] = draw(signatures)
     return ev
 
 
@@ -145,6 +149,9 @@ bad_timestamps = st.sampled_from(
         "",
     ]
 ) | json_values.filter(lambda v: not isinstance(v, str))
+bad_signatures = st.sampled_from(
+    ["", "U1NIU0lH\n", "U1NI U0lH", "-----BEGIN SSH SIGNATURE-----", "U1NIU0lH===", "ü"]
+) | json_values.filter(lambda v: not isinstance(v, str))
 SHA_FIELDS = ("base", "hash", "id", "prev", "preview", "reverts", "supersedes")
 STR_FIELDS = ("actor", "claim_id", "note", "comment")
 breaks = st.sampled_from(
@@ -161,6 +168,7 @@ breaks = st.sampled_from(
         "numbers",
         "empty",
         "action",
+        "sig",
     ]
 )
 extra_keys = st.text(string.ascii_lowercase + "_", min_size=1, max_size=9).filter(
@@ -214,6 +222,8 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
         ev[field] = draw(st.sampled_from([0, -1, 2, 1.0, 2.0, True, "1", None]))
     elif kind == "empty":
         ev[draw(st.sampled_from(STR_FIELDS))] = ""
+    elif kind == "sig":
+        ev["sig"] = draw(bad_signatures)
     else:
         ev["action"] = draw(st.sampled_from(["accept", "APPROVE", "", None, ["ACCEPT"]]))
     return ev

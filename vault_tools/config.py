@@ -40,6 +40,10 @@ class Settings:
     max_note_bytes: int = MAX_NOTE_BYTES
     # what the CLI says on stderr before the command runs (see `vault_warnings`)
     warnings: list[str] = field(default_factory=list)
+    signing_key: str | None = None  # `[signing] key`; None: git's own SSH signing key, if any
+    signing_required: bool = False
+    signatures_from: int = 1  # the first `seq` that must be signed, when required
+    allowed_signers: str | None = None  # None: `allowed_signers` beside the ledger
 
     @property
     def state_dir(self) -> Path:
@@ -48,6 +52,12 @@ class Settings:
     @property
     def ledger_path(self) -> Path:
         return self.vault / self.ledger
+
+    @property
+    def allowed_signers_path(self) -> Path:
+        if self.allowed_signers is None:
+            return self.ledger_path.parent / "allowed_signers"
+        return self.vault / Path(self.allowed_signers).expanduser()  # absolute stays absolute
 
     def relative(self, path: Path) -> str:
         """The vault-relative, '/'-separated form of `path` (which must be inside the vault)."""
@@ -91,6 +101,12 @@ SPEC: dict[str, dict[str, str]] = {
     "findings": {"disable": "strings"},
     "performance": {"workers": "count"},
     "limits": {"max_note_bytes": "size"},
+    "signing": {
+        "key": "string",
+        "required": "bool",
+        "required_from": "seq",
+        "allowed_signers": "string",
+    },
 }
 
 
@@ -110,12 +126,18 @@ def _is_size(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+def _is_bool(value: object) -> bool:
+    return isinstance(value, bool)
+
+
 # each kind of value: its test, and what the error says the value must be
 _KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
     "string": (_is_string, "a non-empty string"),
     "strings": (_is_strings, "a list of strings"),
     "count": (_is_count, "a whole number, 0 or more"),
     "size": (_is_size, "a whole number of bytes, at least 1"),
+    "bool": (_is_bool, "true or false"),
+    "seq": (_is_size, "a ledger seq, 1 or more"),
 }
 
 
@@ -267,6 +289,11 @@ def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) ->
     limits = data.get("limits", {})
     if "max_note_bytes" in limits:
         settings.max_note_bytes = limits["max_note_bytes"]
+    signing = data.get("signing", {})
+    settings.signing_key = signing.get("key")
+    settings.signing_required = signing.get("required", False)
+    settings.signatures_from = signing.get("required_from", 1)
+    settings.allowed_signers = signing.get("allowed_signers")
 
 
 def _check_against_spec(data: dict[str, Any], lines: list[str]) -> None:

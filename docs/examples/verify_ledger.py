@@ -1,22 +1,18 @@
 #!/usr/bin/env python3
 """Check a vt Decision Ledger without vt (the rules: docs/ledger.md); standard library only.
-Exit 0: every line verifies; 1: each problem printed as `LEDGER:LINE: reason`; 2: unreadable."""
-import hashlib
-import json
-import sys
-from collections.abc import Iterator
+Exit 0: every line verifies; 1: each problem printed as `LEDGER:LINE: reason`; 2: unreadable.
+`LEDGER N`: line N's signed message and signature to N.msg, N.sig for ssh-keygen -Y verify."""
+import hashlib, json, sys, textwrap  # noqa: E401
 
 GENESIS = "0" * 64  # the `prev` of line 1
-NOT_IN_ID = {"id", "seq", "prev", "hash", "ts"}  # what the decision's id leaves out
+NOT_IN_ID = {"id", "seq", "prev", "hash", "ts", "sig"}  # what the decision's id leaves out
 CANONICAL = {"sort_keys": True, "separators": (",", ":"), "ensure_ascii": False}
-
 
 def sha(ev: dict, leave_out: set[str]) -> str:
     text = json.dumps({k: v for k, v in ev.items() if k not in leave_out}, **CANONICAL)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-
-def problems(lines: list[bytes]) -> Iterator[tuple[int, str]]:
+def problems(lines: list[bytes]):  # yields (line number, reason) for every problem
     seq, prev, claim_of = 0, GENESIS, {}  # each id seen (str: ids may be forged) -> claim
     for n, raw in enumerate(lines, 1):
         if raw.endswith(b"\r"):
@@ -46,14 +42,18 @@ def problems(lines: list[bytes]) -> Iterator[tuple[int, str]]:
         seq = got if type(got) is int else seq + 1
         prev, claim_of[str(ev.get("id"))] = ev.get("hash"), ev.get("claim_id")
 
-
 if __name__ == "__main__":
-    path = sys.argv[1] if len(sys.argv) == 2 else sys.exit("usage: verify_ledger.py LEDGER")
+    path = sys.argv[1] if len(sys.argv) in (2, 3) else sys.exit("usage: verify_ledger.py LEDGER [N]")
     try:
         with open(path, "rb") as f:
             *lines, tail = f.read().split(b"\n")
     except OSError as exc:
         sys.exit(print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr) or 2)
+    if len(sys.argv) == 3:  # a signature is checked by ssh-keygen, against the allowed signers
+        n, ev = sys.argv[2], json.loads(lines[int(sys.argv[2]) - 1])
+        open(f"{n}.msg", "w").write(json.dumps({"id": ev["id"], "ts": ev["ts"]}, **CANONICAL))
+        open(f"{n}.sig", "w").write(f"-----BEGIN SSH SIGNATURE-----\n{textwrap.fill(ev['sig'], 70)}\n-----END SSH SIGNATURE-----\n")
+        sys.exit(print(f"ssh-keygen -Y verify -f allowed_signers -I '{ev['actor']}' -n vt-decision@vault_tools -s {n}.sig < {n}.msg"))
     if tail:  # no final newline: an interrupted write, as vt reports it, not a failure
         print(f"{path}:{len(lines) + 1}: torn last line, not checked", file=sys.stderr)
     found = "\n".join(f"{path}:{n}: {reason}" for n, reason in problems(lines))

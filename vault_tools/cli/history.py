@@ -17,6 +17,10 @@ def _entry_lines(entry: Any) -> list[str]:
 
     ev = entry.event
     lines = [f"#{ev['seq']}  {ev['ts']}  {ev['action']}  by {ev['actor']}  {ev['id']}"]
+    if entry.signed_with is not None:
+        lines.append(f"    signed by {ev['actor']} with key {entry.signed_with}")
+    elif "sig" in ev:
+        lines.append("    signed, with a key that cannot be read")
     if ev.get("supersedes"):
         lines.append(f"    supersedes {', '.join(superseded_ids(ev['supersedes']))}")
     if ev.get("reverts"):

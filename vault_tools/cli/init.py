@@ -25,12 +25,24 @@ def init(
     ] = None,
     dry_run: DryRunOption = False,
     as_json: JsonOption = False,
+    signer_key: Annotated[
+        Path | None,
+        typer.Option(
+            "--signer-key",
+            help="Add the current reviewer ([review] actor, else git user.name) with this SSH "
+            "public key (or the .pub beside this private key) to the allowed signers, so "
+            "their signed ledger events verify. "
+            "Example: vt init --signer-key ~/.ssh/id_ed25519.pub",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Make a vault ready for vt (idempotent).
 
     Writes vt.toml with the defaults commented out; adds .vt/ and the ledger's lock files
     to .gitignore; registers vt's property types in .obsidian/types.json; in a git
-    repository, installs the pre-commit hook and the ledger merge driver. Prints each
+    repository, installs the pre-commit hook and the ledger merge driver; with
+    --signer-key, allows the current reviewer's key to sign ledger events. Prints each
     change it makes, and "already set up" when there is none.
 
     Example:
@@ -38,11 +50,13 @@ def init(
         vt init examples/vault
 
         vt init --dry-run
+
+        vt init --signer-key ~/.ssh/id_ed25519.pub
     """
     from vault_tools.integrations.init import init_vault
 
     reporter = Reporter(as_json)
-    result = init_vault(settings_for(vault, new_vault=True), dry_run)
+    result = init_vault(settings_for(vault, new_vault=True), dry_run, signer_key)
     if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(ExitCode.OK)

@@ -17,6 +17,7 @@ import typer
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
+from vault_tools.config import Settings
 from vault_tools.errors import ExitCode, IntegrityError, VtError
 from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
@@ -50,12 +51,14 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
         vt ledger verify --json
     """
+    from vault_tools.ledger.signatures import SignaturePolicy
     from vault_tools.ledger.verify import verify_ledger
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
     try:
-        result = verify_ledger(settings.ledger_path, settings.state_dir)
+        policy = SignaturePolicy.of(settings)
+        result = verify_ledger(settings.ledger_path, settings.state_dir, policy)
     except VtError as exc:
         reporter.fail(exc)
     code = ExitCode.OK if result.ok else ExitCode.INTEGRITY
@@ -77,7 +80,21 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         reporter.text("no ledger yet (0 events)", "green")
     else:
         reporter.text(f"ledger ok: {result.events} events, head {result.head}", "green")
+    if result.signed or settings.signing_required:
+        reporter.text(_signature_summary(result.signed, result.unsigned, settings))
     finish(code)
+
+
+def _signature_summary(signed: int, unsigned: int, settings: Settings) -> str:
+    """How many events carry a checked signature, and how many were written unsigned
+    before signatures were required (not tampering: the vault allows them)."""
+    where = settings.allowed_signers or settings.relative(settings.allowed_signers_path)
+    text = f"signatures: {signed} signed event(s), checked against {where}"
+    if unsigned:
+        since = (f"before seq {settings.signatures_from}, from which they are required"
+                 if settings.signing_required else "while signatures are not required")  # fmt: skip
+        text += f"; {unsigned} unsigned event(s), written {since}"
+    return text
 
 
 def _bound(value: str | None, option: str) -> str | None:

@@ -269,9 +269,11 @@ class _Demo:
         step.lines.append(f"IX2-0328: {record.status}; its entities now: {', '.join(targets)}")
 
     def verify(self, step: Step) -> None:
+        from vault_tools.ledger.signatures import SignaturePolicy
         from vault_tools.ledger.verify import verify_ledger
 
-        result = verify_ledger(self.settings.ledger_path, self.settings.state_dir)
+        result = verify_ledger(self.settings.ledger_path, self.settings.state_dir,
+                               SignaturePolicy.of(self.settings))  # fmt: skip
         step.lines.append(
             f"$ vt ledger verify  →  {'ok' if result.ok else 'FAILED'}: "
             f"{result.events} events, head {result.head[:19]}…"

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError
@@ -35,6 +36,9 @@ from vault_tools.notes.vault import (
     read_finding,
 )
 from vault_tools.vocabulary import BASE_MARKER, conflict_marker
+
+if TYPE_CHECKING:
+    from vault_tools.ledger.signatures import SignaturePolicy
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
@@ -266,8 +270,14 @@ def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] =
     if ledger in staged:
         report.ledger = True
         parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
+        from vault_tools.ledger.signatures import SignaturePolicy
+
+        # the allowed signers as the working tree has them (a commit that edits the file
+        # is checked against the edit: see docs/signing.md on what that means)
+        policy = SignaturePolicy.of(settings)
+        staged_ledger = blobs[f":{ledger}"]
         report.findings += check_staged_ledger(
-            settings.ledger, blobs[f":{ledger}"], parents, merge=bool(merge_heads)
+            settings.ledger, staged_ledger, parents, bool(merge_heads), policy
         )
     return report
 
@@ -406,7 +416,11 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
 
 
 def check_staged_ledger(
-    path: str, staged: bytes | None, parents: list[bytes | None], merge: bool = False
+    path: str,
+    staged: bytes | None,
+    parents: list[bytes | None],
+    merge: bool = False,
+    policy: SignaturePolicy | None = None,
 ) -> list[Finding]:
     """The staged ledger against the committed one(s) (`parents[0]` is HEAD's).
 
@@ -451,7 +465,7 @@ def check_staged_ledger(
         if merge
         else _appended_only(path, staged, parents[0])
     )
-    return findings or _verify_bytes(path, staged)
+    return findings or _verify_bytes(path, staged, policy)
 
 
 def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Finding]:
@@ -514,14 +528,15 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
     return findings
 
 
-def _verify_bytes(path: str, data: bytes) -> list[Finding]:
-    """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched."""
+def _verify_bytes(path: str, data: bytes, policy: SignaturePolicy | None = None) -> list[Finding]:
+    """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched;
+    signatures are checked against `policy` (None: the chain alone)."""
     from vault_tools.ledger.verify import verify_ledger
 
     with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
         copy = Path(tmp) / "ledger.jsonl"
         copy.write_bytes(data)
-        result = verify_ledger(copy, Path(tmp) / "state")
+        result = verify_ledger(copy, Path(tmp) / "state", policy)
     return [error(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
 
 

@@ -18,6 +18,8 @@ from vault_tools.infra.durable import TMP_SUFFIX
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations import hook
 from vault_tools.integrations.gitrepo import GitRepo
+from vault_tools.ledger.signing import NAMESPACE
+from vault_tools.review.actor import default_actor
 from vault_tools.vocabulary import CHECK_KEYS
 
 TYPES_FILE = ".obsidian/types.json"
@@ -57,6 +59,12 @@ VT_TOML = f"""\
 
 [performance]
 # workers = 0                      # 0: one per core for cold runs
+
+[signing]
+# key = "~/.ssh/id_ed25519"        # signs every ledger event (else git's user.signingkey)
+# required = false                 # true: every event from `required_from` must be signed
+# required_from = 1
+# allowed_signers = "05_ledger/allowed_signers"
 """
 
 
@@ -85,14 +93,17 @@ class InitResult:
         }
 
 
-def init_vault(settings: Settings, dry_run: bool = False) -> InitResult:
-    """Plan every change, then make them (none on a dry run)."""
+def init_vault(
+    settings: Settings, dry_run: bool = False, signer_key: Path | None = None
+) -> InitResult:
+    """Plan every change, then make them (none on a dry run). `signer_key`: a public key
+    (or a private key with its `.pub` beside it) to add to the allowed signers for the
+    current reviewer."""
     vault = settings.vault
-    writes = [
-        w
-        for w in (_plan_config(vault), _plan_gitignore(settings), _plan_types(vault))
-        if w is not None
-    ]
+    planned_writes = [_plan_config(vault), _plan_gitignore(settings), _plan_types(vault)]
+    if signer_key is not None:
+        planned_writes.append(_plan_signer(settings, signer_key))
+    writes = [w for w in planned_writes if w is not None]
     for w in writes:  # a file leading out of the vault stops the plan, dry run or not
         writable_path(vault, w.path)
     repo = GitRepo.find(vault)
@@ -118,6 +129,26 @@ def _plan_config(vault: Path) -> _Write | None:
     if path.exists():
         return None
     return _Write(path, VT_TOML.encode(), f"wrote {CONFIG_FILE} (the defaults, commented out)")
+
+
+def _plan_signer(settings: Settings, key: Path) -> _Write | None:
+    """The reviewer's line in the allowed signers file: `"NAME" namespaces="…" KEY`."""
+    public = key if key.name.endswith(".pub") else key.with_name(key.name + ".pub")
+    try:
+        fields = public.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the public key: {exc}", str(public)) from exc
+    if len(fields) < 2 or not fields[0].startswith(("ssh-", "ecdsa-", "sk-")):
+        raise UsageError("not an OpenSSH public key (`ssh-ed25519 AAAA… comment`)", str(public))
+    actor = default_actor(settings)
+    principal = '"' + actor.replace('"', "") + '"' if any(c in actor for c in ' ",') else actor
+    line = f'{principal} namespaces="{NAMESPACE}" {fields[0]} {fields[1]}'
+    path = settings.allowed_signers_path
+    text = read_text(path)
+    if line in text.splitlines():
+        return None
+    return _Write(path, append_lines(text, [line]).encode(),
+                  f"allowed {actor} to sign with {public.name} in {path.name}")  # fmt: skip
 
 
 def gitignore_lines(settings: Settings) -> list[str]:

@@ -41,7 +41,10 @@ from vault_tools.ledger.lines import (
     lock_path,
     torn_path,
 )
-from vault_tools.ledger.verify import VerifyResult, verify_ledger
+from vault_tools.ledger.problems import VerifyResult
+from vault_tools.ledger.signatures import SignaturePolicy
+from vault_tools.ledger.signing import Signer, signed_message
+from vault_tools.ledger.verify import verify_ledger
 
 # ---------------------------------------------------------------- errors
 
@@ -75,6 +78,7 @@ class Transaction:
         self._pending_ids: set[str] = set()
         self._no_events: set[str] = set()  # claims found (by `look_up`) to have no event
         self._db = db  # the gate's: its index covers the ledger as it stood at the lock
+        self._unchained: list[dict] = []  # events waiting for their signature (see _commit)
 
     # -- reading, under the lock
 
@@ -163,16 +167,36 @@ class Transaction:
             raise DuplicateEventError(
                 f"the ledger already holds decision {ev['id']}", str(self.ledger.path)
             )
-        ev["seq"], ev["prev"] = self.head.seq + 1, self.head.hash
-        data = _with_hash(ev)
-        self._lines.append(data)
-        self.head = Head(ev["seq"], ev["hash"], self.head.size + len(data))
+        if self.ledger.signer is None:
+            self._chain(ev)
+        else:  # signed all at once at the commit (one ssh-keygen); seq is known already
+            ev["seq"] = self.head.seq + len(self._unchained) + 1
+            self._unchained.append(ev)
         self._pending_latest[ev["claim_id"]] = ev
         self._pending_ids.add(ev["id"])
         self.appended.append(ev)
         return ev
 
+    def _chain(self, ev: dict) -> None:
+        ev["seq"], ev["prev"] = self.head.seq + 1, self.head.hash
+        data = _with_hash(ev)
+        self._lines.append(data)
+        self.head = Head(ev["seq"], ev["hash"], self.head.size + len(data))
+
+    def _sign_pending(self) -> None:
+        """Sign the events appended since the last chained one, then chain them. The
+        signature covers no chain field, so signing comes first; a signer that fails
+        raises before anything is written."""
+        if not self._unchained or self.ledger.signer is None:
+            return
+        pending, self._unchained = self._unchained, []
+        sigs = self.ledger.signer.sign([signed_message(ev) for ev in pending])
+        for ev, sig in zip(pending, sigs, strict=True):
+            ev["sig"] = sig
+            self._chain(ev)
+
     def _commit(self) -> None:
+        self._sign_pending()
         if not self._lines:
             return
         data = b"".join(self._lines)
@@ -254,15 +278,24 @@ class Ledger:
 
     `root`: the vault. Taking the lock then refuses, with BoundaryError and before any
     write, a ledger, lock, `.torn` or state file that leads outside it (see boundary.py).
-    None only for a private ledger of no vault (a dry run's scratch copy).
+    None only for a private ledger of no vault (a dry run's scratch copy). `policy`:
+    the signatures every gate checks; `signer`: signs every event appended.
     """
 
     def __init__(
-        self, path: Path | str, state_dir: Path | str, *, root: Path | None = None
+        self,
+        path: Path | str,
+        state_dir: Path | str,
+        *,
+        root: Path | None = None,
+        policy: SignaturePolicy | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.path = Path(path)
         self.state_dir = Path(state_dir)
         self.root = root
+        self.policy = policy or SignaturePolicy()  # what the gate checks signatures against
+        self.signer = signer  # None: events are appended unsigned
 
     @property
     def lock_path(self) -> Path:
@@ -304,7 +337,8 @@ class Ledger:
         with self.locked() as (fd, torn):
             db = _StateDB(self.state_dir)
             try:
-                head = gate(self.path, self.state_dir, db, fd, os.fstat(fd).st_size, remember=True)
+                size = os.fstat(fd).st_size
+                head = gate(self.path, self.state_dir, db, fd, size, True, self.policy)
             except BaseException:
                 db.close()
                 raise
@@ -326,7 +360,7 @@ class Ledger:
 
     def trusted_head(self) -> Head:
         """The head once the ledger has passed the gate (see `gate.trusted_head`)."""
-        return trusted_head(self.path, self.state_dir)
+        return trusted_head(self.path, self.state_dir, self.policy)
 
     def verify(self) -> VerifyResult:
-        return verify_ledger(self.path, self.state_dir)
+        return verify_ledger(self.path, self.state_dir, self.policy)

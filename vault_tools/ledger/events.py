@@ -26,17 +26,21 @@ from vault_tools.vocabulary import (
 CLAIM_KEYS = ("atomic_claim", "epistemic_mode", "mapping_status", "semantic_frame")
 GENESIS = "0" * 64  # `prev` of the first line
 VERSION = 1
-NOT_IN_ID = ("id", "seq", "prev", "hash", "ts")
+# `sig` signs the decision (signatures.py); it is no part of what it signs
+NOT_IN_ID = ("id", "seq", "prev", "hash", "ts", "sig")
 DECISION_FIELDS = (
     "action", "actor", "base", "checks", "claim", "claim_id", "comment", "note",
     "preview", "supersedes", "ts", "v",
 )  # fmt: skip
 EVENT_FIELDS = frozenset(DECISION_FIELDS) | {"id", "seq", "prev", "hash"}
-ALLOWED_FIELDS = EVENT_FIELDS | {"reverts"}  # `reverts`: REVERT only
+# `reverts`: REVERT only; `sig`: an event signed by its reviewer (signatures.py)
+ALLOWED_FIELDS = EVENT_FIELDS | {"reverts", "sig"}
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 # ASCII digits, as the schema says (`\d` would take the digits of any script)
 _TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+# the SSHSIG blob of `ssh-keygen -Y sign`, in base64 without its armour lines
+_SIG = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
 
 # ---------------------------------------------------------------- ids and hashes
@@ -236,6 +240,8 @@ def _decision_problems(ev: dict) -> list[str]:
             problems.append("REVERT needs 'reverts': the id of the reverted event")
     elif "reverts" in ev:
         problems.append("'reverts' is only allowed on REVERT")
+    if "sig" in ev and not _sig_ok(ev["sig"]):
+        problems.append("sig must be a base64 SSH signature")
     problems += _claim_problems(action, ev["claim"])
     return problems
 
@@ -261,8 +267,14 @@ def event_problems(ev: object) -> list[str]:
     return problems
 
 
+def _sig_ok(value: object) -> bool:
+    return type(value) is str and _SIG.fullmatch(value) is not None
+
+
 _KEYS = EVENT_FIELDS
-_REVERT_KEYS = ALLOWED_FIELDS
+_REVERT_KEYS = EVENT_FIELDS | {"reverts"}
+_SIGNED_KEYS = _KEYS | {"sig"}
+_SIGNED_REVERT_KEYS = _REVERT_KEYS | {"sig"}
 _CLAIM_KEYS = frozenset(CLAIM_KEYS)
 
 _CHECK_SET = frozenset(CHECK_KEYS)
@@ -285,7 +297,12 @@ def _quick_ok(ev: object) -> bool:
     if type(ev) is not dict:
         return False
     action = ev.get("action")
-    if ev.keys() != (_REVERT_KEYS if action == REVERT else _KEYS):
+    if "sig" in ev:
+        if ev.keys() != (_SIGNED_REVERT_KEYS if action == REVERT else _SIGNED_KEYS):
+            return False
+        if not _sig_ok(ev["sig"]):
+            return False
+    elif ev.keys() != (_REVERT_KEYS if action == REVERT else _KEYS):
         return False
     checks, claim, actor, claim_id = ev["checks"], ev["claim"], ev["actor"], ev["claim_id"]
     if action in (ACCEPT, REPAIR):

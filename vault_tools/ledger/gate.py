@@ -25,10 +25,11 @@ from vault_tools.ledger.lines import (
     iter_lines,
     lock_path,
 )
+from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 
 
-def trusted_head(path: Path, state_dir: Path) -> Head:
+def trusted_head(path: Path, state_dir: Path, policy: SignaturePolicy | None = None) -> Head:
     """The gate for a command that reads the ledger without appending (rebuild,
     export, status, history, report): the head of the ledger once it has passed the
     gate (raises IntegrityError otherwise). Lines after `size` were not checked.
@@ -42,7 +43,7 @@ def trusted_head(path: Path, state_dir: Path) -> Head:
     with suppress(RefusedError, OSError):
         lock.acquire()
     try:
-        return _gate_now(path, state_dir, lock.held)
+        return _gate_now(path, state_dir, lock.held, policy)
     except IntegrityError:
         if lock.held:
             raise
@@ -52,14 +53,14 @@ def trusted_head(path: Path, state_dir: Path) -> Head:
         lock = FileLock(lock_path(path))  # waits for the appender
         lock.acquire()
     except OSError:  # a read-only vault: no appender can be at work
-        return _gate_now(path, state_dir, False)
+        return _gate_now(path, state_dir, False, policy)
     try:
-        return _gate_now(path, state_dir, True)
+        return _gate_now(path, state_dir, True, policy)
     finally:
         lock.release()
 
 
-def _gate_now(path: Path, state_dir: Path, locked: bool) -> Head:
+def _gate_now(path: Path, state_dir: Path, locked: bool, policy: SignaturePolicy | None) -> Head:
     try:
         fd = open_fd(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -73,7 +74,7 @@ def _gate_now(path: Path, state_dir: Path, locked: bool) -> Head:
         db = db or _StateDB.read_only(state_dir)
         try:
             size = 0 if fd is None else _complete_size(fd)
-            return gate(path, state_dir, db, fd, size, remember)
+            return gate(path, state_dir, db, fd, size, remember, policy)
         finally:
             db.close()
     finally:
@@ -82,7 +83,13 @@ def _gate_now(path: Path, state_dir: Path, locked: bool) -> Head:
 
 
 def gate(
-    path: Path, state_dir: Path, db: _StateDB, fd: int | None, size: int, remember: bool
+    path: Path,
+    state_dir: Path,
+    db: _StateDB,
+    fd: int | None,
+    size: int,
+    remember: bool,
+    policy: SignaturePolicy | None = None,
 ) -> Head:
     """The one check before anything trusts or appends to the ledger; returns its head.
 
@@ -94,8 +101,13 @@ def gate(
     re-chained events passes, an edit, a rewrite or a rollback does not. Raises
     IntegrityError naming the first bad line. With `remember` (the caller holds the lock
     and `db` is writable) what passed becomes the trusted prefix, indexed and remembered.
+    Signatures are checked against `policy`; a prefix trusted under another policy (an
+    allowed signers file edited since) is verified again in full.
     """
+    policy = policy or SignaturePolicy()
     known = db.trusted()
+    if known is not None and (db.get(SIGNING_KEY) or NO_SIGNING) != policy.digest():
+        known = None
     if fd is None or size == 0:
         remembered = db.memory_size()
         if remembered:
@@ -118,7 +130,7 @@ def gate(
             return known.head
     if _crlf_converted(fd, size):
         raise _gate_error(path, state_dir, 1, CRLF_MESSAGE)
-    verifier = _Verifier(db, trust_prefix=False, after=start)
+    verifier = _Verifier(db, trust_prefix=False, after=start, signatures=policy.checker())
     try:
         _verify_lines(verifier, path, size)
         verifier.finish()
@@ -126,7 +138,7 @@ def gate(
             raise _refusal(path, state_dir, verifier, changed=known is not None and start is None)
         head = Head(verifier.prev_seq, verifier.prev_hash or GENESIS, size)
         if remember:
-            _trust(db, fd, path, start, head)
+            _trust(db, fd, path, start, head, policy.digest())
     finally:
         verifier.close()
     return head
@@ -138,7 +150,9 @@ def _remember_stat(db: _StateDB, fd: int, size: int) -> None:
         db.remember_stat(fd, size)
 
 
-def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head) -> None:
+def _trust(
+    db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head, policy: str
+) -> None:
     """Make the lines the gate just checked (in `temp.seen`) part of the trusted prefix:
     remembered, indexed, and digested, in one sqlite transaction."""
     conn = db.conn
@@ -173,6 +187,7 @@ def _trust(db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head
         else:
             blocks, count = _extended_blocks(fd, start, head.size), start.count + added
         db.trust(_Trusted(head.size, head.seq, head.hash, count, blocks), fd)
+        db.put(**{SIGNING_KEY: policy})
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

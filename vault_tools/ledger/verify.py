@@ -11,7 +11,6 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import BinaryIO
@@ -40,47 +39,22 @@ from vault_tools.ledger.lines import (
     lock_path,
     torn_path,
 )
+from vault_tools.ledger.problems import Problem, VerifyResult
+from vault_tools.ledger.signatures import (
+    NO_SIGNING,
+    SIGNING_KEY,
+    SignatureChecker,
+    SignaturePolicy,
+)
 from vault_tools.vocabulary import conflict_marker
 
+Checker = SignatureChecker | None
 MAX_PROBLEMS = 1000  # keep verify's memory bounded on a thoroughly broken file
 
 # a cold verify with at least this many bytes to parse in full forks a helper for half:
 # on two cores it takes a quarter off a cold `vt ledger verify` (paired runs)
 PARALLEL_MIN_BYTES = 8 << 20
 _PART_NAME = "verify-part.sqlite"  # the helper's rows, in a temporary folder
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    seq: int | None
-    line: int | None
-    message: str
-
-    def to_json(self) -> dict:
-        return {"seq": self.seq, "line": self.line, "message": self.message}
-
-
-@dataclass(slots=True)
-class VerifyResult:
-    ok: bool
-    events: int
-    head: str
-    problems: list[Problem] = field(default_factory=list)
-    torn: TornInfo | None = None
-
-    def to_json(self) -> dict:
-        """The `vt ledger verify --json` object (docs/json-output.md), plus `torn`."""
-        torn = None
-        if self.torn:
-            torn = {"offset": self.torn.offset, "length": self.torn.length,
-                    "backup": self.torn.backup, "message": self.torn.message()}  # fmt: skip
-        return {
-            "ok": self.ok,
-            "events": self.events,
-            "head": self.head,
-            "problems": [p.to_json() for p in self.problems],
-            "torn": torn,
-        }
 
 
 class _PrefixChanged(Exception):
@@ -120,9 +94,14 @@ class _Verifier:
     """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
 
     def __init__(
-        self, db: _StateDB, trust_prefix: bool = True, after: _Trusted | None = None
+        self,
+        db: _StateDB,
+        trust_prefix: bool = True,
+        after: _Trusted | None = None,
+        signatures: SignatureChecker | None = None,
     ) -> None:
         self.db = db
+        self.signatures = signatures
         self.problems: list[Problem] = []
         self.dropped = 0
         self.events = 0
@@ -211,6 +190,8 @@ class _Verifier:
         if id_ != ev["id"]:
             self.problem(seq, n, f"line {n}: id mismatch: the decision fields were edited "
                                  "after it was made")  # fmt: skip
+        if self.signatures is not None and (wrong := self.signatures.check(ev)) is not None:
+            self.problem(seq, n, f"line {n}: {wrong}")
         if self.remembered and n == self.remembered[0] and ev["hash"] == self.remembered[1]:
             self.remembered_head_intact = True
         self.prev_seq, self.prev_hash = seq, ev["hash"]
@@ -245,6 +226,8 @@ class _Verifier:
                 return False
             self.remembered_head_intact = True
         self.prev_seq, self.prev_hash = n, stated
+        if self.signatures is not None:  # verified with the prefix, under the same policy
+            self.signatures.count(b',"sig":"' in body)
         self.rows.append(_known_row(n, body, i))
         if len(self.rows) >= 5000:
             self.flush()
@@ -448,7 +431,7 @@ def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, split: int) -
     span = (lines.n, lines.end, split, lines.size)
     try:
         report = beside(
-            partial(_part_report, path, part, verifier.remembered, span),
+            partial(_part_report, path, part, (verifier.remembered, verifier.signatures), span),
             partial(lines.feed, verifier, split),
         )
         summary = _part_summary(report)
@@ -463,6 +446,9 @@ def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, split: int) -
             verifier.events, verifier.prev_seq, verifier.prev_hash = last_n, last_seq, last_hash
             if summary["intact"]:
                 verifier.remembered_head_intact = True
+            if verifier.signatures is not None:
+                verifier.signatures.signed += summary["signed"]
+                verifier.signatures.unsigned += summary["unsigned"]
             lines.skip_to(last_n, lines.size)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -538,9 +524,11 @@ class _PartVerifier(_Verifier):
     its first line (the parent checks that link), its rows in its own sqlite file (a
     connection must not cross a fork), and no problem tolerated."""
 
-    def __init__(self, conn: sqlite3.Connection, remembered: tuple | None) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, remembered: tuple | None, signatures: Checker
+    ) -> None:
         # not _Verifier.__init__: that reads and writes the parent's connection
-        self.conn = conn
+        self.conn, self.signatures = conn, signatures and signatures.fresh()
         self.problems, self.dropped, self.events = [], 0, 0
         self.prev_seq, self.prev_hash = 0, None
         self.rows = []
@@ -568,15 +556,15 @@ class _PartVerifier(_Verifier):
         self.rows = []
 
 
-def _part_report(path: Path, part: Path, remembered: tuple | None, span: tuple) -> bytes:
+def _part_report(path: Path, part: Path, memory: tuple, span: tuple) -> bytes:
     """In the helper: `_verify_part`'s summary, as the bytes `beside` hands back."""
-    return json.dumps(_verify_part(path, part, remembered, *span)).encode()
+    return json.dumps(_verify_part(path, part, memory, *span)).encode()
 
 
 def _verify_part(
     path: Path,
     part: Path,
-    remembered: tuple | None,
+    memory: tuple[tuple | None, Checker],
     base_n: int,
     base_end: int,
     split: int,
@@ -589,7 +577,7 @@ def _verify_part(
         try:
             conn.execute("PRAGMA journal_mode=OFF")  # a scratch file, deleted after use
             conn.execute("PRAGMA synchronous=OFF")
-            verifier = _PartVerifier(conn, remembered)
+            verifier = _PartVerifier(conn, *memory)
             handle.seek(split)
             lines = _Lines(handle, size)
             lines.n, lines.end = n, split
@@ -607,10 +595,14 @@ def _verify_part(
         "first": verifier.first,
         "last": (lines.n, verifier.prev_seq, verifier.prev_hash),
         "intact": verifier.remembered_head_intact,
+        "signed": verifier.signatures.signed if verifier.signatures else 0,
+        "unsigned": verifier.signatures.unsigned if verifier.signatures else 0,
     }
 
 
-def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
+def verify_ledger(
+    path: Path | str, state_dir: Path | str, policy: SignaturePolicy | None = None
+) -> VerifyResult:
     """Check every line and the chain; compare with every event trusted before.
 
     Writes nothing, in the vault or its state dir: the memory is read as it stands, a
@@ -619,7 +611,8 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
     an append in progress is never mistaken for a torn tail. A ledger whose every line
     ends in CRLF is one problem, said once. With at least PARALLEL_MIN_BYTES to parse in
     full (a cold verify of a large ledger) and fork available, a forked helper checks the
-    second half meanwhile; the result is the same either way.
+    second half meanwhile; the result is the same either way. Signatures are checked
+    against `policy` (None: not checked at all, the chain alone is verified).
     """
     path, state_dir = Path(path), Path(state_dir)
     with _shared_lock(lock_path(path)) as locked:
@@ -642,17 +635,25 @@ def verify_ledger(path: Path | str, state_dir: Path | str) -> VerifyResult:
             finally:
                 os.close(fd)
             # its temp table goes with the connection: dropping it first only costs time
-            verifier = _Verifier(db)
+            # a prefix verified under another signing policy is verified again in full
+            digest = policy.digest() if policy else NO_SIGNING
+            same = (db.get(SIGNING_KEY) or NO_SIGNING) == digest
+            checker = policy.checker() if policy else None
+            verifier = _Verifier(db, trust_prefix=same, signatures=checker)
             try:
                 _verify_lines(verifier, path, size)
             except _PrefixChanged:
-                verifier = _Verifier(db, trust_prefix=False)
+                checker = policy.checker() if policy else None
+                verifier = _Verifier(db, trust_prefix=False, signatures=checker)
                 _verify_lines(verifier, path, size)
             verifier.finish()
         finally:
             db.close()
     problems = sorted(verifier.problems, key=lambda p: (p.line is None, p.line or 0))
-    return VerifyResult(not problems, verifier.events, verifier.prev_hash or "?", problems, torn)
+    result = VerifyResult(not problems, verifier.events, verifier.prev_hash or "?", problems, torn)
+    if checker is not None:
+        result.signed, result.unsigned = checker.signed, checker.unsigned
+    return result
 
 
 @contextmanager

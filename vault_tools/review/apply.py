@@ -39,6 +39,7 @@ from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.crash import crash_point
+from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes, list_vault, read_file
@@ -46,6 +47,7 @@ from vault_tools.review.actor import default_actor
 from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
 from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.marking import mark_note
+from vault_tools.review.signer import signing_ledger
 from vault_tools.review.verdict import AGREES, REVERTED, judge
 from vault_tools.store.claims import ClaimStore
 from vault_tools.store.refresh import RefreshResult, refresh
@@ -584,15 +586,14 @@ def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
     """The run's one ledger transaction. A dry run decides the same way and writes
     nothing: the transaction is abandoned (or, without a ledger yet, a scratch one)."""
     if not dry_run:
-        with Ledger(
-            settings.ledger_path, settings.state_dir, root=settings.vault
-        ).transaction() as txn:
+        with signing_ledger(settings, root=settings.vault).transaction() as txn:
             _remove_stale_temps(settings)
             yield txn
         return
     with TemporaryDirectory(prefix="vt-dry-run-") as scratch:
         if settings.ledger_path.exists():
-            ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
+            ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault,
+                            policy=SignaturePolicy.of(settings))  # fmt: skip
         else:
             ledger = Ledger(Path(scratch) / "ledger.jsonl", Path(scratch) / "state")
         try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tools.config import Settings
+from vault_tools.ledger.signatures import signing_key_of
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.claims import claim_base, v1_claim
@@ -31,6 +32,9 @@ class Entry:
     v1_source: str | None = None  # "event sha256:…" | "note 03_claims/….md" | None
     changes: list[Change] = field(default_factory=list)
     claim_segments: list[tuple[str, str]] = field(default_factory=list)
+    # the fingerprint of the key that signed it (the gate verified the signature against
+    # the allowed signers for the actor before the store served it); None: unsigned
+    signed_with: str | None = None
 
     @property
     def is_repair(self) -> bool:
@@ -53,6 +57,7 @@ class Entry:
                 "claim",
             )
         }
+        out["signed_with"] = self.signed_with
         if self.is_repair:
             out["v1"] = self.v1_source
             out["changes"] = [c.to_json() for c in self.changes] if self.v1_source else None
@@ -139,7 +144,7 @@ def claim_history(settings: Settings, store: ClaimStore, claim_id: str) -> Claim
     notes = _NoteV1(settings)
     result = ClaimHistory(claim_id, record.status, record.note, heads=store.heads(claim_id))
     for i, ev in enumerate(events):
-        entry = Entry(ev)
+        entry = Entry(ev, signed_with=signing_key_of(ev["sig"]) if "sig" in ev else None)
         if entry.is_repair and isinstance(ev.get("claim"), dict):
             found = _find_v1(ev, events[:i], notes)
             if found is not None:

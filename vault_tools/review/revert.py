@@ -17,6 +17,7 @@ from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.lines import iter_lines
 from vault_tools.review.actor import default_actor
+from vault_tools.review.signer import signing_ledger
 from vault_tools.store.refresh import RefreshResult, refresh
 from vault_tools.vocabulary import REVERT
 
@@ -80,7 +81,7 @@ def revert_event(
     """Append a REVERT of `event_id`; refused for an unknown id, a REVERT, or an event
     already reverted. Then brings the Claim Store up to date."""
     event_id = _normalised(event_id)
-    ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault)
+    ledger = signing_ledger(settings, root=settings.vault)
     if not ledger.path.exists():
         raise UnknownEventError(f"no event {event_id}: the ledger is empty", str(settings.ledger))
     result = _append(settings, ledger, event_id, comment, dry_run)

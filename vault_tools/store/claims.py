@@ -32,6 +32,7 @@ from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import GENESIS, canonical
 from vault_tools.ledger.heads import ClaimState, claim_states
 from vault_tools.ledger.lines import iter_lines
+from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import kb as kbmod
 from vault_tools.vocabulary import ACCEPTED, CONFLICT, REPAIRED
 
@@ -181,10 +182,16 @@ class _Reader:
 class ClaimStore:
     """`.vt/claims.sqlite`. Use as a context manager, or call `close()`."""
 
-    def __init__(self, conn: sqlite3.Connection, ledger_path: Path, state_dir: Path) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        ledger_path: Path,
+        state_dir: Path,
+        policy: SignaturePolicy | None = None,
+    ) -> None:
         self.conn = conn
         self.ledger_path = ledger_path
-        self.ledger = Ledger(ledger_path, state_dir)
+        self.ledger = Ledger(ledger_path, state_dir, policy=policy)
 
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
@@ -198,7 +205,7 @@ class ClaimStore:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # derived state: rebuildable from the ledger
         conn.execute("PRAGMA cache_size=-65536")  # 64 MiB: a rebuild's pages stay in memory
-        store = cls(conn, settings.ledger_path, settings.state_dir)
+        store = cls(conn, settings.ledger_path, settings.state_dir, SignaturePolicy.of(settings))
         store._ensure_schema()
         return store
 

@@ -1,0 +1,307 @@
+"""Checking the signatures of ledger events (docs/signing.md), in process.
+
+Each signed event's `sig` must be an SSHSIG signature, in the namespace of vt decisions,
+of `signed_message(event)`, made by a key that the allowed signers file (git's
+`allowed_signers` format) lists for the event's `actor`, valid at the event's `ts`. The
+cryptography is `sshsig` over `cryptography`, imported only when a signed event is met;
+parsed keys and what the file allows each (key, actor) are kept, so a ledger signed by a
+handful of reviewers parses each key once.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import calendar
+import hashlib
+import re
+import struct
+import time
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from vault_tools.config import Settings
+from vault_tools.errors import UsageError
+from vault_tools.ledger.signing import NAMESPACE
+
+ALLOWED_SIGNERS = "allowed_signers"  # beside the ledger, unless vt.toml says otherwise
+_DATE = re.compile(r"([0-9]{8})([0-9]{4})?([0-9]{2})?(Z?)")
+
+
+@dataclass(frozen=True, slots=True)
+class SignaturePolicy:
+    """Where the allowed signers are, and from which `seq` every event must be signed
+    (`required`). Without a file, a signed event cannot be checked and is a problem."""
+
+    allowed_signers: Path | None = None
+    required: bool = False
+    required_from: int = 1
+
+    @classmethod
+    def of(cls, settings: Settings) -> SignaturePolicy:
+        return cls(settings.allowed_signers_path, settings.signing_required,
+                   settings.signatures_from)  # fmt: skip
+
+    def digest(self) -> str:
+        """Names this policy and the file's content: the gate trusts a prefix verified
+        under the same policy only (a key removed from the file re-verifies everything)."""
+        content = b""
+        if self.allowed_signers is not None:
+            try:
+                content = self.allowed_signers.read_bytes()
+            except FileNotFoundError:
+                pass  # no file: as if signing were not set up
+            except OSError:
+                content = b"(unreadable)"
+        if not content and not self.required:
+            return NO_SIGNING
+        state = f"{self.required}:{self.required_from}:".encode()
+        return "sha256:" + hashlib.sha256(state + content).hexdigest()
+
+    def checker(self) -> SignatureChecker:
+        return SignatureChecker(self)
+
+
+_NAMESPACE = NAMESPACE.encode()
+_HASHES = {b"sha512": hashlib.sha512, b"sha256": hashlib.sha256}  # PROTOCOL.sshsig's two
+_U32 = struct.Struct(">I")
+
+
+def _string(data: bytes) -> bytes:
+    return _U32.pack(len(data)) + data
+
+
+def _fields(blob: bytes) -> list[bytes]:
+    """An SSHSIG blob's strings (PROTOCOL.sshsig): public key, namespace, reserved, hash
+    algorithm, signature. Read by hand: the generic reader costs a sixth of a check."""
+    if blob[:6] != b"SSHSIG" or blob[6:10] != b"\0\0\0\1":
+        raise ValueError("not an SSHSIG signature of version 1")
+    fields, at = [], 10
+    for _ in range(5):
+        (size,) = _U32.unpack_from(blob, at)
+        at += 4
+        if at + size > len(blob):
+            raise ValueError("cut short")
+        fields.append(blob[at : at + size])
+        at += size
+    if at != len(blob):
+        raise ValueError("bytes after its end")
+    return fields
+
+
+@lru_cache(maxsize=4)
+def _signed_data(hash_algo: bytes) -> bytes:
+    """What an SSHSIG signs, up to the message's digest (its length included): magic,
+    namespace, reserved, hash algorithm."""
+    size = len(_HASHES[hash_algo](b"").digest())
+    return b"SSHSIG" + _string(_NAMESPACE) + _string(b"") + _string(hash_algo) + _U32.pack(size)
+
+
+SIGNING_KEY = "signing"  # the state db's meta key for the policy the trusted prefix passed
+NO_SIGNING = "none"  # the digest of a vault with no signing set up (and of vaults before it)
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One line of the allowed signers file."""
+
+    line: int
+    principals: list[str]
+    valid_after: str | None  # as an event's ts, UTC
+    valid_before: str | None
+    namespaces: list[str] | None
+
+
+@dataclass(slots=True)
+class SignatureChecker:
+    """Checks the events of one verify; counts the signed and the unsigned."""
+
+    policy: SignaturePolicy
+    signed: int = 0
+    unsigned: int = 0  # events before `required_from`, or in a vault not requiring any
+    _entries: dict[bytes, list[_Entry]] | None = None
+    _keys: dict[bytes, Any] = field(default_factory=dict)
+    _allowed: dict[tuple[bytes, str], list[_Entry]] = field(default_factory=dict)
+
+    def check(self, ev: dict) -> str | None:
+        """The problem with this event's signature, or None."""
+        sig = ev.get("sig")
+        if sig is None:
+            policy = self.policy
+            if policy.required and ev["seq"] >= policy.required_from:
+                return (f"not signed, and every event from seq {policy.required_from} must be "
+                        "([signing] required in vt.toml)")  # fmt: skip
+            self.unsigned += 1
+            return None
+        self.signed += 1
+        return self._problem(ev, sig)
+
+    def fresh(self) -> SignatureChecker:
+        """A checker of the same policy, counting from zero (a verify helper's), that
+        keeps the keys parsed so far."""
+        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._allowed)
+
+    def count(self, signed: bool) -> None:
+        """An event of a prefix verified before, under this same policy."""
+        if signed:
+            self.signed += 1
+        else:
+            self.unsigned += 1
+
+    def _problem(self, ev: dict, sig: str) -> str | None:
+        try:
+            public_key, namespace, _, hash_algo, signature = _fields(base64.b64decode(sig))
+        except (ValueError, binascii.Error, struct.error) as exc:
+            return f"signature does not parse ({exc})"
+        if namespace != _NAMESPACE:
+            return f"signature made for namespace {namespace.decode(errors='replace')!r}"
+        if hash_algo not in _HASHES:
+            return f"signature hash {hash_algo.decode(errors='replace')!r} is not sha512 or sha256"
+        key = self._key(public_key)
+        if isinstance(key, str):
+            return key
+        digest = _HASHES[hash_algo](_message(ev)).digest()
+        try:
+            wrong = key.do_verify(signature, _signed_data(hash_algo) + digest)
+        except (AssertionError, ValueError, IndexError, struct.error) as exc:
+            wrong = exc  # a signature of another algorithm than its key's
+        if wrong is not None:
+            return "bad signature: it does not sign this decision (edited after signing?)"
+        return self._not_allowed(ev, public_key, key)
+
+    def _key(self, blob: bytes) -> Any:
+        """The parsed public key (kept: a reviewer signs thousands of events), or why not."""
+        key = self._keys.get(blob)
+        if key is None:
+            from sshsig import PublicKey
+
+            try:
+                key = PublicKey.from_ssh_encoding(blob)
+            except (ValueError, NotImplementedError, IndexError, struct.error) as exc:
+                key = f"signature's key is not usable ({exc})"
+            self._keys[blob] = key
+        return key
+
+    def _not_allowed(self, ev: dict, blob: bytes, key: Any) -> str | None:
+        """Why the allowed signers file does not let this key sign for the event's actor
+        at its ts, or None."""
+        actor = ev["actor"]
+        entries = self._allowed.get((blob, actor))
+        if entries is None:
+            entries = [e for e in self._signers().get(blob, []) if _principal_matches(actor, e)]
+            self._allowed[(blob, actor)] = entries
+        ts = ev["ts"]
+        for entry in entries:
+            if (
+                (entry.valid_after is None or ts >= entry.valid_after)
+                and (entry.valid_before is None or ts < entry.valid_before)
+                and (entry.namespaces is None
+                     or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces))
+            ):  # fmt: skip
+                return None
+        name = f"key {key.sha256_str()}"
+        if entries:
+            windows = "; ".join(_window(e) for e in entries)
+            return f"{name} of {actor!r} was not valid at {ts} ({windows})"
+        if not self._signers().get(blob):
+            return f"{name} is not in {self._where()}"
+        return f"{name} is not allowed to sign for actor {actor!r} in {self._where()}"
+
+    def _where(self) -> str:
+        return str(self.policy.allowed_signers or ALLOWED_SIGNERS)
+
+    def _signers(self) -> dict[bytes, list[_Entry]]:
+        if self._entries is None:
+            self._entries = _read_allowed_signers(self.policy.allowed_signers)
+        return self._entries
+
+
+def signing_key_of(sig: str) -> str | None:
+    """The fingerprint of the key that made `sig` (`SHA256:…`, as ssh-keygen -l prints it),
+    None when it does not parse. Says who signed only once the signature has verified."""
+    from sshsig import PublicKey
+
+    try:
+        blob = _fields(base64.b64decode(sig))[0]
+        fingerprint: str = PublicKey.from_ssh_encoding(blob).sha256_str()
+    except (ValueError, binascii.Error, NotImplementedError, IndexError, struct.error):
+        return None
+    return fingerprint
+
+
+def _message(ev: dict) -> bytes:
+    """`signed_message(ev)` for an event whose id and ts passed the line checks (a sha and
+    a timestamp need no escaping): one f-string instead of a serialisation per line."""
+    return f'{{"id":"{ev["id"]}","ts":"{ev["ts"]}"}}'.encode()
+
+
+def _window(entry: _Entry) -> str:
+    after, before = entry.valid_after or "any time", entry.valid_before or "any time"
+    if entry.namespaces is not None:
+        return f"line {entry.line}: only for namespaces {','.join(entry.namespaces)}"
+    return f"line {entry.line}: valid from {after} until {before}"
+
+
+def _principal_matches(actor: str, entry: _Entry) -> bool:
+    """ssh's pattern lists: `*` and `?` wildcards, a `!pattern` that matches excludes."""
+    matched = False
+    for pattern in entry.principals:
+        if pattern.startswith("!"):
+            if fnmatchcase(actor, pattern[1:]):
+                return False
+        elif fnmatchcase(actor, pattern):
+            matched = True
+    return matched
+
+
+def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
+    """The file's entries by public key blob; a line that does not parse is a usage error
+    naming it (`path:line`), as ssh-keygen refuses such a file."""
+    from sshsig.allowed_signers import AllowedSigner
+
+    if path is None:
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the allowed signers: {exc}", str(path)) from exc
+    entries: dict[bytes, list[_Entry]] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            signer = AllowedSigner.parse(line)
+            blob = base64.b64decode(signer.base64_key, validate=True)
+            options = signer.options or {}
+            if "cert-authority" in options:
+                raise ValueError("cert-authority keys are not supported")
+            entry = _Entry(
+                number,
+                signer.principals.split(","),
+                _utc(options.get("valid-after")),
+                _utc(options.get("valid-before")),
+                options["namespaces"].split(",") if "namespaces" in options else None,
+            )
+        except (ValueError, binascii.Error) as exc:
+            raise UsageError(f"not an allowed signers line: {exc}", str(path), number) from exc
+        entries.setdefault(blob, []).append(entry)
+    return entries
+
+
+def _utc(value: str | None) -> str | None:
+    """ssh's YYYYMMDD[HHMM[SS]][Z] (local time without the Z) as an event's ts."""
+    if value is None:
+        return None
+    found = _DATE.fullmatch(value)
+    if found is None:
+        raise ValueError(f"{value!r} is not YYYYMMDD[HHMM[SS]][Z]")
+    day, hour_minute, second, zulu = found.groups()
+    parsed = time.strptime(day + (hour_minute or "0000") + (second or "00"), "%Y%m%d%H%M%S")
+    stamp = calendar.timegm(parsed) if zulu else time.mktime(parsed)
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
