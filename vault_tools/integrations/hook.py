@@ -24,7 +24,7 @@ from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
 from vault_tools.notes.vault import is_note_path, may_be_review_note
-from vault_tools.vocabulary import BASE_MARKER, conflict_marker
+from vault_tools.vocabulary import conflict_marker
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
@@ -241,16 +241,18 @@ def run(settings: Settings, repo: GitRepo | None = None) -> HookReport:
     notes = [p for p in staged if is_note_path(p[len(prefix) :])]
     ledger = prefix + settings.ledger
     specs = [f":{p}" for p in notes]
-    merge_heads: list[str] = []
-    if ledger in staged:
-        merge_heads = repo.merge_heads()
+    # a merge commit's ledger is checked even when it is HEAD's unchanged: taking our
+    # side whole is exactly how the other side's events would be lost
+    merge_heads = repo.merge_heads()
+    check_ledger = ledger in staged or bool(merge_heads)
+    if check_ledger:
         specs += [f":{ledger}", f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
     links = _link_targets(repo, prefix, notes)
     specs += [f":{target}" for target in links.values() if target is not None]
     blobs = repo.read_blobs(specs)
     report = HookReport()
     _check_notes(settings, report, {p[len(prefix) :]: _staged_text(blobs, p, links) for p in notes})
-    if ledger in staged:
+    if check_ledger:
         report.ledger = True
         parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
         report.findings += check_staged_ledger(
@@ -490,27 +492,43 @@ class ResolveResult:
 
 def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
     """The working-tree ledger, left with conflict markers or merged by `merge=union`,
-    rewritten (atomically) as the merged ledger."""
-    from vault_tools.ledger.merge import resolve_ledger
+    rewritten (atomically) as the merged ledger.
+
+    During a merge git may hold sides the working file lacks (the driver refused one,
+    or `checkout --ours` took one side): every version git has of the ledger in that
+    merge, the index's conflict stages and each parent, is read too, markers and all,
+    and every event of any of them is kept."""
+    from vault_tools.ledger.merge import event_lines, union_ledgers
 
     path = settings.ledger_path
     try:
         text = path.read_bytes()
     except FileNotFoundError:
-        raise UsageError("no decision ledger to resolve", settings.ledger) from None
-    resolved = resolve_ledger(text)
+        text = None
+    sides = [("ledger", text)] if text is not None else []
+    sides += _merge_sides(settings)
+    if not sides:
+        raise UsageError("no decision ledger to resolve", settings.ledger)
+    resolved = union_ledgers(sides)
     changed = resolved != text
     if changed and not dry_run:
         write_atomic(path, resolved, root=settings.vault)
-    return ResolveResult(settings.ledger, _event_lines(text), resolved.count(b"\n"), changed)
+    found = sum(len(event_lines(data)) for _, data in sides)
+    return ResolveResult(settings.ledger, found, resolved.count(b"\n"), changed)
 
 
-def _event_lines(text: bytes) -> int:
-    count, in_base = 0, False
-    for raw in text.split(b"\n"):
-        marker = conflict_marker(raw)
-        if marker is not None:
-            in_base = marker == BASE_MARKER
-        elif raw.strip() and not in_base:
-            count += 1
-    return count
+def _merge_sides(settings: Settings) -> list[tuple[str, bytes]]:
+    """The versions of the ledger git holds for a merge in progress: the conflict stages
+    of the index (ours, theirs) and the merge's parents (HEAD, each MERGE_HEAD). Empty
+    outside git or outside a merge."""
+    repo = GitRepo.find(settings.vault)
+    if repo is None:
+        return []
+    heads = repo.merge_heads()
+    rel = repo.relative(settings.vault)
+    ledger = "/".join(part for part in (rel, settings.ledger) if part)
+    specs = [f":2:{ledger}", f":3:{ledger}"]
+    if heads:
+        specs += [f"HEAD:{ledger}", *(f"{head}:{ledger}" for head in heads)]
+    blobs = repo.read_blobs(specs)
+    return [(spec.rpartition(":")[0] or "index", data) for spec, data in blobs.items() if data]
