@@ -41,6 +41,7 @@ from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import is_timestamp
 from vault_tools.notes import writer
+from vault_tools.notes.conflicts import has_conflict
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes, list_vault, read_file
 from vault_tools.review.actor import default_actor
@@ -183,6 +184,9 @@ def examine(
     if not explicit and b"claim_id" not in raw:
         return None
     note = parse_note(raw, relative)
+    conflict = has_conflict(note.findings)
+    if conflict is not None:  # never a decision read from half of a merge
+        return Candidate(relative, note.claim_id, refuse=f"{conflict.code}: {conflict.message}")
     if not note.is_review_note:
         return (
             Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)")
