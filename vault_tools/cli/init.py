@@ -10,7 +10,7 @@ import typer
 from vault_tools.cli.common import DryRunOption, JsonOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
-from vault_tools.errors import ExitCode
+from vault_tools.errors import ExitCode, UsageError
 
 
 @app.command()
@@ -20,6 +20,14 @@ def init(
         typer.Argument(
             help="Vault folder (default: $VT_VAULT, else the nearest ancestor holding .obsidian/ "
             "or vt.toml).",
+            show_default=False,
+        ),
+    ] = None,
+    vault_option: Annotated[
+        Path | None,
+        typer.Option(
+            "--vault",
+            help="The vault folder, as every command takes it (the same as the argument).",
             show_default=False,
         ),
     ] = None,
@@ -37,12 +45,14 @@ def init(
 
         vt init ~/vaults/claims
 
-        vt init --dry-run
+        vt init --vault ~/vaults/claims --dry-run
     """
     from vault_tools.integrations.init import init_vault
 
     reporter = Reporter(as_json)
-    result = init_vault(settings_for(vault), dry_run)
+    if vault is not None and vault_option is not None and vault != vault_option:
+        raise UsageError(f"two vaults given: {vault} and --vault {vault_option}")
+    result = init_vault(settings_for(vault or vault_option), dry_run)
     if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(ExitCode.OK)
