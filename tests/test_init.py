@@ -61,7 +61,8 @@ def test_init_in_git_installs_hook_and_driver_and_is_idempotent(vault: Path) -> 
     assert (vault / ".git" / "hooks" / "pre-commit").is_file()
     assert (
         vault / ".gitattributes"
-    ).read_text() == "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n"
+    ).read_text() == "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n*.md merge=vt-note\n"
+    assert (vault / ".git" / "hooks" / "post-merge").is_file()
     before = snapshot(vault)
     assert init_vault(load_settings(vault)).changes == []
     assert snapshot(vault) == before

@@ -152,7 +152,9 @@ def test_a_lost_event_comes_back_with_its_own_ts(tmp_path: Path) -> None:
     (alice / LEDGER).write_bytes(b"")
     commit_all_unchecked = git(alice, "commit", "-q", "--no-verify", "-am", "lost", check=False)
     assert commit_all_unchecked.returncode == 0
-    # alice's memory never saw the event: only the note did
+    # a clone whose memory never saw the event (its post-merge refresh did): only the
+    # note knows it now
+    shutil.rmtree(alice / ".vt")
     assert reject["id"] not in stamps(alice)
     report = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
     (again,) = report.applied

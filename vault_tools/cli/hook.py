@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
@@ -101,3 +104,47 @@ def run(vault: VaultOption = None, as_json: JsonOption = False) -> None:
                 "notes or ledger (fix them and stage again; see `vt validate`)"
             )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)
+
+
+@hook_app.command("merge-note")
+def merge_note(
+    base: Annotated[Path, typer.Argument(help="The merge base's note (git's %O).")],
+    ours: Annotated[Path, typer.Argument(help="Our note (git's %A); the result goes here.")],
+    theirs: Annotated[Path, typer.Argument(help="Their note (git's %B).")],
+    path: Annotated[str, typer.Argument(help="The note's path (git's %P).")] = "note.md",
+) -> None:
+    """The git merge driver for notes: vt's bytes settled, the rest merged by git.
+
+    review_state, the vt_* properties and vt's blocks are taken from the side that
+    changed them (ours when both did; the post-merge hook recomputes them from the
+    merged ledger); the user's bytes go through `git merge-file`. Exit 1 leaves a real
+    content conflict to git, with its usual markers. Registered by `vt hook install`.
+
+    Example:
+
+        git config merge.vt-note.driver "python -m vault_tools hook merge-note %O %A %B %P"
+    """
+    from vault_tools.integrations.notemerge import merge_driver
+
+    clean = merge_driver(base, ours, theirs, path)
+    finish(ExitCode.OK if clean else ExitCode.FINDINGS)
+
+
+@hook_app.command()
+def refresh(vault: VaultOption = None) -> None:
+    """Bring the Claim Store and the knowledge-base blocks up to date with the ledger
+    (what the post-merge and post-checkout hooks run after a pull or a checkout).
+
+    Example:
+
+        vt hook refresh --vault .
+    """
+    from vault_tools.store.refresh import refresh as run_refresh
+
+    result = run_refresh(settings_for(vault))
+    reporter = Reporter()
+    if result.kb_notes_written:
+        reporter.text(f"vt: {len(result.kb_notes_written)} knowledge-base notes brought up to date")
+    for problem in result.kb_problems:
+        reporter.error(f"vt: {problem}")
+    finish(ExitCode.OK)

@@ -23,6 +23,7 @@ from vault_tools.findings import ERROR, Finding, error
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
+from vault_tools.integrations.teamgit import install_team, uninstall_team
 from vault_tools.notes.vault import is_note_path, may_be_review_note
 from vault_tools.vocabulary import conflict_marker
 
@@ -95,7 +96,8 @@ def _vt_lines(line: str) -> tuple[str, str]:
 
 
 def install(settings: Settings, dry_run: bool = False) -> list[str]:
-    """Install the pre-commit hook and the ledger merge driver; the changes made, in words.
+    """Install the pre-commit hook, the ledger and note merge drivers and the post-merge /
+    post-checkout hooks (teamgit.py); the changes made, in words.
 
     Idempotent (a second run changes nothing and returns []). A pre-commit hook vt did
     not write is moved to `pre-commit.vt-chained` and run first by vt's hook.
@@ -104,6 +106,7 @@ def install(settings: Settings, dry_run: bool = False) -> list[str]:
     changes = _install_hook(repo, settings, dry_run)
     changes += _install_driver(repo, dry_run)
     changes += _install_attributes(repo, settings, dry_run)
+    changes += install_team(repo, settings, dry_run)
     return changes
 
 
@@ -188,6 +191,7 @@ def uninstall(settings: Settings, dry_run: bool = False) -> list[str]:
         if not dry_run:
             repo.config_remove_section(f"merge.{DRIVER}")
     changes += _uninstall_attributes(repo, settings, dry_run)
+    changes += uninstall_team(repo, settings, dry_run)
     return changes
 
 
