@@ -135,14 +135,22 @@ def refresh(vault: VaultOption = None) -> None:
     """Bring the Claim Store and the knowledge-base blocks up to date with the ledger
     (what the post-merge and post-checkout hooks run after a pull or a checkout).
 
+    A ledger that arrived with conflict markers (committed by a clone without vt's
+    merge driver) is repaired first, as `vt ledger resolve` does; commit it.
+
     Example:
 
         vt hook refresh --vault .
     """
-    from vault_tools.store.refresh import refresh as run_refresh
+    from vault_tools.integrations.hook import refresh_after_pull
 
-    result = run_refresh(settings_for(vault))
+    repaired, result = refresh_after_pull(settings_for(vault))
     reporter = Reporter()
+    if repaired is not None:
+        reporter.text(
+            f"vt: {repaired.path} came with conflict markers: repaired, {repaired.kept} "
+            "events kept; commit it"
+        )
     if result.kb_notes_written:
         reporter.text(f"vt: {len(result.kb_notes_written)} knowledge-base notes brought up to date")
     for problem in result.kb_problems:

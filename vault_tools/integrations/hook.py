@@ -25,6 +25,7 @@ from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
 from vault_tools.integrations.teamgit import install_team, uninstall_team
 from vault_tools.notes.vault import is_note_path, may_be_review_note
+from vault_tools.store.refresh import RefreshResult
 from vault_tools.vocabulary import conflict_marker
 
 HOOK_NAME = "pre-commit"
@@ -536,3 +537,21 @@ def _merge_sides(settings: Settings) -> list[tuple[str, bytes]]:
         specs += [f"HEAD:{ledger}", *(f"{head}:{ledger}" for head in heads)]
     blobs = repo.read_blobs(specs)
     return [(spec.rpartition(":")[0] or "index", data) for spec, data in blobs.items() if data]
+
+
+def refresh_after_pull(settings: Settings) -> tuple[ResolveResult | None, RefreshResult]:
+    """What the post-merge and post-checkout hooks run: a ledger that came with conflict
+    markers (committed by a clone without vt's driver) repaired first, in the working
+    tree, to be committed with the next commit; then the Claim Store and the
+    knowledge-base blocks brought up to date with the ledger."""
+    from vault_tools.store.refresh import refresh
+
+    repaired: ResolveResult | None = None
+    try:
+        with settings.ledger_path.open("rb") as ledger:
+            marked = any(conflict_marker(raw.rstrip(b"\n")) for raw in ledger)
+    except FileNotFoundError:
+        marked = False
+    if marked:
+        repaired = resolve_file(settings)
+    return repaired, refresh(settings)
