@@ -160,3 +160,17 @@ def test_a_lost_event_comes_back_with_its_own_ts(tmp_path: Path) -> None:
     (again,) = report.applied
     assert again.new and again.id == reject["id"] and again.ts == reject["ts"]
     assert stamps(alice) == {reject["id"]: reject["ts"]}
+
+
+def test_a_fast_forward_to_committed_markers_is_repaired_by_the_post_merge_hook(
+    tmp_path: Path,
+) -> None:
+    alice, bob, carol = team(tmp_path, ("alice", "bob", "carol"), without_driver=("carol",))
+    accept, reject = carol_pushes_markers(alice, carol)
+    pulled = git(bob, "pull", "--no-rebase", "origin", "main", check=False)  # fast-forward
+    assert pulled.returncode == 0, pulled.stderr
+    assert "came with conflict markers: repaired, 2 events kept" in pulled.stdout + pulled.stderr
+    assert b"<<<<<<<" not in (bob / LEDGER).read_bytes()
+    assert stamps(bob) == {accept["id"]: accept["ts"], reject["id"]: reject["ts"]}
+    commit_all(bob, "repair the ledger")  # vt's hook lets the repair through
+    assert verifies(bob)

@@ -16,6 +16,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError
@@ -25,8 +26,10 @@ from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
 from vault_tools.integrations.teamgit import install_team, uninstall_team
 from vault_tools.notes.vault import is_note_path, may_be_review_note
-from vault_tools.store.refresh import RefreshResult
 from vault_tools.vocabulary import conflict_marker
+
+if TYPE_CHECKING:  # the hook's every commit must not import the store
+    from vault_tools.store.refresh import RefreshResult
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
