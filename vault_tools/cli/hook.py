@@ -1,4 +1,4 @@
-"""`vt hook install | uninstall | run`: the git pre-commit hook and the ledger merge driver."""
+"""`vt hook install | uninstall | run | merge-note | refresh`: vt's git hooks and drivers."""
 
 from __future__ import annotations
 
@@ -37,10 +37,11 @@ def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str)
 def install(
     vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
 ) -> None:
-    """Install the pre-commit hook and the ledger merge driver.
+    """Install the pre-commit hook, the ledger and note merge drivers, and the
+    post-merge / post-checkout hooks that refresh the Claim Store and blocks.
 
-    The hook goes to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
-    the merge driver is registered in the repository's git config and .gitattributes.
+    The hooks go to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
+    the merge drivers are registered in the repository's git config and .gitattributes.
 
     A pre-commit hook vt did not write is kept: moved to pre-commit.vt-chained and run
     first. Installing twice changes nothing.
