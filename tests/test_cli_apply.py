@@ -144,3 +144,22 @@ def test_the_summary_counts_the_notes_it_marked(example_vault: Path) -> None:
         if "review_state: APPLIED" in p.read_text(encoding="utf-8")
     ]
     assert len(marked) == 2
+
+
+def test_a_vault_run_counts_skipped_notes_in_one_line(example_vault: Path) -> None:
+    assert vt("apply", "--vault", str(example_vault)).exit_code == 0
+    again = vt("apply", "--vault", str(example_vault))
+    assert again.exit_code == 0, again.output
+    assert "skipped: " not in again.stdout  # no line per note
+    skipped = [line for line in again.stdout.splitlines() if line.startswith("skipped ")]
+    assert skipped == [
+        "skipped 4 notes: 2 already applied, 2 preview, then set APPROVE_REPAIR "
+        "(vt apply -v lists them)"
+    ]
+    verbose = vt("apply", "--vault", str(example_vault), "-v")
+    listed = [line for line in verbose.stdout.splitlines() if ": skipped: " in line]
+    assert len(listed) == 4
+    assert any(line.startswith("03_claims/DV1-0001.md (DV1-0001): skipped: already applied: ")
+               for line in listed)  # fmt: skip
+    named = vt("apply", "--vault", str(example_vault), str(example_vault / "03_claims/DV1-0001.md"))
+    assert "03_claims/DV1-0001.md (DV1-0001): skipped: already applied: " in named.stdout

@@ -453,9 +453,21 @@ def test_install_writes_hook_driver_and_attribute(repo: Path) -> None:
         == f"{sys.executable} -m vault_tools ledger merge %O %A %B"
     )
     assert git(repo, "config", "merge.vt-ledger.name").stdout.strip() == "vt decision ledger"
-    assert (repo / ".gitattributes").read_text() == f"vault/{LEDGER} merge=vt-ledger -text\n"
+    assert (repo / ".gitattributes").read_text() == (
+        f"vault/{LEDGER} merge=vt-ledger -text\nvault/**/*.md merge=vt-note\n"
+    )
     attr = git(repo, "check-attr", "merge", f"vault/{LEDGER}").stdout
     assert attr.strip().endswith("merge: vt-ledger")
+    attr = git(repo, "check-attr", "merge", f"vault/{NOTE}").stdout
+    assert attr.strip().endswith("merge: vt-note")
+    assert (
+        git(repo, "config", "merge.vt-note.driver").stdout.strip()
+        == f"{sys.executable} -m vault_tools hook merge-note %O %A %B %P"
+    )
+    for name in ("post-merge", "post-checkout"):
+        script = repo / ".git" / "hooks" / name
+        assert "-m vault_tools hook refresh --vault vault" in script.read_text()
+        assert os.access(script, os.X_OK)
 
 
 def test_install_twice_is_installing_once(repo: Path) -> None:
@@ -522,7 +534,8 @@ def test_uninstall_keeps_other_attributes_and_foreign_hooks(repo: Path) -> None:
     attributes = repo / ".gitattributes"
     attributes.write_text("*.png binary\n" + attributes.read_text() + "*.md text\n")
     changes = hook.uninstall(settings)
-    assert len(changes) == 3
+    assert len(changes) == 7  # 3 hooks, 2 drivers' config, 2 attribute lines
+    assert not (repo / ".git" / "hooks" / "post-merge").exists()
     assert attributes.read_text() == "*.png binary\n*.md text\n"
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
     assert hook.uninstall(settings) == []
@@ -547,7 +560,8 @@ def test_dry_run_install_writes_nothing(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     copy_vault(root / "vault")
     changes = hook.install(load_settings(root / "vault"), dry_run=True)
-    assert len(changes) == 4
+    assert len(changes) == 9
+    assert not (root / ".git" / "hooks" / "post-merge").exists()
     assert not (root / ".git" / "hooks" / "pre-commit").exists()
     assert not (root / ".gitattributes").exists()
     assert git(root, "config", "--get", "merge.vt-ledger.driver", check=False).returncode == 1
@@ -574,7 +588,9 @@ def test_vault_at_the_repository_root(tmp_path: Path) -> None:
     copy_vault(root)
     hook.install(load_settings(root))
     assert "--vault ." in (root / ".git" / "hooks" / "pre-commit").read_text()
-    assert (root / ".gitattributes").read_text() == f"{LEDGER} merge=vt-ledger -text\n"
+    assert (root / ".gitattributes").read_text() == (
+        f"{LEDGER} merge=vt-ledger -text\n*.md merge=vt-note\n"
+    )
     git(root, "add", "-A")
     assert commit(root, "vault").returncode == 0
     note = root / NOTE
@@ -602,9 +618,13 @@ def test_install_replaces_the_attribute_line_without_text(repo: Path) -> None:
     attributes = repo / ".gitattributes"
     attributes.write_text(f"*.png binary\nvault/{LEDGER} merge=vt-ledger\n*.md text\n")
     changes = hook.install(load_settings(repo / "vault"))
-    assert changes == [f"added `vault/{LEDGER} merge=vt-ledger -text` to {attributes}"]
-    assert (
-        attributes.read_text() == f"*.png binary\n*.md text\nvault/{LEDGER} merge=vt-ledger -text\n"
+    assert changes == [
+        f"added `vault/{LEDGER} merge=vt-ledger -text` to {attributes}",
+        f"added `vault/**/*.md merge=vt-note` to {attributes}",
+    ]
+    assert attributes.read_text() == (
+        f"*.png binary\n*.md text\nvault/{LEDGER} merge=vt-ledger -text\n"
+        "vault/**/*.md merge=vt-note\n"
     )
     hook.uninstall(load_settings(repo / "vault"))
     attributes.write_text(f"vault/{LEDGER} merge=vt-ledger\n*.md text\n")

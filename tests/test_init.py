@@ -61,7 +61,8 @@ def test_init_in_git_installs_hook_and_driver_and_is_idempotent(vault: Path) -> 
     assert (vault / ".git" / "hooks" / "pre-commit").is_file()
     assert (
         vault / ".gitattributes"
-    ).read_text() == "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n"
+    ).read_text() == "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n*.md merge=vt-note\n"
+    assert (vault / ".git" / "hooks" / "post-merge").is_file()
     before = snapshot(vault)
     assert init_vault(load_settings(vault)).changes == []
     assert snapshot(vault) == before
@@ -169,3 +170,16 @@ def test_cli_prints_changes_then_already_set_up(vault: Path) -> None:
     (vault / ".obsidian" / "types.json").write_text("{")
     bad = subprocess.run(run, capture_output=True, text=True)
     assert bad.returncode == 2 and "types.json:1: invalid JSON" in bad.stderr
+
+
+def test_cli_takes_the_vault_as_an_option_too(vault: Path, tmp_path: Path) -> None:
+    run = [sys.executable, "-m", "vault_tools", "init"]
+    first = subprocess.run([*run, "--vault", str(vault)], capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert "wrote vt.toml" in first.stdout and (vault / "vt.toml").is_file()
+    same = subprocess.run([*run, str(vault), "--vault", str(vault)], capture_output=True, text=True)
+    assert same.returncode == 0 and same.stdout.strip().endswith("already set up")
+    other = tmp_path / "other"
+    other.mkdir()
+    two = subprocess.run([*run, str(other), "--vault", str(vault)], capture_output=True, text=True)
+    assert two.returncode == 2 and "two vaults given" in two.stderr

@@ -240,6 +240,9 @@ def _malformed() -> list[tuple[str, bytes, int | None]]:
     add("control-character", text, _line(text, "\x00"))
     text = _replace('"operator": "GREATER_THAN"', '"operator": ' + "7" * 5000)
     add("number-too-large", text, _line(text, "7" * 5000))
+    text = _replace("review_action: APPROVE", "<<<<<<< ours\nreview_action: APPROVE\n=======\n"
+                    "review_action: REJECT\n>>>>>>> theirs")  # fmt: skip
+    add("git-conflict", text, _line(text, "<<<<<<< ours"))
     return [
         (code, data if isinstance(data, bytes) else data.encode(), line)
         for code, data, line in cases

@@ -66,6 +66,7 @@ def test_counts_of_the_example_vault(example_vault: Path) -> None:
         "conflicts": [],
         "ledger_head": {"seq": 0, "hash": "0" * 64},
         "unreadable": [],
+        "git_conflicts": [],
     }
 
 

@@ -26,6 +26,8 @@ CODES: dict[str, str] = {
     "control-character": "a property or the claim text holds a NUL or another control character",
     "number-too-large": "a number in the properties or a JSON block is too large to read "
     "exactly (over 4300 digits, or beyond a double)",
+    "git-conflict": "git conflict markers left in the note by a merge (`<<<<<<<`, `=======`, "
+    "`>>>>>>>`); no decision is read from it until they are resolved",
     # frontmatter
     "frontmatter-unclosed": "the frontmatter opens with `---` but never closes",
     "yaml-syntax": "the frontmatter is not valid YAML",

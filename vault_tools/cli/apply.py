@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -28,6 +30,15 @@ def apply(
     vault: VaultOption = None,
     as_json: JsonOption = False,
     dry_run: DryRunOption = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="List every skipped note with its reason (by default a vault run counts "
+            "them in one line). Example: vt apply -v",
+        ),
+    ] = False,
 ) -> None:
     """Apply bridge: turn approved decisions into Decision Ledger events.
 
@@ -36,11 +47,14 @@ def apply(
     still matches them). Approvals need every required check_* property true. Then each
     note gets review_state: APPLIED, vt_event_id and vt_applied_at, and the Claim Store
     and knowledge-base blocks are brought up to date. Running it again appends nothing.
-    Exit 1 when a decision was refused.
+    Exit 1 when a decision was refused. Notes skipped (already applied, PENDING, …) are
+    counted in one line, or listed one by one with -v or when notes are named.
 
     Example:
 
         vt apply --vault examples/vault
+
+        vt apply -v
 
         vt apply 03_claims/DV1-0001.md --dry-run
 
@@ -55,7 +69,7 @@ def apply(
     if reporter.mode == JSON:
         reporter.json(report.to_json())
     else:
-        show_apply(reporter, report)
+        show_apply(reporter, report, list_skipped=verbose or bool(paths))
     show_torn(reporter, settings, report.torn)
     if report.refresh_error is not None:
         reporter.error(f"vt: {report.refresh_error}")
@@ -65,8 +79,8 @@ def apply(
     finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
-def show_apply(reporter: Reporter, report: ApplyReport) -> None:
-    """The human rendering of an ApplyReport."""
+def show_apply(reporter: Reporter, report: ApplyReport, list_skipped: bool = True) -> None:
+    """The human rendering of an ApplyReport; skipped notes listed, or counted in one line."""
     if report.dry_run:
         for event in report.events:
             reporter.text("would append: " + json.dumps(event, ensure_ascii=False, sort_keys=True))
@@ -81,8 +95,11 @@ def show_apply(reporter: Reporter, report: ApplyReport) -> None:
             f"{item.path} ({item.claim_id}): {item.action} {verb}, seq {item.seq}, {item.id}",
             "green",
         )
-    for entry in report.skipped:
-        reporter.text(f"{entry.path} ({entry.claim_id}): skipped: {entry.reason}", "dim")
+    if list_skipped:
+        for entry in report.skipped:
+            reporter.text(f"{entry.path} ({entry.claim_id}): skipped: {entry.reason}", "dim")
+    elif report.skipped:
+        reporter.text(_skipped_line(report), "dim")
     for entry in report.refused:
         claim = f" ({entry.claim_id})" if entry.claim_id else ""
         reporter.error(f"{entry.path}{claim}: refused: {entry.reason}")
@@ -106,3 +123,16 @@ def _summary(report: ApplyReport, new: int) -> str:
         f"{new} events appended, {marked} notes marked APPLIED{from_before}, "
         f"{len(report.skipped)} skipped, {len(report.refused)} refused"
     )
+
+
+_EVENT_ID = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _skipped_line(report: ApplyReport) -> str:
+    """`skipped 115 notes: 113 already applied, 2 preview, then set APPROVE_REPAIR (vt
+    apply -v lists them)`: the reasons without their event ids, most frequent first."""
+    kinds = Counter(
+        _EVENT_ID.sub("…", entry.reason).split(": …")[0].split(";")[0] for entry in report.skipped
+    )
+    counted = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+    return f"skipped {len(report.skipped)} notes: {counted} (vt apply -v lists them)"

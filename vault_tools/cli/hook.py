@@ -1,4 +1,4 @@
-"""`vt hook install | uninstall | run`: the git pre-commit hook and the ledger merge driver."""
+"""`vt hook install | uninstall | run | merge-note | refresh`: vt's git hooks and drivers."""
 
 from __future__ import annotations
 
@@ -37,10 +37,11 @@ def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str)
 def install(
     vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
 ) -> None:
-    """Install the pre-commit hook and the ledger merge driver.
+    """Install the pre-commit hook, the ledger and note merge drivers, and the
+    post-merge / post-checkout hooks that refresh the Claim Store and blocks.
 
-    The hook goes to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
-    the merge driver is registered in the repository's git config and .gitattributes.
+    The hooks go to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
+    the merge drivers are registered in the repository's git config and .gitattributes.
 
     A pre-commit hook vt did not write is kept: moved to pre-commit.vt-chained and run
     first. Installing twice changes nothing.
@@ -123,3 +124,55 @@ def run(
                 "notes or ledger (fix them and stage again; see `vt validate`)"
             )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)
+
+
+@hook_app.command("merge-note")
+def merge_note(
+    base: Annotated[Path, typer.Argument(help="The merge base's note (git's %O).")],
+    ours: Annotated[Path, typer.Argument(help="Our note (git's %A); the result goes here.")],
+    theirs: Annotated[Path, typer.Argument(help="Their note (git's %B).")],
+    path: Annotated[str, typer.Argument(help="The note's path (git's %P).")] = "note.md",
+) -> None:
+    """The git merge driver for notes: vt's bytes settled, the rest merged by git.
+
+    review_state, the vt_* properties and vt's blocks are taken from the side that
+    changed them (ours when both did; the post-merge hook recomputes them from the
+    merged ledger); the user's bytes go through `git merge-file`. Exit 1 leaves a real
+    content conflict to git, with its usual markers. Registered by `vt hook install`.
+
+    Example:
+
+        git config merge.vt-note.driver "python -m vault_tools hook merge-note %O %A %B %P"
+    """
+    from vault_tools.integrations.notemerge import merge_driver
+
+    clean = merge_driver(base, ours, theirs, path)
+    finish(ExitCode.OK if clean else ExitCode.FINDINGS)
+
+
+@hook_app.command()
+def refresh(vault: VaultOption = None) -> None:
+    """Bring the Claim Store and the knowledge-base blocks up to date with the ledger
+    (what the post-merge and post-checkout hooks run after a pull or a checkout).
+
+    A ledger that arrived with conflict markers (committed by a clone without vt's
+    merge driver) is repaired first, as `vt ledger resolve` does; commit it.
+
+    Example:
+
+        vt hook refresh --vault .
+    """
+    from vault_tools.integrations.hook import refresh_after_pull
+
+    repaired, result = refresh_after_pull(settings_for(vault))
+    reporter = Reporter()
+    if repaired is not None:
+        reporter.text(
+            f"vt: {repaired.path} came with conflict markers: repaired, {repaired.kept} "
+            "events kept; commit it"
+        )
+    if result.kb_notes_written:
+        reporter.text(f"vt: {len(result.kb_notes_written)} knowledge-base notes brought up to date")
+    for problem in result.kb_problems:
+        reporter.error(f"vt: {problem}")
+    finish(ExitCode.OK)

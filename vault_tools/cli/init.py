@@ -10,7 +10,7 @@ import typer
 from vault_tools.cli.common import DryRunOption, JsonOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
-from vault_tools.errors import ExitCode
+from vault_tools.errors import ExitCode, UsageError
 
 
 @app.command()
@@ -20,6 +20,14 @@ def init(
         typer.Argument(
             help="Vault folder (default: $VT_VAULT, else the nearest ancestor holding .obsidian/ "
             "or vt.toml).",
+            show_default=False,
+        ),
+    ] = None,
+    vault_option: Annotated[
+        Path | None,
+        typer.Option(
+            "--vault",
+            help="The vault folder, as every command takes it (the same as the argument).",
             show_default=False,
         ),
     ] = None,
@@ -49,14 +57,16 @@ def init(
 
         vt init examples/vault
 
-        vt init --dry-run
+        vt init --vault examples/vault --dry-run
 
         vt init --signer-key ~/.ssh/id_ed25519.pub
     """
     from vault_tools.integrations.init import init_vault
 
     reporter = Reporter(as_json)
-    result = init_vault(settings_for(vault, new_vault=True), dry_run, signer_key)
+    if vault is not None and vault_option is not None and vault != vault_option:
+        raise UsageError(f"two vaults given: {vault} and --vault {vault_option}")
+    result = init_vault(settings_for(vault or vault_option, new_vault=True), dry_run, signer_key)
     if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(ExitCode.OK)

@@ -38,7 +38,11 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
             report = run_status(settings, store, progress)
     except VtError as exc:
         reporter.fail(exc)
-    failed = ExitCode.FINDINGS if report.unreadable or report.unknown_actions else ExitCode.OK
+    failed = (
+        ExitCode.FINDINGS
+        if report.unreadable or report.unknown_actions or report.git_conflicts
+        else ExitCode.OK
+    )
     if reporter.mode == JSON:
         reporter.json(report.to_json())
         finish(failed)
@@ -86,6 +90,10 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
             reporter.text(f"    to settle: {item['settle']}")
     head = report.ledger_head
     reporter.text(f"ledger head: seq {head['seq']}, {head['hash']}")
+    if report.git_conflicts:
+        reporter.text("notes left with git conflict markers (resolve them, then vt apply):", "red")
+        for finding in report.git_conflicts:
+            reporter.text(f"  {finding.plain()}")
     if report.unreadable:
         reporter.text("not read (each may be a review note; see vt validate):", "red")
         for finding in report.unreadable:

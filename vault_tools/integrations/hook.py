@@ -28,6 +28,7 @@ from vault_tools.findings import ERROR, Finding, error
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
+from vault_tools.integrations.teamgit import install_team, uninstall_team
 from vault_tools.notes.vault import (
     given_notes,
     is_note_path,
@@ -37,8 +38,9 @@ from vault_tools.notes.vault import (
 )
 from vault_tools.vocabulary import BASE_MARKER, conflict_marker
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the hook's every commit must not import the store
     from vault_tools.ledger.signatures import SignaturePolicy
+    from vault_tools.store.refresh import RefreshResult
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
@@ -109,7 +111,8 @@ def _vt_lines(line: str) -> tuple[str, str]:
 
 
 def install(settings: Settings, dry_run: bool = False) -> list[str]:
-    """Install the pre-commit hook and the ledger merge driver; the changes made, in words.
+    """Install the pre-commit hook, the ledger and note merge drivers and the post-merge /
+    post-checkout hooks (teamgit.py); the changes made, in words.
 
     Idempotent (a second run changes nothing and returns []). A pre-commit hook vt did
     not write is moved to `pre-commit.vt-chained` and run first by vt's hook.
@@ -118,6 +121,7 @@ def install(settings: Settings, dry_run: bool = False) -> list[str]:
     changes = _install_hook(repo, settings, dry_run)
     changes += _install_driver(repo, dry_run)
     changes += _install_attributes(repo, settings, dry_run)
+    changes += install_team(repo, settings, dry_run)
     return changes
 
 
@@ -202,6 +206,7 @@ def uninstall(settings: Settings, dry_run: bool = False) -> list[str]:
         if not dry_run:
             repo.config_remove_section(f"merge.{DRIVER}")
     changes += _uninstall_attributes(repo, settings, dry_run)
+    changes += uninstall_team(repo, settings, dry_run)
     return changes
 
 
@@ -258,16 +263,18 @@ def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] =
     notes = [p for p in staged if is_note_path(p[len(prefix) :])]
     ledger = prefix + settings.ledger
     specs = [f":{p}" for p in notes]
-    merge_heads: list[str] = []
-    if ledger in staged:
-        merge_heads = repo.merge_heads()
+    # a merge commit's ledger is checked even when it is HEAD's unchanged: taking our
+    # side whole is exactly how the other side's events would be lost
+    merge_heads = repo.merge_heads()
+    check_ledger = ledger in staged or bool(merge_heads)
+    if check_ledger:
         specs += [f":{ledger}", f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
     links = _link_targets(repo, prefix, notes)
     specs += [f":{target}" for target in links.values() if target is not None]
     blobs = repo.read_blobs(specs)
     report = HookReport()
     _check_notes(settings, report, {p[len(prefix) :]: _staged_text(blobs, p, links) for p in notes})
-    if ledger in staged:
+    if check_ledger:
         report.ledger = True
         parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
         from vault_tools.ledger.signatures import SignaturePolicy
@@ -349,7 +356,10 @@ def _check_working_ledger(settings: Settings, repo: GitRepo | None) -> list[Find
         merge_heads = repo.merge_heads()
         specs = [f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
         parents = list(repo.read_blobs(specs).values())
-    return check_staged_ledger(settings.ledger, data, parents, merge=bool(merge_heads))
+    from vault_tools.ledger.signatures import SignaturePolicy
+
+    policy = SignaturePolicy.of(settings)
+    return check_staged_ledger(settings.ledger, data, parents, bool(merge_heads), policy)
 
 
 def _link_targets(repo: GitRepo, prefix: str, notes: list[str]) -> dict[str, str | None]:
@@ -588,27 +598,61 @@ class ResolveResult:
 
 def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
     """The working-tree ledger, left with conflict markers or merged by `merge=union`,
-    rewritten (atomically) as the merged ledger."""
-    from vault_tools.ledger.merge import resolve_ledger
+    rewritten (atomically) as the merged ledger.
+
+    During a merge git may hold sides the working file lacks (the driver refused one,
+    or `checkout --ours` took one side): every version git has of the ledger in that
+    merge, the index's conflict stages and each parent, is read too, markers and all,
+    and every event of any of them is kept."""
+    from vault_tools.ledger.merge import event_lines, union_ledgers
 
     path = settings.ledger_path
     try:
         text = path.read_bytes()
     except FileNotFoundError:
-        raise UsageError("no decision ledger to resolve", settings.ledger) from None
-    resolved = resolve_ledger(text)
+        text = None
+    sides = [("ledger", text)] if text is not None else []
+    sides += _merge_sides(settings)
+    if not sides:
+        raise UsageError("no decision ledger to resolve", settings.ledger)
+    resolved = union_ledgers(sides)
     changed = resolved != text
     if changed and not dry_run:
         write_atomic(path, resolved, root=settings.vault)
-    return ResolveResult(settings.ledger, _event_lines(text), resolved.count(b"\n"), changed)
+    found = sum(len(event_lines(data)) for _, data in sides)
+    return ResolveResult(settings.ledger, found, resolved.count(b"\n"), changed)
 
 
-def _event_lines(text: bytes) -> int:
-    count, in_base = 0, False
-    for raw in text.split(b"\n"):
-        marker = conflict_marker(raw)
-        if marker is not None:
-            in_base = marker == BASE_MARKER
-        elif raw.strip() and not in_base:
-            count += 1
-    return count
+def _merge_sides(settings: Settings) -> list[tuple[str, bytes]]:
+    """The versions of the ledger git holds for a merge in progress: the conflict stages
+    of the index (ours, theirs) and the merge's parents (HEAD, each MERGE_HEAD). Empty
+    outside git or outside a merge."""
+    repo = GitRepo.find(settings.vault)
+    if repo is None:
+        return []
+    heads = repo.merge_heads()
+    rel = repo.relative(settings.vault)
+    ledger = "/".join(part for part in (rel, settings.ledger) if part)
+    specs = [f":2:{ledger}", f":3:{ledger}"]
+    if heads:
+        specs += [f"HEAD:{ledger}", *(f"{head}:{ledger}" for head in heads)]
+    blobs = repo.read_blobs(specs)
+    return [(spec.rpartition(":")[0] or "index", data) for spec, data in blobs.items() if data]
+
+
+def refresh_after_pull(settings: Settings) -> tuple[ResolveResult | None, RefreshResult]:
+    """What the post-merge and post-checkout hooks run: a ledger that came with conflict
+    markers (committed by a clone without vt's driver) repaired first, in the working
+    tree, to be committed with the next commit; then the Claim Store and the
+    knowledge-base blocks brought up to date with the ledger."""
+    from vault_tools.store.refresh import refresh
+
+    repaired: ResolveResult | None = None
+    try:
+        with settings.ledger_path.open("rb") as ledger:
+            marked = any(conflict_marker(raw.rstrip(b"\n")) for raw in ledger)
+    except FileNotFoundError:
+        marked = False
+    if marked:
+        repaired = resolve_file(settings)
+    return repaired, refresh(settings)

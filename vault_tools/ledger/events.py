@@ -148,6 +148,11 @@ def _digests(body: bytes, ev: dict) -> tuple[str, str]:
 # ---------------------------------------------------------------- the rules
 
 
+def is_timestamp(value: object) -> bool:
+    """An event's `ts`: `YYYY-MM-DDTHH:MM:SSZ`."""
+    return isinstance(value, str) and _TS.fullmatch(value) is not None
+
+
 def _is_sha(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and _SHA.fullmatch(value) is not None
 

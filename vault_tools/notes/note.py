@@ -16,6 +16,7 @@ from typing import Any
 
 from vault_tools.findings import Finding, error
 from vault_tools.notes import frontmatter, value_limits
+from vault_tools.notes.conflicts import conflict_findings
 from vault_tools.notes.sections import (
     Body,
     Part,
@@ -157,6 +158,7 @@ def parse_text(text: str, path: str, note: Note | None = None) -> Note:
     lines = text.split("\n")
     if "\r" in text:
         lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    note.findings.extend(conflict_findings(text, lines, path))
     fm = frontmatter.read(lines, path)
     note.findings.extend(fm.findings)
     note.properties, note.property_lines = fm.properties, fm.lines

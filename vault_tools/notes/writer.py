@@ -157,6 +157,30 @@ def _insert_paragraph(lines: list[str], at: int | None, new: list[str], eol: str
     return [*before, *new, *lines[at:]]
 
 
+_ANY_START = re.compile(r"^ {0,3}<!--[ \t]*vt:([a-z0-9][a-z0-9_-]*):start[ \t]*-->[ \t]*$")
+
+
+def block_names(text: str) -> list[str]:
+    """The names of vt's blocks in the note (start markers outside code), in order."""
+    lines = split_lines(text)
+    start = _body_start(lines)
+    mask = code_mask(lines, start)
+    names = []
+    for i in range(start, len(lines)):
+        m = None if mask[i] else _ANY_START.match(without_ending(lines[i]))
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    return names
+
+
+def block_content(text: str, name: str) -> str | None:
+    """The text between vt's markers of block NAME, None when the note has no such block
+    (RefusedError when its markers are broken)."""
+    lines = split_lines(text)
+    where = _find_block(lines, name)
+    return None if where is None else "".join(lines[where[0] + 1 : where[1]])
+
+
 def set_block(
     text: str, name: str, content: str | None, *, before_heading: str | None = None
 ) -> str:

@@ -39,8 +39,10 @@ from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.crash import crash_point
+from vault_tools.ledger.events import is_timestamp
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
+from vault_tools.notes.conflicts import has_conflict
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes, list_vault, read_file
 from vault_tools.review.actor import default_actor
@@ -161,6 +163,7 @@ class Candidate:
     refuse: str | None = None  # cannot be decided at all, and why
     review_state: str | None = None
     event_id: str | None = None  # vt_event_id
+    applied_at: str | None = None  # vt_applied_at: the ts of the event vt_event_id names
     digest: str = ""  # of the bytes read: the note is marked only if it still has them
     signature: tuple[int, int, int] = (0, 0, 0)
     check_later: bool = False  # check_note not run yet (see _fill_decision)
@@ -183,6 +186,9 @@ def examine(
     if not explicit and b"claim_id" not in raw:
         return None
     note = parse_note(raw, relative)
+    conflict = has_conflict(note.findings)
+    if conflict is not None:  # never a decision read from half of a merge
+        return Candidate(relative, note.claim_id, refuse=f"{conflict.code}: {conflict.message}")
     if not note.is_review_note:
         return (
             Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)")
@@ -198,6 +204,7 @@ def examine(
         action,
         review_state=_str_or_none(props.get("review_state")),
         event_id=_str_or_none(props.get("vt_event_id")),
+        applied_at=_str_or_none(props.get("vt_applied_at")),
         digest=hashlib.sha256(raw).hexdigest(),
         signature=snapshot.signature,
     )
@@ -404,16 +411,31 @@ class _Decider:
             self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
             return
         event = self.txn.append(
-            {
-                **decision,
-                "actor": decision["actor"] or self.actor(),
-                "supersedes": verdict.supersedes(),
-            }
+            self._keep_ts(
+                cand,
+                {
+                    **decision,
+                    "actor": decision["actor"] or self.actor(),
+                    "supersedes": verdict.supersedes(),
+                },
+            )
         )
         self.report.events.append(event)
         self._mark(cand, event, new=True)
         if len(verdict.heads) > 1:
             self.report.applied[-1].settled = len(verdict.heads)
+
+    def _keep_ts(self, cand: Candidate, decision: dict) -> dict:
+        """The decision, with the `ts` it was first appended at when the note names this
+        very event (`vt_event_id`, `vt_applied_at`) and the ledger lost it: an id never
+        comes back with another ts, which every clone that saw it first would refuse."""
+        if cand.event_id is None or cand.applied_at is None:
+            return decision
+        if self.txn.prepare(decision)["id"] != cand.event_id:
+            return decision
+        if not is_timestamp(cand.applied_at):
+            return decision
+        return {**decision, "ts": cand.applied_at}
 
     def _late_check(self, cand: Candidate) -> list[str]:
         """check_note for an approval found to be new only under the lock (rare)."""

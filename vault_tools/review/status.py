@@ -22,6 +22,7 @@ from vault_tools.config import Settings
 from vault_tools.findings import Finding
 from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.heads import same_decision
+from vault_tools.notes.conflicts import GIT_CONFLICT, has_conflict
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
 from vault_tools.review.claims import decision_content
@@ -75,6 +76,8 @@ class StatusReport:
     ledger_head: dict[str, Any] = field(default_factory=dict)
     # files and folders that could not be read (each may hide a review note), by path
     unreadable: list[Finding] = field(default_factory=list)
+    # notes left with git conflict markers by a merge: no decision is read from them
+    git_conflicts: list[Finding] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,6 +92,7 @@ class StatusReport:
             "conflicts": self.conflicts,
             "ledger_head": self.ledger_head,
             "unreadable": [f.to_json() for f in self.unreadable],
+            "git_conflicts": [f.to_json() for f in self.git_conflicts],
         }
 
 
@@ -117,6 +121,9 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
     if b"claim_id" not in raw:
         return None
     note = parse_note(raw, relative)
+    conflict = has_conflict(note.findings)
+    if conflict is not None:
+        return conflict  # what it decides cannot be read until the merge is resolved
     if not note.is_review_note:
         return None
     action = _prop(note, "review_action", PENDING) or PENDING
@@ -222,7 +229,10 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
             infos.append(info)
         elif info is not None:
             unreadable.append(info)
+    conflicted = sorted(f for f in unreadable if f.code == GIT_CONFLICT)
+    unreadable = [f for f in unreadable if f.code != GIT_CONFLICT]
     report = StatusReport(notes=len(infos), unreadable=sorted(unreadable))
+    report.git_conflicts = conflicted
     report.by_action = dict(sorted(Counter(i.action for i in infos).items()))
     report.by_state = dict(sorted(Counter(i.state for i in infos).items()))
     report.claims = store.status_counts()

@@ -1,0 +1,120 @@
+"""What a clone of a shared vault needs beyond the pre-commit hook and the ledger driver
+(installed with them by `vt init` / `vt hook install`): the note merge driver
+(notemerge.py), and `post-merge` / `post-checkout` hooks that bring the Claim Store and
+the knowledge-base blocks up to date with the ledger a pull or a checkout brought."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from vault_tools.config import Settings
+from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
+from vault_tools.integrations.gitrepo import GitRepo
+
+NOTE_DRIVER = "vt-note"
+NOTE_DRIVER_NAME = "vt review notes (vt's own bytes recomputed, the rest merged by git)"
+POST_HOOKS = ("post-merge", "post-checkout")
+POST_SIGNATURE = "# vt-hook: written by `vt hook install` (vault_tools): refreshes after a pull"
+GITATTRIBUTES = ".gitattributes"
+
+
+def note_driver_command(python: str | None = None) -> str:
+    return f"{shlex.quote(python or sys.executable)} -m vault_tools hook merge-note %O %A %B %P"
+
+
+def note_attributes_line(repo: GitRepo, settings: Settings) -> str:
+    """Every Markdown file of the vault goes through the note driver."""
+    vault = repo.relative(settings.vault)
+    pattern = f"{vault}/**/*.md" if vault else "*.md"
+    if any(c in pattern for c in ' \t"\\'):
+        pattern = '"' + pattern.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{pattern} merge={NOTE_DRIVER}"
+
+
+def post_hook_script(repo: GitRepo, settings: Settings, name: str) -> str:
+    vault = repo.relative(settings.vault) or "."
+    python = shlex.quote(sys.executable)
+    # post-checkout's third argument is 0 for a checkout of files: nothing moved
+    files_only = 'if [ "$3" = "0" ]; then exit 0; fi\n' if name == "post-checkout" else ""
+    return (
+        "#!/bin/sh\n"
+        f"{POST_SIGNATURE}\n"
+        "# The Claim Store and the knowledge-base blocks, from the ledger now checked out.\n"
+        f"{files_only}"
+        f"exec {python} -m vault_tools hook refresh --vault {shlex.quote(vault)}\n"
+    )
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        return POST_SIGNATURE in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def install_team(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    """The note driver (git config, .gitattributes) and the post-merge / post-checkout
+    hooks; the changes made, in words. A hook vt did not write is left alone, and said."""
+    changes: list[str] = []
+    wanted = {
+        f"merge.{NOTE_DRIVER}.name": NOTE_DRIVER_NAME,
+        f"merge.{NOTE_DRIVER}.driver": note_driver_command(),
+    }
+    for key, value in wanted.items():
+        if repo.config_get(key) != value:
+            changes.append(f"git config {key} {shlex.quote(value)}")
+            if not dry_run:
+                repo.config_set(key, value)
+    changes += _add_attribute(repo, note_attributes_line(repo, settings), dry_run)
+    hooks = repo.hooks_dir()
+    for name in POST_HOOKS:
+        path = hooks / name
+        script = post_hook_script(repo, settings, name).encode()
+        if path.exists() and not _is_ours(path):
+            changes.append(f"left {path} alone: vt did not write it (run `vt hook refresh`)")
+            continue
+        if path.exists() and path.read_bytes() == script:
+            continue
+        changes.append(f"installed the {name} hook {path}")
+        if not dry_run:
+            hooks.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, script, 0o755, root=hooks)
+    return changes
+
+
+def uninstall_team(repo: GitRepo, settings: Settings, dry_run: bool) -> list[str]:
+    changes: list[str] = []
+    for name in POST_HOOKS:
+        path = repo.hooks_dir() / name
+        if _is_ours(path):
+            changes.append(f"removed the {name} hook {path}")
+            if not dry_run:
+                path.unlink()
+    if repo.config_get(f"merge.{NOTE_DRIVER}.driver") is not None:
+        changes.append(f"removed git config section merge.{NOTE_DRIVER}")
+        if not dry_run:
+            repo.config_remove_section(f"merge.{NOTE_DRIVER}")
+    path = repo.root / GITATTRIBUTES
+    line = note_attributes_line(repo, settings)
+    lines = read_text(path).splitlines(keepends=True)
+    kept = [existing for existing in lines if existing.strip() != line]
+    if len(kept) != len(lines):
+        changes.append(f"removed `{line}` from {path}")
+        if not dry_run:
+            if any(existing.strip() for existing in kept):
+                write_atomic(path, "".join(kept).encode(), root=repo.root)
+            else:
+                path.unlink()
+    return changes
+
+
+def _add_attribute(repo: GitRepo, line: str, dry_run: bool) -> list[str]:
+    path = repo.root / GITATTRIBUTES
+    text = read_text(path)
+    if line in (existing.strip() for existing in text.splitlines()):
+        return []
+    if not dry_run:
+        write_atomic(path, append_lines(text, [line]).encode(), root=repo.root)
+    return [f"added `{line}` to {path}"]
