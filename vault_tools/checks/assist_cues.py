@@ -117,7 +117,6 @@ _LEXICON: dict[str, str] = {
     ),
     # metrics
     **dict.fromkeys("latency 延遲 延迟 時延 时延 耗時 耗时 毫秒 ms".split(), "LATENCY_COST"),
-    **dict.fromkeys(["latency cost", "latency costs"], "LATENCY_COST"),
     **dict.fromkeys("throughput 吞吐 輸出 输出".split(), "THROUGHPUT"),
     **dict.fromkeys(
         ["per decode step", "per step", "tokens per second", "tokens/s", "token/s"]
@@ -142,6 +141,7 @@ _SINGLE_WORDS = frozenset(w for w in _LATIN_WORDS if " " not in w)
 _STARTERS = frozenset(w.split(" ", 1)[0] for w in _LATIN_WORDS if " " in w)
 _LONGEST = max(w.count(" ") for w in _LATIN_WORDS) + 1  # words in the longest entry
 _PREFIX_HEADS = frozenset(p[:2] for p in _PREFIXES)
+_COSTS = frozenset(("cost", "costs"))
 # Latin words are looked up token by token (a dict lookup each); the others (Chinese,
 # ≈, ~, $) are found by one alternation over the text
 _LATIN_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+|/[a-z]+)?")
@@ -199,6 +199,8 @@ def cues(text: str) -> dict[str, str]:
     for index, token in enumerate(tokens):
         if index in spanned:
             continue  # "not only" says no "not"
+        if token in _COSTS and index and tokens[index - 1] == "latency":
+            continue  # a latency cost is a latency
         if token in hits:
             _add(found, token)
         elif token[:2] in _PREFIX_HEADS:

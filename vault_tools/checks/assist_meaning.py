@@ -18,7 +18,7 @@ from vault_tools.checks.assist_reading import (
     claim_denial,
     clauses,
     condition_phrase,
-    evidence_condition,
+    evidence_conditions,
     evidence_denies,
     evidence_negation,
     name_mentioned,
@@ -129,17 +129,20 @@ def _reversed_comparison(
 
 def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     claim = version.claim.value
-    if not evidence_condition(evidence) or states_a_condition(claim):
+    phrases = evidence_conditions(evidence)
+    if not phrases or states_a_condition(claim):
         return []
+    qualifiers = version.frame.data.get("qualifiers")
+    condition = as_str(qualifiers.get("condition_text")) if isinstance(qualifiers, dict) else None
+    if condition and (
+        states_a_condition(condition) or any(_shares_a_term(p, condition) for p in phrases)
+    ):
+        return []  # condition_text keeps one of the evidence's conditions
     restated = restated_sentence(evidence, claim)
     if restated is None or restated[1] < 3:
         return []  # too few words in common to be sure which sentence the claim restates
     phrase = condition_phrase(restated[0])
     if phrase is None:
-        return []
-    qualifiers = version.frame.data.get("qualifiers")
-    condition = as_str(qualifiers.get("condition_text")) if isinstance(qualifiers, dict) else None
-    if condition and (states_a_condition(condition) or _shares_a_term(phrase, condition)):
         return []
     return [
         warning(

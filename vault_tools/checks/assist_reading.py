@@ -177,9 +177,12 @@ _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 
 
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
-def evidence_condition(evidence: str) -> bool:
-    """Whether the evidence states a condition anywhere (before looking for which)."""
-    return first(CONDITION_EN, lowered(evidence)) is not None
+def evidence_conditions(evidence: str) -> tuple[str, ...]:
+    """The conditions the evidence's sentences state (condition_phrase of each)."""
+    if first(CONDITION_EN, lowered(evidence)) is None:
+        return ()
+    phrases = (condition_phrase(sentence) for sentence, _ in evidence_sentences(evidence))
+    return tuple(phrase for phrase in phrases if phrase)
 
 
 def condition_phrase(sentence: str) -> str | None:
