@@ -192,22 +192,33 @@ def cues(text: str) -> dict[str, str]:
         for match in _OTHER_CUE.finditer(low):
             _add(found, match.group())
     tokens = _LATIN_TOKEN.findall(low)
+    if not _STARTERS.isdisjoint(tokens) or ("latency" in tokens and not _COSTS.isdisjoint(tokens)):
+        _latin_cues_in_order(found, tokens)  # entries of several words: token by token
+        return found
+    # the usual claim: a set lookup for the words, the prefixes among the rest
     hits = _SINGLE_WORDS.intersection(tokens)
-    spanned: set[int] = set()  # tokens an entry of several words holds
-    if not _STARTERS.isdisjoint(tokens):
-        spanned = _several_words(found, tokens)
+    for word in sorted(hits, key=tokens.index) if len(hits) > 1 else hits:
+        _add(found, word)
+    for token in [t for t in tokens if t[:2] in _PREFIX_HEADS and t not in hits]:
+        prefix = _PREFIX.match(token)
+        if prefix:
+            _add(found, prefix.group())
+    return found
+
+
+def _latin_cues_in_order(found: dict[str, str], tokens: list[str]) -> None:
+    spanned = _several_words(found, tokens)  # tokens an entry of several words holds
     for index, token in enumerate(tokens):
         if index in spanned:
             continue  # "not only" says no "not"
         if token in _COSTS and index and tokens[index - 1] == "latency":
             continue  # a latency cost is a latency
-        if token in hits:
+        if token in _SINGLE_WORDS:
             _add(found, token)
         elif token[:2] in _PREFIX_HEADS:
             prefix = _PREFIX.match(token)
             if prefix:
                 _add(found, prefix.group())
-    return found
 
 
 def _several_words(found: dict[str, str], tokens: list[str]) -> set[int]:

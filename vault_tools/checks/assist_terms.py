@@ -38,7 +38,7 @@ def _operator(note: Note, version: ClaimVersion, ctx: CheckContext) -> list[Find
     expected, word = _expected(version, ctx, directions)
     if expected is None or expected == operator:
         return []
-    line = block_line(version.frame, ("operator",), operator)
+    line = _member_line(version, "operator", operator)
     return [
         warning(
             note.path,
@@ -70,6 +70,16 @@ def _expected(
     return _OPERATOR_OF[kind], word
 
 
+def _member_line(version: ClaimVersion, key: str, value: str) -> int:
+    """The note line of the frame's top-level `key`: where `"key": "value"` is written,
+    when it is written once (the pipeline's frames); else as block_line finds it."""
+    text, member = version.frame.text, f'"{key}": "{value}"'
+    at = text.find(member)
+    if at < 0 or text.find(member, at + 1) >= 0:
+        return block_line(version.frame, (key,), value)
+    return version.frame.line + text.count("\n", 0, at)
+
+
 def _metric(note: Note, version: ClaimVersion) -> list[Finding]:
     metric = version.frame.data.get("metric")
     if metric not in _METRICS:
@@ -81,7 +91,7 @@ def _metric(note: Note, version: ClaimVersion) -> list[Finding]:
     return [
         warning(
             note.path,
-            block_line(version.frame, ("metric",), metric),
+            _member_line(version, "metric", metric),
             "assist-frame-metric",
             f"{version.label}the metric is not the claim's: claim: {said}; metric: {metric}",
         )
