@@ -66,7 +66,7 @@ CODES: dict[str, str] = {
     "drafts-exist": "`vt draft`: the note already has a V2 Draft section; nothing written",
     "write-refused": "the note changed on disk since vt read it, or its vt markers are "
     "broken; not written",
-    # review assist (warnings; vault_tools/checks/assist.py)
+    # review assist (warnings; vault_tools/checks/assist*.py)
     "assist-mapping-label": "a surface label matches neither its target's title nor its aliases",
     "assist-mapping-unrelated": "the target's title has words found nowhere in the claim, "
     "evidence or context (a different concept)",
@@ -78,6 +78,20 @@ CODES: dict[str, str] = {
     "assist-claim-number": "a number in the claim is not in the evidence",
     "assist-mode-hedged": "the evidence hedges (may, might, 可能 …) but the claim is ASSERTED",
     "assist-mode-unhedged": "the claim is HYPOTHETICAL but neither it nor the evidence hedges",
+    "assist-claim-reversed": "the claim turns round the evidence's comparison (B above A "
+    "where the evidence sets A above B)",
+    "assist-claim-condition": "the evidence states a condition (when, if, depending on, at "
+    "high …) that neither the claim nor condition_text keeps",
+    "assist-claim-unit": "a number of the claim has another unit than in the evidence "
+    "(tokens, %, ×/倍, ms, s, GB, per million)",
+    "assist-claim-negation": "the claim loses the evidence's negation (not, never, fail to …) "
+    "or adds one (不, 沒有, 無法 …) the evidence lacks",
+    "assist-claim-entity": "the claim and the frame name an entity that neither the evidence "
+    "nor its context mentions under any of its names",
+    "assist-frame-operator": "the frame's operator is against the claim's words (更高 / "
+    "more with LESS_THAN, 約等於 / roughly with GREATER_THAN …)",
+    "assist-frame-metric": "the frame's metric is none of those the claim's words name "
+    "(latency, throughput, acceptance rate, cost, compute)",
 }
 
 

@@ -50,6 +50,11 @@ CHECK_KEYS = (
     "check_epistemic_mode",
 )
 
+# the reviewer's list of review-assist codes to silence for one note. Like every
+# property outside `review_state` and `vt_*` (notes/owned_properties.py, is_owned_key)
+# it is the reviewer's: vt reads it and never writes it
+ASSIST_IGNORE = "assist_ignore"
+
 # git's conflict markers (`|||||||` opens the base section of a diff3 conflict)
 BASE_MARKER = b"|||||||"
 CONFLICT_MARKERS = (b"<<<<<<<", BASE_MARKER, b"=======", b">>>>>>>")

@@ -364,8 +364,11 @@ def _at_word_start(tail: re.Pattern, text: str) -> Iterator[re.Match]:
             yield match
 
 
-def hedge_in(text: str) -> str | None:
-    """The first hedging word of `text`, or None. "May" the month is not a hedge."""
+def hedge_in(text: str, doubt_only: bool = False) -> str | None:
+    """The first hedging word of `text`, or None. "May" the month is not a hedge; with
+    `doubt_only`, neither is a reporting verb that an actor of the claim does ("a small
+    drafter model suggests tokens") rather than the author or the finding ("this
+    suggests", "results suggest that")."""
     # a case-sensitive scan of the lowered text is several times faster than IGNORECASE
     lowered = text.lower()
     if len(lowered) != len(text):  # rare letters that lower to two characters
@@ -376,6 +379,8 @@ def hedge_in(text: str) -> str | None:
         start, end = match.span()
         word = text[start:end]
         if word == "May" and re.match(r"\s+\d", text[end:]):
+            continue
+        if doubt_only and word.lower() in _REPORTING and not _voices_doubt(text, start, end):
             continue
         return word
     if text.isascii() or not _HEDGE_ZH_ANY.search(text):  # one scan for all the words
@@ -444,8 +449,34 @@ def _worded_sentences(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((s, frozenset(_words(s))) for s in _sentences(evidence) if s.strip())
 
 
+_REPORTING = frozenset(("suggest", "suggests", "suggested"))
+# the subjects whose reporting verb is the source's doubt: the author and what was found
+_DOUBTERS = frozenset(
+    "this that it these those which we i our results result data evidence findings finding "
+    "study studies analysis experiments experiment work paper authors author research "
+    "measurements benchmarks numbers figures observations trend trends".split()
+)
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _voices_doubt(text: str, start: int, end: int) -> bool:
+    """Whether the reporting verb at text[start:end] is the source's doubt: followed by
+    "that", or said by the author or the finding (adverbs such as "strongly" skipped)."""
+    if re.match(r"\s+that\b", text[end : end + 8], re.IGNORECASE):
+        return True
+    before = _LATIN_WORD.findall(text[max(0, start - 60) : start])
+    while before and before[-1].lower().endswith("ly"):
+        before.pop()
+    return bool(before) and before[-1].lower() in _DOUBTERS
+
+
+def doubt_in(text: str) -> str | None:
+    """`hedge_in(text, doubt_only=True)`: the words that voice the source's own doubt."""
+    return hedge_in(text, doubt_only=True)
+
+
 # the sentences a claim draws on repeat for the claims drawn from one paragraph
-evidence_hedge = functools.lru_cache(maxsize=64)(hedge_in)
+evidence_hedge = functools.lru_cache(maxsize=64)(doubt_in)
 
 
 @functools.lru_cache(maxsize=64)
