@@ -586,7 +586,7 @@ def _tricky_vault(make_vault) -> Path:
     """Findings whose paths and messages hold what JSON must escape or keep as it is:
     quotes, backslashes, tabs, accents, CJK, an emoji; a duplicate pair; a note with no
     line (read error) is not needed: the duplicates carry lines of their own."""
-    dup = render_note(claim_id="DUP-\"q\"")
+    dup = render_note(claim_id='DUP-"q"')
     return make_vault(
         {
             'Q "quoted" \\ back.md': dup,
