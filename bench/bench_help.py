@@ -4,7 +4,8 @@ vault, measured in the same rounds (the goal: each within 1.5x of that validate)
 
     python bench/bench_help.py [--runs 7]
 
-Each round runs every command once, one after the other, so a slow spell of the machine
+Each round runs every command once, in an order shuffled afresh each round (a fixed
+order showed a place-in-the-round effect of up to 25%), so a slow spell of the machine
 falls on all of them; a command's figure is the median over the rounds of its time
 divided by the round's validate. Two variants show what the choices of cli/root.py
 cost, each paired with the same runs as shipped: Typer's rich help (`rich_markup_mode`
@@ -16,6 +17,7 @@ compare like with like. Stdlib only.
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import subprocess
 import sys
@@ -80,8 +82,11 @@ def main() -> None:
         seconds: dict[str, list[float]] = {name: [] for name in jobs}
         for cmd in jobs.values():
             once(cmd)  # warm the OS caches
+        shuffle = random.Random(15).shuffle
         for _ in range(args.runs):
-            times = {name: once(cmd) for name, cmd in jobs.items()}
+            order = list(jobs)
+            shuffle(order)
+            times = {name: once(jobs[name]) for name in order}
             base = times["validate (empty vault)"]
             for name, elapsed in times.items():
                 seconds[name].append(elapsed)
