@@ -11,7 +11,9 @@ in the same run:
 - the floor: a bare script, also a fresh process, doing the same number of fsync'd atomic
   note rewrites (temp file, fsync, os.replace) on a copy of the vault's notes, plus one
   fsync'd append of as many lines, as many bytes, as the ledger vt wrote.
-Goal: apply within 1.5x of the floor. Stdlib only (plus vault_tools).
+Goal: apply within 1.5x of the floor. Peak memory is reported for both apply runs: the
+largest resident size of vt's process and every worker it forked (wait4's figure), to
+compare between --notes sizes. Stdlib only (plus vault_tools).
 """
 
 from __future__ import annotations
@@ -70,11 +72,22 @@ def floor(notes_dir: str, ledger_bytes: int, lines: int) -> None:
         os.close(fd)
 
 
-def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess, float]:
+    """Wall seconds, the finished process and its peak RSS in MiB: the largest of the
+    process and every process it waited for (its workers), as wait4 reports it."""
     os.sync()  # start clean: no write-back of the previous step's files during this one
     started = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
-    return time.perf_counter() - started, done
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(
+            cmd, process.returncode, out.read().decode(), err.read().decode()
+        )
+    return elapsed, done, usage.ru_maxrss / 1024
 
 
 def main() -> int:
@@ -93,7 +106,7 @@ def main() -> int:
         root = Path(work)
         vault = make_approved_vault(root, args.notes)
         shutil.copytree(vault / "03_claims", root / "floor" / "03_claims")
-        apply_s, done = timed(
+        apply_s, done, apply_mib = timed(
             [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"]
         )
         if done.returncode != 0:
@@ -102,7 +115,7 @@ def main() -> int:
         report = json.loads(done.stdout)
         ledger = vault / LEDGER
         events = sum(1 for _ in ledger.open("rb"))
-        floor_s, fdone = timed(
+        floor_s, fdone, _ = timed(
             [
                 sys.executable,
                 __file__,
@@ -115,7 +128,7 @@ def main() -> int:
         if fdone.returncode != 0:
             print(fdone.stderr, file=sys.stderr)
             return 1
-        again_s, _ = timed(
+        again_s, _, again_mib = timed(
             [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"]
         )
     figures = {
@@ -129,6 +142,9 @@ def main() -> int:
         "ratio": round(apply_s / floor_s, 2),
         "goal": GOAL,
         "second_run_s": round(again_s, 2),
+        # the largest of vt's process and its workers (wait4), MiB
+        "apply_peak_rss_mib": round(apply_mib, 1),
+        "second_run_peak_rss_mib": round(again_mib, 1),
     }
     print(json.dumps(figures, indent=2))
     if args.out:

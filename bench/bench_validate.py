@@ -12,7 +12,9 @@ The vaults are written by bench/synthetic.py (kept in --out for later runs).
      one worker per core from 400 notes on, the parent listing the files): the parent
      lists the files and forks the workers, each reads its share.
 (N)  the obvious python-frontmatter + jsonschema loop that also validates each frame.
-vt cold: no `.vt/` cache; vt warm: the cache of the previous run, nothing changed.
+vt cold: no `.vt/` cache; vt warm: the cache of the previous run, nothing changed;
+vt json: the same warm run with --json (goal: within 1.5x of the warm plain run, the
+median of the rounds' json/warm ratios).
 Each round runs every command once, one after the other (so a slow spell of the machine
 falls on all of them); ratios are taken within a round and their median is reported,
 with "best" (fastest cold over fastest RW) as a second view. For every command: wall
@@ -135,6 +137,7 @@ def main() -> None:
             "N": [sys.executable, "-c", NAIVE, str(vault), str(schema)],
             "cold": [vt, "validate", "--vault", str(vault)],
             "warm": [vt, "validate", "--vault", str(vault)],
+            "json": [vt, "validate", "--vault", str(vault), "--json"],
         }
         if not naive:
             del commands["N"]
@@ -163,6 +166,7 @@ LABELS = {
     "N": "N  naive",
     "cold": "vt cold",
     "warm": "vt warm",
+    "json": "vt warm --json",
 }
 
 
@@ -187,6 +191,10 @@ def report(size: int, results: dict[str, list[Measured]]) -> None:
         )
     best = min(m.wall for m in results["cold"]) / min(m.wall for m in base)
     print(f"  best: the fastest cold run over the fastest RW run, {best:.2f}")
+    as_json = statistics.median(
+        j.wall / w.wall for j, w in zip(results["json"], results["warm"], strict=True)
+    )
+    print(f"  warm --json over warm plain, the rounds' median: {as_json:.2f} (goal <= 1.5)")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_gate.py": (["--events", "300", "--repeat", "1", "--dir", "{tmp}"], "cold gate"),
     "bench_store.py": (["--events", "300", "--claims", "50", "--dir", "{tmp}"], "vt rebuild"),
     "bench_startup.py": (["--runs", "1"], "validate (empty vault)"),
+    "bench_help.py": (["--runs", "1"], "slowest --help"),
 }
 
 

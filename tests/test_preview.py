@@ -25,6 +25,7 @@ from vault_tools.review import preview as previewmod
 from vault_tools.review.diff import Change
 from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.preview import NO_CHANGES, preview_note, preview_vault
+from vault_tools.review.preview_cache import CACHE_FILE
 from vault_tools.vocabulary import PREVIEW_FAILED, PREVIEW_READY
 
 START, END = "<!-- vt:preview:start -->", "<!-- vt:preview:end -->"
@@ -41,11 +42,12 @@ def by_path(report: previewmod.PreviewReport) -> dict[str, previewmod.PreviewRes
 
 
 def all_bytes(root: Path) -> dict[str, bytes]:
-    """Every file under `root` (dot-folders included) and its bytes."""
+    """Every file under `root` (dot-folders included) and its bytes, but the preview's
+    own cache (derived state in `.vt/`, tested in test_preview_cache.py)."""
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file()
+        if p.is_file() and p.relative_to(root).as_posix() != f".vt/{CACHE_FILE}"
     }
 
 

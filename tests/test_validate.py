@@ -580,3 +580,46 @@ def test_repeated_values_through_the_bit_filter(
     monkeypatch.setattr(duplicates_mod, "FILTER_BITS", 8)  # 1, 9 and 17 share a bit
     expected = {v for v in values if values.count(v) > 1}
     assert duplicates_mod._repeated(array("q", values)) == expected
+
+
+def _tricky_vault(make_vault) -> Path:
+    """Findings whose paths and messages hold what JSON must escape or keep as it is:
+    quotes, backslashes, tabs, accents, CJK, an emoji; a duplicate pair; a note with no
+    line (read error) is not needed: the duplicates carry lines of their own."""
+    dup = render_note(claim_id='DUP-"q"')
+    return make_vault(
+        {
+            'Q "quoted" \\ back.md': dup,
+            "é-ü 東京 🙂.md": render_note(claim_id="U-1", mode="CERTAIN\t✓"),
+            "Z.md": dup,
+            "Y.md": render_note(claim_id="Y-1", frontmatter='---\nclaim_id: "Y-1\n---\n'),
+            "W.md": render_note(claim_id="W-1", claim='He said "7 \\ 8" is 42 ✓.'),
+        }
+    )
+
+
+def _documented_json(vault: Path) -> bytes:
+    """What `vt validate --json` printed when it was one json.dumps of the documented
+    object: the findings by path, the duplicates last, then the counts."""
+    report = validate_vault(vault, assist=True)
+    first = [f for f in report.findings if f.code != "claim-id-duplicate"]
+    last = [f for f in report.findings if f.code == "claim-id-duplicate"]
+    payload = {
+        "findings": [f.to_json() for f in first + last],
+        "notes": report.notes,
+        "errors": report.errors,
+        "warnings": report.warnings,
+    }
+    return (json.dumps(payload, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def test_streamed_json_is_byte_for_byte_one_json_dumps_cold_and_warm(make_vault) -> None:
+    vault = _tricky_vault(make_vault)
+    run = [VT, "validate", "--vault", str(vault), "--json"]
+    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
+    cold = subprocess.run(run, capture_output=True, env=env, timeout=120).stdout
+    warm = subprocess.run(run, capture_output=True, env=env, timeout=120).stdout
+    expected = _documented_json(vault)  # a library run: the cache of the CLI runs, unchanged
+    assert b"\\\\" in expected and b'\\"' in expected and "🙂".encode() in expected
+    assert cold == expected
+    assert warm == expected

@@ -31,7 +31,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from vault_tools.config import MAX_NOTE_BYTES
+from vault_tools import __version__
+from vault_tools.checks.schemas import Schemas
+from vault_tools.config import MAX_NOTE_BYTES, Settings
+from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.vault import read_file, stat_signature
 
 CACHE_FILE = "validate-cache.marshal"
@@ -396,3 +399,18 @@ def read_with_stat(path: str, limit: int | None = MAX_NOTE_BYTES) -> tuple[bytes
 
 def content_digest(raw: bytes) -> str:
     return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def results_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:
+    """What every cached result of a note depends on besides the note's own bytes
+    (`vt validate`'s cache and `vt preview`'s)."""
+    parts = [
+        __version__,
+        schemas.digest,
+        kb.digest,
+        kb.aliases_digest(),
+        ",".join(sorted(settings.disabled_findings)),
+        settings.claims_dir,
+        str(settings.max_note_bytes),
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()

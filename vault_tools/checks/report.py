@@ -3,7 +3,9 @@ come), or gathered into a `ValidateReport` for library callers; and the counts."
 
 from __future__ import annotations
 
-from typing import BinaryIO, NamedTuple, Protocol
+import marshal
+from collections.abc import Sequence
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from vault_tools.checks.note_results import plain_text, unpack_findings
 from vault_tools.findings import ERROR, Finding, severity_counts, sort_key
@@ -40,6 +42,15 @@ class Block:
         if self._list is None:
             assert self._payload is not None
             return unpack_findings(self._payload[0])
+        return self._list
+
+    def rows(self) -> Sequence[tuple[Any, ...]]:
+        """The findings as plain (path, line, severity, code, message) tuples, without
+        making a `Finding` of each (what `--json` renders)."""
+        if self._list is None:
+            assert self._payload is not None
+            rows: tuple[tuple[Any, ...], ...] = marshal.loads(self._payload[0])
+            return rows
         return self._list
 
     def plain(self) -> str:

@@ -23,8 +23,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from vault_tools import __version__
-from vault_tools.checks.cache import CACHE_FILE, CacheCorrupt, ResultCache
+from vault_tools.checks.cache import CACHE_FILE, CacheCorrupt, ResultCache, results_key
 from vault_tools.checks.context import CheckContext, context_for
 from vault_tools.checks.duplicates import ClaimIds
 from vault_tools.checks.file_checks import Progress, check_all, check_file
@@ -105,7 +104,7 @@ def _validate_listed(
         aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
         if aliases != cache.aliases or cache.listing != kb.digest:
             cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
-        cache.use_key(_cache_key(schemas, kb, settings))
+        cache.use_key(results_key(schemas, kb, settings))
         if paths:
             summary = _explicit_run(settings, ctx, explicit, cache, before, sink, progress)
         else:
@@ -287,20 +286,6 @@ def _explicit_targets(
         else:
             before.setdefault(relative, []).append(problem)
     return sorted(targets)
-
-
-def _cache_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:
-    """What every cached result depends on besides the note's own bytes."""
-    parts = [
-        __version__,
-        schemas.digest,
-        kb.digest,
-        kb.aliases_digest(),
-        ",".join(sorted(settings.disabled_findings)),
-        settings.claims_dir,
-        str(settings.max_note_bytes),
-    ]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _results(

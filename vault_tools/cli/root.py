@@ -13,8 +13,10 @@ app = typer.Typer(
     "Example:\n\n    vt validate --vault examples/vault",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
-    rich_markup_mode="markdown",
-    add_completion=False,
+    # click's plain help: Typer's rich help imports rich.markdown (markdown-it) and
+    # rich.traceback whatever the mode, ~2x the start-up of an empty-vault validate
+    rich_markup_mode=None,
+    add_completion=True,  # Typer's: --install-completion / --show-completion
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

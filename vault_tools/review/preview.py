@@ -14,25 +14,34 @@ Plain data in, plain data out: the CLI renders `PreviewResult` for the terminal.
 from __future__ import annotations
 
 import json
+import marshal
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from vault_tools.checks.cache import content_digest, results_key
 from vault_tools.checks.context import CheckContext, make_context
 from vault_tools.checks.rules import check_drafts
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error, sort_key
+from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.pool import map_chunks
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.owned_properties import set_properties
 from vault_tools.notes.positions import line_of
-from vault_tools.notes.vault import given_notes, list_vault, read_file, read_finding
+from vault_tools.notes.vault import (
+    given_notes,
+    list_vault,
+    read_file,
+    read_finding,
+    stat_signature,
+)
 from vault_tools.review.diff import (
     CLAIM,
     Change,
@@ -41,6 +50,7 @@ from vault_tools.review.diff import (
     repair_changes,
 )
 from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.preview_cache import PreviewCache, Record
 from vault_tools.vocabulary import (
     APPROVE_REPAIR,
     PREVIEW_FAILED,
@@ -53,6 +63,7 @@ Progress = Callable[[int, int], None]
 BLOCK = "preview"  # vt's block name: <!-- vt:preview:start --> … <!-- vt:preview:end -->
 BEFORE_HEADING = "Human Review"
 NO_CHANGES = "No changes: the drafts equal V1."
+UP_TO_DATE = "up to date: nothing written"
 
 # below this many candidate notes a process pool costs more than it saves
 PARALLEL_THRESHOLD = 200
@@ -138,7 +149,7 @@ def preview_note(
     if isinstance(loaded, PreviewResult):
         return loaded
     snapshot, note = loaded
-    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
+    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)[0]
 
 
 def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | PreviewResult:
@@ -152,7 +163,8 @@ def _load(settings: Settings, relative: str) -> tuple[writer.Snapshot, Note] | P
 
 def _preview_loaded(
     ctx: CheckContext, snapshot: writer.Snapshot, note: Note, dry_run: bool, vault: Path
-) -> PreviewResult:
+) -> tuple[PreviewResult, bytes | None]:
+    """The preview of a parsed note, and the bytes written over it (None: none)."""
     result = PreviewResult(note.path, note.claim_id)
     action = note.properties.get("review_action")
     result.review_action = str(action) if action is not None else None
@@ -165,7 +177,7 @@ def _preview_loaded(
                 "not a review note (its frontmatter has no claim_id)",
             )
         )
-        return result
+        return result, None
     if note.drafts is None:
         result.findings.append(
             error(
@@ -175,7 +187,7 @@ def _preview_loaded(
                 f"the note has no '## V2 Draft' section: run `vt draft {note.path}` first",
             )
         )
-        return result
+        return result, None
     result.findings = draft_findings(note, ctx)
     result.state = (
         PREVIEW_FAILED if any(f.severity == ERROR for f in result.findings) else PREVIEW_READY
@@ -193,8 +205,8 @@ def _preview_loaded(
     elif dry_run:
         result.remark = "dry run: nothing written"
     else:
-        _write(snapshot, result, vault)
-    return result
+        return result, _write(snapshot, result, vault)
+    return result, None
 
 
 def draft_findings(note: Note, ctx: CheckContext) -> list[Finding]:
@@ -282,8 +294,9 @@ def _v1_metadata(note: Note) -> dict[str, Any]:
 # writing the note
 
 
-def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> None:
-    """Set the owned properties and the preview block; a refusal becomes a finding."""
+def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> bytes | None:
+    """Set the owned properties and the preview block; a refusal becomes a finding.
+    Returns the bytes written (None: nothing written)."""
     assert result.state is not None and result.preview_hash is not None
     try:
         text, findings = note_text_with_preview(snapshot.text, result)
@@ -293,16 +306,18 @@ def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> Non
             error(result.path, exc.line, "write-refused", f"{exc.message}; run vt preview again")
         )
         result.remark = "not written"
-        return
+        return None
     except IOFailure:
         raise  # the disk, not the note: every other note would fail alike
     except VtError as exc:
         result.findings.append(error(result.path, exc.line, "write-refused", exc.message))
         result.remark = "not written"
-        return
+        return None
     result.findings = findings
     if not result.written:
-        result.remark = "up to date: nothing written"
+        result.remark = UP_TO_DATE
+        return None
+    return writer.encode_note(text, snapshot.bom)
 
 
 def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[Finding]]:
@@ -424,21 +439,26 @@ def preview_vault(
     dry_run: bool = False,
     progress: Progress | None = None,
 ) -> PreviewReport:
-    """Preview the notes given, or every note of the vault marked REQUEST_REPAIR."""
+    """Preview the notes given, or every note of the vault marked REQUEST_REPAIR.
+
+    A vault run (not a dry run) keeps what it made of each note in `.vt/`
+    (preview_cache.py): the next one previews only the notes whose bytes changed."""
     listing = list_vault(settings.vault)
     ctx = make_context(settings, listing)
     report = PreviewReport()
     if paths:
         targets = _explicit_targets(settings, paths, report)
-        explicit = True
+        report.previews += _run(settings, ctx, targets, True, dry_run, progress)
+        return report
+    report.previews += [
+        PreviewResult(f.path, findings=[f]) for f in listing.findings(settings.claims_dir)
+    ]
+    targets = list(listing.inside())
+    cache = None if dry_run else _open_cache(settings, ctx)
+    if cache is None:
+        report.previews += _run(settings, ctx, targets, False, dry_run, progress)
     else:
-        targets = list(listing.inside())
-        explicit = False
-        report.previews += [
-            PreviewResult(f.path, findings=[f]) for f in listing.findings(settings.claims_dir)
-        ]
-    for result in _run(settings, ctx, targets, explicit, dry_run, progress):
-        report.previews.append(result)
+        report.previews += _run_cached(settings, ctx, targets, cache, progress)
     return report
 
 
@@ -452,25 +472,119 @@ def _explicit_targets(settings: Settings, paths: list[Path], report: PreviewRepo
     return targets
 
 
+def _open_cache(settings: Settings, ctx: CheckContext) -> PreviewCache | None:
+    """The cache of earlier vault runs, under this run's key (None: `.vt/` may not be
+    written, as when it leads outside the vault)."""
+    try:
+        state_dir = writable_path(settings.vault, settings.state_dir)
+    except VtError:
+        return None
+    cache = PreviewCache.read(state_dir)
+    kb = ctx.kb
+    aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
+    if aliases != cache.aliases or cache.listing != kb.digest:
+        cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
+    cache.use_key(results_key(ctx.schemas, kb, settings))
+    return cache
+
+
+def _run_cached(
+    settings: Settings,
+    ctx: CheckContext,
+    targets: list[str],
+    cache: PreviewCache,
+    progress: Progress | None,
+) -> list[PreviewResult]:
+    """A vault run: the notes unchanged since the last one from the cache, the others
+    previewed now (and kept), in the order of `targets`."""
+    hits, misses = cache.lookup_all(str(settings.vault), targets)
+    fresh = _outcomes(settings, ctx, misses, False, False, progress)
+    results = []
+    for target in targets:
+        if target in hits:
+            packed = hits[target]
+            if packed is not None:
+                results.append(_unpacked(target, packed))
+            continue
+        result, record = next(fresh)
+        if record is not None:
+            cache.store(record)
+        if result is not None:
+            results.append(result)
+    for _ in fresh:  # none left: this lets its pool finish
+        raise AssertionError("a note previewed but not a target")
+    cache.forget_missing(targets)
+    cache.save()
+    return results
+
+
+def _packed(result: PreviewResult) -> tuple:
+    """What a later run shows for a note previewed (and written) now: plain data."""
+    return (
+        result.claim_id,
+        result.review_action,
+        result.state,
+        tuple(map(tuple, result.findings)),
+        tuple((c.field, c.op, c.pointer, c.old, c.new) for c in result.changes),
+        tuple(map(tuple, result.claim_segments)),
+        result.preview_hash,
+    )
+
+
+def _unpacked(path: str, packed: tuple) -> PreviewResult:
+    """The preview of a note unchanged since it was previewed: up to date, not written."""
+    claim_id, action, state, findings, changes, segments, digest = packed
+    return PreviewResult(
+        path,
+        claim_id,
+        action,
+        state,
+        [Finding(*finding) for finding in findings],
+        [Change(*change) for change in changes],
+        [(kind, text) for kind, text in segments],
+        digest,
+        written=False,
+        remark=UP_TO_DATE,
+    )
+
+
+Outcome = tuple[PreviewResult | None, Record | None]  # a target's preview, its cache record
+
+
 def _preview_target(
     settings: Settings, ctx: CheckContext, relative: str, explicit: bool, dry_run: bool
-) -> PreviewResult | None:
-    """A given note is always previewed; in a vault run only notes marked REQUEST_REPAIR."""
+) -> Outcome:
+    """A given note is always previewed; in a vault run only notes marked REQUEST_REPAIR.
+    The record for the cache: only of a vault run that read the note's bytes once (the
+    note did not change meanwhile) and ended with the note up to date."""
     if explicit:
-        return preview_note(settings, ctx, relative, dry_run=dry_run)
+        return preview_note(settings, ctx, relative, dry_run=dry_run), None
     try:
-        raw, _ = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
+        raw, info = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
     except OSError as exc:  # it may be marked: a failure, never passed over
-        return PreviewResult(relative, findings=[read_finding(relative, exc)])
+        return PreviewResult(relative, findings=[read_finding(relative, exc)]), None
+    unmarked: Record | None = (relative, stat_signature(info), content_digest(raw), None)
     if REQUEST_REPAIR.encode() not in raw:  # most notes are not marked: skip them unparsed
-        return None
+        return None, unmarked
     loaded = _load(settings, relative)
     if isinstance(loaded, PreviewResult):
-        return None
+        return None, None
     snapshot, note = loaded
+    if snapshot.raw != raw:  # changed since it was read above: the next run looks again
+        unmarked = None
     if note.properties.get("review_action") != REQUEST_REPAIR:
-        return None
-    return _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
+        return None, unmarked
+    result, written = _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
+    if unmarked is None or (not written and result.remark != UP_TO_DATE):
+        return result, None  # refused, or not the bytes read: not kept
+    record: Record = (relative, *unmarked[1:3], _packed(result))
+    if written is not None:  # the bytes now on disk: the next run reads and compares them
+        record = (relative, None, content_digest(written), record[3])
+    try:
+        marshal.dumps(record)
+    except ValueError:
+        return result, None  # a value marshal cannot keep (never expected: JSON's)
+    return result, record
 
 
 def _run(
@@ -480,9 +594,21 @@ def _run(
     explicit: bool,
     dry_run: bool,
     progress: Progress | None,
-) -> Iterable[PreviewResult]:
+) -> list[PreviewResult]:
+    outcomes = _outcomes(settings, ctx, targets, explicit, dry_run, progress)
+    return [result for result, _ in outcomes if result is not None]
+
+
+def _outcomes(
+    settings: Settings,
+    ctx: CheckContext,
+    targets: list[str],
+    explicit: bool,
+    dry_run: bool,
+    progress: Progress | None,
+) -> Iterator[Outcome]:
     work = partial(_chunk, settings=settings, ctx=ctx, explicit=explicit, dry_run=dry_run)
-    results = map_chunks(
+    return map_chunks(
         work,
         targets,
         workers=settings.workers,
@@ -490,10 +616,9 @@ def _run(
         threshold=PARALLEL_THRESHOLD,
         chunk=CHUNK,
     )
-    return (result for result in results if result is not None)
 
 
 def _chunk(
     chunk: list[str], settings: Settings, ctx: CheckContext, explicit: bool, dry_run: bool
-) -> list[PreviewResult | None]:
+) -> list[Outcome]:
     return [_preview_target(settings, ctx, relative, explicit, dry_run) for relative in chunk]
