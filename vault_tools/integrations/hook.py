@@ -36,7 +36,7 @@ from vault_tools.notes.vault import (
     read_file,
     read_finding,
 )
-from vault_tools.vocabulary import BASE_MARKER, conflict_marker
+from vault_tools.vocabulary import conflict_marker
 
 if TYPE_CHECKING:  # the hook's every commit must not import the store
     from vault_tools.ledger.signatures import SignaturePolicy
