@@ -64,6 +64,9 @@ SETUP = {
         "theirs.jsonl",
     ),
 }
+# examples that name the reviewer's SSH key: the key is made (ssh-keygen) in the run's
+# own home folder, as a reviewer who signs commits with SSH already has it
+SSH_KEY = "~/.ssh/id_ed25519"
 
 VT_BIN = Path(sys.executable).parent
 FENCE = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
@@ -128,8 +131,10 @@ def _env(root: Path) -> dict[str, str]:
         GIT_CONFIG_NOSYSTEM="1",
         TMPDIR=str(root / "tmp"),  # `vt demo --keep` leaves its folder here
         COLUMNS="100",
+        HOME=str(root / "home"),  # nothing an example writes reaches the real home
     )
     (root / "tmp").mkdir(exist_ok=True)
+    (root / "home").mkdir(exist_ok=True)
     return env
 
 
@@ -164,16 +169,21 @@ def run_example(example: str, prepared: tuple[Path, str], tmp_path: Path) -> Non
     cwd = repo if "examples/" in example else vault
     for name in SETUP.get(example, ()):
         shutil.copyfile(vault / "05_ledger/decision_ledger.jsonl", cwd / name)
+    env = _env(tmp_path)
+    if SSH_KEY in example:
+        (tmp_path / "home" / ".ssh").mkdir()
+        key = tmp_path / "home" / ".ssh" / "id_ed25519"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     line = example
     for text, (replacement, _) in PLACEHOLDERS.items():
         line = line.replace(text, replacement.format(event_id=event_id))
     if example.startswith(UNTIL_STOPPED):
-        done = _run_until_ready_then_stop(line, cwd, _env(tmp_path))
+        done = _run_until_ready_then_stop(line, cwd, env)
     else:
         done = subprocess.run(
             ["bash", "-c", line],
             cwd=cwd,
-            env=_env(tmp_path),
+            env=env,
             capture_output=True,
             text=True,
             timeout=300,

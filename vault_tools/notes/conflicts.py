@@ -8,10 +8,11 @@ order): a line of seven `=` alone is a Markdown heading underline, not a conflic
 from __future__ import annotations
 
 from vault_tools.findings import Finding, error
-from vault_tools.vocabulary import BASE_MARKER, conflict_marker
+from vault_tools.vocabulary import BASE_MARKER, CONFLICT_MARKERS, conflict_marker
 
 GIT_CONFLICT = "git-conflict"
-_OPEN, _SEPARATOR, _CLOSE = b"<<<<<<<", b"=======", b">>>>>>>"
+_OPEN, _, _SEPARATOR, _CLOSE = CONFLICT_MARKERS
+_MARKER_STARTS = frozenset(chr(marker[0]) for marker in CONFLICT_MARKERS)
 
 
 def conflict_blocks(lines: list[str]) -> list[list[int]]:
@@ -20,7 +21,7 @@ def conflict_blocks(lines: list[str]) -> list[list[int]]:
     current: list[int] | None = None
     separated = False
     for n, line in enumerate(lines, 1):
-        if not line.startswith(("<<<<<<<", "|||||||", "=======", ">>>>>>>")):
+        if line[:1] not in _MARKER_STARTS:  # most lines: no encoding needed
             continue
         marker = conflict_marker(line.encode("utf-8", "surrogateescape"))
         if marker == _OPEN:
