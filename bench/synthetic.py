@@ -26,7 +26,7 @@ import argparse
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 KB_DIR = "04_knowledge_base"
@@ -113,16 +113,19 @@ def _shape_throughput(rng: random.Random, a: Entity, b: Entity) -> Claim:
 
 def _shape_latency(rng: random.Random, a: Entity, b: Entity) -> Claim:
     k, n = str(rng.choice((2, 4, 8))), str(rng.choice((1024, 2048, 4096, 8192)))
+    # the claim names its metric ("latency cost"), as the source does: a bare "costs"
+    # would say a price, and the frame's LATENCY_COST would not be the claim's
     claim = (
-        f"For a context of {n} tokens, verifying {k} draft tokens on {a[1]} costs "
-        f"about as much as one decode step of {b[1]}."
+        f"For a context of {n} tokens, verifying {k} draft tokens on {a[1]} has a latency "
+        f"cost of roughly one decode step of {b[1]}."
     )
     return Claim(
         f"For a decoding step of context {n} tokens, adding {k} tokens during the forward "
-        f"pass of {a[0]} marginally increases the latency: verifying them costs about as much "
-        f"as one decode step of {b[0]}.",
+        f"pass of {a[0]} marginally increases the latency: verifying them has a latency cost "
+        f"of roughly one decode step of {b[0]}.",
         claim,
-        f"verifying {k} draft tokens on {a[1]} costs about as much as one decode step of {b[1]}",
+        f"verifying {k} draft tokens on {a[1]} has a latency cost of roughly one decode step "
+        f"of {b[1]}",
         [a, b],
         "LATENCY_COST",
         "APPROX_EQUAL",
@@ -273,8 +276,10 @@ def _mapping_rows(claim: Claim, rng: random.Random) -> list[str]:
 
 
 def _drafts(claim: Claim, rng: random.Random) -> list[str]:
-    """The V2 Draft section: the frame with its operator repaired, the claim reworded."""
-    others = [o for o in ("GREATER_THAN", "LESS_THAN", "APPROX_EQUAL") if o != claim.operator]
+    """The V2 Draft section: the frame's comparison_expression widened to the whole claim.
+    The draft stays as faithful as the note (its operator the claim's: another one would
+    be a slip review assist rightly warns about)."""
+    widened = replace(claim, expression=claim.claim.rstrip("。."))
     status = "COMPLETE" if rng.random() < 0.7 else "PARTIAL"
     metadata = {"epistemic_mode": claim.mode, "mapping_status": status}
     return [
@@ -287,7 +292,7 @@ def _drafts(claim: Claim, rng: random.Random) -> list[str]:
         claim.claim,
         "",
         "### V2 Semantic Frame Draft",
-        *_frame_json(claim, rng.choice(others)),
+        *_frame_json(widened, claim.operator),
         "",
         "### V2 Revision Metadata Draft",
         "```json",

@@ -298,6 +298,28 @@ def test_without_a_vault_root_mapping_checks_stay_silent() -> None:
     assert assist.review_findings(note, ctx) == []
 
 
+def test_an_entity_whose_note_is_missing_is_not_called_unmentioned() -> None:
+    """The claim names the entity by an alias ("small draft model"); with its target
+    renamed away there is no note to read the alias from, so whether the evidence ("Draft
+    Model") mentions it cannot be told: kb-target-missing is the finding, not
+    assist-claim-entity."""
+    case = Path(__file__).resolve().parent / "assist_cases" / "faithful_latency_cost_en.md"
+    raw = case.read_text(encoding="utf-8")
+    by_alias = raw.replace("tokens on Draft Model", "tokens on small draft model").replace(
+        '"label": "Draft Model"', '"label": "small draft model"'
+    )
+    by_alias = by_alias.replace(
+        "| comparison_entity_0 | Draft Model |", "| comparison_entity_0 | small draft model |"
+    )
+    assert assist_pairs(by_alias.encode()) == set()  # the alias is known: mentioned
+    renamed = by_alias.replace(
+        "04_knowledge_base/Draft Model", "04_knowledge_base/Draft Model (old)"
+    )
+    findings = check_note(parse_note(renamed.encode(), "03_claims/case.md"), CTX)
+    assert "kb-target-missing" in {f.code for f in findings}
+    assert {f.code for f in findings} & ASSIST == set()
+
+
 def test_broken_frames_give_no_assist_crash() -> None:
     for frame in (
         '{"entities": 3}',

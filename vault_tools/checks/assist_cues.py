@@ -86,6 +86,8 @@ _LEXICON: dict[str, str] = {
         "不 沒有 没有 沒 没 未 無法 无法 無 无 非 別 别 勿 難以 难以".split(), f"{DENY} {DENY_SOFT}"
     ),
     **dict.fromkeys("莫 否 免 缺 避 忽略 而已 僅 仅 只".split(), DENY_SOFT),
+    # "stays unchanged", as "un…" is: 維持不變 renders "holds", which denies nothing
+    **dict.fromkeys("不變 不变".split(), DENY_SOFT),
     **dict.fromkeys(
         "不同 不斷 不断 不僅 不仅 不只 不少 不但 不過 不过 不論 不论 無論 无论 不管 非常 未來 "
         "未来 無數 无数 否則 否则 是否 能否 可否 與否 与否".split(),

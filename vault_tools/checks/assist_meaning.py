@@ -259,6 +259,8 @@ def _invented_entities(
         label, key = entity["label"], entity["id"]
         if fold(label) not in fold_text(version.claim.value):
             continue  # not in the claim as written (assist-frame-label's)
+        if ctx.kb.root is not None and not target_names(ctx, key):
+            continue  # no note to take its names from: kb-target-missing says so
         if _mentioned([label, *target_names(ctx, key)], texts):
             continue
         if any(has_cjk(text) for text in texts):
