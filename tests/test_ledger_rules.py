@@ -230,7 +230,7 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
 
 
 events = valid_events() | broken_events()
-SETTINGS = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def with_valid_envelope(ev: dict[str, Any]) -> dict[str, Any]:
