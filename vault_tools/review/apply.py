@@ -358,9 +358,11 @@ class _Decider:
         return self._actor
 
     def run(self, candidates: list[Candidate]) -> None:
+        """Decide `candidates` in order, emptying the list: each decision is dropped once
+        it is an event (or a refusal), not held until the last note is decided."""
         self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
         if self.txn.start.size == 0:  # no event yet (a dry run's scratch ledger too)
-            for cand in candidates:
+            for cand in _drained(candidates):
                 self._decide(cand)
             return
         # under the ledger lock the store, caught up, holds exactly the ledger's heads:
@@ -369,7 +371,7 @@ class _Decider:
             store.catch_up()
             self.store, self.forked = store, store.forked()
             try:
-                for cand in candidates:
+                for cand in _drained(candidates):
                     self._decide(cand)
             finally:
                 self.store = None
@@ -468,6 +470,13 @@ class _Decider:
         self.marks.append(_Mark(applied, cand.digest, cand.signature))
 
 
+def _drained(items: list[Candidate]) -> Iterator[Candidate]:
+    """`items` in order, each removed from the list as it is handed out."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
 # ---------------------------------------------------------------------------
 # phase 3: mark the notes
 
@@ -544,22 +553,35 @@ def apply_notes(
             Entry(f.path, None, f.message) for f in listing.findings(settings.claims_dir)
         ]
     examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx, explicit=bool(paths))
-    candidates = _sorted_out(report, [c for c in examined if c is not None])
+    candidates = _sorted_out(report, examined)  # `examined` emptied: phase 2 owns them
     if not candidates:
         return report
-    with _transaction(settings, dry_run) as txn:
-        report.torn = txn.torn
-        decider = _Decider(settings, txn, report, ctx)
-        decider.run(candidates)
+    marks = _decide_all(settings, candidates, report, ctx, dry_run)
     if not dry_run:
         crash_point("after-append")
     for entries in (report.applied, report.skipped, report.refused):
         entries.sort(key=lambda e: e.path)
     if dry_run:
         return report
-    _mark_all(settings, decider.marks, report, progress)
+    _mark_all(settings, marks, report, progress)
     report.refused.sort(key=lambda e: e.path)
     return report
+
+
+def _decide_all(
+    settings: Settings,
+    candidates: list[Candidate],
+    report: ApplyReport,
+    ctx: CheckContext,
+    dry_run: bool,
+) -> list[_Mark]:
+    """Phase 2 in a frame of its own: the transaction and the decisions are freed
+    before the notes are marked and the store refreshed, not held through them."""
+    with _transaction(settings, dry_run) as txn:
+        report.torn = txn.torn
+        decider = _Decider(settings, txn, report, ctx)
+        decider.run(candidates)
+    return decider.marks
 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
@@ -572,8 +594,11 @@ def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport
     return targets
 
 
-def _sorted_out(report: ApplyReport, candidates: list[Candidate]) -> list[Candidate]:
-    """Report skipped and refused notes; the rest, in path order, go to the decider."""
+def _sorted_out(report: ApplyReport, examined: list[Candidate | None]) -> list[Candidate]:
+    """Report skipped and refused notes; the rest, in path order, go to the decider.
+    Empties `examined`, so that only the returned list holds the candidates."""
+    candidates = [c for c in examined if c is not None]
+    examined.clear()
     owners: dict[str, list[str]] = {}
     for cand in candidates:
         if cand.claim_id is not None:
