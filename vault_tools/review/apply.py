@@ -74,6 +74,7 @@ IO_WORKERS_PER_CPU = 4
 SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
 # parse findings of text that must never reach the ledger, whatever the decision
 NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
+GIST = ("id", "seq", "action", "claim_id", "note")  # what a run keeps of its events
 DRAFTS_CHANGED = (
     f"drafts changed since the preview; set review_action to {REQUEST_REPAIR} and run vt preview"
 )
@@ -125,7 +126,7 @@ class ApplyReport:
     applied: list[Applied] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     refused: list[Entry] = field(default_factory=list)
-    events: list[dict] = field(default_factory=list)  # appended (or, dry run, would be)
+    events: list[dict] = field(default_factory=list)  # their GIST; dry run: whole
     dry_run: bool = False
     refresh: RefreshResult | None = None
     refresh_error: VtError | None = None
@@ -358,8 +359,7 @@ class _Decider:
         return self._actor
 
     def run(self, candidates: list[Candidate]) -> None:
-        """Decide `candidates` in order, emptying the list: each decision is dropped once
-        it is an event (or a refusal), not held until the last note is decided."""
+        """Decide `candidates` in order, emptying the list: no decision outlives its turn."""
         self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
         if self.txn.start.size == 0:  # no event yet (a dry run's scratch ledger too)
             for cand in _drained(candidates):
@@ -470,8 +470,7 @@ class _Decider:
         self.marks.append(_Mark(applied, cand.digest, cand.signature))
 
 
-def _drained(items: list[Candidate]) -> Iterator[Candidate]:
-    """`items` in order, each removed from the list as it is handed out."""
+def _drained(items: list[Candidate]) -> Iterator[Candidate]:  # in order, each removed
     items.reverse()
     while items:
         yield items.pop()
@@ -575,12 +574,13 @@ def _decide_all(
     ctx: CheckContext,
     dry_run: bool,
 ) -> list[_Mark]:
-    """Phase 2 in a frame of its own: the transaction and the decisions are freed
-    before the notes are marked and the store refreshed, not held through them."""
+    """Phase 2 in a frame of its own: the transaction is freed before phase 3 and 4."""
     with _transaction(settings, dry_run) as txn:
         report.torn = txn.torn
         decider = _Decider(settings, txn, report, ctx)
         decider.run(candidates)
+    if not dry_run:  # not printed: their gist, not ~5 KiB each alive through phase 4
+        report.events = [{k: ev[k] for k in GIST} for ev in report.events]
     return decider.marks
 
 
