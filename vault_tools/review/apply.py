@@ -74,6 +74,7 @@ IO_WORKERS_PER_CPU = 4
 SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
 # parse findings of text that must never reach the ledger, whatever the decision
 NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
+GIST = ("id", "seq", "action", "claim_id", "note")  # what a run keeps of its events
 DRAFTS_CHANGED = (
     f"drafts changed since the preview; set review_action to {REQUEST_REPAIR} and run vt preview"
 )
@@ -125,7 +126,7 @@ class ApplyReport:
     applied: list[Applied] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     refused: list[Entry] = field(default_factory=list)
-    events: list[dict] = field(default_factory=list)  # appended (or, dry run, would be)
+    events: list[dict] = field(default_factory=list)  # their GIST; dry run: whole
     dry_run: bool = False
     refresh: RefreshResult | None = None
     refresh_error: VtError | None = None
@@ -358,9 +359,10 @@ class _Decider:
         return self._actor
 
     def run(self, candidates: list[Candidate]) -> None:
+        """Decide `candidates` in order, emptying the list: no decision outlives its turn."""
         self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
         if self.txn.start.size == 0:  # no event yet (a dry run's scratch ledger too)
-            for cand in candidates:
+            for cand in _drained(candidates):
                 self._decide(cand)
             return
         # under the ledger lock the store, caught up, holds exactly the ledger's heads:
@@ -369,7 +371,7 @@ class _Decider:
             store.catch_up()
             self.store, self.forked = store, store.forked()
             try:
-                for cand in candidates:
+                for cand in _drained(candidates):
                     self._decide(cand)
             finally:
                 self.store = None
@@ -468,6 +470,12 @@ class _Decider:
         self.marks.append(_Mark(applied, cand.digest, cand.signature))
 
 
+def _drained(items: list[Candidate]) -> Iterator[Candidate]:  # in order, each removed
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
 # ---------------------------------------------------------------------------
 # phase 3: mark the notes
 
@@ -544,22 +552,36 @@ def apply_notes(
             Entry(f.path, None, f.message) for f in listing.findings(settings.claims_dir)
         ]
     examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx, explicit=bool(paths))
-    candidates = _sorted_out(report, [c for c in examined if c is not None])
+    candidates = _sorted_out(report, examined)  # `examined` emptied: phase 2 owns them
     if not candidates:
         return report
-    with _transaction(settings, dry_run) as txn:
-        report.torn = txn.torn
-        decider = _Decider(settings, txn, report, ctx)
-        decider.run(candidates)
+    marks = _decide_all(settings, candidates, report, ctx, dry_run)
     if not dry_run:
         crash_point("after-append")
     for entries in (report.applied, report.skipped, report.refused):
         entries.sort(key=lambda e: e.path)
     if dry_run:
         return report
-    _mark_all(settings, decider.marks, report, progress)
+    _mark_all(settings, marks, report, progress)
     report.refused.sort(key=lambda e: e.path)
     return report
+
+
+def _decide_all(
+    settings: Settings,
+    candidates: list[Candidate],
+    report: ApplyReport,
+    ctx: CheckContext,
+    dry_run: bool,
+) -> list[_Mark]:
+    """Phase 2 in a frame of its own: the transaction is freed before phase 3 and 4."""
+    with _transaction(settings, dry_run) as txn:
+        report.torn = txn.torn
+        decider = _Decider(settings, txn, report, ctx)
+        decider.run(candidates)
+    if not dry_run:  # not printed: their gist, not ~5 KiB each alive through phase 4
+        report.events = [{k: ev[k] for k in GIST} for ev in report.events]
+    return decider.marks
 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
@@ -572,8 +594,11 @@ def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport
     return targets
 
 
-def _sorted_out(report: ApplyReport, candidates: list[Candidate]) -> list[Candidate]:
-    """Report skipped and refused notes; the rest, in path order, go to the decider."""
+def _sorted_out(report: ApplyReport, examined: list[Candidate | None]) -> list[Candidate]:
+    """Report skipped and refused notes; the rest, in path order, go to the decider.
+    Empties `examined`, so that only the returned list holds the candidates."""
+    candidates = [c for c in examined if c is not None]
+    examined.clear()
     owners: dict[str, list[str]] = {}
     for cand in candidates:
         if cand.claim_id is not None:
