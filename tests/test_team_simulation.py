@@ -28,6 +28,8 @@ from vault_tools.ledger.heads import claim_states, same_decision
 from vault_tools.ledger.lines import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
+from vault_tools.review.status import UNMARKED, status
+from vault_tools.store.claims import ClaimStore
 from vault_tools.store.refresh import refresh
 from vault_tools.vocabulary import CONFLICT
 
@@ -190,10 +192,17 @@ def _check_converged(team: Team) -> list[dict]:
 
 
 def _fresh_blocks(team: Team) -> None:
-    """After the last pull, the post-merge hook left nothing for a refresh to write."""
+    """After the last pull, the post-merge hook left nothing for a refresh to write, and
+    every note is marked as the merged ledger records it."""
     for name, clone in team.clones.items():
         if name != WITHOUT_VT:
-            assert refresh(load_settings(clone)).kb_notes_written == [], name
+            settings = load_settings(clone)
+            assert refresh(settings).kb_notes_written == [], name
+            with ClaimStore.open(settings) as store:
+                store.catch_up()
+                report = status(settings, store)
+            unmarked = [d["path"] for d in report.disagreements if d["kind"] == UNMARKED]
+            assert unmarked == [], (name, unmarked)
 
 
 @pytest.mark.parametrize("seed", [7])

@@ -152,8 +152,10 @@ def merge_note(
 
 @hook_app.command()
 def refresh(vault: VaultOption = None) -> None:
-    """Bring the Claim Store and the knowledge-base blocks up to date with the ledger
-    (what the post-merge and post-checkout hooks run after a pull or a checkout).
+    """Bring the Claim Store, the knowledge-base blocks and the review notes' marks
+    (`review_state`, `vt_event_id`, `vt_applied_at`) up to date with the ledger (what
+    the post-merge and post-checkout hooks run after a pull or a checkout). Nothing is
+    appended to the ledger and no byte of a note but vt's own is written.
 
     A ledger that arrived with conflict markers (committed by a clone without vt's
     merge driver) is repaired first, as `vt ledger resolve` does; commit it.
@@ -164,7 +166,7 @@ def refresh(vault: VaultOption = None) -> None:
     """
     from vault_tools.integrations.hook import refresh_after_pull
 
-    repaired, result = refresh_after_pull(settings_for(vault))
+    repaired, result, remarked = refresh_after_pull(settings_for(vault))
     reporter = Reporter()
     if repaired is not None:
         reporter.text(
@@ -173,6 +175,8 @@ def refresh(vault: VaultOption = None) -> None:
         )
     if result.kb_notes_written:
         reporter.text(f"vt: {len(result.kb_notes_written)} knowledge-base notes brought up to date")
-    for problem in result.kb_problems:
+    if remarked.marked:
+        reporter.text(f"vt: {len(remarked.marked)} review notes marked as the ledger records them")
+    for problem in [*result.kb_problems, *remarked.problems]:
         reporter.error(f"vt: {problem}")
     finish(ExitCode.OK)

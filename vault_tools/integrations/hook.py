@@ -40,6 +40,7 @@ from vault_tools.vocabulary import conflict_marker
 
 if TYPE_CHECKING:  # the hook's every commit must not import the store
     from vault_tools.ledger.signatures import SignaturePolicy
+    from vault_tools.review.marking import Remarked
     from vault_tools.store.refresh import RefreshResult
 
 HOOK_NAME = "pre-commit"
@@ -640,11 +641,15 @@ def _merge_sides(settings: Settings) -> list[tuple[str, bytes]]:
     return [(spec.rpartition(":")[0] or "index", data) for spec, data in blobs.items() if data]
 
 
-def refresh_after_pull(settings: Settings) -> tuple[ResolveResult | None, RefreshResult]:
+def refresh_after_pull(
+    settings: Settings,
+) -> tuple[ResolveResult | None, RefreshResult, Remarked]:
     """What the post-merge and post-checkout hooks run: a ledger that came with conflict
     markers (committed by a clone without vt's driver) repaired first, in the working
     tree, to be committed with the next commit; then the Claim Store and the
-    knowledge-base blocks brought up to date with the ledger."""
+    knowledge-base blocks brought up to date with the ledger, and every review note
+    marked as the ledger says (`remark_notes`: vt's bytes only, no event appended)."""
+    from vault_tools.review.marking import remark_notes
     from vault_tools.store.refresh import refresh
 
     repaired: ResolveResult | None = None
@@ -655,4 +660,5 @@ def refresh_after_pull(settings: Settings) -> tuple[ResolveResult | None, Refres
         marked = False
     if marked:
         repaired = resolve_file(settings)
-    return repaired, refresh(settings)
+    refreshed = refresh(settings)
+    return repaired, refreshed, remark_notes(settings)

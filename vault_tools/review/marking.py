@@ -1,4 +1,5 @@
-"""Phase 3 of apply (docs/workflow.md): mark a note APPLIED once its event is durable.
+"""Phase 3 of apply (docs/workflow.md): mark a note APPLIED once its event is durable;
+and, after a pull, every note's marks recomputed from the merged ledger (`remark_notes`).
 
 The one rewrite apply makes of a note, and only of the bytes apply decided on: a note
 edited meanwhile is left alone (its reviewer's edit wins, and the next run sees it).
@@ -7,14 +8,23 @@ edited meanwhile is left alone (its reviewer's edit wins, and the next run sees 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
+from functools import partial
 
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
+from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.crash import crash_point
+from vault_tools.ledger.heads import same_decision
 from vault_tools.notes import writer
+from vault_tools.notes.conflicts import has_conflict
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
-from vault_tools.vocabulary import APPLIED
+from vault_tools.notes.vault import list_vault
+from vault_tools.review.claims import decision_content
+from vault_tools.review.verdict import AGREES, judge
+from vault_tools.store.claims import ClaimStore
+from vault_tools.vocabulary import APPLIED, PENDING
 
 
 def mark_note(
@@ -62,3 +72,114 @@ def mark_note(
 def _marked_as(raw: bytes, path: str, event_id: str) -> bool:
     props = parse_note(raw, path).properties
     return props.get("review_state") == APPLIED and props.get("vt_event_id") == event_id
+
+
+# ---------------------------------------------------------------------------
+# after a pull: every note marked as the merged ledger says
+
+
+@dataclass(frozen=True, slots=True)
+class _Marks:
+    """What one review note decides and how vt marked it (small: it crosses processes)."""
+
+    path: str
+    claim_id: str
+    decision: dict
+    state: str | None  # review_state
+    event_id: str | None  # vt_event_id
+    digest: str
+    signature: tuple[int, int, int]
+
+
+@dataclass(slots=True)
+class Remarked:
+    marked: list[str] = field(default_factory=list)  # notes whose marks were rewritten
+    problems: list[str] = field(default_factory=list)  # notes that could not be, and why
+
+
+def remark_notes(settings: Settings) -> Remarked:
+    """Every review note's marks (`review_state`, `vt_event_id`, `vt_applied_at`) made to
+    agree with the ledger, as `mark_note` writes them for apply; nothing is appended.
+
+    Two clones that both marked a note leave the merge with one side's marks (the note
+    driver keeps ours): a note whose decision the claim's heads record is marked with
+    the head that records it, the one apply would name (`judge`). In a CONFLICT a note
+    already APPLIED is marked with the head recording its own decision, so every clone
+    shows the same marks; a note not APPLIED keeps its state (a PREVIEW_READY repair
+    must stay approvable to settle the claim). Notes whose decision no head records,
+    notes with conflict markers and notes edited meanwhile are left alone."""
+    result = Remarked()
+    listing = list_vault(settings.vault)
+    # read before the store opens: the workers are forked without its connection
+    found = list(
+        map_chunks(partial(_read_chunk, settings), list(listing.inside()), workers=settings.workers)
+    )
+    jobs: list[tuple[_Marks, dict]] = []
+    with ClaimStore.open(settings) as store:
+        store.catch_up()
+        for marks in found:
+            head = None if marks is None else _head_to_name(marks, store)
+            if marks is not None and head is not None:
+                jobs.append((marks, head))
+    for marks, head in jobs:
+        path = marks.path
+        problem = mark_note(settings, path, marks.digest, marks.signature, head["id"], head["ts"])
+        if problem is None:
+            result.marked.append(path)
+        else:
+            message = problem.message if isinstance(problem, IOFailure) else problem
+            result.problems.append(f"{path}: {message}; run vt apply to mark it")
+    try:
+        writer.sync_folders(settings.vault / path for path in result.marked)
+    except VtError as exc:
+        result.problems.append(f"{exc.path}: {exc.message}")
+    return result
+
+
+def _head_to_name(marks: _Marks, store: ClaimStore) -> dict | None:
+    """The head the note is to be marked with; None when its marks stand as they are."""
+    heads = store.heads(marks.claim_id)
+    applied_id = marks.event_id if marks.state == APPLIED else None
+    verdict = judge(marks.decision, heads, applied_id, store.event)
+    if verdict.kind == AGREES:
+        head = verdict.event
+    elif marks.state == APPLIED:
+        recording = [h for h in heads if same_decision(marks.decision, h)]
+        head = next((h for h in recording if h["id"] == applied_id), None)
+        head = head or (recording[-1] if recording else None)
+    else:
+        head = None
+    if head is None or head["id"] == applied_id:
+        return None
+    return head
+
+
+def _read_chunk(settings: Settings, chunk: list[str]) -> list[_Marks | None]:
+    return [_read_marks(settings, relative) for relative in chunk]
+
+
+def _read_marks(settings: Settings, relative: str) -> _Marks | None:
+    try:
+        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
+    except VtError:
+        return None  # vt validate and vt status report what cannot be read
+    if b"claim_id" not in snapshot.raw:
+        return None
+    note = parse_note(snapshot.raw, relative)
+    if has_conflict(note.findings) is not None or not note.is_review_note:
+        return None
+    props = note.properties
+    action = props.get("review_action")
+    decision = decision_content(note, PENDING if action is None else str(action))
+    if decision is None or note.claim_id is None:
+        return None
+    state, event_id = props.get("review_state"), props.get("vt_event_id")
+    return _Marks(
+        relative,
+        note.claim_id,
+        decision,
+        None if state is None else str(state),
+        None if event_id is None else str(event_id),
+        hashlib.sha256(snapshot.raw).hexdigest(),
+        snapshot.signature,
+    )
