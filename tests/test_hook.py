@@ -464,10 +464,12 @@ def test_install_writes_hook_driver_and_attribute(repo: Path) -> None:
         git(repo, "config", "merge.vt-note.driver").stdout.strip()
         == f"{sys.executable} -m vault_tools hook merge-note %O %A %B %P"
     )
-    for name in ("post-merge", "post-checkout"):
+    for name in ("post-merge", "post-checkout", "post-commit"):
         script = repo / ".git" / "hooks" / name
         assert "-m vault_tools hook refresh --vault vault" in script.read_text()
         assert os.access(script, os.X_OK)
+    # a commit refreshes only when it concludes a merge (one stopped on a conflict)
+    assert "HEAD^2" in (repo / ".git" / "hooks" / "post-commit").read_text()
 
 
 def test_install_twice_is_installing_once(repo: Path) -> None:
@@ -534,7 +536,7 @@ def test_uninstall_keeps_other_attributes_and_foreign_hooks(repo: Path) -> None:
     attributes = repo / ".gitattributes"
     attributes.write_text("*.png binary\n" + attributes.read_text() + "*.md text\n")
     changes = hook.uninstall(settings)
-    assert len(changes) == 7  # 3 hooks, 2 drivers' config, 2 attribute lines
+    assert len(changes) == 8  # 4 hooks, 2 drivers' config, 2 attribute lines
     assert not (repo / ".git" / "hooks" / "post-merge").exists()
     assert attributes.read_text() == "*.png binary\n*.md text\n"
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
@@ -560,7 +562,7 @@ def test_dry_run_install_writes_nothing(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     copy_vault(root / "vault")
     changes = hook.install(load_settings(root / "vault"), dry_run=True)
-    assert len(changes) == 9
+    assert len(changes) == 10
     assert not (root / ".git" / "hooks" / "post-merge").exists()
     assert not (root / ".git" / "hooks" / "pre-commit").exists()
     assert not (root / ".gitattributes").exists()

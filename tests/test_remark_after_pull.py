@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from test_apply_conflicts import LEDGER, NOTE, decide, events, props, vt_json
+from test_apply_conflicts import LEDGER, NOTE, decide, events, props, vt, vt_json
 from test_merge_git import commit_all, two_clones
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -109,3 +109,28 @@ def test_decided_alike_the_refresh_leaves_the_notes_as_they_are(tmp_path: Path) 
     assert_marked_as_recorded(alice, next(e for e in events(alice) if e["id"] == second["id"]))
     assert git(alice, "status", "--porcelain").stdout == ""
     assert {e["id"] for e in events(alice)} == {first["id"], second["id"]}
+
+
+def test_the_commit_that_concludes_a_stopped_merge_refreshes(tmp_path: Path) -> None:
+    """Git runs no post-merge hook after a merge that stopped on a conflict: the commit
+    that concludes it (post-commit, a merge commit) refreshes instead, so the blocks and
+    marks are fresh without waiting for the next pull."""
+    alice, bob = two_clones(tmp_path)
+    for clone, action in ((alice, "APPROVE"), (bob, "REJECT")):
+        decide(clone, action, clone.name)
+        with open(clone / NOTE, "a", encoding="utf-8") as note:  # the same line, two ways
+            note.write(f"\n{clone.name}'s last word on this claim.\n")
+        commit_all(clone, f"{clone.name} decides DV1-0001")
+    git(alice, "push", "-q", "origin", "main")
+    stopped = git(bob, "pull", "-q", "--no-rebase", "origin", "main", check=False)
+    assert stopped.returncode != 0  # the user's own words differ: theirs to settle
+    git(bob, "checkout", "--ours", "--", NOTE)
+    git(bob, "add", NOTE)
+    git(bob, "commit", "-q", "--no-edit")
+    assert git(bob, "rev-parse", "-q", "--verify", "HEAD^2", check=False).returncode == 0
+    refreshed = git(bob, "diff", "--name-only", "HEAD").stdout.splitlines()
+    assert refreshed and all(p.startswith("04_knowledge_base/") for p in refreshed)
+    before = {p: (bob / p).read_bytes() for p in refreshed}
+    assert vt(bob, "hook", "refresh").returncode == 0  # nothing left to refresh
+    assert {p: (bob / p).read_bytes() for p in refreshed} == before
+    assert vt_json(bob, "status")["claims"] == {"CONFLICT": 1}

@@ -1,7 +1,8 @@
 """What a clone of a shared vault needs beyond the pre-commit hook and the ledger driver
 (installed with them by `vt init` / `vt hook install`): the note merge driver
-(notemerge.py), and `post-merge` / `post-checkout` hooks that bring the Claim Store and
-the knowledge-base blocks up to date with the ledger a pull or a checkout brought."""
+(notemerge.py), and `post-merge` / `post-checkout` hooks (and `post-commit`, for the
+commit that concludes a merge stopped on a conflict) that bring the Claim Store, the
+knowledge-base blocks and the notes' marks up to date with the ledger a pull brought."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from vault_tools.integrations.gitrepo import GitRepo
 
 NOTE_DRIVER = "vt-note"
 NOTE_DRIVER_NAME = "vt review notes (vt's own bytes recomputed, the rest merged by git)"
-POST_HOOKS = ("post-merge", "post-checkout")
+# post-commit: git runs no post-merge after a merge that stopped on a conflict, so the
+# commit that concludes it refreshes instead (only a merge commit: one with two parents)
+POST_HOOKS = ("post-merge", "post-checkout", "post-commit")
 POST_SIGNATURE = "# vt-hook: written by `vt hook install` (vault_tools): refreshes after a pull"
 GITATTRIBUTES = ".gitattributes"
 
@@ -38,6 +41,8 @@ def post_hook_script(repo: GitRepo, settings: Settings, name: str) -> str:
     python = shlex.quote(sys.executable)
     # post-checkout's third argument is 0 for a checkout of files: nothing moved
     files_only = 'if [ "$3" = "0" ]; then exit 0; fi\n' if name == "post-checkout" else ""
+    if name == "post-commit":
+        files_only = "git rev-parse -q --verify HEAD^2 >/dev/null || exit 0\n"
     return (
         "#!/bin/sh\n"
         f"{POST_SIGNATURE}\n"

@@ -74,7 +74,7 @@ IO_WORKERS_PER_CPU = 4
 SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
 # parse findings of text that must never reach the ledger, whatever the decision
 NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
-GIST = ("id", "seq", "action", "claim_id", "note")  # what a run keeps of its events
+GIST = ("id", "seq", "ts", "action", "claim_id", "note")  # what a run keeps of its events
 DRAFTS_CHANGED = (
     f"drafts changed since the preview; set review_action to {REQUEST_REPAIR} and run vt preview"
 )
