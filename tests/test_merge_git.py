@@ -35,8 +35,8 @@ def configure(root: Path, name: str) -> None:
     git(root, "config", "user.email", f"{name}@example.org")
 
 
-def two_clones(tmp_path: Path, driver: bool = True) -> tuple[Path, Path]:
-    """origin (bare) holding the example vault after `vt init`, and two clones of it."""
+def seed_origin(tmp_path: Path) -> None:
+    """tmp_path/origin.git (bare), holding the example vault after `vt init`."""
     seed = tmp_path / "seed"
     shutil.copytree(EXAMPLE_VAULT, seed, ignore=shutil.ignore_patterns(".vt"))
     git(seed, "init", "-q", "-b", "main")
@@ -45,6 +45,11 @@ def two_clones(tmp_path: Path, driver: bool = True) -> tuple[Path, Path]:
     git(seed, "add", "-A")
     git(seed, "commit", "-qm", "vault")
     git(tmp_path, "clone", "-q", "--bare", str(seed), "origin.git")
+
+
+def two_clones(tmp_path: Path, driver: bool = True) -> tuple[Path, Path]:
+    """origin (bare) holding the example vault after `vt init`, and two clones of it."""
+    seed_origin(tmp_path)
     clones = []
     for name in ("alice", "bob"):
         git(tmp_path, "clone", "-q", "origin.git", name)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 from test_apply_conflicts import events, vt
-from test_merge_git import EXAMPLE_VAULT, LEDGER, commit_all, configure, set_action
+from test_merge_git import LEDGER, commit_all, configure, seed_origin, set_action
 
 from vault_tools.config import load_settings
 from vault_tools.integrations import hook
@@ -27,14 +27,7 @@ pytestmark = pytest.mark.usefixtures("isolated_git")
 def team(tmp_path: Path, names: tuple[str, ...], without_driver: tuple[str, ...]) -> list[Path]:
     """origin (bare) holding the example vault after `vt init`, and one clone per name;
     `vt init` runs in each clone but those in `without_driver`."""
-    seed = tmp_path / "seed"
-    shutil.copytree(EXAMPLE_VAULT, seed, ignore=shutil.ignore_patterns(".vt"))
-    git(seed, "init", "-q", "-b", "main")
-    configure(seed, "seed")
-    init_vault(load_settings(seed))
-    git(seed, "add", "-A")
-    git(seed, "commit", "-qm", "vault")
-    git(tmp_path, "clone", "-q", "--bare", str(seed), "origin.git")
+    seed_origin(tmp_path)
     clones = []
     for name in names:
         git(tmp_path, "clone", "-q", "origin.git", name)
