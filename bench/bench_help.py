@@ -2,7 +2,7 @@
 """Time every `--help` of vt and its shell completion against `vt validate` of an empty
 vault, measured in the same rounds (the goal: each within 1.5x of that validate).
 
-    python bench/bench_help.py [--runs 7]
+    python bench/bench_help.py [--runs 7] [--no-warmup]
 
 Each round runs every command once, in an order shuffled afresh each round (a fixed
 order showed a place-in-the-round effect of up to 25%), so a slow spell of the machine
@@ -67,6 +67,11 @@ def every_help() -> list[list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="skip the first pass that warms the OS caches (for a quick check that it runs)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vt-bench-") as tmp:
         vault = Path(tmp) / "vault"
@@ -80,7 +85,7 @@ def main() -> None:
             jobs[f"validate (empty vault), {name}"] = command(setup, validate)
         ratios: dict[str, list[float]] = {name: [] for name in jobs}
         seconds: dict[str, list[float]] = {name: [] for name in jobs}
-        for cmd in jobs.values():
+        for cmd in [] if args.no_warmup else jobs.values():
             once(cmd)  # warm the OS caches
         shuffle = random.Random(15).shuffle
         for _ in range(args.runs):

@@ -4,7 +4,7 @@ up front, as top-level imports would (paired: the variants alternate, run by run
 `vt --help` imports every command's module, so it would pay for every group below; a
 command run imports only its own module.
 
-    python bench/bench_startup.py [--runs 20]
+    python bench/bench_startup.py [--runs 20] [--no-warmup]
 
 Prints the median of each variant and the extra time of each group of modules against
 the lazy run. Stdlib only.
@@ -75,6 +75,11 @@ def once(cmd: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="skip the first pass that warms the OS caches (for a quick check that it runs)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vt-bench-") as tmp:
         vault = Path(tmp) / "vault"
@@ -83,7 +88,7 @@ def main() -> None:
         variants = {"lazy": [], **GROUPS, "all top-level": sum(GROUPS.values(), [])}
         for label, cli_args in runs.items():
             samples: dict[str, list[float]] = {name: [] for name in variants}
-            for preload in variants.values():
+            for preload in [] if args.no_warmup else variants.values():
                 once(command(preload, cli_args))  # warm the OS caches
             for _ in range(args.runs):
                 for name, preload in variants.items():
