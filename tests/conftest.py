@@ -371,17 +371,23 @@ def note_text() -> Callable[..., str]:
     return render_note
 
 
-@pytest.fixture
-def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Real git, but none of the user's config or environment (GIT_*, VT_VAULT)."""
+def isolate_git(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Real git, but none of the user's config or environment (GIT_*, VT_VAULT); the
+    empty global config is written in `folder`."""
     for key in list(os.environ):
         if key.startswith("GIT_"):
             monkeypatch.delenv(key)
-    empty = tmp_path / "empty-gitconfig"
+    empty = folder / "empty-gitconfig"
     empty.write_text("")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("VT_VAULT", raising=False)
+
+
+@pytest.fixture
+def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Real git, but none of the user's config or environment (GIT_*, VT_VAULT)."""
+    isolate_git(monkeypatch, tmp_path)
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, make_repo
+from conftest import git, isolate_git, make_repo
 
 from vault_tools.config import load_settings
 from vault_tools.errors import RefusedError
@@ -48,15 +48,25 @@ def decision(
     }
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A repository holding the example vault in `vault/`, hook installed, all committed."""
-    root = make_repo(tmp_path / "repo")
-    copy_vault(root / "vault")
-    hook.install(load_settings(root / "vault"))
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "vault")
+@pytest.fixture(scope="module")
+def committed_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository holding the example vault in `vault/`, hook installed, all committed:
+    made once per module (its commit runs vt's hooks, each a process)."""
+    base = tmp_path_factory.mktemp("hook")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate_git(monkeypatch, base)
+        root = make_repo(base / "repo")
+        copy_vault(root / "vault")
+        hook.install(load_settings(root / "vault"))
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "vault")
     return root
+
+
+@pytest.fixture
+def repo(committed_repo: Path, tmp_path: Path) -> Path:
+    """A private copy of `committed_repo` (neither git nor vt records the folder's path)."""
+    return Path(shutil.copytree(committed_repo, tmp_path / "repo", symlinks=True))
 
 
 def commit(root: Path, message: str = "change", *args: str) -> subprocess.CompletedProcess:
