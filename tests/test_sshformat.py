@@ -153,6 +153,24 @@ def test_any_changed_byte_of_the_sig_is_refused(ed25519: Signed, data: st.DataOb
     assert ed25519.problem(sig[:at] + char + sig[at + 1 :]) is not None
 
 
+def test_a_checker_that_has_read_the_head_still_checks_every_byte(signed: Signed) -> None:
+    """The checker reads a signature's head (all before its bytes) once and keeps it: each
+    later signature of that head is still checked whole, every byte of it."""
+    checker = SignatureChecker(SignaturePolicy(signed.signers, required=True))
+    sig = sig_of(signed.armoured)
+    blob = base64.b64decode(sig)
+    assert checker.check(dict(EVENT, sig=sig)) is None
+    for at in range(len(blob)):
+        for value in (blob[at] ^ 1, blob[at] ^ 0x80, (blob[at] + 77) % 256):
+            changed = base64.b64encode(blob[:at] + bytes([value]) + blob[at + 1 :]).decode()
+            assert checker.check(dict(EVENT, sig=changed)) is not None, (at, value)
+        assert checker.check(dict(EVENT, sig=sig[: len(sig) - 4 * (at % 3 + 1)])) is not None
+    assert checker.check(dict(EVENT, ts="2026-12-02T08:00:01Z", sig=sig)) is not None
+    assert checker.check(dict(EVENT, actor="bob", sig=sig)) is not None
+    assert checker.check(dict(EVENT, sig=sig)) is None
+    assert checker.signed == 3 * len(blob) + len(blob) + 4
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_ssh_keygen_refuses_what_vt_refuses(ed25519: Signed, data: st.DataObject) -> None:

@@ -15,10 +15,12 @@ import calendar
 import hashlib
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError
@@ -99,6 +101,19 @@ class _Entry:
     namespaces: list[str] | None
 
 
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """What the head of an SSHSIG blob (all but the signature's bytes, whose length it
+    ends with) was found to hold: any blob of that head plus that many bytes reads the same,
+    so it is read once, not once per event (a reviewer signs thousands)."""
+
+    key_blob: bytes
+    key: PublicKey
+    sig_algo: bytes
+    signed_prefix: bytes  # what the signature signs, up to the message's digest
+    digest: Callable[[bytes], Any]  # the hash algorithm's hashlib constructor
+
+
 @dataclass(slots=True)
 class SignatureChecker:
     """Checks the events of one verify; counts the signed and the unsigned."""
@@ -109,6 +124,8 @@ class SignatureChecker:
     _entries: dict[bytes, list[_Entry]] | None = None
     _keys: dict[bytes, PublicKey | str] = field(default_factory=dict)
     _allowed: dict[tuple[bytes, str], list[_Entry]] = field(default_factory=dict)
+    _heads: dict[bytes, _Head] = field(default_factory=dict)
+    _sizes: list[int] = field(default_factory=list)  # of the signatures of `_heads`
 
     def check(self, ev: dict) -> str | None:
         """The problem with this event's signature, or None."""
@@ -126,7 +143,8 @@ class SignatureChecker:
     def fresh(self) -> SignatureChecker:
         """A checker of the same policy, counting from zero (a verify helper's), that
         keeps the keys parsed so far."""
-        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._allowed)
+        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._allowed,
+                                self._heads, self._sizes)  # fmt: skip
 
     def count(self, signed: bool) -> None:
         """An event of a prefix verified before, under this same policy."""
@@ -137,7 +155,26 @@ class SignatureChecker:
 
     def _problem(self, ev: dict, sig: str) -> str | None:
         try:
-            found = parse(decode(sig))
+            blob = decode(sig)
+        except FormatError as exc:
+            return f"signature does not parse ({exc})"
+        for size in self._sizes:
+            head = self._heads.get(blob[:-size])
+            if head is not None:
+                return self._verified(ev, head, blob[-size:])
+        return self._read_head(ev, blob)
+
+    def _verified(self, ev: dict, head: _Head, signature: bytes) -> str | None:
+        """The signature checked, then the key's right to sign for the actor at that ts."""
+        data = head.signed_prefix + head.digest(_message(ev)).digest()
+        if not head.key.verifies(head.sig_algo, signature, data):
+            return "bad signature: it does not sign this decision (edited after signing?)"
+        return self._not_allowed(ev, head.key_blob)
+
+    def _read_head(self, ev: dict, blob: bytes) -> str | None:
+        """A blob of a head not met before: read whole; its head kept if it is usable."""
+        try:
+            found = parse(blob)
         except FormatError as exc:
             return f"signature does not parse ({exc})"
         if found.namespace != _NAMESPACE:
@@ -148,10 +185,14 @@ class SignatureChecker:
         key = self._key(found.public_key)
         if isinstance(key, str):
             return key
-        data = _signed_prefix(hash_algo) + HASHES[hash_algo](_message(ev)).digest()
-        if not key.verifies(found.sig_algo, found.signature, data):
-            return "bad signature: it does not sign this decision (edited after signing?)"
-        return self._not_allowed(ev, found.public_key)
+        size = len(found.signature)
+        head = _Head(found.public_key, key, found.sig_algo, _signed_prefix(hash_algo),
+                     HASHES[hash_algo])  # fmt: skip
+        if size:  # blob[:-0] would be empty
+            self._heads[blob[:-size]] = head
+            if size not in self._sizes:
+                self._sizes.append(size)
+        return self._verified(ev, head, found.signature)
 
     def _key(self, blob: bytes) -> PublicKey | str:
         """The parsed public key (kept: a reviewer signs thousands of events), or why not."""
