@@ -66,10 +66,11 @@ def decode(sig: str) -> bytes:
     """An event's `sig` (base64) as bytes; only the canonical encoding is accepted, so
     one blob has one `sig` (as OpenSSH's decoder, which refuses stray padding bits)."""
     try:
-        blob = base64.b64decode(sig, validate=True)
-    except (binascii.Error, ValueError) as exc:
+        blob = binascii.a2b_base64(sig)
+    except (binascii.Error, ValueError) as exc:  # ValueError: a character beyond ASCII
         raise FormatError(f"not base64: {exc}") from exc
-    if base64.b64encode(blob).decode() != sig:
+    # the re-encoding is canonical and has only base64 characters: equal, so was `sig`
+    if binascii.b2a_base64(blob, newline=False).decode("ascii") != sig:
         raise FormatError("not base64 as ssh-keygen writes it")
     return blob
 
