@@ -99,14 +99,16 @@ def fingerprint(key_blob: bytes) -> str:
 
 
 class PublicKey(Protocol):
+    """A public key that checks signatures: `_Ed25519` or `_Rsa`."""
+
     def verifies(self, sig_algo: bytes, signature: bytes, data: bytes) -> bool:
         """Whether `signature` (of algorithm `sig_algo`) signs `data` with this key."""
         ...
 
 
 class _Ed25519:
-    """libsodium's check, which also refuses the non-canonical and small-order points
-    that the reference code OpenSSH carries lets through; ssh-keygen never makes those."""
+    """libsodium's check. It also refuses keys and signatures with non-canonical or
+    small-order points, which OpenSSH's own check lets through and ssh-keygen never makes."""
 
     def __init__(self, raw: bytes) -> None:
         from nacl.exceptions import BadSignatureError
