@@ -3,20 +3,19 @@
 Each signed event's `sig` must be an SSHSIG signature, in the namespace of vt decisions,
 of `signed_message(event)`, made by a key that the allowed signers file (git's
 `allowed_signers` format) lists for the event's `actor`, valid at the event's `ts`. The
-cryptography is `sshsig` over `cryptography`, imported only when a signed event is met;
-parsed keys and what the file allows each (key, actor) are kept, so a ledger signed by a
-handful of reviewers parses each key once.
+formats are read by hand (sshformat.py); the cryptography, libsodium for ed25519 and
+OpenSSL for RSA, is imported only when a signed event is met. Parsed keys and what the
+file allows each (key, actor) are kept, so a ledger signed by a handful of reviewers
+parses each key once; every signature is still checked on every verify.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import calendar
 import hashlib
 import re
-import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -26,6 +25,17 @@ from typing import Any
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError
 from vault_tools.ledger.signing import NAMESPACE
+from vault_tools.ledger.sshformat import (
+    HASHES,
+    FormatError,
+    PublicKey,
+    decode,
+    fingerprint,
+    parse,
+    public_key,
+    signed_data,
+    signer_line,
+)
 
 ALLOWED_SIGNERS = "allowed_signers"  # beside the ledger, unless vt.toml says otherwise
 _DATE = re.compile(r"([0-9]{8})([0-9]{4})?([0-9]{2})?(Z?)")
@@ -66,38 +76,14 @@ class SignaturePolicy:
 
 
 _NAMESPACE = NAMESPACE.encode()
-_HASHES = {b"sha512": hashlib.sha512, b"sha256": hashlib.sha256}  # PROTOCOL.sshsig's two
-_U32 = struct.Struct(">I")
-
-
-def _string(data: bytes) -> bytes:
-    return _U32.pack(len(data)) + data
-
-
-def _fields(blob: bytes) -> list[bytes]:
-    """An SSHSIG blob's strings (PROTOCOL.sshsig): public key, namespace, reserved, hash
-    algorithm, signature. Read by hand: the generic reader costs a sixth of a check."""
-    if blob[:6] != b"SSHSIG" or blob[6:10] != b"\0\0\0\1":
-        raise ValueError("not an SSHSIG signature of version 1")
-    fields, at = [], 10
-    for _ in range(5):
-        (size,) = _U32.unpack_from(blob, at)
-        at += 4
-        if at + size > len(blob):
-            raise ValueError("cut short")
-        fields.append(blob[at : at + size])
-        at += size
-    if at != len(blob):
-        raise ValueError("bytes after its end")
-    return fields
 
 
 @lru_cache(maxsize=4)
-def _signed_data(hash_algo: bytes) -> bytes:
-    """What an SSHSIG signs, up to the message's digest (its length included): magic,
-    namespace, reserved, hash algorithm."""
-    size = len(_HASHES[hash_algo](b"").digest())
-    return b"SSHSIG" + _string(_NAMESPACE) + _string(b"") + _string(hash_algo) + _U32.pack(size)
+def _signed_prefix(hash_algo: bytes) -> bytes:
+    """What an SSHSIG of a decision signs, up to the message's digest (the digest's
+    length included): built once per hash algorithm, not once per event."""
+    size = len(HASHES[hash_algo](b"").digest())
+    return signed_data(_NAMESPACE, hash_algo, b"\0" * size)[:-size]
 
 
 SIGNING_KEY = "signing"  # the state db's meta key for the policy the trusted prefix passed
@@ -115,6 +101,19 @@ class _Entry:
     namespaces: list[str] | None
 
 
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """What the head of an SSHSIG blob (all but the signature's bytes, whose length it
+    ends with) was found to hold: any blob of that head plus that many bytes reads the same,
+    so it is read once, not once per event (a reviewer signs thousands)."""
+
+    key_blob: bytes
+    key: PublicKey
+    sig_algo: bytes
+    signed_prefix: bytes  # what the signature signs, up to the message's digest
+    digest: Callable[[bytes], Any]  # the hash algorithm's hashlib constructor
+
+
 @dataclass(slots=True)
 class SignatureChecker:
     """Checks the events of one verify; counts the signed and the unsigned."""
@@ -123,8 +122,10 @@ class SignatureChecker:
     signed: int = 0
     unsigned: int = 0  # events before `required_from`, or in a vault not requiring any
     _entries: dict[bytes, list[_Entry]] | None = None
-    _keys: dict[bytes, Any] = field(default_factory=dict)
+    _keys: dict[bytes, PublicKey | str] = field(default_factory=dict)
     _allowed: dict[tuple[bytes, str], list[_Entry]] = field(default_factory=dict)
+    _heads: dict[bytes, _Head] = field(default_factory=dict)
+    _sizes: list[int] = field(default_factory=list)  # of the signatures of `_heads`
 
     def check(self, ev: dict) -> str | None:
         """The problem with this event's signature, or None."""
@@ -142,7 +143,8 @@ class SignatureChecker:
     def fresh(self) -> SignatureChecker:
         """A checker of the same policy, counting from zero (a verify helper's), that
         keeps the keys parsed so far."""
-        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._allowed)
+        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._allowed,
+                                self._heads, self._sizes)  # fmt: skip
 
     def count(self, signed: bool) -> None:
         """An event of a prefix verified before, under this same policy."""
@@ -153,39 +155,57 @@ class SignatureChecker:
 
     def _problem(self, ev: dict, sig: str) -> str | None:
         try:
-            public_key, namespace, _, hash_algo, signature = _fields(base64.b64decode(sig))
-        except (ValueError, binascii.Error, struct.error) as exc:
+            blob = decode(sig)
+        except FormatError as exc:
             return f"signature does not parse ({exc})"
-        if namespace != _NAMESPACE:
-            return f"signature made for namespace {namespace.decode(errors='replace')!r}"
-        if hash_algo not in _HASHES:
+        for size in self._sizes:
+            head = self._heads.get(blob[:-size])
+            if head is not None:
+                return self._verified(ev, head, blob[-size:])
+        return self._read_head(ev, blob)
+
+    def _verified(self, ev: dict, head: _Head, signature: bytes) -> str | None:
+        """The signature checked, then the key's right to sign for the actor at that ts."""
+        data = head.signed_prefix + head.digest(_message(ev)).digest()
+        if not head.key.verifies(head.sig_algo, signature, data):
+            return "bad signature: it does not sign this decision (edited after signing?)"
+        return self._not_allowed(ev, head.key_blob)
+
+    def _read_head(self, ev: dict, blob: bytes) -> str | None:
+        """A blob of a head not met before: read whole; its head kept if it is usable."""
+        try:
+            found = parse(blob)
+        except FormatError as exc:
+            return f"signature does not parse ({exc})"
+        if found.namespace != _NAMESPACE:
+            return f"signature made for namespace {found.namespace.decode(errors='replace')!r}"
+        hash_algo = found.hash_algo
+        if hash_algo not in HASHES:
             return f"signature hash {hash_algo.decode(errors='replace')!r} is not sha512 or sha256"
-        key = self._key(public_key)
+        key = self._key(found.public_key)
         if isinstance(key, str):
             return key
-        digest = _HASHES[hash_algo](_message(ev)).digest()
-        try:
-            wrong = key.do_verify(signature, _signed_data(hash_algo) + digest)
-        except (AssertionError, ValueError, IndexError, struct.error) as exc:
-            wrong = exc  # a signature of another algorithm than its key's
-        if wrong is not None:
-            return "bad signature: it does not sign this decision (edited after signing?)"
-        return self._not_allowed(ev, public_key, key)
+        size = len(found.signature)
+        head = _Head(found.public_key, key, found.sig_algo, _signed_prefix(hash_algo),
+                     HASHES[hash_algo])  # fmt: skip
+        if size:  # blob[:-0] would be empty
+            self._heads[blob[:-size]] = head
+            if size not in self._sizes:
+                self._sizes.append(size)
+        return self._verified(ev, head, found.signature)
 
-    def _key(self, blob: bytes) -> Any:
+    def _key(self, blob: bytes) -> PublicKey | str:
         """The parsed public key (kept: a reviewer signs thousands of events), or why not."""
         key = self._keys.get(blob)
         if key is None:
-            from sshsig import PublicKey
-
             try:
-                key = PublicKey.from_ssh_encoding(blob)
-            except (ValueError, NotImplementedError, IndexError, struct.error) as exc:
+                key = public_key(blob)
+            except FormatError as exc:
                 key = f"signature's key is not usable ({exc})"
             self._keys[blob] = key
         return key
 
-    def _not_allowed(self, ev: dict, blob: bytes, key: Any) -> str | None:
+    def _not_allowed(self, ev: dict, blob: bytes) -> str | None:
         """Why the allowed signers file does not let this key sign for the event's actor
         at its ts, or None."""
         actor = ev["actor"]
@@ -202,7 +222,7 @@ class SignatureChecker:
                      or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces))
             ):  # fmt: skip
                 return None
-        name = f"key {key.sha256_str()}"
+        name = f"key {fingerprint(blob)}"
         if entries:
             windows = "; ".join(_window(e) for e in entries)
             return f"{name} of {actor!r} was not valid at {ts} ({windows})"
@@ -222,14 +242,10 @@ class SignatureChecker:
 def signing_key_of(sig: str) -> str | None:
     """The fingerprint of the key that made `sig` (`SHA256:…`, as ssh-keygen -l prints it),
     None when it does not parse. Says who signed only once the signature has verified."""
-    from sshsig import PublicKey
-
     try:
-        blob = _fields(base64.b64decode(sig))[0]
-        fingerprint: str = PublicKey.from_ssh_encoding(blob).sha256_str()
-    except (ValueError, binascii.Error, NotImplementedError, IndexError, struct.error):
+        return fingerprint(parse(decode(sig)).public_key)
+    except FormatError:
         return None
-    return fingerprint
 
 
 def _message(ev: dict) -> bytes:
@@ -260,8 +276,6 @@ def _principal_matches(actor: str, entry: _Entry) -> bool:
 def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
     """The file's entries by public key blob; a line that does not parse is a usage error
     naming it (`path:line`), as ssh-keygen refuses such a file."""
-    from sshsig.allowed_signers import AllowedSigner
-
     if path is None:
         return {}
     try:
@@ -276,9 +290,8 @@ def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
         if not line or line.startswith("#"):
             continue
         try:
-            signer = AllowedSigner.parse(line)
-            blob = base64.b64decode(signer.base64_key, validate=True)
-            options = signer.options or {}
+            signer = signer_line(line)
+            options = signer.options
             if "cert-authority" in options:
                 raise ValueError("cert-authority keys are not supported")
             entry = _Entry(
@@ -288,9 +301,9 @@ def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
                 _utc(options.get("valid-before")),
                 options["namespaces"].split(",") if "namespaces" in options else None,
             )
-        except (ValueError, binascii.Error) as exc:
+        except ValueError as exc:
             raise UsageError(f"not an allowed signers line: {exc}", str(path), number) from exc
-        entries.setdefault(blob, []).append(entry)
+        entries.setdefault(signer.key, []).append(entry)
     return entries
 
 
