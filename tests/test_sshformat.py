@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from vault_tools.errors import UsageError
 from vault_tools.ledger.signatures import SignatureChecker, SignaturePolicy, signing_key_of
-from vault_tools.ledger.signing import NAMESPACE, armoured, signed_message
+from vault_tools.ledger.signing import NAMESPACE, signed_message
 from vault_tools.ledger.sshformat import (
     FormatError,
+    armour,
     dearmour,
     decode,
     parse,
@@ -104,7 +105,7 @@ def sig_of(text: str) -> str:
 def test_ssh_keygen_signatures_verify_and_round_trip(signed: Signed) -> None:
     assert signed.armour_problem(signed.armoured) is None
     sig = sig_of(signed.armoured)
-    assert armoured(sig) == signed.armoured  # vt's armour is ssh-keygen's, byte for byte
+    assert armour(sig) == signed.armoured  # vt's armour is ssh-keygen's, byte for byte
     assert signed.ssh_keygen_accepts(signed.armoured, signed_message(EVENT))
 
 
@@ -180,7 +181,7 @@ def test_ssh_keygen_refuses_what_vt_refuses(ed25519: Signed, data: st.DataObject
     value = data.draw(st.integers(0, 255).filter(lambda v: v != blob[at]))
     changed = base64.b64encode(blob[:at] + bytes([value]) + blob[at + 1 :]).decode()
     assert ed25519.problem(changed) is not None
-    assert not ed25519.ssh_keygen_accepts(armoured(changed), signed_message(EVENT))
+    assert not ed25519.ssh_keygen_accepts(armour(changed), signed_message(EVENT))
 
 
 def test_another_decision_is_refused_by_both(signed: Signed) -> None:

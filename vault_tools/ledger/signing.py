@@ -16,9 +16,9 @@ from pathlib import Path
 
 from vault_tools.errors import RefusedError
 from vault_tools.ledger.events import canonical
+from vault_tools.ledger.sshformat import FormatError, dearmour
 
 NAMESPACE = "vt-decision@vault_tools"
-_ARMOUR = ("-----BEGIN SSH SIGNATURE-----", "-----END SSH SIGNATURE-----")
 # files per ssh-keygen call: keeps the command line far below the system's limit
 _PER_CALL = 1000
 
@@ -28,18 +28,6 @@ def signed_message(event: dict) -> bytes:
     about which claim, by whom) and when (`ts`); not the chain fields, so a merge that
     re-chains the event keeps its signature valid."""
     return canonical({"id": event["id"], "ts": event["ts"]}).encode()
-
-
-def armoured(sig: str) -> str:
-    """An event's `sig` as the file `ssh-keygen -Y verify -s FILE` reads."""
-    lines = [sig[i : i + 70] for i in range(0, len(sig), 70)]
-    return "\n".join([_ARMOUR[0], *lines, _ARMOUR[1]]) + "\n"
-
-
-def dearmoured(text: str) -> str:
-    """The base64 body of an armoured SSH signature, on one line."""
-    body = [ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() not in _ARMOUR]
-    return "".join(body)
 
 
 class SigningError(RefusedError):
@@ -68,10 +56,15 @@ class Signer:
                 for file, message in zip(files, chunk, strict=True):
                     file.write_bytes(message)
                 self._run(key, files)
-                sigs += [dearmoured(f.with_name(f.name + ".sig").read_text()) for f in files]
-        for sig in sigs:
-            base64.b64decode(sig, validate=True)  # ssh-keygen wrote what it always writes
+                sigs += [self._read(f.with_name(f.name + ".sig")) for f in files]
         return sigs
+
+    def _read(self, sig_file: Path) -> str:
+        try:
+            return base64.b64encode(dearmour(sig_file.read_text())).decode()
+        except FormatError as exc:
+            unexpected = f"ssh-keygen wrote an unexpected signature with {self.shown}: {exc}"
+            raise SigningError(unexpected) from exc
 
     @property
     def shown(self) -> str:

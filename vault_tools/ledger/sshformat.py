@@ -181,6 +181,12 @@ def _mpint(data: bytes) -> int:
     return int.from_bytes(data, "big")
 
 
+def armour(sig: str) -> str:
+    """An event's `sig` (base64) as the file `ssh-keygen -Y verify -s FILE` reads."""
+    lines = [sig[i : i + 70] for i in range(0, len(sig), 70)]
+    return "\n".join([ARMOUR[0], *lines, ARMOUR[1]]) + "\n"
+
+
 def dearmour(text: str) -> bytes:
     """The blob of an armoured signature exactly as `ssh-keygen -Y sign` writes it: the
     BEGIN line, base64 lines of at most 70 characters, the END line, each ending in a
