@@ -100,6 +100,18 @@ def test_valid_staged_note_passes(repo: Path) -> None:
     assert head(repo) != before
 
 
+def test_a_staged_symlinked_note_is_checked_as_the_note_it_shows(repo: Path) -> None:
+    """Like `vt validate`, the hook checks the staged note a staged link leads to."""
+    note = repo / "vault" / NOTE
+    note.write_text(break_note(note.read_text(encoding="utf-8")), encoding="utf-8")
+    (repo / "vault" / "03_claims" / "linked.md").symlink_to("DV1-0001.md")
+    git(repo, "add", "-A")
+    report = hook.run(load_settings(repo / "vault"))
+    assert sorted({f.path for f in report.findings}) == [NOTE, "03_claims/linked.md"]
+    assert report.notes == 2
+    assert {f.code for f in report.findings} == {"frame-schema"}
+
+
 def test_staged_content_decides_not_the_working_tree(repo: Path) -> None:
     note = repo / "vault" / NOTE
     valid = note.read_text(encoding="utf-8").replace('reviewer: "alice"', 'reviewer: "bob"')

@@ -260,17 +260,17 @@ def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] =
     repo = repo or _require_repo(settings)
     vault_rel = repo.relative(settings.vault)
     prefix = f"{vault_rel}/" if vault_rel else ""
-    staged = repo.staged_paths(vault_rel)
-    notes = [p for p in staged if is_note_path(p[len(prefix) :])]
+    staged = repo.staged(vault_rel)
+    notes = [p for p in staged.paths if is_note_path(p[len(prefix) :])]
     ledger = prefix + settings.ledger
     specs = [f":{p}" for p in notes]
     # a merge commit's ledger is checked even when it is HEAD's unchanged: taking our
     # side whole is exactly how the other side's events would be lost
     merge_heads = repo.merge_heads()
-    check_ledger = ledger in staged or bool(merge_heads)
+    check_ledger = ledger in staged.paths or bool(merge_heads)
     if check_ledger:
         specs += [f":{ledger}", f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
-    links = _link_targets(repo, prefix, notes)
+    links = _link_targets(repo, prefix, [p for p in notes if p in staged.symlinks])
     specs += [f":{target}" for target in links.values() if target is not None]
     blobs = repo.read_blobs(specs)
     report = HookReport()
@@ -363,14 +363,10 @@ def _check_working_ledger(settings: Settings, repo: GitRepo | None) -> list[Find
     return check_staged_ledger(settings.ledger, data, parents, bool(merge_heads), policy)
 
 
-def _link_targets(repo: GitRepo, prefix: str, notes: list[str]) -> dict[str, str | None]:
-    """Each staged note that is a symlink -> the repository path of the note it leads to,
-    None when that lies outside the vault: like `vt validate`, the hook checks the note
-    a link shows, and never one read from outside the vault."""
-    if not notes:
-        return {}
-    symlinks = repo.staged_symlinks(prefix.rstrip("/"))
-    links = [p for p in notes if p in symlinks]
+def _link_targets(repo: GitRepo, prefix: str, links: list[str]) -> dict[str, str | None]:
+    """Each staged note that is a symlink (`links`) -> the repository path of the note it
+    leads to, None when that lies outside the vault: like `vt validate`, the hook checks
+    the note a link shows, and never one read from outside the vault."""
     if not links:
         return {}
     blobs = repo.read_blobs([f":{p}" for p in links])
