@@ -409,12 +409,12 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
     from vault_tools.checks.schemas import Schemas
     from vault_tools.notes.kb import KnowledgeBase
     from vault_tools.notes.note import parse_note
-    from vault_tools.notes.vault import markdown_files
+    from vault_tools.notes.vault import list_vault
 
     # the working tree's file list, for link resolution. No vault root: the knowledge
     # base's aliases feed only the review-assist warnings, and reading every entity note
     # for them costs more than the rest of the hook; the hook refuses on errors only
-    kb = KnowledgeBase(markdown_files(settings.vault), settings.kb_dir, None)
+    kb = KnowledgeBase(list_vault(settings.vault), settings.kb_dir, None)
     ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings, assist=False)
     for relative, raw in sorted(candidates.items()):
         note = parse_note(raw, relative)  # what vt validate reports, errors only
