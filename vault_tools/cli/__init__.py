@@ -5,9 +5,10 @@ One module per command (or command group), named after it: `vt status` is in
 Each command turns its options into `Settings`, calls one core function and hands the
 result to the `Reporter` (`cli/reporter.py`).
 
-This package's own module imports nothing, not even Typer, so that a command can run
-without it. The app is assembled in cli/dispatch.py, whose names (`main`, `app`,
-`app_for`, `load_all`, `COMMANDS`) are forwarded from here.
+This package's own module imports nothing, not even Typer: `vt hook run`, which git runs
+on every commit, goes through cli/hook_run.py without it. The app is assembled in
+cli/dispatch.py, whose names (`main`, `app`, `app_for`, `load_all`, `COMMANDS`) are
+forwarded from here.
 """
 
 from __future__ import annotations

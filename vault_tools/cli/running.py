@@ -1,6 +1,7 @@
 """How a command runs, without Typer: its settings, its exit, and what it raised as one
 line and an exit code (docs/exit-codes.md). `run_app` runs the Typer app through
-`run_guarded`; a command can run through it without importing Typer."""
+`run_guarded`; so does `vt hook run`'s lean path (cli/hook_run.py), which git runs on
+every commit and which never imports Typer."""
 
 from __future__ import annotations
 
