@@ -16,7 +16,6 @@ import os
 import posixpath
 import shlex
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -538,6 +537,8 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
 def _verify_bytes(path: str, data: bytes, policy: SignaturePolicy | None = None) -> list[Finding]:
     """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched;
     signatures are checked against `policy` (None: the chain alone)."""
+    import tempfile  # with shutil, bz2 and lzma: only a commit that stages the ledger
+
     from vault_tools.ledger.verify import verify_ledger
 
     with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
