@@ -87,6 +87,30 @@ def test_staged_paths_include_deletions_and_work_without_commits(tmp_path: Path)
     assert repo.read_staged("a.md") is None
 
 
+def test_staged_tells_symlinks_apart_with_and_without_commits(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / "notes").mkdir()
+    (root / "notes" / "a.md").write_text("a\n")
+    (root / "notes" / "link.md").symlink_to("a.md")
+    (root / "other.md").write_text("o\n")
+    git(root, "add", "-A")
+    repo = GitRepo.find(root)
+    assert repo is not None
+    assert not repo.has_head()
+    staged = repo.staged("notes")
+    assert sorted(staged.paths) == ["notes/a.md", "notes/link.md"]
+    assert staged.symlinks == {"notes/link.md"}
+    git(root, "commit", "-qm", "one")
+    assert repo.staged() == ([], set())
+    (root / "notes" / "link.md").unlink()
+    (root / "notes" / "link.md").write_text("a file now\n")  # a symlink no more
+    (root / "notes" / "b.md").symlink_to("a.md")
+    git(root, "add", "-A")
+    staged = repo.staged()
+    assert sorted(staged.paths) == ["notes/b.md", "notes/link.md"]
+    assert staged.symlinks == {"notes/b.md"}
+
+
 def test_binary_blobs_round_trip(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     data = bytes(range(256)) * 3 + b"\n\n"

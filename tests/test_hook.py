@@ -110,6 +110,18 @@ def test_valid_staged_note_passes(repo: Path) -> None:
     assert head(repo) != before
 
 
+def test_a_staged_symlinked_note_is_checked_as_the_note_it_shows(repo: Path) -> None:
+    """Like `vt validate`, the hook checks the staged note a staged link leads to."""
+    note = repo / "vault" / NOTE
+    note.write_text(break_note(note.read_text(encoding="utf-8")), encoding="utf-8")
+    (repo / "vault" / "03_claims" / "linked.md").symlink_to("DV1-0001.md")
+    git(repo, "add", "-A")
+    report = hook.run(load_settings(repo / "vault"))
+    assert sorted({f.path for f in report.findings}) == [NOTE, "03_claims/linked.md"]
+    assert report.notes == 2
+    assert {f.code for f in report.findings} == {"frame-schema"}
+
+
 def test_staged_content_decides_not_the_working_tree(repo: Path) -> None:
     note = repo / "vault" / NOTE
     valid = note.read_text(encoding="utf-8").replace('reviewer: "alice"', 'reviewer: "bob"')
@@ -192,8 +204,9 @@ def test_hook_run_json_and_exit_codes(repo: Path) -> None:
 
 
 def test_hook_run_imports_only_what_it_needs(repo: Path) -> None:
-    """`vt hook run` is a Typer command like the others; what keeps it fast is that no
-    other command's core (nor rich, nor watchdog) is imported on the way."""
+    """What keeps the hook fast: no Typer (cli/hook_run.py reads the hook's arguments),
+    no other command's core, no rich, no watchdog, and no review assist (the hook
+    reports errors only)."""
     note = repo / "vault" / NOTE
     note.write_text(note.read_text(encoding="utf-8").replace('"alice"', '"bob"'))
     git(repo, "add", "-A")
@@ -220,16 +233,69 @@ def test_hook_run_imports_only_what_it_needs(repo: Path) -> None:
         if line.startswith("import time:")
     }
     assert "vault_tools.checks.rules" in imported  # the notes were checked
-    assert not {m for m in imported if m.split(".")[0] in ("rich", "watchdog", "jsonschema")}
-    others = ("vault_tools.review", "vault_tools.store", "vault_tools.integrations.watch")
+    libraries = ("rich", "watchdog", "jsonschema", "typer", "click")
+    assert not {m for m in imported if m.split(".")[0] in libraries}
+    others = (
+        "vault_tools.review",
+        "vault_tools.store",
+        "vault_tools.integrations.watch",
+        "vault_tools.checks.assist",
+    )
     assert not {m for m in imported if m.startswith(others)}
     commands = {m for m in imported if m.startswith("vault_tools.cli.")}
     assert commands == {
-        "vault_tools.cli.root",
-        "vault_tools.cli.hook",
-        "vault_tools.cli.common",
+        "vault_tools.cli.hook_run",
+        "vault_tools.cli.running",
         "vault_tools.cli.reporter",
     }
+
+
+def test_hook_run_help_and_mistakes_are_typers(repo: Path) -> None:
+    """What the lean path does not read is left to the Typer command: its help, its
+    usage errors (exit 2)."""
+    helped = hook_run(repo, "--vault", "vault", "--help")
+    assert helped.returncode == 0
+    assert "Check the staged notes and ledger" in helped.stdout
+    assert "vt hook run --vault ." in helped.stdout
+    for args in (["--vault"], ["--bogus"], ["--vault", "vault", "-x"]):
+        done = hook_run(repo, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Error: " in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--vault", "vault"],
+        ["--vault=vault", "--json"],
+        ["--json", "--vault", "vault", f"vault/{NOTE}", f"vault/{LEDGER}"],
+        ["--vault", "vault", f"vault/{NOTE}"],
+    ],
+)
+def test_hook_run_without_typer_reports_as_the_typer_command(repo: Path, args: list[str]) -> None:
+    """The lean path and the Typer command give the same output and exit code."""
+    note = repo / "vault" / NOTE
+    note.write_text(break_note(note.read_text(encoding="utf-8")), encoding="utf-8")
+    git(repo, "add", "-A")
+    lean = hook_run(repo, *args)
+    assert lean.returncode == 1
+    typed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from vault_tools.cli import main; "
+            "sys.argv = ['vt', 'hook', 'run', *sys.argv[1:]]; main()",
+            *args,
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert (typed.returncode, typed.stdout, typed.stderr) == (
+        lean.returncode,
+        lean.stdout,
+        lean.stderr,
+    )
 
 
 # ---------------------------------------------------------------- given file names

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -328,6 +327,8 @@ def _check_against_spec(data: dict[str, Any], lines: list[str]) -> None:
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    import difflib  # only a mistaken vt.toml needs it; every command reads this module
+
     close = difflib.get_close_matches(name, list(known), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 

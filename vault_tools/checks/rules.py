@@ -10,7 +10,6 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from vault_tools.checks.assist import review_findings
 from vault_tools.checks.context import CheckContext
 from vault_tools.findings import Finding, error
 from vault_tools.notes import kb as kbmod
@@ -31,10 +30,18 @@ def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
         if note.drafts is not None:
             findings += check_drafts(note, ctx)
         if ctx.assist:
-            findings += review_findings(note, ctx)
+            findings += _review_findings(note, ctx)
     if ctx.disabled:
         findings = [f for f in findings if f.code not in ctx.disabled]
     return findings
+
+
+def _review_findings(note: Note, ctx: CheckContext) -> list[Finding]:
+    # imported on first need: the review assist compiles a hundred regular expressions
+    # at import, which the runs without it (the hook, apply, preview) never use
+    from vault_tools.checks.assist import review_findings
+
+    return review_findings(note, ctx)
 
 
 def check_drafts(note: Note, ctx: CheckContext) -> list[Finding]:

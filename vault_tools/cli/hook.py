@@ -107,23 +107,9 @@ def run(
 
         vt hook run 03_claims/DV1-0001.md 05_ledger/decision_ledger.jsonl --vault .
     """
-    from vault_tools.integrations.hook import run as run_hook
+    from vault_tools.cli.hook_run import check_and_report
 
-    reporter = Reporter(as_json)
-    report = run_hook(settings_for(vault), files=files or ())
-    if reporter.mode == JSON:
-        reporter.json_line(report.to_json())
-    else:
-        for finding in report.findings:  # errors only: the hook refuses on errors
-            reporter.error(finding.plain())
-        if report.errors:
-            reporter.error(
-                f"vt hook: {report.errors} error(s) in the files given (see `vt validate`)"
-                if files
-                else f"vt hook: commit refused: {report.errors} error(s) in the staged "
-                "notes or ledger (fix them and stage again; see `vt validate`)"
-            )
-    finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)
+    finish(check_and_report(vault, as_json, files or ()))
 
 
 @hook_app.command("merge-note")

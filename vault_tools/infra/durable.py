@@ -10,7 +10,6 @@ so a temporary file lands beside an allowed target.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import itertools
 import os
@@ -88,6 +87,10 @@ def _renameat2() -> Callable[..., int] | None:
     """libc's renameat2 and ctypes' errno reader, or None off Linux or without it."""
     if not sys.platform.startswith("linux"):
         return None
+    # imported here, once: the commands that write no note (the pre-commit hook among
+    # them) never load ctypes
+    import ctypes
+
     try:
         function = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):

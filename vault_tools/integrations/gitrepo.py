@@ -14,12 +14,19 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from vault_tools.errors import UsageError
 
 
 class GitError(UsageError):
     """git failed, or is not installed."""
+
+
+class Staged(NamedTuple):
+    paths: list[str]  # whose staged content differs from HEAD's, deletions included
+    symlinks: set[str]  # those whose staged entry is a symlink (mode 120000): their blob
+    # is where the link leads, not a file's text
 
 
 def _run(
@@ -83,37 +90,26 @@ class GitRepo:
 
     # -- the index and commits
 
-    def staged_paths(self, under: str = "") -> list[str]:
-        """Paths whose staged content differs from HEAD (added, modified, deleted), '/'-
-        separated from the root. In a repository without commits: everything staged."""
+    def staged(self, under: str = "") -> Staged:
+        """What the index changes from HEAD (added, modified, deleted), '/'-separated from
+        the root, in one `git diff --cached --raw`: on an unborn branch git compares the
+        index with the empty tree, so everything staged is listed."""
         spec = [f":(top,literal){under}"] if under else []
-        if self.has_head():
-            args = ["diff", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--"]
-        else:
-            args = ["ls-files", "--cached", "-z", "--"]
-        out = self.git(*args, *spec).stdout
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+        out = self.git("diff", "--cached", "--raw", "--no-renames", "-z", "--", *spec).stdout
+        fields = out.split(b"\0")
+        paths: list[str] = []
+        symlinks: set[str] = set()
+        # each entry: ":<old mode> <new mode> <old id> <new id> <status>", then the path
+        for meta, raw in zip(fields[::2], fields[1::2], strict=False):
+            path = raw.decode("utf-8", "surrogateescape")
+            paths.append(path)
+            if meta.split(b" ")[1:2] == [b"120000"]:
+                symlinks.add(path)
+        return Staged(paths, symlinks)
 
-    def staged_symlinks(self, under: str = "") -> set[str]:
-        """The paths among `staged_paths` whose staged entry is a symlink (mode 120000):
-        their blob is where the link leads, not a file's text."""
-        spec = [f":(top,literal){under}"] if under else []
-        links: set[str] = set()
-        if self.has_head():
-            out = self.git(
-                "diff", "--cached", "--raw", "--no-renames", "-z", "HEAD", "--", *spec
-            ).stdout
-            fields = out.split(b"\0")
-            for meta, path in zip(fields[::2], fields[1::2], strict=False):
-                if meta.split(b" ")[1:2] == [b"120000"]:
-                    links.add(path.decode("utf-8", "surrogateescape"))
-        else:
-            out = self.git("ls-files", "--stage", "-z", "--", *spec).stdout
-            for entry in out.split(b"\0"):
-                meta, _, path = entry.partition(b"\t")
-                if meta.startswith(b"120000 "):
-                    links.add(path.decode("utf-8", "surrogateescape"))
-        return links
+    def staged_paths(self, under: str = "") -> list[str]:
+        """The paths of `staged`."""
+        return self.staged(under).paths
 
     def has_head(self) -> bool:
         return self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).returncode == 0

@@ -16,7 +16,6 @@ import os
 import posixpath
 import shlex
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,17 +259,17 @@ def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] =
     repo = repo or _require_repo(settings)
     vault_rel = repo.relative(settings.vault)
     prefix = f"{vault_rel}/" if vault_rel else ""
-    staged = repo.staged_paths(vault_rel)
-    notes = [p for p in staged if is_note_path(p[len(prefix) :])]
+    staged = repo.staged(vault_rel)
+    notes = [p for p in staged.paths if is_note_path(p[len(prefix) :])]
     ledger = prefix + settings.ledger
     specs = [f":{p}" for p in notes]
     # a merge commit's ledger is checked even when it is HEAD's unchanged: taking our
     # side whole is exactly how the other side's events would be lost
     merge_heads = repo.merge_heads()
-    check_ledger = ledger in staged or bool(merge_heads)
+    check_ledger = ledger in staged.paths or bool(merge_heads)
     if check_ledger:
         specs += [f":{ledger}", f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
-    links = _link_targets(repo, prefix, notes)
+    links = _link_targets(repo, prefix, [p for p in notes if p in staged.symlinks])
     specs += [f":{target}" for target in links.values() if target is not None]
     blobs = repo.read_blobs(specs)
     report = HookReport()
@@ -363,14 +362,10 @@ def _check_working_ledger(settings: Settings, repo: GitRepo | None) -> list[Find
     return check_staged_ledger(settings.ledger, data, parents, bool(merge_heads), policy)
 
 
-def _link_targets(repo: GitRepo, prefix: str, notes: list[str]) -> dict[str, str | None]:
-    """Each staged note that is a symlink -> the repository path of the note it leads to,
-    None when that lies outside the vault: like `vt validate`, the hook checks the note
-    a link shows, and never one read from outside the vault."""
-    if not notes:
-        return {}
-    symlinks = repo.staged_symlinks(prefix.rstrip("/"))
-    links = [p for p in notes if p in symlinks]
+def _link_targets(repo: GitRepo, prefix: str, links: list[str]) -> dict[str, str | None]:
+    """Each staged note that is a symlink (`links`) -> the repository path of the note it
+    leads to, None when that lies outside the vault: like `vt validate`, the hook checks
+    the note a link shows, and never one read from outside the vault."""
     if not links:
         return {}
     blobs = repo.read_blobs([f":{p}" for p in links])
@@ -413,12 +408,12 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
     from vault_tools.checks.schemas import Schemas
     from vault_tools.notes.kb import KnowledgeBase
     from vault_tools.notes.note import parse_note
-    from vault_tools.notes.vault import markdown_files
+    from vault_tools.notes.vault import list_vault
 
     # the working tree's file list, for link resolution. No vault root: the knowledge
     # base's aliases feed only the review-assist warnings, and reading every entity note
     # for them costs more than the rest of the hook; the hook refuses on errors only
-    kb = KnowledgeBase(markdown_files(settings.vault), settings.kb_dir, None)
+    kb = KnowledgeBase(list_vault(settings.vault), settings.kb_dir, None)
     ctx = CheckContext(Schemas(settings.schemas_dir), kb, settings.disabled_findings, assist=False)
     for relative, raw in sorted(candidates.items()):
         note = parse_note(raw, relative)  # what vt validate reports, errors only
@@ -542,6 +537,8 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
 def _verify_bytes(path: str, data: bytes, policy: SignaturePolicy | None = None) -> list[Finding]:
     """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched;
     signatures are checked against `policy` (None: the chain alone)."""
+    import tempfile  # with shutil, bz2 and lzma: only a commit that stages the ledger
+
     from vault_tools.ledger.verify import verify_ledger
 
     with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:

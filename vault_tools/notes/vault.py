@@ -147,6 +147,16 @@ def _scan(
     with os.scandir(folder) as entries:
         for entry in entries:
             name = entry.name
+            # most entries, in the fewest steps: a regular file named as a note (no dot-
+            # name, no folder, no symlink), which the checks below would list the same way
+            if (
+                name.endswith(NOTE_SUFFIX)
+                and not name.startswith(".")
+                and name.isascii()
+                and entry.is_file(follow_symlinks=False)
+            ):
+                files.append(prefix + name)
+                continue
             if name.startswith(".") or name in IGNORED_DIRS:
                 continue
             if not name.isascii() and _undecodable(name):
