@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from decimal import Decimal
 
 from vault_tools.checks.assist_cues import lowered
 from vault_tools.checks.assist_reading import (
@@ -129,15 +130,17 @@ def _reversed_comparison(
 
 def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     claim = version.claim.value
-    phrases = evidence_conditions(evidence)
-    if not phrases or states_a_condition(claim):
+    # what the claim and condition_text say first: most claims keep a condition word,
+    # and the evidence's conditions (a scan of each sentence) are needed only after
+    if states_a_condition(claim):
         return []
     qualifiers = version.frame.data.get("qualifiers")
     condition = as_str(qualifiers.get("condition_text")) if isinstance(qualifiers, dict) else None
-    if condition and (
-        states_a_condition(condition) or any(_shares_a_term(p, condition) for p in phrases)
-    ):
-        return []  # condition_text keeps one of the evidence's conditions
+    if condition and states_a_condition(condition):
+        return []  # condition_text keeps a condition
+    phrases = evidence_conditions(evidence)
+    if not phrases or (condition and any(_shares_a_term(p, condition) for p in phrases)):
+        return []  # no condition to drop, or condition_text keeps one of the evidence's
     restated = restated_sentence(evidence, claim)
     if restated is None or restated[1] < 3:
         return []  # too few words in common to be sure which sentence the claim restates
@@ -174,30 +177,43 @@ _DIGIT = re.compile(r"\d")
 
 
 def _changed_unit(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
-    if _DIGIT.search(version.claim.value) is None:
-        return []
-    said = quantities(evidence)
+    # the claim's quantities first: most claims state none with a unit, and the
+    # evidence's (a scan of the whole paragraph) are needed only for those that do
+    claimed = _claimed_quantities(version.claim.value)
+    said = quantities(evidence) if claimed else ()
     if not said:
         return []
     findings = []
-    for offset, line_text in enumerate(version.claim.value.split("\n")):
-        for token, value, unit in quantities(line_text):
-            if unit is None:
-                continue
-            units = {u for _, v, u in said if v == value and u is not None}
-            if not units or unit in units:
-                continue
-            findings.append(
-                warning(
-                    note.path,
-                    version.claim.line + offset,
-                    "assist-claim-unit",
-                    f"{version.label}the unit of {token} changed: evidence: "
-                    f"{' / '.join(sorted(units))}; claim: {unit}",
-                )
+    reported: set[int] = set()
+    for offset, token, value, unit in claimed:
+        if offset in reported:
+            continue  # one warning per line of the claim
+        units = {u for _, v, u in said if v == value and u is not None}
+        if not units or unit in units:
+            continue
+        reported.add(offset)
+        findings.append(
+            warning(
+                note.path,
+                version.claim.line + offset,
+                "assist-claim-unit",
+                f"{version.label}the unit of {token} changed: evidence: "
+                f"{' / '.join(sorted(units))}; claim: {unit}",
             )
-            break
+        )
     return findings
+
+
+def _claimed_quantities(claim: str) -> list[tuple[int, str, Decimal, str]]:
+    """(line offset, number, value, unit) of each number of the claim with a unit."""
+    if _DIGIT.search(claim) is None:
+        return []
+    return [
+        (offset, token, value, unit)
+        for offset, line_text in enumerate(claim.split("\n"))
+        for token, value, unit in quantities(line_text)
+        if unit is not None
+    ]
 
 
 # --- a negation lost or added ------------------------------------------------------
@@ -212,8 +228,8 @@ def _negation(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]
         if restated_sentence(evidence, claim) is None:
             return []
         return [_negation_warning(note, version, "none", repr(added))]
-    if evidence_negation(evidence) is None or claim_denial(claim, explicit=False):
-        return []
+    if claim_denial(claim, explicit=False) or evidence_negation(evidence) is None:
+        return []  # the claim's words first: they are read once for every check
     restated = restated_sentence(evidence, claim)
     if restated is None or has_cjk(evidence):
         return []
