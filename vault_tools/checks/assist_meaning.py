@@ -84,6 +84,19 @@ def _target_names(kb: kbmod.KnowledgeBase, target: str) -> tuple[str, ...]:
     return (title[:-3] if title.lower().endswith(".md") else title, *kb.aliases(resolution.path))
 
 
+def claim_ranking(version: ClaimVersion, names: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
+    """`ranking` of the claim by `names` (entity_names): asked by the reversed-comparison
+    and the operator checks, and by a draft that repeats V1, worked out once."""
+    return _claim_ranking(version.claim.value, tuple((k, tuple(v)) for k, v in names.items()))
+
+
+@functools.lru_cache(maxsize=16)
+def _claim_ranking(
+    claim: str, names: tuple[tuple[str, tuple[str, ...]], ...]
+) -> frozenset[tuple[str, str]]:
+    return ranking(claim, {key: list(known) for key, known in names})
+
+
 def line_with(version: ClaimVersion, needle: str) -> int:
     """The note line of the claim's first line that says `needle` (else its first)."""
     for offset, line_text in enumerate(version.claim.value.split("\n")):
@@ -106,7 +119,7 @@ def _reversed_comparison(
     if len(version.entities) < 2 or not claim_compares(claim) or claim_denial(claim, True):
         return []  # "A 並不比 B 快" denies, it does not turn round: the negation check's
     names = entity_names(version, ctx)
-    claimed = ranking(version.claim.value, names)
+    claimed = claim_ranking(version, names)
     if not claimed:
         return []
     said = ranking(evidence, names)
@@ -271,13 +284,15 @@ def _invented_entities(
     note: Note, version: ClaimVersion, ctx: CheckContext, texts: tuple[str, ...]
 ) -> list[Finding]:
     findings = []
+    claim = fold_text(version.claim.value)
     for _, entity in version.entities:
         label, key = entity["label"], entity["id"]
-        if fold(label) not in fold_text(version.claim.value):
+        if fold(label) not in claim:
             continue  # not in the claim as written (assist-frame-label's)
-        if ctx.kb.root is not None and not target_names(ctx, key):
+        names = target_names(ctx, key)
+        if ctx.kb.root is not None and not names:
             continue  # no note to take its names from: kb-target-missing says so
-        if _mentioned([label, *target_names(ctx, key)], texts):
+        if _mentioned([label, *names], texts):
             continue
         if any(has_cjk(text) for text in texts):
             return []  # Chinese evidence: the entity may be written in a way not looked for
