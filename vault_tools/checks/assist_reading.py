@@ -101,8 +101,8 @@ _LATIN_RUN = re.compile(r"[a-z0-9]+")
 @functools.lru_cache(maxsize=64)  # an evidence paragraph is asked about by several checks
 def latin_runs(text: str) -> frozenset[str]:
     """The runs of Latin letters and digits of lowered `text`. A pattern below whose
-    match starts and ends at a run's edges (`first` checks the start, a word boundary
-    finds nothing in a text that lacks its words: one set lookup spares its scan."""
+    matches start and end at a run's edges (`first` checks the start, a word boundary
+    the end) finds nothing in a text that lacks its words: a set lookup spares its scan."""
     return frozenset(_LATIN_RUN.findall(lowered(text)))
 
 
