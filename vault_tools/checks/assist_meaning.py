@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from decimal import Decimal
 
 from vault_tools.checks.assist_cues import lowered
 from vault_tools.checks.assist_reading import (
@@ -83,6 +84,19 @@ def _target_names(kb: kbmod.KnowledgeBase, target: str) -> tuple[str, ...]:
     return (title[:-3] if title.lower().endswith(".md") else title, *kb.aliases(resolution.path))
 
 
+def claim_ranking(version: ClaimVersion, names: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
+    """`ranking` of the claim by `names` (entity_names): asked by the reversed-comparison
+    and the operator checks, and by a draft that repeats V1, worked out once."""
+    return _claim_ranking(version.claim.value, tuple((k, tuple(v)) for k, v in names.items()))
+
+
+@functools.lru_cache(maxsize=16)
+def _claim_ranking(
+    claim: str, names: tuple[tuple[str, tuple[str, ...]], ...]
+) -> frozenset[tuple[str, str]]:
+    return ranking(claim, {key: list(known) for key, known in names})
+
+
 def line_with(version: ClaimVersion, needle: str) -> int:
     """The note line of the claim's first line that says `needle` (else its first)."""
     for offset, line_text in enumerate(version.claim.value.split("\n")):
@@ -105,7 +119,7 @@ def _reversed_comparison(
     if len(version.entities) < 2 or not claim_compares(claim) or claim_denial(claim, True):
         return []  # "A 並不比 B 快" denies, it does not turn round: the negation check's
     names = entity_names(version, ctx)
-    claimed = ranking(version.claim.value, names)
+    claimed = claim_ranking(version, names)
     if not claimed:
         return []
     said = ranking(evidence, names)
@@ -129,15 +143,17 @@ def _reversed_comparison(
 
 def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     claim = version.claim.value
-    phrases = evidence_conditions(evidence)
-    if not phrases or states_a_condition(claim):
+    # what the claim and condition_text say first: most claims keep a condition word,
+    # and the evidence's conditions (a scan of each sentence) are needed only after
+    if states_a_condition(claim):
         return []
     qualifiers = version.frame.data.get("qualifiers")
     condition = as_str(qualifiers.get("condition_text")) if isinstance(qualifiers, dict) else None
-    if condition and (
-        states_a_condition(condition) or any(_shares_a_term(p, condition) for p in phrases)
-    ):
-        return []  # condition_text keeps one of the evidence's conditions
+    if condition and states_a_condition(condition):
+        return []  # condition_text keeps a condition
+    phrases = evidence_conditions(evidence)
+    if not phrases or (condition and any(_shares_a_term(p, condition) for p in phrases)):
+        return []  # no condition to drop, or condition_text keeps one of the evidence's
     restated = restated_sentence(evidence, claim)
     if restated is None or restated[1] < 3:
         return []  # too few words in common to be sure which sentence the claim restates
@@ -174,30 +190,43 @@ _DIGIT = re.compile(r"\d")
 
 
 def _changed_unit(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
-    if _DIGIT.search(version.claim.value) is None:
-        return []
-    said = quantities(evidence)
+    # the claim's quantities first: most claims state none with a unit, and the
+    # evidence's (a scan of the whole paragraph) are needed only for those that do
+    claimed = _claimed_quantities(version.claim.value)
+    said = quantities(evidence) if claimed else ()
     if not said:
         return []
     findings = []
-    for offset, line_text in enumerate(version.claim.value.split("\n")):
-        for token, value, unit in quantities(line_text):
-            if unit is None:
-                continue
-            units = {u for _, v, u in said if v == value and u is not None}
-            if not units or unit in units:
-                continue
-            findings.append(
-                warning(
-                    note.path,
-                    version.claim.line + offset,
-                    "assist-claim-unit",
-                    f"{version.label}the unit of {token} changed: evidence: "
-                    f"{' / '.join(sorted(units))}; claim: {unit}",
-                )
+    reported: set[int] = set()
+    for offset, token, value, unit in claimed:
+        if offset in reported:
+            continue  # one warning per line of the claim
+        units = {u for _, v, u in said if v == value and u is not None}
+        if not units or unit in units:
+            continue
+        reported.add(offset)
+        findings.append(
+            warning(
+                note.path,
+                version.claim.line + offset,
+                "assist-claim-unit",
+                f"{version.label}the unit of {token} changed: evidence: "
+                f"{' / '.join(sorted(units))}; claim: {unit}",
             )
-            break
+        )
     return findings
+
+
+def _claimed_quantities(claim: str) -> list[tuple[int, str, Decimal, str]]:
+    """(line offset, number, value, unit) of each number of the claim with a unit."""
+    if _DIGIT.search(claim) is None:
+        return []
+    return [
+        (offset, token, value, unit)
+        for offset, line_text in enumerate(claim.split("\n"))
+        for token, value, unit in quantities(line_text)
+        if unit is not None
+    ]
 
 
 # --- a negation lost or added ------------------------------------------------------
@@ -212,8 +241,8 @@ def _negation(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]
         if restated_sentence(evidence, claim) is None:
             return []
         return [_negation_warning(note, version, "none", repr(added))]
-    if evidence_negation(evidence) is None or claim_denial(claim, explicit=False):
-        return []
+    if claim_denial(claim, explicit=False) or evidence_negation(evidence) is None:
+        return []  # the claim's words first: they are read once for every check
     restated = restated_sentence(evidence, claim)
     if restated is None or has_cjk(evidence):
         return []
@@ -255,13 +284,15 @@ def _invented_entities(
     note: Note, version: ClaimVersion, ctx: CheckContext, texts: tuple[str, ...]
 ) -> list[Finding]:
     findings = []
+    claim = fold_text(version.claim.value)
     for _, entity in version.entities:
         label, key = entity["label"], entity["id"]
-        if fold(label) not in fold_text(version.claim.value):
+        if fold(label) not in claim:
             continue  # not in the claim as written (assist-frame-label's)
-        if ctx.kb.root is not None and not target_names(ctx, key):
+        names = target_names(ctx, key)
+        if ctx.kb.root is not None and not names:
             continue  # no note to take its names from: kb-target-missing says so
-        if _mentioned([label, *target_names(ctx, key)], texts):
+        if _mentioned([label, *names], texts):
             continue
         if any(has_cjk(text) for text in texts):
             return []  # Chinese evidence: the entity may be written in a way not looked for

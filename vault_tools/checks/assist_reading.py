@@ -70,14 +70,40 @@ _STOPWORDS = frozenset(
 )
 
 
+# the same split where there is no 。！？；: a pattern that starts with a character class
+# lets the regex engine skip ahead, where a lookbehind is tried at every position
+_LATIN_SENTENCE_SPLIT = re.compile(r"[.!?;](\s+)(?=\S)")
+
+
+@functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
+def sentences(evidence: str) -> tuple[str, ...]:
+    """The evidence's non-blank sentences (`_SENTENCE_SPLIT`'s pieces)."""
+    if any(mark in evidence for mark in "。！？；"):
+        pieces = _SENTENCE_SPLIT.split(evidence)
+    else:
+        pieces, start = [], 0
+        for match in _LATIN_SENTENCE_SPLIT.finditer(evidence):
+            pieces.append(evidence[start : match.start(1)])
+            start = match.end(1)
+        pieces.append(evidence[start:])
+    return tuple(s for s in pieces if s.strip())
+
+
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_sentences(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """The evidence's sentences, each with its content words (folded, stemmed)."""
-    return tuple(
-        (s, frozenset(text_words(s)) - _STOPWORDS)
-        for s in _SENTENCE_SPLIT.split(evidence)
-        if s.strip()
-    )
+    return tuple((s, frozenset(text_words(s)) - _STOPWORDS) for s in sentences(evidence))
+
+
+_LATIN_RUN = re.compile(r"[a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=64)  # an evidence paragraph is asked about by several checks
+def latin_runs(text: str) -> frozenset[str]:
+    """The runs of Latin letters and digits of lowered `text`. A pattern below whose
+    matches start and end at a run's edges (`first` checks the start, a word boundary
+    the end) finds nothing in a text that lacks its words: a set lookup spares its scan."""
+    return frozenset(_LATIN_RUN.findall(lowered(text)))
 
 
 def claim_words(claim: str) -> frozenset[str]:
@@ -156,8 +182,16 @@ def claim_denial(claim: str, explicit: bool) -> str | None:
     return cues(claim).get(DENY if explicit else DENY_SOFT)
 
 
+# the words _NEGATION_EN can match ("can't" and the like hold "'t")
+_NEGATION_WORDS = frozenset(
+    "not no never cannot without neither nor none nothing unable fail fails failed".split()
+)
+
+
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_negation(evidence: str) -> str | None:
+    if _NEGATION_WORDS.isdisjoint(latin_runs(evidence)) and "'t" not in lowered(evidence):
+        return None
     return negation_en(evidence)
 
 
@@ -172,6 +206,11 @@ CONDITION_EN = re.compile(
     rf"depending\s+on|depends\s+on|based\s+on|given\s+that|at\s+{_SIZE}\s+\w+|"
     rf"for\s+{_SIZE}\s+\w+|under\s+{_SIZE}\s+\w+)\b"
 )
+# the words a match of CONDITION_EN holds one of
+_CONDITION_WORDS = frozenset(
+    "if when whenever unless long provided depending depends based given high low large "
+    "small higher lower larger smaller short heavy light".split()
+)
 # 在 … 下 ("at high batch sizes"): a condition the cue words cannot see
 _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 
@@ -179,9 +218,11 @@ _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_conditions(evidence: str) -> tuple[str, ...]:
     """The conditions the evidence's sentences state (condition_phrase of each)."""
+    if _CONDITION_WORDS.isdisjoint(latin_runs(evidence)):
+        return ()
     if first(CONDITION_EN, lowered(evidence)) is None:
         return ()
-    phrases = (condition_phrase(sentence) for sentence, _ in evidence_sentences(evidence))
+    phrases = (condition_phrase(sentence) for sentence in sentences(evidence))
     return tuple(phrase for phrase in phrases if phrase)
 
 
@@ -210,11 +251,20 @@ _UNITS = (
     ("GB", r"gb\b|gib\b|gigabytes?\b"),
     ("per million", r"per\s+million\b|/\s*m\b|每百萬|每百万"),
 )
-_UNIT = re.compile("|".join(f"(?P<u{i}>{pattern})" for i, (_, pattern) in enumerate(_UNITS)))
-_NUMBER = r"\d+(?:,\d{3})*(?:\.\d+)?"
+# `\d\d*`, not `\d+`: a pattern that starts with a character class lets the regex engine
+# skip ahead to a digit, where one that starts with a repeat is tried at every position
+_NUMBER = r"\d\d*(?:,\d{3})*(?:\.\d+)?"
 _JOINER = r"\s*(?:to|and|or|-|–|~|到|至|和|或)\s*"
-# a number, or a range or list of them, then what follows
-_QUANTITY = re.compile(rf"({_NUMBER}(?:{_JOINER}{_NUMBER})*)\s*")
+# a number, or a range or list of them (`more`), then its unit if one follows: one match
+# per quantity, the unit named by `lastgroup` (its group closes after the numbers'). The
+# unit's group is optional, so a quantity without one never backtracks into the numbers
+_QUANTITY = re.compile(
+    rf"({_NUMBER}(?P<more>(?:{_JOINER}{_NUMBER})*))\s*(?:"
+    + "|".join(f"(?P<u{i}>{pattern})" for i, (_, pattern) in enumerate(_UNITS))
+    + ")?"
+)
+_UNIT_OF = {f"u{i}": unit for i, (unit, _) in enumerate(_UNITS)}
+_NUMBER_IN = re.compile(_NUMBER)
 # what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5)
 _NAME_BEFORE = re.compile(r"[a-z0-9_.]|[a-z0-9]-")
 _DIGIT = re.compile(r"\d")
@@ -232,11 +282,9 @@ def quantities(text: str) -> tuple[tuple[str, Decimal, str | None], ...]:
         at = match.start()
         if at and _NAME_BEFORE.match(folded, at - 1 if folded[at - 1] != "-" else max(at - 2, 0)):
             continue
-        unit_match = _UNIT.match(folded, match.end())
-        unit = None
-        if unit_match is not None:
-            unit = _UNITS[int(next(k for k, v in unit_match.groupdict().items() if v)[1:])][0]
-        for token in re.findall(_NUMBER, match.group(1)):
+        unit = _UNIT_OF.get(match.lastgroup or "")
+        numbers = match.group(1)
+        for token in _NUMBER_IN.findall(numbers) if match.group("more") else (numbers,):
             value = number_value(token)
             if value is not None:
                 found.append((token, value, unit))
@@ -328,9 +376,6 @@ def claim_metrics(claim: str) -> dict[str, str]:
 # --- names --------------------------------------------------------------------------
 
 
-_LATIN_RUN = re.compile(r"[a-z0-9]+")
-
-
 @functools.lru_cache(maxsize=4096)  # names recur from note to note
 def name_words(name: str) -> tuple[str, ...]:
     """The Latin words of a name, lowered and stemmed."""
@@ -341,7 +386,7 @@ def name_words(name: str) -> tuple[str, ...]:
 def text_prefixes(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """`text`'s Latin words (lowered, stemmed), and their first five letters (so
     "verify" and "verification", "decode" and "decoding" meet)."""
-    words = frozenset(stem(w) for w in _LATIN_RUN.findall(lowered(text)))
+    words = frozenset(stem(w) for w in latin_runs(text))
     return words, frozenset(w[:5] for w in words if len(w) >= 5)
 
 

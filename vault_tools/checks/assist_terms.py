@@ -6,13 +6,12 @@ not about.
 from __future__ import annotations
 
 from vault_tools.checks.assist_cues import ALIKE, FALL, RISE
-from vault_tools.checks.assist_meaning import entity_names
+from vault_tools.checks.assist_meaning import claim_ranking, entity_names
 from vault_tools.checks.assist_reading import (
     claim_compares,
     claim_denial,
     claim_directions,
     claim_metrics,
-    ranking,
 )
 from vault_tools.checks.claim_versions import ClaimVersion, block_line
 from vault_tools.checks.context import CheckContext
@@ -61,7 +60,7 @@ def _expected(
     keys = list(dict.fromkeys(entity["id"] for _, entity in version.entities))
     if kind != ALIKE and len(keys) >= 2 and claim_compares(version.claim.value):
         # the frame compares its first entity with its second: "B 比 A 高" is LESS_THAN
-        order = ranking(version.claim.value, entity_names(version, ctx))
+        order = claim_ranking(version, entity_names(version, ctx))
         first, second = keys[0], keys[1]
         if (first, second) in order and (second, first) not in order:
             return "GREATER_THAN", word

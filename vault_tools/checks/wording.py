@@ -166,9 +166,12 @@ def text_words(text: str) -> tuple[str, ...]:
 # --- numbers -------------------------------------------------------------------------
 
 # a number: digits, optional thousands groups and decimals; not the digits of a name
-# such as FP4, H100, R1-0528 or EAGLE-3 (a letter or digit, maybe a hyphen, right before it)
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])(?<![A-Za-z0-9]-)\d+(?:,\d{3})*(?:\.\d+)?")
-_ANY_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+# such as FP4, H100, R1-0528 or EAGLE-3 (a letter or digit, maybe a hyphen, right before it).
+# Both start with a digit's class (`\d\d*`, the look-behinds after it and including it):
+# then the regex engine skips ahead to the digits, where a pattern that starts with a
+# look-behind or a repeat is tried at every position (several times slower)
+_NUMBER = re.compile(r"\d(?<![A-Za-z0-9_.]\d)(?<![A-Za-z0-9]-\d)\d*(?:,\d{3})*(?:\.\d+)?")
+_ANY_NUMBER = re.compile(r"\d\d*(?:,\d{3})*(?:\.\d+)?")
 _NUMBER_WORDS = {
     1: ("one", "single", "once", "一", "單", "单"),
     2: ("two", "twice", "double", "二", "兩", "两", "雙", "双"),
