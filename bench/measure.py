@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 INTERVAL = 0.02
 
@@ -32,6 +33,7 @@ class Measured:
     peak_kib: int  # sum of each process's peak RSS
     processes: int  # processes seen in the tree, the root included
     code: int
+    largest_kib: int = 0  # the largest single process's peak (os.wait4's ru_maxrss)
 
 
 def _pids() -> set[int]:
@@ -84,13 +86,17 @@ class _TreeSampler(threading.Thread):
                 self.peaks[pid] = max(peak, self.peaks.get(pid, 0))
 
 
-def run_measured(command: list[str], cwd: Path | None = None) -> Measured:
-    """Run `command` (output discarded) and measure it; see the module's docstring."""
+def run_measured(
+    command: list[str],
+    cwd: Path | None = None,
+    stdout: IO[bytes] | int = subprocess.DEVNULL,
+    stderr: IO[bytes] | int = subprocess.DEVNULL,
+) -> Measured:
+    """Run `command` and measure it; see the module's docstring. Its output is discarded,
+    or written to the files `stdout` and `stderr`."""
     before = _pids()
     start = time.perf_counter()
-    process = subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    process = subprocess.Popen(command, cwd=cwd, stdout=stdout, stderr=stderr)
     sampler = _TreeSampler(process.pid, before)
     sampler.start()
     _, status, usage = os.wait4(process.pid, 0)
@@ -107,4 +113,5 @@ def run_measured(command: list[str], cwd: Path | None = None) -> Measured:
         sum(peaks.values()),
         len(sampler.tree),
         process.returncode,
+        usage.ru_maxrss,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from conftest import render_note
 from typer.testing import CliRunner
 
 from vault_tools.cli import app
+from vault_tools.cli.reporter import Reporter
 from vault_tools.integrations.demo import STEPS
 from vault_tools.ledger.lines import iter_events
 
@@ -33,6 +35,8 @@ def test_apply_json_shape_and_exit_codes(example_vault: Path) -> None:
     result = vt("apply", "--vault", str(example_vault), "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
+    # written entry by entry, the same bytes as the whole object dumped at once
+    assert result.stdout == json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     assert set(data) >= {"applied", "skipped", "refused"}
     assert [set(a) >= {"path", "claim_id", "action", "id", "seq"} for a in data["applied"]] == [
         True,
@@ -163,3 +167,22 @@ def test_a_vault_run_counts_skipped_notes_in_one_line(example_vault: Path) -> No
                for line in listed)  # fmt: skip
     named = vt("apply", "--vault", str(example_vault), str(example_vault / "03_claims/DV1-0001.md"))
     assert "03_claims/DV1-0001.md (DV1-0001): skipped: already applied: " in named.stdout
+
+
+def test_streamed_json_is_byte_for_byte_the_json_of_the_whole_object() -> None:
+    entries = [
+        {"path": "03_claims/é 1.md", "reason": 'a "quoted"\nline', "n": [1, {"x": None}]},
+        {"path": "03_claims/二.md", "new": True, "nested": {"empty": [], "also": {}}},
+    ]
+    payloads = [
+        {"applied": entries, "skipped": [], "refused": entries[:1], "dry_run": False},
+        {"only": 1},
+        {"scalar": "x", "list": [1, 2], "dict": {"a": [1]}},
+    ]
+    for payload in payloads:
+        whole, streamed = io.StringIO(), io.StringIO()
+        Reporter(as_json=True, out=whole).json(payload)
+        lazily = {k: iter(v) if k in ("applied", "skipped", "refused") else v
+                  for k, v in payload.items()}  # fmt: skip
+        Reporter(as_json=True, out=streamed).json_streamed(lazily)
+        assert streamed.getvalue() == whole.getvalue()

@@ -188,6 +188,54 @@ def test_claims_looked_up_at_once_read_and_append_as_one_by_one(vault: Path) -> 
     assert verify_ledger(ledger.path, ledger.state_dir).ok
 
 
+@pytest.mark.parametrize("existing", [0, 3])
+def test_flush_makes_a_batch_durable_and_the_index_answers_for_it(
+    vault: Path, existing: int
+) -> None:
+    ledger = filled(existing, vault) if existing else ledger_of(vault)
+    with ledger.transaction() as txn:
+        txn.look_up(["C7", "C8"])  # no event yet: known to be new without the index
+        first = txn.append(decision("C7"))
+        txn.flush()
+        assert len(lines_of(ledger)) == existing + 1  # written before the transaction ends
+        assert txn.appended == [] and txn.durable == txn.head
+        # forgotten here, answered by the index: C7 has an event now
+        assert txn.latest("C7") == first and txn.has_id(first["id"])
+        with pytest.raises(DuplicateEventError):
+            txn.append(dict(decision("C7"), supersedes=None))
+        second = txn.append(decision("C7", "REJECT"))
+        assert second["supersedes"] == first["id"] and second["prev"] == first["hash"]
+        txn.append(decision("C8", "REJECT"))
+        txn.flush()
+        txn.flush()  # nothing new: nothing written
+    assert ledger.head().seq == existing + 3
+    assert [ev["claim_id"] for ev in iter_events(ledger.path)][existing:] == ["C7", "C7", "C8"]
+    assert verify_ledger(ledger.path, ledger.state_dir).ok
+    with ledger.transaction() as txn:  # the flushed lines were trusted as they were written
+        assert txn.latest("C8")["action"] == "REJECT"
+
+
+def test_a_failed_flush_keeps_what_earlier_flushes_wrote(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = ledger_of(vault)
+    with pytest.raises(LedgerWriteError), ledger.transaction() as txn:
+        txn.append(decision("C1"))
+        txn.flush()
+        size = ledger.path.stat().st_size
+        txn.append(decision("C2"))
+
+        def failing_fsync(fd: int) -> None:
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(os, "fsync", failing_fsync)
+        txn.flush()
+    monkeypatch.undo()
+    assert ledger.path.stat().st_size == size  # the failed batch truncated away
+    assert [ev["claim_id"] for ev in iter_events(ledger.path)] == ["C1"]
+    assert verify_ledger(ledger.path, ledger.state_dir).ok
+
+
 def test_recorded_finds_the_same_decision_whatever_it_superseded(vault: Path) -> None:
     ledger = filled(2, vault)
     with ledger.transaction() as txn:

@@ -67,7 +67,7 @@ def apply(
     with reporter.progress("Applying decisions") as progress:
         report = apply_notes(settings, paths or None, dry_run, progress)
     if reporter.mode == JSON:
-        reporter.json(report.to_json())
+        reporter.json_streamed(report.json_items())
     else:
         show_apply(reporter, report, list_skipped=verbose or bool(paths))
     show_torn(reporter, settings, report.torn)

@@ -63,6 +63,24 @@ class Reporter:
         """The command's one JSON object, indented."""
         self.out.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
+    def json_streamed(self, payload: dict[str, Any]) -> None:
+        """The same bytes as `json(payload)`, but a value given as an iterator (of what
+        would be a list's items) is rendered and written item by item, never held whole
+        (`vt apply --json`: an item per note)."""
+        write = self.out.write
+        for n, (key, value) in enumerate(payload.items()):
+            write(("{" if n == 0 else ",") + "\n  " + _json_string(key) + ": ")
+            if isinstance(value, Iterator):
+                opened = False
+                for item in value:
+                    text = json.dumps(item, ensure_ascii=False, indent=2)
+                    write(("[" if not opened else ",") + "\n    " + text.replace("\n", "\n    "))
+                    opened = True
+                write("\n  ]" if opened else "[]")
+            else:
+                write(json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  "))
+        write("\n}\n" if payload else "{}\n")
+
     def json_line(self, payload: dict[str, Any]) -> None:
         """One JSON object on one line, flushed (`vt hook run`, each event of `vt watch`)."""
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")

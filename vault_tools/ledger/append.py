@@ -1,5 +1,6 @@
 """Appending to the ledger (docs/ledger.md): `Ledger`, and the `Transaction` that holds
-the ledger lock on `<ledger>.lock`, writes all its lines in one `os.write` and fsyncs once.
+the ledger lock on `<ledger>.lock`, writes its lines in one `os.write` and fsyncs once
+(or once per batch, for a caller that calls `flush` between batches).
 
 Nothing is appended before the gate (gate.py) has checked the ledger under the lock.
 """
@@ -71,7 +72,8 @@ class Transaction:
         self.torn = torn  # a torn tail recovered when the lock was taken
         self.start = head  # the ledger as it stood when the lock was taken
         self.head = head  # including this transaction's pending events
-        self.appended: list[dict] = []
+        self.durable = head  # the ledger as the last flush left it (at first, `start`)
+        self.appended: list[dict] = []  # the events appended since the last flush
         self._fd = fd
         self._lines: list[bytes] = []
         self._pending_latest: dict[str, dict] = {}
@@ -195,28 +197,47 @@ class Transaction:
             ev["sig"] = sig
             self._chain(ev)
 
-    def _commit(self) -> None:
+    def flush(self) -> None:
+        """Make the events appended so far durable now, the lock still held: written in
+        one `os.write`, fsynced, and indexed, after which the transaction no longer holds
+        them (a run appending many events in batches keeps one batch in memory). A
+        failure leaves the ledger as the last flush left it; what earlier flushes wrote
+        stays appended."""
+        self._flush(forget=True)
+
+    def _flush(self, forget: bool) -> None:
         self._sign_pending()
         if not self._lines:
             return
         data = b"".join(self._lines)
-        _write_durably(self._fd, data, self.start.size, str(self.ledger.path))
+        _write_durably(self._fd, data, self.durable.size, str(self.ledger.path))
         crash_point("after-write")
-        self._record_after_commit()
+        indexed = self._record_after_commit()
+        self._lines, self.durable = [], self.head
+        if indexed and forget:  # the index answers for these events now: forget them here
+            self._pending_latest.clear()
+            self._pending_ids.clear()
+            self._no_events.clear()
+            self.appended = []
 
-    def _record_after_commit(self) -> None:
-        """Trust our own lines: remember them, index them, extend the prefix digest. The
-        ledger is already durable, so a failure here only leaves the trusted prefix where
-        it was (the next gate verifies these lines like any others)."""
+    def _commit(self) -> None:
+        self._flush(forget=False)  # `appended` is what `Ledger.append` returns
+
+    def _record_after_commit(self) -> bool:
+        """Trust our own lines: remember them, index them, extend the prefix digest; True
+        when done. The ledger is already durable, so a failure here only leaves the
+        trusted prefix where it was (the next gate verifies these lines like any others)."""
         db = self._db
         if db is None:
-            return
+            return False
         try:
             db.conn.execute("BEGIN")
             trusted = db.trusted()
-            if trusted is None and self.start.size == 0:  # the gate passed: nothing remembered
+            if trusted is None and self.durable.size == 0:  # the gate passed: nothing remembered
                 trusted = _Trusted(0, 0, GENESIS, 0, "")
-            if trusted is not None and trusted.head == self.start:
+            indexed = trusted is not None and trusted.head == self.durable
+            if indexed:
+                assert trusted is not None
                 added = db.remember(self.appended)
                 lines = [raw[:-1].decode() for raw in self._lines]
                 db.index_add(list(zip(self.appended, lines, strict=True)))
@@ -233,6 +254,8 @@ class Transaction:
             db.conn.execute("COMMIT")
         except (sqlite3.Error, OSError):
             rollback(db.conn)
+            return False
+        return indexed
 
     def close(self) -> None:
         if self._db is not None:

@@ -2,17 +2,23 @@
 
 A run has four phases, and the order is what makes it safe to kill at any moment:
 
-1. examine: read, parse and check every candidate note (a process pool for many notes),
-   before the ledger lock is taken, so the lock is held only for the decisions;
+1. examine: read, parse and check every candidate note (a process pool for many notes,
+   review/candidates.py), before the ledger lock is taken, so the lock is held only for
+   the decisions;
 2. decide and append, in ONE ledger transaction: a note's decision becomes an event only
-   if its claim's heads do not already all record it (`judge`); the transaction fsyncs
-   once on exit;
+   if its claim's heads do not already all record it (`judge`); the transaction writes
+   and fsyncs the events of each BATCH of notes before it decides the next, so a kill
+   between batches leaves the earlier ones durable (the next run completes their notes);
 3. only then mark the notes `review_state: APPLIED` (one atomic rewrite each, refused if
    the note changed since phase 1): a note never says APPLIED for an event that is not
    durable, and a crash between 2 and 3 is finished by the next run (the note is the
    reviewer's decision: found recorded, the note is completed; changed since, it is a
    new event superseding the one the crashed run appended);
 4. bring the Claim Store and the knowledge-base blocks up to date (`store.refresh`).
+
+Memory stays flat as the vault grows: the candidates wait in a spool (a temporary
+file) between phases 1 and 2, the decided notes in another between phases 2 and 3, and
+each phase holds one batch of them at a time (docs/performance.md).
 
 Plain data in, plain data out: the CLI renders `ApplyReport`.
 """
@@ -21,7 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from array import array
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,54 +38,35 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from vault_tools.checks.context import CheckContext, make_context
-from vault_tools.checks.rules import check_note
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, VtError
-from vault_tools.findings import ERROR
 from vault_tools.infra.boundary import is_inside
 from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
+from vault_tools.infra.spool import Spool
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import is_timestamp
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
-from vault_tools.notes.conflicts import has_conflict
-from vault_tools.notes.note import Note, parse_note
-from vault_tools.notes.vault import given_notes, list_vault, read_file
+from vault_tools.notes.note import parse_note
+from vault_tools.notes.vault import given_notes, list_vault
 from vault_tools.review.actor import default_actor
-from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.candidates import Candidate, examine, note_errors
 from vault_tools.review.marking import mark_note
 from vault_tools.review.signer import signing_ledger
 from vault_tools.review.verdict import AGREES, REVERTED, judge
 from vault_tools.store.claims import ClaimStore
 from vault_tools.store.refresh import RefreshResult, refresh
-from vault_tools.vocabulary import (
-    ACCEPT,
-    APPLIED,
-    APPROVE_REPAIR,
-    CHECK_KEYS,
-    LEDGER_ACTION_OF,
-    PENDING,
-    PREVIEW_FAILED,
-    PREVIEW_READY,
-    REJECT,
-    REQUEST_REPAIR,
-    REVIEW_ACTIONS,
-)
+from vault_tools.vocabulary import APPLIED
 
 Progress = Callable[[int, int], None]
 
 # fsync'd note rewrites in flight per core: ext4 commits concurrent fsyncs together
 IO_WORKERS_PER_CPU = 4
-SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
-# parse findings of text that must never reach the ledger, whatever the decision
-NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
-GIST = ("id", "seq", "ts", "action", "claim_id", "note")  # what a run keeps of its events
-DRAFTS_CHANGED = (
-    f"drafts changed since the preview; set review_action to {REQUEST_REPAIR} and run vt preview"
-)
+# notes decided, appended and fsynced at a time: what phase 2 holds in memory (a few MiB)
+BATCH = 1000
+GIST = ("id", "seq", "ts", "action", "claim_id", "note")  # what a run reports of its events
 
 
 # ---------------------------------------------------------------------------
@@ -126,7 +115,7 @@ class ApplyReport:
     applied: list[Applied] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     refused: list[Entry] = field(default_factory=list)
-    events: list[dict] = field(default_factory=list)  # their GIST; dry run: whole
+    dry_events: list[dict] = field(default_factory=list)  # a dry run's events, whole
     dry_run: bool = False
     refresh: RefreshResult | None = None
     refresh_error: VtError | None = None
@@ -138,187 +127,32 @@ class ApplyReport:
     def failed(self) -> bool:
         return bool(self.refused)
 
+    @property
+    def events(self) -> list[dict]:
+        """The events appended, in ledger order: their GIST, made from `applied` when
+        asked (a run keeps no second record of them); in a dry run, whole."""
+        if self.dry_run:
+            return self.dry_events
+        gists = [
+            {"id": a.id, "seq": a.seq, "ts": a.ts, "action": a.action,
+             "claim_id": a.claim_id, "note": a.path}
+            for a in self.applied
+            if a.new
+        ]  # fmt: skip
+        return sorted(gists, key=lambda g: g["seq"])
+
     def to_json(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, Iterator) else v for k, v in self.json_items().items()}
+
+    def json_items(self) -> dict[str, Any]:
+        """`to_json`, its lists given as iterators: rendered entry by entry, a report of
+        50,000 notes is never held twice (as entries and as their JSON objects)."""
         return {
-            "applied": [a.to_json() for a in self.applied],
-            "skipped": [s.to_json() for s in self.skipped],
-            "refused": [r.to_json() for r in self.refused],
+            "applied": (a.to_json() for a in self.applied),
+            "skipped": (s.to_json() for s in self.skipped),
+            "refused": (r.to_json() for r in self.refused),
             "dry_run": self.dry_run,
         }
-
-
-# ---------------------------------------------------------------------------
-# phase 1: examine one note (in a worker for big runs)
-
-
-@dataclass(slots=True)
-class Candidate:
-    """What one note asks for, read before the lock. Small and picklable."""
-
-    path: str
-    claim_id: str | None = None
-    review_action: str | None = None
-    decision: dict[str, Any] | None = None  # decision fields but ts/supersedes; actor may be ""
-    problems: list[str] = field(default_factory=list)  # why a NEW decision would be refused
-    skip: str | None = None  # nothing to decide, and why
-    refuse: str | None = None  # cannot be decided at all, and why
-    review_state: str | None = None
-    event_id: str | None = None  # vt_event_id
-    applied_at: str | None = None  # vt_applied_at: the ts of the event vt_event_id names
-    digest: str = ""  # of the bytes read: the note is marked only if it still has them
-    signature: tuple[int, int, int] = (0, 0, 0)
-    check_later: bool = False  # check_note not run yet (see _fill_decision)
-
-
-def examine(
-    settings: Settings, ctx: CheckContext, relative: str, explicit: bool = True
-) -> Candidate | None:
-    """What `relative` asks apply to do; None for a note with nothing to say in a vault run."""
-    try:
-        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
-    except VtError as exc:
-        if not explicit and not _mentions_claim(settings, relative):
-            return None
-        reason = (
-            exc.message if exc.message.startswith("cannot read") else f"cannot read: {exc.message}"
-        )
-        return Candidate(relative, refuse=reason)
-    raw = snapshot.raw
-    if not explicit and b"claim_id" not in raw:
-        return None
-    note = parse_note(raw, relative)
-    conflict = has_conflict(note.findings)
-    if conflict is not None:  # never a decision read from half of a merge
-        return Candidate(relative, note.claim_id, refuse=f"{conflict.code}: {conflict.message}")
-    if not note.is_review_note:
-        return (
-            Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)")
-            if explicit
-            else None
-        )
-    props = note.properties
-    action = props.get("review_action")
-    action = PENDING if action is None else str(action)
-    cand = Candidate(
-        relative,
-        note.claim_id,
-        action,
-        review_state=_str_or_none(props.get("review_state")),
-        event_id=_str_or_none(props.get("vt_event_id")),
-        applied_at=_str_or_none(props.get("vt_applied_at")),
-        digest=hashlib.sha256(raw).hexdigest(),
-        signature=snapshot.signature,
-    )
-    if action == PENDING:
-        if not explicit:
-            return None
-        cand.skip = "review_action is PENDING: nothing to apply"
-    elif action == REQUEST_REPAIR:
-        cand.skip = SKIP_REQUEST_REPAIR
-    elif action not in LEDGER_ACTION_OF:
-        cand.refuse = f"review_action {action!r} is not one of {', '.join(REVIEW_ACTIONS)}"
-    elif unfit := [f for f in note.findings if f.code in NEVER_RECORDED]:
-        # whatever the decision, such text must never reach the ledger
-        cand.refuse = _errors_reason(unfit)
-    else:
-        _fill_decision(settings, ctx, note, cand)
-    return cand
-
-
-def _mentions_claim(settings: Settings, relative: str) -> bool:
-    """Whether an unreadable note may hold a decision: its bytes mention claim_id, or
-    they cannot be read at all (not a regular file, too large, no permission)."""
-    try:
-        raw, _ = read_file(settings.vault / relative, settings.max_note_bytes)
-    except OSError:
-        return True
-    return b"claim_id" in raw
-
-
-def _str_or_none(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Candidate) -> None:
-    props = note.properties
-    content = decision_content(note, str(cand.review_action))
-    assert content is not None
-    action = content["action"]
-    checks = {key: props.get(key) is True for key in CHECK_KEYS}
-    v1 = content["claim"] if action == ACCEPT else v1_claim(note)
-    reviewer = props.get("reviewer")
-    comment = props.get("review_comment")
-    cand.decision = {
-        **content,
-        "actor": str(reviewer).strip() if reviewer is not None else "",
-        "base": claim_base(v1),
-        "checks": checks,
-        "claim_id": note.claim_id,
-        "comment": "" if comment is None else str(comment),
-        "note": cand.path,
-        "v": 1,
-    }
-    if action == REJECT:
-        return
-    unchecked = [key for key in settings.required_checks if props.get(key) is not True]
-    if unchecked:
-        cand.problems.append(
-            f"unchecked: {', '.join(unchecked)} (every required check must be true to approve)"
-        )
-    if action == ACCEPT:
-        if cand.review_state == APPLIED and cand.event_id:
-            # almost surely applied already: check only if it turns out to be a new decision
-            cand.check_later = True
-        else:
-            cand.problems += note_errors(note, ctx)
-    else:
-        _fill_repair(note, cand)
-
-
-def note_errors(note: Note, ctx: CheckContext) -> list[str]:
-    """Why an approval of `note` must be refused for its error findings (empty: none)."""
-    errors = [f for f in check_note(note, ctx) if f.severity == ERROR]
-    return [_errors_reason(errors)] if errors else []
-
-
-def _errors_reason(errors: list) -> str:
-    shown = "; ".join(f"line {f.line or '-'}: {f.code} {f.message}" for f in errors[:2])
-    more = f" (and {len(errors) - 2} more)" if len(errors) > 2 else ""
-    return f"the note has errors: {shown}{more}; run vt validate"
-
-
-def _fill_repair(note: Note, cand: Candidate) -> None:
-    assert cand.decision is not None
-    v2 = cand.decision["claim"]
-    if v2 is None:
-        cand.problems.append(
-            "the note has no V2 Draft section: run vt draft, edit the drafts, "
-            f"set {REQUEST_REPAIR} and run vt preview"
-        )
-        return
-    stated = cand.decision["preview"]
-    if cand.review_state == PREVIEW_FAILED:
-        cand.problems.append(
-            "the preview failed: fix the drafts, set review_action to "
-            f"{REQUEST_REPAIR} and run vt preview"
-        )
-    elif cand.review_state not in (PREVIEW_READY, APPLIED) or stated is None:
-        cand.problems.append(
-            f"no valid preview: set review_action to {REQUEST_REPAIR} and run "
-            f"vt preview, then {APPROVE_REPAIR}"
-        )
-    elif stated != preview_hash(note):
-        cand.problems.append(DRAFTS_CHANGED)
-    elif cand.review_state == APPLIED:
-        # a preview is approved once: after an apply the reviewer previews again
-        cand.problems.append(
-            "no valid preview since the last apply: set review_action to "
-            f"{REQUEST_REPAIR} and run vt preview, then {APPROVE_REPAIR}"
-        )
-    elif not claim_complete(v2):
-        cand.problems.append(
-            f"the V2 drafts do not parse; set review_action to {REQUEST_REPAIR} and run vt preview"
-        )
 
 
 # ---------------------------------------------------------------------------
@@ -335,20 +169,17 @@ class _Mark:
 
 
 class _Decider:
-    """Turns candidates into events inside one transaction."""
+    """Turns candidates into events inside one transaction; each decided note goes to
+    the `decided` spool, to be marked once the transaction is over."""
 
     def __init__(
-        self,
-        settings: Settings,
-        txn: Transaction,
-        report: ApplyReport,
-        ctx: CheckContext | None = None,
+        self, settings: Settings, txn: Transaction, report: ApplyReport, decided: Spool
     ) -> None:
         self.settings = settings
-        self.ctx = ctx
+        self.ctx: CheckContext | None = None  # made when a late check needs it (rare)
         self.txn = txn
         self.report = report
-        self.marks: list[_Mark] = []
+        self.decided = decided
         self._actor: str | None = None
         self.store: ClaimStore | None = None
         self.forked: dict[str, list[str]] = {}
@@ -358,12 +189,12 @@ class _Decider:
             self._actor = default_actor(self.settings)
         return self._actor
 
-    def run(self, candidates: list[Candidate]) -> None:
-        """Decide `candidates` in order, emptying the list: no decision outlives its turn."""
-        self.txn.look_up(c.claim_id for c in candidates if c.claim_id is not None)
+    def run(self, batches: Iterable[list[Candidate]]) -> None:
+        """Decide the candidates in order, a batch at a time; after each batch its events
+        are made durable (but in a dry run, which writes nothing), and no decision
+        outlives its batch."""
         if self.txn.start.size == 0:  # no event yet (a dry run's scratch ledger too)
-            for cand in _drained(candidates):
-                self._decide(cand)
+            self._batches(batches)
             return
         # under the ledger lock the store, caught up, holds exactly the ledger's heads:
         # claims with several are few, and the rest have their latest event as the head
@@ -371,10 +202,17 @@ class _Decider:
             store.catch_up()
             self.store, self.forked = store, store.forked()
             try:
-                for cand in _drained(candidates):
-                    self._decide(cand)
+                self._batches(batches)
             finally:
                 self.store = None
+
+    def _batches(self, batches: Iterable[list[Candidate]]) -> None:
+        for batch in batches:
+            self.txn.look_up(c.claim_id for c in batch if c.claim_id is not None)
+            for cand in _drained(batch):
+                self._decide(cand)
+            if not self.report.dry_run:
+                self.txn.flush()
 
     def _heads(self, claim_id: str) -> list[dict]:
         if claim_id in self.forked:
@@ -422,10 +260,9 @@ class _Decider:
                 },
             )
         )
-        self.report.events.append(event)
-        self._mark(cand, event, new=True)
-        if len(verdict.heads) > 1:
-            self.report.applied[-1].settled = len(verdict.heads)
+        if self.report.dry_run:
+            self.report.dry_events.append(event)
+        self._mark(cand, event, new=True, settled=len(verdict.heads))
 
     def _keep_ts(self, cand: Candidate, decision: dict) -> dict:
         """The decision, with the `ts` it was first appended at when the note names this
@@ -456,7 +293,7 @@ class _Decider:
     def _skip(self, cand: Candidate, reason: str) -> None:
         self.report.skipped.append(Entry(cand.path, cand.claim_id, reason))
 
-    def _mark(self, cand: Candidate, event: dict, new: bool) -> None:
+    def _mark(self, cand: Candidate, event: dict, new: bool, settled: int = 0) -> None:
         applied = Applied(
             cand.path,
             str(cand.claim_id),
@@ -465,9 +302,9 @@ class _Decider:
             event["seq"],
             event["ts"],
             new=new,
+            settled=settled if settled > 1 else 0,
         )
-        self.report.applied.append(applied)
-        self.marks.append(_Mark(applied, cand.digest, cand.signature))
+        self.decided.add(_Mark(applied, cand.digest, cand.signature))
 
 
 def _drained(items: list[Candidate]) -> Iterator[Candidate]:  # in order, each removed
@@ -481,21 +318,46 @@ def _drained(items: list[Candidate]) -> Iterator[Candidate]:  # in order, each r
 
 
 def _mark_all(
-    settings: Settings, marks: list[_Mark], report: ApplyReport, progress: Progress | None
+    settings: Settings, decided: Spool, report: ApplyReport, progress: Progress | None
 ) -> None:
-    """Mark the notes; meanwhile (the markers mostly wait on fsync) refresh the Claim
-    Store, which depends on the durable ledger alone, not on the notes."""
-    jobs = [(m.applied.path, m.digest, m.signature, m.applied.id, m.applied.ts) for m in marks]
+    """Mark the notes, read back from the spool as the markers take them (the markers
+    are forked while the parent holds no list of them); meanwhile (the markers mostly
+    wait on fsync) refresh the Claim Store, which depends on the durable ledger alone."""
+    given: deque[_Mark] = deque()  # handed to the markers, their outcome not read yet
+
+    def jobs() -> Iterator[tuple]:
+        for mark in decided:
+            given.append(mark)
+            yield mark.applied.path, mark.digest, mark.signature, mark.applied.id, mark.applied.ts
+
     outcomes = _pooled(
         settings,
         _mark_chunk,
-        jobs,
+        jobs(),
         progress,
+        count=decided.count,
         io_bound=True,
         meanwhile=lambda: _refresh(settings, report),
     )
+    for problem in outcomes:
+        applied = given.popleft().applied
+        report.applied.append(applied)
+        if problem is None:
+            applied.marked = True
+            continue
+        if isinstance(problem, IOFailure):
+            report.io_error = report.io_error or problem
+            problem = problem.message
+        report.refused.append(
+            Entry(
+                applied.path,
+                applied.claim_id,
+                f"{problem}; the decision is in the ledger ({applied.id}): run vt apply "
+                "again to mark the note",
+            )
+        )
     try:
-        writer.sync_folders(settings.vault / m.applied.path for m in marks)
+        writer.sync_folders(settings.vault / a.path for a in report.applied)
     except VtError as exc:  # the marks are in place but may not survive a crash
         if isinstance(exc, IOFailure):
             report.io_error = report.io_error or exc
@@ -506,21 +368,6 @@ def _mark_all(
                 f"{exc.message}; run vt apply again after a crash to mark the notes",
             )
         )
-    for mark, problem in zip(marks, outcomes, strict=True):
-        if problem is None:
-            mark.applied.marked = True
-        else:
-            if isinstance(problem, IOFailure):
-                report.io_error = report.io_error or problem
-                problem = problem.message
-            report.refused.append(
-                Entry(
-                    mark.applied.path,
-                    mark.applied.claim_id,
-                    f"{problem}; the decision is in the ledger ({mark.applied.id}): run vt apply "
-                    "again to mark the note",
-                )
-            )
 
 
 def _mark_chunk(
@@ -541,47 +388,106 @@ def apply_notes(
 ) -> ApplyReport:
     """`vt apply [NOTE…]`: every decided note of the vault, or the notes given."""
     report = ApplyReport(dry_run=dry_run)
+    with Spool() as examined, Spool() as owners:
+        claim_hashes = _examine_all(settings, paths, report, progress, examined, owners)
+        shared = _shared_claims(claim_hashes, owners) if examined.count else {}
+        owners.close()
+        deciding = _without_shared(examined, shared, report) if shared else examined
+        if not deciding.count:
+            return report
+        with deciding, Spool() as decided:
+            _decide_all(settings, deciding, report, decided, dry_run)
+            deciding.close()
+            if dry_run:
+                report.applied = [mark.applied for mark in decided]
+            else:
+                crash_point("after-append")
+                _mark_all(settings, decided, report, progress)
+    for entries in (report.applied, report.skipped, report.refused):
+        entries.sort(key=lambda e: e.path)
+    return report
+
+
+def _examine_all(
+    settings: Settings,
+    paths: list[Path] | None,
+    report: ApplyReport,
+    progress: Progress | None,
+    deciding: Spool,
+    owners: Spool,
+) -> array:
+    """Phase 1: examine the notes in path order, reporting those skipped or refused at
+    once and spooling the rest (`deciding`); `owners` gets (claim_id, path) of every
+    note naming a claim. Returns the hashes of those claim_ids, 8 bytes a note, from
+    which `_shared_claims` finds a claim named by two notes."""
     listing = list_vault(settings.vault)
     ctx = make_context(settings, listing, assist=False)  # apply decides on errors only
     if paths:
-        targets = _explicit_targets(settings, paths, report)
+        targets = sorted(_explicit_targets(settings, paths, report))
     else:
         targets = list(listing.inside())
         # a folder or file that cannot be read may hold decisions: never passed over
         report.refused += [
             Entry(f.path, None, f.message) for f in listing.findings(settings.claims_dir)
         ]
-    examined = _pooled(settings, _examine_chunk, targets, progress, ctx=ctx, explicit=bool(paths))
-    candidates = _sorted_out(report, examined)  # `examined` emptied: phase 2 owns them
-    if not candidates:
-        return report
-    marks = _decide_all(settings, candidates, report, ctx, dry_run)
-    if not dry_run:
-        crash_point("after-append")
-    for entries in (report.applied, report.skipped, report.refused):
-        entries.sort(key=lambda e: e.path)
-    if dry_run:
-        return report
-    _mark_all(settings, marks, report, progress)
-    report.refused.sort(key=lambda e: e.path)
-    return report
+    claim_hashes = array("q")
+    for cand in _pooled(settings, _examine_chunk, targets, progress, ctx=ctx, explicit=bool(paths)):
+        if cand is None:
+            continue
+        if cand.claim_id is not None:
+            claim_hashes.append(hash(cand.claim_id))
+            owners.add((cand.claim_id, cand.path))
+        if cand.refuse:
+            report.refused.append(Entry(cand.path, cand.claim_id, cand.refuse))
+        elif cand.skip:
+            report.skipped.append(Entry(cand.path, cand.claim_id, cand.skip))
+        else:
+            deciding.add(cand)
+    return claim_hashes
+
+
+def _shared_claims(claim_hashes: array, owners: Spool) -> dict[str, list[str]]:
+    """claim_id → its notes, in path order, for every claim_id that several notes name
+    (none of them is decided: one note per claim). The spool is read only when two
+    hashes meet."""
+    ordered = sorted(claim_hashes)
+    twice = {a for a, b in zip(ordered, ordered[1:], strict=False) if a == b}
+    if not twice:
+        return {}
+    found: dict[str, list[str]] = {}
+    for claim_id, path in owners:
+        if hash(claim_id) in twice:
+            found.setdefault(claim_id, []).append(path)
+    return {claim_id: notes for claim_id, notes in found.items() if len(notes) > 1}
+
+
+def _without_shared(examined: Spool, shared: dict[str, list[str]], report: ApplyReport) -> Spool:
+    """The candidates but those whose claim_id several notes name, which are refused."""
+    deciding = Spool()
+    for cand in examined:
+        owners = shared.get(cand.claim_id or "", [])
+        if len(owners) < 2:
+            deciding.add(cand)
+            continue
+        others = ", ".join(p for p in owners if p != cand.path)
+        report.refused.append(
+            Entry(
+                cand.path,
+                cand.claim_id,
+                f"claim_id {cand.claim_id} is also used by {others}; one note per claim",
+            )
+        )
+    examined.close()
+    return deciding
 
 
 def _decide_all(
-    settings: Settings,
-    candidates: list[Candidate],
-    report: ApplyReport,
-    ctx: CheckContext,
-    dry_run: bool,
-) -> list[_Mark]:
-    """Phase 2 in a frame of its own: the transaction is freed before phase 3 and 4."""
+    settings: Settings, deciding: Spool, report: ApplyReport, decided: Spool, dry_run: bool
+) -> None:
+    """Phase 2, in one transaction, BATCH notes at a time."""
     with _transaction(settings, dry_run) as txn:
         report.torn = txn.torn
-        decider = _Decider(settings, txn, report, ctx)
-        decider.run(candidates)
-    if not dry_run:  # not printed: their gist, not ~5 KiB each alive through phase 4
-        report.events = [{k: ev[k] for k in GIST} for ev in report.events]
-    return decider.marks
+        _Decider(settings, txn, report, decided).run(deciding.batches(BATCH))
 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
@@ -592,36 +498,6 @@ def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport
         else:
             report.refused.append(Entry(relative, None, problem.message))
     return targets
-
-
-def _sorted_out(report: ApplyReport, examined: list[Candidate | None]) -> list[Candidate]:
-    """Report skipped and refused notes; the rest, in path order, go to the decider.
-    Empties `examined`, so that only the returned list holds the candidates."""
-    candidates = [c for c in examined if c is not None]
-    examined.clear()
-    owners: dict[str, list[str]] = {}
-    for cand in candidates:
-        if cand.claim_id is not None:
-            owners.setdefault(cand.claim_id, []).append(cand.path)
-    deciding = []
-    for cand in sorted(candidates, key=lambda c: c.path):
-        others = [p for p in owners.get(cand.claim_id or "", []) if p != cand.path]
-        if cand.refuse:
-            report.refused.append(Entry(cand.path, cand.claim_id, cand.refuse))
-        elif cand.skip:
-            report.skipped.append(Entry(cand.path, cand.claim_id, cand.skip))
-        elif others:
-            report.refused.append(
-                Entry(
-                    cand.path,
-                    cand.claim_id,
-                    f"claim_id {cand.claim_id} is also used by "
-                    f"{', '.join(others)}; one note per claim",
-                )
-            )
-        else:
-            deciding.append(cand)
-    return deciding
 
 
 class _DryRun(Exception):
@@ -684,17 +560,21 @@ def _examine_chunk(
 def _pooled(
     settings: Settings,
     function: Callable,
-    items: list,
+    items: Iterable,
     progress: Progress | None,
     ctx: CheckContext | None = None,
+    count: int | None = None,
     io_bound: bool = False,
     meanwhile: Callable[[], None] | None = None,
     **kwargs: Any,
-) -> list:
-    """`function(settings, ctx, chunk, **kwargs)` over chunks of `items`, in order; in
-    forked workers when there are enough items. fsync-bound work gets more workers than
-    cores: the disk, not the CPU, is what they wait for."""
+) -> Iterator:
+    """`function(settings, ctx, chunk, **kwargs)` over chunks of `items` (a list, or an
+    iterable of `count` items), results in order as they come; in forked workers when
+    there are enough items. fsync-bound work gets more workers than cores: the disk, not
+    the CPU, is what they wait for."""
     cpus = settings.workers or os.cpu_count() or 1
     workers = cpus * IO_WORKERS_PER_CPU if io_bound and not settings.workers else cpus
     work = partial(function, settings, ctx, **kwargs)
-    return list(map_chunks(work, items, workers=workers, progress=progress, meanwhile=meanwhile))
+    return map_chunks(
+        work, items, workers=workers, progress=progress, count=count, meanwhile=meanwhile
+    )

@@ -19,6 +19,8 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -39,7 +41,8 @@ from vault_tools.vocabulary import ACCEPTED, CONFLICT, REPAIRED
 STORE_DB = "claims.sqlite"
 SCHEMA_VERSION = "2"  # 2: claims.heads
 ACCEPTED_STATUSES = (ACCEPTED, REPAIRED)
-_BATCH = 5000
+# rows written at a time: events (~1-2 KiB each with their line) and claims
+_BATCH = 1000
 # page cache in KiB (SQLite's default): `vt rebuild` of 20k events took as long with
 # it as with 64 MiB (docs/performance.md), and memory stays flat as the store grows
 STORE_CACHE_KIB = 2000
@@ -66,6 +69,8 @@ CREATE INDEX IF NOT EXISTS claims_status ON claims(status);
 CREATE INDEX IF NOT EXISTS claims_forked ON claims(claim_id) WHERE heads IS NOT NULL;
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target_key);
 """
+# a full projection walks the events claim by claim through this one index, made first
+_EVENTS_CLAIM_INDEX = "CREATE INDEX IF NOT EXISTS events_claim ON events(claim_id, seq)"
 _DERIVED = ("events", "claims", "edges")
 T = TypeVar("T")
 
@@ -367,6 +372,9 @@ class ClaimStore:
         )
 
     def _project_all(self, stop: int) -> int:
+        """Every event into the events table, then every claim's state from its events,
+        claim by claim in claim_id order: memory holds a batch of rows and one claim's
+        events, however long the ledger."""
         self._clear()
         reader = _Reader(self.ledger_path, _Mark(), stop)
         # parsed events form no cycles: pausing the cyclic GC spares its repeated scans
@@ -374,9 +382,15 @@ class ClaimStore:
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            states = claim_states(self._flushing(reader))
+            for _ in self._flushing(reader):
+                pass
             self._insert_events(reader)
-            self._write_claims(states.values(), fresh=True)
+            self.conn.execute(_EVENTS_CLAIM_INDEX)
+            rows = self.conn.execute("SELECT claim_id, json FROM events ORDER BY claim_id, seq")
+            self._write_claims(
+                (_state_of(claim_id, group) for claim_id, group in groupby(rows, itemgetter(0))),
+                fresh=True,
+            )
         finally:
             if was_enabled:
                 gc.enable()
@@ -399,14 +413,17 @@ class ClaimStore:
 
     def _project_from(self, mark: _Mark, stop: int) -> int:
         reader = _Reader(self.ledger_path, mark, stop)
-        touched = {ev["claim_id"] for ev in self._flushing(reader)}
+        for _ in self._flushing(reader):
+            pass
         self._insert_events(reader)
         if not reader.count:
             return 0
         # a new event can change a claim's status in ways only its whole history tells
         # (a conflict settled, a revert of a superseded event): recompute from all of it
-        states = [claim_states(self._claim_events(cid))[cid] for cid in sorted(touched)]
-        self._write_claims(states)
+        touched = self.conn.execute(
+            "SELECT DISTINCT claim_id FROM events WHERE seq > ? ORDER BY claim_id", (mark.seq,)
+        )
+        self._write_claims(claim_states(self._claim_events(cid))[cid] for (cid,) in touched)
         self._save_mark(reader.mark)
         return reader.count
 
@@ -417,15 +434,14 @@ class ClaimStore:
             yield json.loads(line)
 
     def _write_claims(self, states: Iterable[ClaimState], fresh: bool = False) -> None:
-        """Write the claims' rows and edges; `fresh`: the tables were just emptied, so
-        there are no old edges to delete, and rows go in in key order (cheap b-tree
-        appends)."""
-        if fresh:
-            states = sorted(states, key=_claim_key)
-        claim_rows, edge_rows, ids = [], [], []
+        """Write the claims' rows and edges, each state turned into its rows as it comes
+        and the rows written _BATCH claims at a time; `fresh`: the tables were just
+        emptied, so there are no old edges to delete (the states come in key order:
+        cheap b-tree appends)."""
+        claim_rows: list[tuple] = []
+        edge_rows: list[tuple] = []
         for st in states:
             current = st.current["claim"] if st.current is not None else None
-            ids.append((st.claim_id,))
             # NULL for the usual single head: it is the latest event
             heads = canonical(st.contenders) if len(st.heads) > 1 else None
             claim_rows.append(
@@ -440,8 +456,18 @@ class ClaimStore:
             )
             if st.status in ACCEPTED_STATUSES:
                 edge_rows += [(st.claim_id, *edge) for edge in edges_of(current)]
+            if len(claim_rows) >= _BATCH:
+                self._write_claim_rows(claim_rows, edge_rows, fresh)
+                claim_rows, edge_rows = [], []
+        self._write_claim_rows(claim_rows, edge_rows, fresh)
+
+    def _write_claim_rows(
+        self, claim_rows: list[tuple], edge_rows: list[tuple], fresh: bool
+    ) -> None:
         if not fresh:
-            self.conn.executemany("DELETE FROM edges WHERE claim_id=?", ids)
+            self.conn.executemany(
+                "DELETE FROM edges WHERE claim_id=?", [(row[0],) for row in claim_rows]
+            )
         self.conn.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)", claim_rows)
         self.conn.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?)", edge_rows)
 
@@ -534,6 +560,28 @@ class ClaimStore:
             "ORDER BY e.target_key, e.claim_id, e.role"
         ).fetchall()
 
+    def edge_targets(self) -> list[tuple[str, str]]:
+        """(target_key, target) of every spelling of a target the edges use, sorted: as
+        many as the entities named, however many claims name them."""
+        return self.conn.execute(
+            "SELECT DISTINCT target_key, target FROM edges ORDER BY target_key, target"
+        ).fetchall()
+
+    def graph_rows_of(self, target_keys: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+        """`graph_rows` of the edges whose target_key is one of `target_keys`."""
+        keys = sorted(set(target_keys))
+        rows: list[tuple[str, str, str, str, str]] = []
+        for i in range(0, len(keys), 500):  # within SQLite's limit on parameters
+            batch = keys[i : i + 500]
+            rows += self.conn.execute(
+                "SELECT e.target, e.claim_id, e.role, e.label, c.note FROM edges e "
+                "JOIN claims c ON c.claim_id = e.claim_id "
+                f"WHERE e.target_key IN ({','.join('?' * len(batch))}) "
+                "ORDER BY e.target_key, e.claim_id, e.role",
+                batch,
+            ).fetchall()
+        return rows
+
     def accepted_by_entity(self) -> dict[str, list[str]]:
         """Entity note path (the target as written, `.md` added) → sorted accepted claim ids.
 
@@ -566,8 +614,9 @@ def _seq(event: dict) -> int:
     return event["seq"]
 
 
-def _claim_key(state: ClaimState) -> str:
-    return state.claim_id
+def _state_of(claim_id: str, rows: Iterable[tuple[str, str]]) -> ClaimState:
+    """The claim's state from its (claim_id, event JSON) rows, in seq order."""
+    return claim_states(json.loads(line) for _, line in rows)[claim_id]
 
 
 def _claim_record(row: tuple) -> ClaimRecord:

@@ -43,24 +43,6 @@ def render_block(uses: list[Use]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def kb_uses(
-    settings: Settings, store: ClaimStore, kb: kbmod.KnowledgeBase | None = None
-) -> dict[str, list[Use]]:
-    """Knowledge-base note (vault-relative path) → the accepted claims using it.
-
-    Targets that resolve to no knowledge-base note (missing, outside it, escaping the
-    vault) have no note to show them in and are left out.
-    """
-    if kb is None:
-        kb = kbmod.KnowledgeBase(markdown_files(settings.vault), settings.kb_dir)
-    uses: dict[str, list[Use]] = {}
-    for target, claim_id, role, label, note in store.graph_rows():
-        resolution = kb.resolve(target)
-        if resolution.status == kbmod.OK and resolution.path is not None:
-            uses.setdefault(resolution.path, []).append(Use(claim_id, role, label, note))
-    return uses
-
-
 def sync_kb_blocks(
     settings: Settings, store: ClaimStore, problems: list[str] | None = None
 ) -> list[str]:
@@ -71,10 +53,10 @@ def sync_kb_blocks(
     `problems`, never fatal: the next refresh tries again.
     """
     kb = kbmod.KnowledgeBase(markdown_files(settings.vault), settings.kb_dir)
-    uses = kb_uses(settings, store, kb)
+    targets = _targets_by_note(store, kb)
     written: list[str] = []
     for relative in kb.notes_in_kb():
-        wanted = uses.get(relative)
+        wanted = _uses_in(store, targets.get(relative))
         try:
             if _sync_one(settings, relative, render_block(wanted) if wanted else None):
                 written.append(relative)
@@ -88,6 +70,31 @@ def sync_kb_blocks(
         if problems is not None:
             problems.append(f"{exc.path}: {exc.message}")
     return written
+
+
+def _targets_by_note(store: ClaimStore, kb: kbmod.KnowledgeBase) -> dict[str, dict[str, str]]:
+    """Knowledge-base note → {target: target_key} of the edge targets resolving to it.
+    Built from the targets alone, so that each note's block is then made from its own
+    edges (`_uses_in`), never from all the edges of the store at once."""
+    found: dict[str, dict[str, str]] = {}
+    for key, target in store.edge_targets():
+        resolution = kb.resolve(target)
+        if resolution.status == kbmod.OK and resolution.path is not None:
+            found.setdefault(resolution.path, {})[target] = key
+    return found
+
+
+def _uses_in(store: ClaimStore, targets: dict[str, str] | None) -> list[Use]:
+    """The accepted claims using one knowledge-base note, from the edges to `targets`.
+    Targets that resolve to no knowledge-base note (missing, outside it, escaping the
+    vault) have no note to show them in and were left out of `_targets_by_note`."""
+    if not targets:
+        return []
+    return [
+        Use(claim_id, role, label, note)
+        for target, claim_id, role, label, note in store.graph_rows_of(targets.values())
+        if target in targets
+    ]
 
 
 def _sync_one(settings: Settings, relative: str, content: str | None) -> bool:

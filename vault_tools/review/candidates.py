@@ -1,0 +1,213 @@
+"""Phase 1 of `vt apply` (review/apply.py): what one note asks apply to do, read and
+checked before the ledger lock is taken (in a worker of the process pool for big runs).
+A `Candidate` is small and picklable: it crosses from the workers to the parent, and
+waits in a spool (infra/spool.py) until its turn to be decided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from vault_tools.checks.context import CheckContext
+from vault_tools.checks.rules import check_note
+from vault_tools.config import Settings
+from vault_tools.errors import VtError
+from vault_tools.findings import ERROR
+from vault_tools.notes import writer
+from vault_tools.notes.conflicts import has_conflict
+from vault_tools.notes.note import Note, parse_note
+from vault_tools.notes.vault import read_file
+from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
+from vault_tools.review.fingerprint import preview_hash
+from vault_tools.vocabulary import (
+    ACCEPT,
+    APPLIED,
+    APPROVE_REPAIR,
+    CHECK_KEYS,
+    LEDGER_ACTION_OF,
+    PENDING,
+    PREVIEW_FAILED,
+    PREVIEW_READY,
+    REJECT,
+    REQUEST_REPAIR,
+    REVIEW_ACTIONS,
+)
+
+SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
+# parse findings of text that must never reach the ledger, whatever the decision
+NEVER_RECORDED = frozenset({"control-character", "number-too-large"})
+DRAFTS_CHANGED = (
+    f"drafts changed since the preview; set review_action to {REQUEST_REPAIR} and run vt preview"
+)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """What one note asks for, read before the lock. Small and picklable."""
+
+    path: str
+    claim_id: str | None = None
+    review_action: str | None = None
+    decision: dict[str, Any] | None = None  # decision fields but ts/supersedes; actor may be ""
+    problems: list[str] = field(default_factory=list)  # why a NEW decision would be refused
+    skip: str | None = None  # nothing to decide, and why
+    refuse: str | None = None  # cannot be decided at all, and why
+    review_state: str | None = None
+    event_id: str | None = None  # vt_event_id
+    applied_at: str | None = None  # vt_applied_at: the ts of the event vt_event_id names
+    digest: str = ""  # of the bytes read: the note is marked only if it still has them
+    signature: tuple[int, int, int] = (0, 0, 0)
+    check_later: bool = False  # check_note not run yet (see _fill_decision)
+
+
+def examine(
+    settings: Settings, ctx: CheckContext, relative: str, explicit: bool = True
+) -> Candidate | None:
+    """What `relative` asks apply to do; None for a note with nothing to say in a vault run."""
+    try:
+        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
+    except VtError as exc:
+        if not explicit and not _mentions_claim(settings, relative):
+            return None
+        reason = (
+            exc.message if exc.message.startswith("cannot read") else f"cannot read: {exc.message}"
+        )
+        return Candidate(relative, refuse=reason)
+    raw = snapshot.raw
+    if not explicit and b"claim_id" not in raw:
+        return None
+    note = parse_note(raw, relative)
+    conflict = has_conflict(note.findings)
+    if conflict is not None:  # never a decision read from half of a merge
+        return Candidate(relative, note.claim_id, refuse=f"{conflict.code}: {conflict.message}")
+    if not note.is_review_note:
+        return (
+            Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)")
+            if explicit
+            else None
+        )
+    props = note.properties
+    action = props.get("review_action")
+    action = PENDING if action is None else str(action)
+    cand = Candidate(
+        relative,
+        note.claim_id,
+        action,
+        review_state=_str_or_none(props.get("review_state")),
+        event_id=_str_or_none(props.get("vt_event_id")),
+        applied_at=_str_or_none(props.get("vt_applied_at")),
+        digest=hashlib.sha256(raw).hexdigest(),
+        signature=snapshot.signature,
+    )
+    if action == PENDING:
+        if not explicit:
+            return None
+        cand.skip = "review_action is PENDING: nothing to apply"
+    elif action == REQUEST_REPAIR:
+        cand.skip = SKIP_REQUEST_REPAIR
+    elif action not in LEDGER_ACTION_OF:
+        cand.refuse = f"review_action {action!r} is not one of {', '.join(REVIEW_ACTIONS)}"
+    elif unfit := [f for f in note.findings if f.code in NEVER_RECORDED]:
+        # whatever the decision, such text must never reach the ledger
+        cand.refuse = _errors_reason(unfit)
+    else:
+        _fill_decision(settings, ctx, note, cand)
+    return cand
+
+
+def _mentions_claim(settings: Settings, relative: str) -> bool:
+    """Whether an unreadable note may hold a decision: its bytes mention claim_id, or
+    they cannot be read at all (not a regular file, too large, no permission)."""
+    try:
+        raw, _ = read_file(settings.vault / relative, settings.max_note_bytes)
+    except OSError:
+        return True
+    return b"claim_id" in raw
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Candidate) -> None:
+    props = note.properties
+    content = decision_content(note, str(cand.review_action))
+    assert content is not None
+    action = content["action"]
+    checks = {key: props.get(key) is True for key in CHECK_KEYS}
+    v1 = content["claim"] if action == ACCEPT else v1_claim(note)
+    reviewer = props.get("reviewer")
+    comment = props.get("review_comment")
+    cand.decision = {
+        **content,
+        "actor": str(reviewer).strip() if reviewer is not None else "",
+        "base": claim_base(v1),
+        "checks": checks,
+        "claim_id": note.claim_id,
+        "comment": "" if comment is None else str(comment),
+        "note": cand.path,
+        "v": 1,
+    }
+    if action == REJECT:
+        return
+    unchecked = [key for key in settings.required_checks if props.get(key) is not True]
+    if unchecked:
+        cand.problems.append(
+            f"unchecked: {', '.join(unchecked)} (every required check must be true to approve)"
+        )
+    if action == ACCEPT:
+        if cand.review_state == APPLIED and cand.event_id:
+            # almost surely applied already: check only if it turns out to be a new decision
+            cand.check_later = True
+        else:
+            cand.problems += note_errors(note, ctx)
+    else:
+        _fill_repair(note, cand)
+
+
+def note_errors(note: Note, ctx: CheckContext) -> list[str]:
+    """Why an approval of `note` must be refused for its error findings (empty: none)."""
+    errors = [f for f in check_note(note, ctx) if f.severity == ERROR]
+    return [_errors_reason(errors)] if errors else []
+
+
+def _errors_reason(errors: list) -> str:
+    shown = "; ".join(f"line {f.line or '-'}: {f.code} {f.message}" for f in errors[:2])
+    more = f" (and {len(errors) - 2} more)" if len(errors) > 2 else ""
+    return f"the note has errors: {shown}{more}; run vt validate"
+
+
+def _fill_repair(note: Note, cand: Candidate) -> None:
+    assert cand.decision is not None
+    v2 = cand.decision["claim"]
+    if v2 is None:
+        cand.problems.append(
+            "the note has no V2 Draft section: run vt draft, edit the drafts, "
+            f"set {REQUEST_REPAIR} and run vt preview"
+        )
+        return
+    stated = cand.decision["preview"]
+    if cand.review_state == PREVIEW_FAILED:
+        cand.problems.append(
+            "the preview failed: fix the drafts, set review_action to "
+            f"{REQUEST_REPAIR} and run vt preview"
+        )
+    elif cand.review_state not in (PREVIEW_READY, APPLIED) or stated is None:
+        cand.problems.append(
+            f"no valid preview: set review_action to {REQUEST_REPAIR} and run "
+            f"vt preview, then {APPROVE_REPAIR}"
+        )
+    elif stated != preview_hash(note):
+        cand.problems.append(DRAFTS_CHANGED)
+    elif cand.review_state == APPLIED:
+        # a preview is approved once: after an apply the reviewer previews again
+        cand.problems.append(
+            "no valid preview since the last apply: set review_action to "
+            f"{REQUEST_REPAIR} and run vt preview, then {APPROVE_REPAIR}"
+        )
+    elif not claim_complete(v2):
+        cand.problems.append(
+            f"the V2 drafts do not parse; set review_action to {REQUEST_REPAIR} and run vt preview"
+        )
