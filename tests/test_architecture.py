@@ -90,3 +90,14 @@ def test_the_graph_script_finds_a_planted_circle(tmp_path: Path) -> None:
     graph, _ = import_graph.read_package(package)
     assert import_graph.circles(graph) == [["pkg.a", "pkg.b"]]
     assert import_graph.floors(graph)["pkg.c"] == 2
+
+
+def test_the_tests_mirror_the_subpackages() -> None:
+    """tests/NAME/ holds the tests of vault_tools/NAME/; the top-level modules' tests and
+    the project-wide ones (lint, docs, packaging, benchmarks) sit in tests/ itself."""
+    tests = ROOT / "tests"
+    folders = {p.parent.name for p in tests.glob("*/test_*.py")}
+    subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert folders == subpackages
+    for folder in folders:
+        assert (tests / folder / "__init__.py").is_file(), folder

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+
+from tests.conftest import REPO
 
 BENCH = REPO / "bench"
 # script -> (its quickest options, where {tmp} is a fresh folder; a line of its output)

@@ -10,7 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from conftest import synthetic_vault
+from tests.conftest import synthetic_vault
 
 # every planted mistake reports these codes, and only these
 PLANTED_CODES = {

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO, copy_example_vault
 
+from tests.conftest import REPO, copy_example_vault
 from vault_tools.ledger.events import GENESIS, NOT_IN_ID, canonical, decision_id, line_hash
 
 DOCS = REPO / "docs"

@@ -187,7 +187,7 @@ _NUMBER_WORDS = {
 
 
 # The characters whose NFKC form holds a digit (the digits themselves, ² ① ５ …; the
-# classes are checked against the Unicode database by tests/test_assist.py). No digit has
+# classes are checked against the Unicode database by tests/checks/test_assist.py). No digit has
 # a canonical decomposition or composes with what follows it, so NFKC of a text holds a
 # digit exactly when one of its characters' NFKC forms does. A class of BMP characters
 # alone is a bitmap, searched at a tenth of the cost of a translate() through a table;

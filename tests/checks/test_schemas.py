@@ -1,0 +1,148 @@
+"""The JSON Schemas: the seeds validate, and a vault extends or replaces them via schemas_dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import IX2_NOTE, SEED_NOTE, TEMPLATE_NOTE, render_note, validate_vault
+from vault_tools.bundled import schema_dir
+from vault_tools.checks.schemas import SCHEMA_FILES, Schemas
+from vault_tools.errors import UsageError
+from vault_tools.notes.note import parse_note
+
+SCHEMAS = Schemas()
+
+
+def _note(path: Path):
+    return parse_note(path.read_bytes(), path.name)
+
+
+@pytest.mark.parametrize("path", [SEED_NOTE, IX2_NOTE, TEMPLATE_NOTE], ids=lambda p: p.stem)
+def test_seed_notes_validate(path: Path) -> None:
+    note = _note(path)
+    assert SCHEMAS.check("properties", note.properties) == []
+    assert SCHEMAS.check("frame", note.frame.data) == []
+    claim = {
+        "atomic_claim": note.claim.text.value,
+        "epistemic_mode": note.claim.epistemic_mode.value,
+        "mapping_status": note.claim.mapping_status.value,
+        "semantic_frame": note.frame.data,
+    }
+    assert SCHEMAS.check("claim", claim) == []
+    if note.drafts is not None:
+        assert SCHEMAS.check("frame", note.drafts.frame.data) == []
+        assert SCHEMAS.check("metadata", note.drafts.metadata.data) == []
+
+
+def test_seed_enum_values_are_in_the_schemas() -> None:
+    assert {"COMPARISON"} <= set(SCHEMAS.enum("frame", "frame_type"))
+    assert {"LATENCY_COST", "COMPUTE_PERFORMANCE"} <= set(SCHEMAS.enum("frame", "metric"))
+    assert {"APPROX_EQUAL", "UNSPECIFIED_COMPARISON"} <= set(SCHEMAS.enum("frame", "operator"))
+    assert {"ASSERTED", "HYPOTHETICAL"} <= set(SCHEMAS.enum("claim", "epistemic_mode"))
+    assert {"COMPLETE", "PARTIAL"} <= set(SCHEMAS.enum("claim", "mapping_status"))
+    assert {"PENDING", "REQUEST_REPAIR", "APPROVE_REPAIR", "APPROVE", "REJECT"} == set(
+        SCHEMAS.enum("properties", "review_action")
+    )
+
+
+@pytest.mark.parametrize("name", ["properties", "frame", "metadata", "claim"])
+def test_shipped_schemas_are_2020_12(name: str) -> None:
+    document = SCHEMAS.documents[name]
+    assert document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    import jsonschema
+
+    jsonschema.Draft202012Validator.check_schema(document)
+
+
+def test_ledger_event_schema_is_shipped() -> None:
+    assert (schema_dir() / SCHEMA_FILES["event"]).is_file()
+    assert "event" in SCHEMAS.documents
+
+
+def test_invalid_values_are_reported_with_their_path() -> None:
+    frame = dict(_note(SEED_NOTE).frame.data, metric="SPEED")
+    [problem] = SCHEMAS.check("frame", frame)
+    assert problem.path == ("metric",) and problem.pointer == "/metric"
+    assert '"SPEED" is not one of' in problem.message and '"LATENCY_COST"' in problem.message
+
+
+def test_pointer_escapes() -> None:
+    problems = SCHEMAS.check("frame", {"a/b~c": 1})
+    assert all(p.pointer == "/" for p in problems if not p.path)
+    from vault_tools.checks.schemas import SchemaError
+
+    assert SchemaError(("a/b~c", 0), "m").pointer == "/a~1b~0c/0"
+
+
+def _vault_with_schemas(make_vault, files: dict[str, object], note: str):
+    vault = make_vault({"N-1.md": note})
+    (vault / "vt.toml").write_text('[paths]\nschemas_dir = "schemas"\n', encoding="utf-8")
+    folder = vault / "schemas"
+    folder.mkdir()
+    for name, content in files.items():
+        (folder / name).write_text(json.dumps(content), encoding="utf-8")
+    return vault
+
+
+def test_vault_enums_extend_the_metric_enum(make_vault, tmp_path: Path) -> None:
+    frame = json.loads(json.dumps(_note(TEMPLATE_NOTE).frame.data))
+    frame["metric"] = "POWER"
+    note = render_note(claim_id="N-1", frame=frame)
+    plain = make_vault({"N-1.md": note}, name="plain")
+    assert [f.code for f in validate_vault(plain).findings] == ["frame-schema"]
+
+    vault = _vault_with_schemas(make_vault, {"enums.json": {"metric": ["POWER"]}}, note)
+    assert validate_vault(vault).findings == []
+    extended = Schemas(vault / "schemas")
+    assert "POWER" in extended.enum("frame", "metric")
+    assert "LATENCY_COST" in extended.enum("frame", "metric")  # extended, not replaced
+    assert extended.digest != SCHEMAS.digest
+    assert "POWER" not in Schemas().enum("frame", "metric")  # the package is untouched
+
+
+def test_vault_enums_extend_claim_fields(make_vault) -> None:
+    note = render_note(claim_id="N-1", mode="SPECULATIVE")
+    vault = _vault_with_schemas(
+        make_vault, {"enums.json": {"epistemic_mode": ["SPECULATIVE"]}}, note
+    )
+    assert validate_vault(vault).findings == []
+
+
+def test_replacement_schema_file(make_vault) -> None:
+    strict = json.loads((schema_dir() / "note-properties.schema.json").read_text("utf-8"))
+    strict["properties"]["reviewer"] = {"type": "string", "minLength": 1}
+    strict["required"] = [*strict["required"], "reviewer"]
+    note = render_note(claim_id="N-1", reviewer="")
+    vault = _vault_with_schemas(make_vault, {"note-properties.schema.json": strict}, note)
+    findings = validate_vault(vault).findings
+    assert [(f.code, f.line) for f in findings] == [("properties-schema", 9)]
+    assert "reviewer" in findings[0].message
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
+def test_broken_enums_file_is_a_usage_error(tmp_path: Path, content: str) -> None:
+    (tmp_path / "enums.json").write_text(content, encoding="utf-8")
+    with pytest.raises(UsageError) as caught:
+        Schemas(tmp_path)
+    assert caught.value.path == str(tmp_path / "enums.json")
+
+
+def test_broken_replacement_schema_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "semantic-frame.schema.json").write_text("{", encoding="utf-8")
+    with pytest.raises(UsageError):
+        Schemas(tmp_path)
+
+
+def test_valid_and_invalid_instances_agree_between_fast_and_slow_paths() -> None:
+    frame = _note(SEED_NOTE).frame.data
+    for bad in (
+        {**frame, "operator": "NOPE"},
+        {**frame, "entities": "x"},
+        {},
+        {**frame, "qualifiers": None},
+    ):
+        assert SCHEMAS.check("frame", bad), bad
+        assert not SCHEMAS._slow_validator("frame").is_valid(bad)

@@ -1,0 +1,1 @@
+"""Tests of `vault_tools/notes/`."""
