@@ -439,7 +439,7 @@ def test_the_readme_names_each_platform_test() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start = readme.index("\n## Platforms\n")
     section = readme[start : readme.index("\n## ", start + 1)]
-    named = set(re.findall(r"`tests/test_platforms\.py::(\w+)`", section))
+    named = set(re.findall(r"`tests/infra/test_platforms\.py::(\w+)`", section))
     tests = {name for name in globals() if name.startswith("test_")}
     assert named == tests - {"test_the_readme_names_each_platform_test"}
     assert "No macOS or Windows machine runs" in section
