@@ -413,6 +413,25 @@ def test_warm_run_does_not_import_the_checks(example_vault: Path) -> None:
     assert warm.stdout.split() == ["1", "False"], warm.stderr
 
 
+def test_forked_run_imports_the_checks_before_the_workers_fork(example_vault: Path) -> None:
+    # imported here, the workers inherit the checks and the review assist; imported in
+    # each worker, each would compile the assist's regular expressions again
+    script = (
+        "import shutil, sys\nfrom pathlib import Path\n"
+        "from vault_tools.checks import file_checks\nfrom vault_tools.config import load_settings\n"
+        "from vault_tools.checks.validate import validate\n"
+        "file_checks.PARALLEL_THRESHOLD = 1\n"
+        f"settings = load_settings(Path({str(example_vault)!r}))\n"
+        "settings.workers = 2\n"
+        "shutil.rmtree(settings.vault / '.vt', ignore_errors=True)\n"
+        "validate(settings)\n"
+        "checks = ('vault_tools.checks.rules', 'vault_tools.checks.assist')\n"
+        "print([m in sys.modules for m in checks])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.stdout.split("\n")[-2] == "[True, True]", run.stderr
+
+
 def test_index_in_many_chunks_round_trips(make_vault, monkeypatch: pytest.MonkeyPatch) -> None:
     from vault_tools.checks import cache as cache_mod
 

@@ -144,6 +144,38 @@ def test_meanwhile_runs_after_the_work_in_process(tmp_path: Path) -> None:
     assert list(results) == [1, 2] and order == ["work", "meanwhile"]
 
 
+_PREPARED: list[int] = []  # what `before_fork` did, for the workers to inherit
+
+
+def _saw_prepared(chunk: list[int]) -> list[tuple[bool, list[int]]]:
+    return [(os.getpid() not in _PREPARED, list(_PREPARED)) for _ in chunk]
+
+
+def test_before_fork_runs_once_here_and_every_worker_inherits_it() -> None:
+    try:
+        got = list(
+            map_chunks(
+                _saw_prepared,
+                list(range(40)),
+                workers=2,
+                threshold=1,
+                chunk=4,
+                before_fork=lambda: _PREPARED.append(os.getpid()),
+            )
+        )
+        assert [os.getpid()] == _PREPARED  # once, in this process
+    finally:
+        _PREPARED.clear()
+    # worked on in other processes, each of which found it done
+    assert got == [(True, [os.getpid()])] * 40
+
+
+def test_before_fork_is_not_run_when_nothing_forks() -> None:
+    calls: list[str] = []
+    results = map_chunks(_square, [1, 2], workers=1, before_fork=lambda: calls.append("x"))
+    assert list(results) == [1, 4] and calls == []
+
+
 def test_meanwhile_failing_is_raised_after_every_result() -> None:
     def fail() -> None:
         raise RuntimeError("meanwhile failed")

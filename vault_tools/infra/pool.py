@@ -82,6 +82,7 @@ def map_chunks(
     ordered: bool = True,
     count: int | None = None,
     meanwhile: Callable[[], None] | None = None,
+    before_fork: Callable[[], None] | None = None,
 ) -> Iterator[Result]:
     """`work(chunk)` over chunks of `items`, results in order (or, `ordered=False`, by
     chunk as each is done).
@@ -97,6 +98,9 @@ def map_chunks(
     after the work when there are no workers): other work that would otherwise wait for
     them, such as the CPU-bound part of a run whose workers wait on the disk. Its
     exception is raised once the results are all yielded.
+    `before_fork()` runs in this process just before the workers are forked, and only
+    when they are: what every worker would otherwise do for itself (such as importing
+    what `work` needs), done once for all of them to inherit.
     """
     workers = workers or os.cpu_count() or 1
     threshold = PARALLEL_THRESHOLD if threshold is None else threshold
@@ -115,6 +119,8 @@ def map_chunks(
     _WORK = work  # inherited by the forked workers
     try:
         # the workers are forked before `meanwhile` starts a thread
+        if before_fork:
+            before_fork()
         _give_back_freed_memory()
         with _Pool(min(workers, -(-total // largest))) as pool:
             aside = _Aside(meanwhile) if meanwhile else None
