@@ -355,8 +355,11 @@ def slow(chunk):
     time.sleep(0.01 * len(chunk))
     return chunk
 
-for _ in map_chunks(slow, list(range(100_000)), workers=2, threshold=1, chunk=4):
-    pass
+try:  # as every vt command does (cli/running.py): Ctrl-C is exit 130, not a traceback
+    for _ in map_chunks(slow, list(range(100_000)), workers=2, threshold=1, chunk=4):
+        pass
+except KeyboardInterrupt:
+    raise SystemExit(130) from None
 """
 
 

@@ -221,6 +221,9 @@ class _Worker:
         self.given: list[tuple[int, int]] = []  # (chunk index, message size), oldest first
 
 
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+
+
 class _Pool:
     """Forked workers, each fed chunks through its own pipe (see the module's docstring)."""
 
@@ -229,7 +232,7 @@ class _Pool:
         self.ended = False
         try:
             for _ in range(size):
-                self.workers.append(self._fork())
+                self._fork()
         except BaseException:
             self.close(abandon=True)
             raise
@@ -244,21 +247,28 @@ class _Pool:
     def __exit__(self, kind: type | None, *rest: object) -> None:
         self.close(abandon=kind is not None or not self.ended)
 
-    def _fork(self) -> _Worker:
+    def _fork(self) -> None:
         task_read, task_write = os.pipe()
         answer_read, answer_write = os.pipe()
         _widen(answer_write)
-        pid = os.fork()
-        if pid == 0:  # the worker: never returns
-            os.close(task_write)
-            os.close(answer_read)
-            for earlier in self.workers:  # or an earlier worker never sees its pipe end
-                os.close(earlier.tasks)
-                os.close(earlier.answers)
-            _serve(task_read, answer_write)
-        os.close(task_read)
-        os.close(answer_write)
-        return _Worker(pid, task_write, answer_read)
+        # Ctrl-C waits until the worker is in self.workers: one landing between the fork
+        # and the append would leave a worker that close() never ends nor waits for
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        try:
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                os.close(task_write)
+                os.close(answer_read)
+                for earlier in self.workers:  # or an earlier worker never sees its pipe end
+                    os.close(earlier.tasks)
+                    os.close(earlier.answers)
+                _serve(task_read, answer_write)
+            os.close(task_read)
+            os.close(answer_write)
+            self.workers.append(_Worker(pid, task_write, answer_read))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def results(self, chunks: Iterator[list], ordered: bool) -> Iterator[list]:
         """The results of each chunk: in the order of `chunks`, or as they come."""
