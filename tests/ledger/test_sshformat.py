@@ -220,6 +220,42 @@ def test_one_checker_keeps_each_keys_head_apart(
     assert checker.signed == 9
 
 
+def test_one_checker_judges_each_actor_and_ts_as_a_fresh_one(
+    ed25519: Signed, tmp_path: Path
+) -> None:
+    """What the allowed signers let a key do is kept per signature head and actor: an
+    actor allowed at any time, only within a window, only for other namespaces, or not
+    at all, each answered by one checker, in turn, as by a fresh checker."""
+    signers = tmp_path / "allowed_signers"
+    key = ed25519.public
+    signers.write_text(
+        f"bob {key}\n"
+        f'alice valid-before="20260601Z" {key}\n'
+        f'carol namespaces="git" {key}\n'
+        f'dave valid-after="20270101Z" {key}\ndave {key}\n'
+        f'"e*,!eve" valid-after="20260101Z",namespaces="vt-*" {key}\n'
+    )
+    early = dict(EVENT, ts="2026-01-01T00:00:00Z")
+    signed = [
+        dict(event, sig=sig_of(sign(ed25519.key, signed_message(event))))
+        for event in (EVENT, early)
+    ]
+    checker = SignatureChecker(SignaturePolicy(signers, required=True))
+    answers = {}
+    for _ in range(2):
+        for actor in ("bob", "alice", "carol", "dave", "erin", "eve", "frank", "alice", "bob"):
+            for event in signed:
+                mine = dict(event, actor=actor)
+                fresh = SignatureChecker(SignaturePolicy(signers, required=True)).check(mine)
+                assert checker.check(mine) == fresh, (actor, event["ts"])
+                answers[actor, event["ts"]] = fresh
+    assert answers["bob", EVENT["ts"]] is None and answers["dave", EVENT["ts"]] is None
+    assert answers["alice", early["ts"]] is None and answers["alice", EVENT["ts"]] is not None
+    assert answers["erin", EVENT["ts"]] is None and answers["erin", early["ts"]] is None
+    for actor in ("carol", "eve", "frank"):
+        assert answers[actor, EVENT["ts"]] is not None
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_ssh_keygen_refuses_what_vt_refuses(ed25519: Signed, data: st.DataObject) -> None:

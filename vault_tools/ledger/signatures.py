@@ -118,6 +118,9 @@ class _Head:
     digest: Callable[[bytes], Any]  # the hash algorithm's hashlib constructor
     rest: bytes  # the head's bytes after its whole 3-byte groups: what the tail starts with
     tail_size: int  # what the text after the groups decodes to: `rest` and the signature
+    # by actor, the allowed signers entries of the key for that actor; None: one of them
+    # allows it at any ts, so an event's ts need not be compared
+    actors: dict[str, list[_Entry] | None] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -129,7 +132,6 @@ class SignatureChecker:
     unsigned: int = 0  # events before `required_from`, or in a vault not requiring any
     _entries: dict[bytes, list[_Entry]] | None = None
     _keys: dict[bytes, PublicKey | str] = field(default_factory=dict)
-    _allowed: dict[tuple[bytes, str], list[_Entry]] = field(default_factory=dict)
     _heads: dict[str, _Head] = field(default_factory=dict)  # by their groups' base64
     _cuts: list[int] = field(default_factory=list)  # the lengths of those texts
 
@@ -149,8 +151,8 @@ class SignatureChecker:
     def fresh(self) -> SignatureChecker:
         """A checker of the same policy, counting from zero (a verify helper's), that
         keeps the keys parsed so far."""
-        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._allowed,
-                                self._heads, self._cuts)  # fmt: skip
+        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._heads,
+                                self._cuts)  # fmt: skip
 
     def count(self, signed: bool) -> None:
         """An event of a prefix verified before, under this same policy."""
@@ -178,7 +180,11 @@ class SignatureChecker:
         """The signature checked, then the key's right to sign for the actor at that ts."""
         if not head.verifies(signature, head.signed_prefix + head.digest(_message(ev)).digest()):
             return "bad signature: it does not sign this decision (edited after signing?)"
-        return self._not_allowed(ev, head.key_blob)
+        actor, actors = ev["actor"], head.actors
+        if actor not in actors:
+            actors[actor] = self._entries_for(head.key_blob, actor)
+        entries = actors[actor]
+        return None if entries is None else self._not_allowed(ev, head.key_blob, entries)
 
     def _read_head(self, ev: dict, sig: str, blob: bytes) -> str | None:
         """A blob (`sig`, decoded) of a head not met before: read whole; its head kept if
@@ -217,22 +223,25 @@ class SignatureChecker:
             self._keys[blob] = key
         return key
 
-    def _not_allowed(self, ev: dict, blob: bytes) -> str | None:
-        """Why the allowed signers file does not let this key sign for the event's actor
-        at its ts, or None."""
-        actor = ev["actor"]
-        entries = self._allowed.get((blob, actor))
-        if entries is None:
-            entries = [e for e in self._signers().get(blob, []) if _principal_matches(actor, e)]
-            self._allowed[(blob, actor)] = entries
-        ts = ev["ts"]
+    def _entries_for(self, blob: bytes, actor: str) -> list[_Entry] | None:
+        """The allowed signers entries that name this key for this actor; None when one of
+        them allows it at any time."""
+        entries = [e for e in self._signers().get(blob, []) if _principal_matches(actor, e)]
+        for entry in entries:
+            if entry.valid_after is None and entry.valid_before is None and _for_vt(entry):
+                return None
+        return entries
+
+    def _not_allowed(self, ev: dict, blob: bytes, entries: list[_Entry]) -> str | None:
+        """Why the allowed signers file (these entries of this key for the event's actor)
+        does not let this key sign for the actor at the event's ts, or None."""
+        actor, ts = ev["actor"], ev["ts"]
         for entry in entries:
             if (
                 (entry.valid_after is None or ts >= entry.valid_after)
                 and (entry.valid_before is None or ts < entry.valid_before)
-                and (entry.namespaces is None
-                     or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces))
-            ):  # fmt: skip
+                and _for_vt(entry)
+            ):
                 return None
         name = f"key {fingerprint(blob)}"
         if entries:
@@ -279,6 +288,11 @@ def _message(ev: dict) -> bytes:
     """`signed_message(ev)` for an event whose id and ts passed the line checks (a sha and
     a timestamp need no escaping): one f-string instead of a serialisation per line."""
     return f'{{"id":"{ev["id"]}","ts":"{ev["ts"]}"}}'.encode()
+
+
+def _for_vt(entry: _Entry) -> bool:
+    """Whether the entry's `namespaces` (if any) include vt's."""
+    return entry.namespaces is None or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces)
 
 
 def _window(entry: _Entry) -> str:
