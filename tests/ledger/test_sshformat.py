@@ -172,6 +172,90 @@ def test_a_checker_that_has_read_the_head_still_checks_every_byte(signed: Signed
     assert checker.signed == 3 * len(blob) + len(blob) + 4
 
 
+BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+
+
+def test_a_checker_that_has_read_the_head_still_checks_every_character(signed: Signed) -> None:
+    """The kept head is found by the base64 text of its whole 3-byte groups, and only the
+    text after it is decoded per event: a `sig` edited anywhere, in its text (any other
+    base64 character, the spare bits of its last character, one character more or less),
+    is refused by a checker that has read its head as by a fresh one, with the same
+    message. (An RSA head's bytes end inside a group, an ed25519 head's do not.)"""
+    checker = SignatureChecker(SignaturePolicy(signed.signers, required=True))
+    sig = sig_of(signed.armoured)
+    assert checker.check(dict(EVENT, sig=sig)) is None
+    edits = [sig[:at] + char + sig[at + 1 :] for at in range(len(sig)) for char in BASE64]
+    end = len(sig.rstrip("="))
+    spare = [sig[: end - 1] + BASE64[BASE64.index(sig[end - 1]) ^ bit] + sig[end:]
+             for bit in (1, 2, 4, 8)]  # fmt: skip
+    edits += spare + [sig + "A", sig + "=", sig[:-1], sig[:-2], "A" + sig, sig[:-1] + "é"]
+    for changed in edits:
+        if changed != sig:
+            assert checker.check(dict(EVENT, sig=changed)) == signed.problem(changed), changed
+            assert signed.problem(changed) is not None, changed
+    assert checker.check(dict(EVENT, sig=sig)) is None  # the head is still kept, and fits
+
+
+def test_one_checker_keeps_each_keys_head_apart(
+    ed25519: Signed, rsa: Signed, tmp_path: Path
+) -> None:
+    """Two reviewers' keys, two hash algorithms, in one checker: each signature is checked
+    against its own head, and a signature's bytes under another head of the same text
+    length (the sha256 one, of the same key) do not verify."""
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f"alice {ed25519.public}\nalice {rsa.public}\n")
+    checker = SignatureChecker(SignaturePolicy(signers, required=True))
+    ed_sig, rsa_sig = sig_of(ed25519.armoured), sig_of(rsa.armoured)
+    sha256 = sig_of(sign(ed25519.key, signed_message(EVENT), "-O", "hashalg=sha256"))
+    for sig in (ed_sig, rsa_sig, sha256, ed_sig, rsa_sig, sha256):
+        assert checker.check(dict(EVENT, sig=sig)) is None
+    cut = len(sha256) - 88  # an ed25519 signature's 64 bytes are the last 88 characters
+    assert sha256[:cut] != ed_sig[:cut]
+    bad = "bad signature: it does not sign this decision (edited after signing?)"
+    assert checker.check(dict(EVENT, sig=sha256[:cut] + ed_sig[cut:])) == bad
+    assert checker.check(dict(EVENT, sig=ed_sig[:cut] + sha256[cut:])) == bad
+    spliced = dict(EVENT, sig=ed_sig[:cut] + rsa_sig[-88:])
+    fresh = SignatureChecker(SignaturePolicy(signers, required=True)).check(spliced)
+    assert fresh is not None and checker.check(spliced) == fresh
+    assert checker.signed == 9
+
+
+def test_one_checker_judges_each_actor_and_ts_as_a_fresh_one(
+    ed25519: Signed, tmp_path: Path
+) -> None:
+    """What the allowed signers let a key do is kept per signature head and actor: an
+    actor allowed at any time, only within a window, only for other namespaces, or not
+    at all, each answered by one checker, in turn, as by a fresh checker."""
+    signers = tmp_path / "allowed_signers"
+    key = ed25519.public
+    signers.write_text(
+        f"bob {key}\n"
+        f'alice valid-before="20260601Z" {key}\n'
+        f'carol namespaces="git" {key}\n'
+        f'dave valid-after="20270101Z" {key}\ndave {key}\n'
+        f'"e*,!eve" valid-after="20260101Z",namespaces="vt-*" {key}\n'
+    )
+    early = dict(EVENT, ts="2026-01-01T00:00:00Z")
+    signed = [
+        dict(event, sig=sig_of(sign(ed25519.key, signed_message(event))))
+        for event in (EVENT, early)
+    ]
+    checker = SignatureChecker(SignaturePolicy(signers, required=True))
+    answers = {}
+    for _ in range(2):
+        for actor in ("bob", "alice", "carol", "dave", "erin", "eve", "frank", "alice", "bob"):
+            for event in signed:
+                mine = dict(event, actor=actor)
+                fresh = SignatureChecker(SignaturePolicy(signers, required=True)).check(mine)
+                assert checker.check(mine) == fresh, (actor, event["ts"])
+                answers[actor, event["ts"]] = fresh
+    assert answers["bob", EVENT["ts"]] is None and answers["dave", EVENT["ts"]] is None
+    assert answers["alice", early["ts"]] is None and answers["alice", EVENT["ts"]] is not None
+    assert answers["erin", EVENT["ts"]] is None and answers["erin", early["ts"]] is None
+    for actor in ("carol", "eve", "frank"):
+        assert answers[actor, EVENT["ts"]] is not None
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_ssh_keygen_refuses_what_vt_refuses(ed25519: Signed, data: st.DataObject) -> None:

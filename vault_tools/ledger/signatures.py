@@ -11,10 +11,12 @@ parses each key once; every signature is still checked on every verify.
 
 from __future__ import annotations
 
+import binascii
 import calendar
 import hashlib
 import re
 import time
+from binascii import a2b_base64, b2a_base64
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -105,13 +107,20 @@ class _Entry:
 class _Head:
     """What the head of an SSHSIG blob (all but the signature's bytes, whose length it
     ends with) was found to hold: any blob of that head plus that many bytes reads the same,
-    so it is read once, not once per event (a reviewer signs thousands)."""
+    so it is read once, not once per event (a reviewer signs thousands). It is kept under
+    the base64 text of its whole 3-byte groups, which every `sig` of that head starts with:
+    only the text after it (the signature's, and at most two bytes of the head) is decoded
+    per event."""
 
     key_blob: bytes
-    key: PublicKey
-    sig_algo: bytes
+    verifies: Callable[[bytes, bytes], bool]  # the key's check of (signature, signed data)
     signed_prefix: bytes  # what the signature signs, up to the message's digest
     digest: Callable[[bytes], Any]  # the hash algorithm's hashlib constructor
+    rest: bytes  # the head's bytes after its whole 3-byte groups: what the tail starts with
+    tail_size: int  # what the text after the groups decodes to: `rest` and the signature
+    # by actor, the allowed signers entries of the key for that actor; None: one of them
+    # allows it at any ts, so an event's ts need not be compared
+    actors: dict[str, list[_Entry] | None] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -123,9 +132,8 @@ class SignatureChecker:
     unsigned: int = 0  # events before `required_from`, or in a vault not requiring any
     _entries: dict[bytes, list[_Entry]] | None = None
     _keys: dict[bytes, PublicKey | str] = field(default_factory=dict)
-    _allowed: dict[tuple[bytes, str], list[_Entry]] = field(default_factory=dict)
-    _heads: dict[bytes, _Head] = field(default_factory=dict)
-    _sizes: list[int] = field(default_factory=list)  # of the signatures of `_heads`
+    _heads: dict[str, _Head] = field(default_factory=dict)  # by their groups' base64
+    _cuts: list[int] = field(default_factory=list)  # the lengths of those texts
 
     def check(self, ev: dict) -> str | None:
         """The problem with this event's signature, or None."""
@@ -143,8 +151,8 @@ class SignatureChecker:
     def fresh(self) -> SignatureChecker:
         """A checker of the same policy, counting from zero (a verify helper's), that
         keeps the keys parsed so far."""
-        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._allowed,
-                                self._heads, self._sizes)  # fmt: skip
+        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._heads,
+                                self._cuts)  # fmt: skip
 
     def count(self, signed: bool) -> None:
         """An event of a prefix verified before, under this same policy."""
@@ -154,25 +162,33 @@ class SignatureChecker:
             self.unsigned += 1
 
     def _problem(self, ev: dict, sig: str) -> str | None:
+        for cut in self._cuts:
+            head = self._heads.get(sig[:cut])
+            if head is not None:
+                signature = _signature(sig[cut:], head)
+                if signature is not None:
+                    return self._verified(ev, head, signature)
+        # a head not met before, or a tail that does not fit its head: read whole, so
+        # whatever is wrong is said as for any other signature
         try:
             blob = decode(sig)
         except FormatError as exc:
             return f"signature does not parse ({exc})"
-        for size in self._sizes:
-            head = self._heads.get(blob[:-size])
-            if head is not None:
-                return self._verified(ev, head, blob[-size:])
-        return self._read_head(ev, blob)
+        return self._read_head(ev, sig, blob)
 
     def _verified(self, ev: dict, head: _Head, signature: bytes) -> str | None:
         """The signature checked, then the key's right to sign for the actor at that ts."""
-        data = head.signed_prefix + head.digest(_message(ev)).digest()
-        if not head.key.verifies(head.sig_algo, signature, data):
+        if not head.verifies(signature, head.signed_prefix + head.digest(_message(ev)).digest()):
             return "bad signature: it does not sign this decision (edited after signing?)"
-        return self._not_allowed(ev, head.key_blob)
+        actor, actors = ev["actor"], head.actors
+        if actor not in actors:
+            actors[actor] = self._entries_for(head.key_blob, actor)
+        entries = actors[actor]
+        return None if entries is None else self._not_allowed(ev, head.key_blob, entries)
 
-    def _read_head(self, ev: dict, blob: bytes) -> str | None:
-        """A blob of a head not met before: read whole; its head kept if it is usable."""
+    def _read_head(self, ev: dict, sig: str, blob: bytes) -> str | None:
+        """A blob (`sig`, decoded) of a head not met before: read whole; its head kept if
+        it is usable."""
         try:
             found = parse(blob)
         except FormatError as exc:
@@ -186,12 +202,14 @@ class SignatureChecker:
         if isinstance(key, str):
             return key
         size = len(found.signature)
-        head = _Head(found.public_key, key, found.sig_algo, _signed_prefix(hash_algo),
-                     HASHES[hash_algo])  # fmt: skip
-        if size:  # blob[:-0] would be empty
-            self._heads[blob[:-size]] = head
-            if size not in self._sizes:
-                self._sizes.append(size)
+        end = len(blob) - size  # of the head
+        whole = end - end % 3  # its bytes in whole base64 groups
+        head = _Head(found.public_key, key.verifier(found.sig_algo), _signed_prefix(hash_algo),
+                     HASHES[hash_algo], blob[whole:end], end - whole + size)  # fmt: skip
+        cut = whole // 3 * 4  # `sig` is canonical base64: its first `cut` characters
+        self._heads[sig[:cut]] = head  # are those groups' text
+        if cut not in self._cuts:
+            self._cuts.append(cut)
         return self._verified(ev, head, found.signature)
 
     def _key(self, blob: bytes) -> PublicKey | str:
@@ -205,22 +223,25 @@ class SignatureChecker:
             self._keys[blob] = key
         return key
 
-    def _not_allowed(self, ev: dict, blob: bytes) -> str | None:
-        """Why the allowed signers file does not let this key sign for the event's actor
-        at its ts, or None."""
-        actor = ev["actor"]
-        entries = self._allowed.get((blob, actor))
-        if entries is None:
-            entries = [e for e in self._signers().get(blob, []) if _principal_matches(actor, e)]
-            self._allowed[(blob, actor)] = entries
-        ts = ev["ts"]
+    def _entries_for(self, blob: bytes, actor: str) -> list[_Entry] | None:
+        """The allowed signers entries that name this key for this actor; None when one of
+        them allows it at any time."""
+        entries = [e for e in self._signers().get(blob, []) if _principal_matches(actor, e)]
+        for entry in entries:
+            if entry.valid_after is None and entry.valid_before is None and _for_vt(entry):
+                return None
+        return entries
+
+    def _not_allowed(self, ev: dict, blob: bytes, entries: list[_Entry]) -> str | None:
+        """Why the allowed signers file (these entries of this key for the event's actor)
+        does not let this key sign for the actor at the event's ts, or None."""
+        actor, ts = ev["actor"], ev["ts"]
         for entry in entries:
             if (
                 (entry.valid_after is None or ts >= entry.valid_after)
                 and (entry.valid_before is None or ts < entry.valid_before)
-                and (entry.namespaces is None
-                     or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces))
-            ):  # fmt: skip
+                and _for_vt(entry)
+            ):
                 return None
         name = f"key {fingerprint(blob)}"
         if entries:
@@ -248,10 +269,30 @@ def signing_key_of(sig: str) -> str | None:
         return None
 
 
+def _signature(text: str, head: _Head) -> bytes | None:
+    """The signature's bytes, if `text` (what follows the head's groups in a `sig`) is the
+    canonical base64 of the head's rest and a signature of the head's size, else None
+    (then the head's text and `text` are the canonical base64 of the whole blob)."""
+    try:
+        raw = a2b_base64(text)
+    except (binascii.Error, ValueError):  # ValueError: a character beyond ASCII
+        return None
+    if len(raw) != head.tail_size or not raw.startswith(head.rest):
+        return None
+    if b2a_base64(raw, newline=False) != text.encode():  # only what ssh-keygen writes
+        return None
+    return raw[len(head.rest) :]
+
+
 def _message(ev: dict) -> bytes:
     """`signed_message(ev)` for an event whose id and ts passed the line checks (a sha and
     a timestamp need no escaping): one f-string instead of a serialisation per line."""
     return f'{{"id":"{ev["id"]}","ts":"{ev["ts"]}"}}'.encode()
+
+
+def _for_vt(entry: _Entry) -> bool:
+    """Whether the entry's `namespaces` (if any) include vt's."""
+    return entry.namespaces is None or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces)
 
 
 def _window(entry: _Entry) -> str:

@@ -15,6 +15,7 @@ import base64
 import binascii
 import hashlib
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -105,6 +106,16 @@ class PublicKey(Protocol):
         """Whether `signature` (of algorithm `sig_algo`) signs `data` with this key."""
         ...
 
+    def verifier(self, sig_algo: bytes) -> Callable[[bytes, bytes], bool]:
+        """`verifies` for signatures of algorithm `sig_algo`, (signature, data) -> bool:
+        looked up once per signature head, not once per event."""
+        ...
+
+
+def _never(signature: bytes, data: bytes) -> bool:
+    """The check of a signature algorithm the key cannot have made."""
+    return False
+
 
 class _Ed25519:
     """libsodium's check. It also refuses keys and signatures with non-canonical or
@@ -122,7 +133,13 @@ class _Ed25519:
         self._bad = BadSignatureError  # kept: an import per event costs a microsecond
 
     def verifies(self, sig_algo: bytes, signature: bytes, data: bytes) -> bool:
-        if sig_algo != b"ssh-ed25519" or len(signature) != 64:
+        return self.verifier(sig_algo)(signature, data)
+
+    def verifier(self, sig_algo: bytes) -> Callable[[bytes, bytes], bool]:
+        return self._verifies if sig_algo == b"ssh-ed25519" else _never
+
+    def _verifies(self, signature: bytes, data: bytes) -> bool:
+        if len(signature) != 64:
             return False
         try:
             self._open(signature + data, self._raw)  # the signed message is sig || data
@@ -150,14 +167,21 @@ class _Rsa:
         self._hashes = {b"rsa-sha2-512": hashes.SHA512(), b"rsa-sha2-256": hashes.SHA256()}
 
     def verifies(self, sig_algo: bytes, signature: bytes, data: bytes) -> bool:
+        return self.verifier(sig_algo)(signature, data)
+
+    def verifier(self, sig_algo: bytes) -> Callable[[bytes, bytes], bool]:
         digest = self._hashes.get(sig_algo)
         if digest is None:  # ssh-keygen refuses SHA-1 (`ssh-rsa`) in SSHSIG
-            return False
-        try:
-            self._key.verify(signature, data, self._padding, digest)
-        except self._bad:
-            return False
-        return True
+            return _never
+
+        def verifies(signature: bytes, data: bytes) -> bool:
+            try:
+                self._key.verify(signature, data, self._padding, digest)
+            except self._bad:
+                return False
+            return True
+
+        return verifies
 
 
 def public_key(blob: bytes) -> PublicKey:
