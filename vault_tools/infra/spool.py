@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-from collections.abc import Iterator
-from itertools import islice
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice, pairwise
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 # records pickled at once: one write and one read per group, not per record
 _GROUP = 256
@@ -85,3 +88,61 @@ class Spool:
         records = iter(self)
         while batch := list(islice(records, size)):
             yield batch
+
+
+class SpooledList(Generic[T]):
+    """A list of records kept in a spool: appended, counted, read back in order, as a
+    list is, for a result naming every note of a large vault (`vt apply`'s applied
+    notes) that would otherwise stay in memory until it is reported. A record is
+    pickled when appended (within its group): change it before, never after. The file
+    is closed when the list is garbage."""
+
+    def __init__(self, records: Iterable[T] = ()) -> None:
+        self._spool = Spool()
+        self._finalizer = weakref.finalize(self, self._spool.close)
+        for record in records:
+            self.append(record)
+
+    def append(self, record: T) -> None:
+        self._spool.add(record)
+
+    def __len__(self) -> int:
+        return self._spool.count
+
+    def __bool__(self) -> bool:
+        return self._spool.count > 0
+
+    def __iter__(self) -> Iterator[T]:
+        # a generator of this list's own: the list (so its file) lives while it is read,
+        # also when nothing else holds the list any more (`for x in report().applied`)
+        yield from self._spool
+
+    def __getitem__(self, index: int) -> T:
+        """The record at `index` (read through the spool: for a few, not in a loop)."""
+        count = self._spool.count
+        if not -count <= index < count:
+            raise IndexError("SpooledList index out of range")
+        return next(islice(self._spool, index % count, None))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SpooledList | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list is
+
+    def sort(self, key: Callable[[T], Any]) -> None:
+        """Sorted by `key`, as list.sort (stable). Records appended in order already
+        (the usual case) are left where they are, after one pass reading them."""
+        if all(key(a) <= key(b) for a, b in pairwise(self)):
+            return
+        records = sorted(self, key=key)
+        self._spool.close()
+        self._spool = Spool()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, self._spool.close)
+        for record in records:
+            self.append(record)
+
+    def __repr__(self) -> str:
+        return f"SpooledList({list(self)!r})"

@@ -18,7 +18,8 @@ A run has four phases, and the order is what makes it safe to kill at any moment
 
 Memory stays flat as the vault grows: the candidates wait in a spool (a temporary
 file) between phases 1 and 2, the decided notes in another between phases 2 and 3, and
-each phase holds one batch of them at a time (docs/performance.md).
+each phase holds one batch of them at a time; the report's applied notes wait in a
+third until they are reported (docs/performance.md).
 
 Plain data in, plain data out: the CLI renders `ApplyReport`.
 """
@@ -43,7 +44,7 @@ from vault_tools.errors import IOFailure, VtError
 from vault_tools.infra.boundary import is_inside
 from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
-from vault_tools.infra.spool import Spool
+from vault_tools.infra.spool import Spool, SpooledList
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import is_timestamp
@@ -112,7 +113,9 @@ class Entry:
 
 @dataclass(slots=True)
 class ApplyReport:
-    applied: list[Applied] = field(default_factory=list)
+    # one per note, held until the run is reported: in a spool (a temporary file), so
+    # that what the run holds does not grow with the vault
+    applied: SpooledList[Applied] = field(default_factory=SpooledList)
     skipped: list[Entry] = field(default_factory=list)
     refused: list[Entry] = field(default_factory=list)
     dry_events: list[dict] = field(default_factory=list)  # a dry run's events, whole
@@ -341,9 +344,9 @@ def _mark_all(
     )
     for problem in outcomes:
         applied = given.popleft().applied
+        applied.marked = problem is None  # before it is appended (and pickled)
         report.applied.append(applied)
         if problem is None:
-            applied.marked = True
             continue
         if isinstance(problem, IOFailure):
             report.io_error = report.io_error or problem
@@ -399,7 +402,7 @@ def apply_notes(
             _decide_all(settings, deciding, report, decided, dry_run)
             deciding.close()
             if dry_run:
-                report.applied = [mark.applied for mark in decided]
+                report.applied = SpooledList(mark.applied for mark in decided)
             else:
                 crash_point("after-append")
                 _mark_all(settings, decided, report, progress)

@@ -15,7 +15,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
-from vault_tools.notes.vault import markdown_files, read_file
+from vault_tools.notes.vault import list_vault, read_file
 from vault_tools.store.claims import ClaimStore
 
 BLOCK = "claims"
@@ -52,7 +52,9 @@ def sync_kb_blocks(
     rewritten (edited meanwhile, broken markers, unreadable) is skipped and described in
     `problems`, never fatal: the next refresh tries again.
     """
-    kb = kbmod.KnowledgeBase(markdown_files(settings.vault), settings.kb_dir)
+    # the listing itself, not a tuple per file made from it: a run over a large vault
+    # (apply's last step) holds one list of its paths, not two
+    kb = kbmod.KnowledgeBase(list_vault(settings.vault), settings.kb_dir)
     targets = _targets_by_note(store, kb)
     written: list[str] = []
     for relative in kb.notes_in_kb():
