@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from vault_tools.checks.claim_versions import ClaimVersion, as_str, block_line
 from vault_tools.checks.wording import (
-    evidence_hedge,
+    claim_evidence_doubt,
     fold_text,
     has_cjk,
     hedged_or_conditional,
@@ -21,7 +21,6 @@ from vault_tools.checks.wording import (
     number_value,
     numbers_in,
     occurs,
-    relevant_evidence,
     text_occurs,
     text_words,
 )
@@ -190,7 +189,7 @@ def mode_checks(note: Note, version: ClaimVersion, evidence: str) -> list[Findin
     findings = []
     claim = version.claim.value
     if version.mode == "ASSERTED" and evidence:
-        hedge = evidence_hedge(relevant_evidence(evidence, claim))
+        hedge = claim_evidence_doubt(evidence, claim)
         if hedge:
             findings.append(
                 warning(

@@ -482,6 +482,29 @@ def doubt_in(text: str) -> str | None:
 evidence_hedge = functools.lru_cache(maxsize=64)(doubt_in)
 
 
+def claim_evidence_doubt(evidence: str, claim: str) -> str | None:
+    """`evidence_hedge` of the evidence sentences the claim draws on (relevant_evidence).
+    Those sentences are worked out only for an evidence with a hedging word somewhere:
+    most have none, and then no choice of its sentences has one."""
+    if not _may_hedge(evidence):
+        return None
+    return evidence_hedge(relevant_evidence(evidence, claim))
+
+
+@functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
+def _may_hedge(evidence: str) -> bool:
+    """Whether a hedging word occurs anywhere in `evidence`, ignoring case and word starts.
+    relevant_evidence joins some of its sentences with a space; a word that hedge_in
+    finds there lies within one sentence, and its end is followed by what follows it in
+    the evidence (a sentence ends in its punctuation or the evidence's end), so this
+    search finds it too (IGNORECASE also matches the letters that lower to ASCII, K)."""
+    if evidence.isascii():  # the usual evidence: the faster scan of the lowered text
+        found = _HEDGE_TAIL_LOWER.search(evidence.lower()) is not None
+    else:
+        found = _HEDGE_TAIL.search(evidence) is not None or bool(_HEDGE_ZH_ANY.search(evidence))
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _evidence_tone(evidence: str) -> bool | None:
     """Whether the evidence hedges or is conditional; None when it holds a letter whose
