@@ -502,6 +502,73 @@ def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: boo
     assert wording.numbers_in.__wrapped__(text, names_too) == expected
 
 
+def test_each_full_width_form_decomposes_to_its_ascii_character() -> None:
+    """What nfkc's shortcut relies on, checked against the Unicode database."""
+    for code in range(0xFF01, 0xFF5F):
+        assert unicodedata.normalize("NFKD", chr(code)) == chr(code - 0xFEE0), hex(code)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "，",
+                "Ａ",
+                "\u0301",
+                "a",
+                "中",
+                "ﬁ",
+                "５",
+                "～",
+                "\u3000",
+                "é",
+                "e",
+                "\u0327",
+                " ",
+                "ǆ",
+            ]
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_nfkc_is_unicodedatas(text: str) -> None:
+    assert wording.nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+_HEDGE_PIECES = [
+    "may",
+    "May",
+    " 5",
+    "suggests",
+    "this ",
+    "a drafter ",
+    "K",
+    "İ",
+    "ſeems",
+    "可能",
+    "cost ",
+    "tokens ",
+    "drafter",
+    ". ",
+    "。",
+    "; ",
+    " ",
+    "x",
+]
+_HEDGE_TEXT = st.lists(st.sampled_from(_HEDGE_PIECES), max_size=10).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_HEDGE_TEXT, _HEDGE_TEXT)
+@example("Cost drafter tokens. It may. 5 tokens", "cost drafter tokens")
+def test_the_evidence_is_searched_for_a_hedge_before_its_sentences_are_chosen(
+    evidence: str, claim: str
+) -> None:
+    expected = wording.doubt_in(wording.relevant_evidence(evidence, claim))
+    assert wording.claim_evidence_doubt(evidence, claim) == expected
+
+
 def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
     """The large caches hold labels and names, which recur from note to note; each note's
     claim and comparison expression (unique, even when short) must stay out of them, or

@@ -6,7 +6,6 @@ epistemic mode keep the source's tone?
 from __future__ import annotations
 
 import re
-import unicodedata
 from decimal import Decimal
 
 from vault_tools.checks.claim_versions import ClaimVersion, as_str, block_line
@@ -17,6 +16,7 @@ from vault_tools.checks.wording import (
     hedged_or_conditional,
     is_cjk,
     mentions_number,
+    nfkc,
     nfkc_casefold,
     number_value,
     numbers_in,
@@ -85,11 +85,7 @@ def _missing_from(expression: str, claim: str) -> list[str]:
         for w in dict.fromkeys(text_words(expression))
         if w not in latin and not _number_word_match(w, claim)
     ]
-    han = [
-        ch
-        for ch in unicodedata.normalize("NFKC", expression)
-        if is_cjk(ch) and ch not in _FUNCTION_HAN
-    ]
+    han = [ch for ch in nfkc(expression) if is_cjk(ch) and ch not in _FUNCTION_HAN]
     absent = [ch for ch in han if ch not in claim]
     if len(absent) >= 6 and 2 * len(absent) > len(han):
         missing.append("".join(dict.fromkeys(absent)))
@@ -142,7 +138,7 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
     # NFKC and casefolding of the two joined by the newline are those of each joined by
     # it, and fold drops the newline: each side is worked on alone, the evidence's once
     claim_folded, evidence_folded = nfkc_casefold(claim), nfkc_casefold(evidence)
-    key = unicodedata.normalize("NFKC", mention).casefold().strip()
+    key = nfkc(mention).casefold().strip()
     if has_cjk(key):  # Chinese runs on across the newline: look in the two as one
         return fold_text(key) in fold_text(claim_folded) + fold_text(evidence_folded)
     # a symbol such as k or N: a whole token, not a letter inside a word

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
+
+from vault_tools.checks.wording import nfkc
 
 # families of cues
 RISE, FALL, ALIKE = "rise", "fall", "alike"  # the direction a claim's comparison states
@@ -180,7 +181,7 @@ _OTHER_CUE = re.compile(
 def lowered(text: str) -> str:
     """`text` for the cue words: lower case, full-width letters and digits made ASCII."""
     if not text.isascii() and _FULL_WIDTH.search(text):
-        text = unicodedata.normalize("NFKC", text)
+        text = nfkc(text)
     return text.lower()
 
 
