@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLE_VAULT, render_note, validate_vault
-from vault_tools.checks import assist, assist_claim, wording
+from vault_tools.checks import assist, assist_claim, assist_reading, wording
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
@@ -567,6 +567,21 @@ def test_the_evidence_is_searched_for_a_hedge_before_its_sentences_are_chosen(
 ) -> None:
     expected = wording.doubt_in(wording.relevant_evidence(evidence, claim))
     assert wording.claim_evidence_doubt(evidence, claim) == expected
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["more", "than", "tha", "n", "better", "beat", "s", "above", "out", "under", "perform"]
+            + ["exceed", "surpass", "below", "trail", "less", " ", ",", "比", "x", "faster"]
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_an_english_comparison_holds_one_of_the_words_that_spare_its_scan(text: str) -> None:
+    if not any(word in text for word in assist_reading._COMPARE_EN_WORDS):
+        assert assist_reading.every(assist_reading._COMPARE_EN, text) == []
 
 
 def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:

@@ -21,8 +21,12 @@ from decimal import Decimal, InvalidOperation
 
 # --- text folding --------------------------------------------------------------------
 
-# the runs of Latin letters that stem can change: four or more letters ending in s
-_STEMMABLE_RUN = re.compile(r"(?<![a-z])[a-z]{3,}s(?![a-z])")
+# the runs of Latin letters that stem can change: four or more letters ending in s. No
+# look-behind for the run's start: a match tried inside a run fails wherever one tried
+# at its start does (it is shorter and ends at the same place), and a pattern that
+# starts with a letter's class lets the regex engine skip ahead to a letter, where a
+# look-behind is tried at every position
+_STEMMABLE_RUN = re.compile(r"[a-z]{3,}s(?![a-z])")
 _SKIPPED_CATEGORIES = ("P", "Z", "C")  # punctuation, separators, controls
 
 
@@ -172,6 +176,15 @@ def text_words(text: str) -> tuple[str, ...]:
 # look-behind or a repeat is tried at every position (several times slower)
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_.]\d)(?<![A-Za-z0-9]-\d)\d*(?:,\d{3})*(?:\.\d+)?")
 _ANY_NUMBER = re.compile(r"\d\d*(?:,\d{3})*(?:\.\d+)?")
+
+
+def ascii_digits(pattern: re.Pattern) -> re.Pattern:
+    """`pattern` with [0-9] for \\d: the same matches in ASCII text (the only digits
+    there), found sooner: \\d looks each character up in the Unicode database."""
+    return re.compile(pattern.pattern.replace(r"\d", "[0-9]"), pattern.flags)
+
+
+_NUMBER_ASCII, _ANY_NUMBER_ASCII = ascii_digits(_NUMBER), ascii_digits(_ANY_NUMBER)
 _NUMBER_WORDS = {
     1: ("one", "single", "once", "一", "單", "单"),
     2: ("two", "twice", "double", "二", "兩", "两", "雙", "双"),
@@ -243,7 +256,10 @@ def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
         if not _has_digit_source(text):
             return []  # no digit, and none that NFKC would make: spare normalising
         text = nfkc(text)
-    pattern = _ANY_NUMBER if names_too else _NUMBER
+    if text.isascii():
+        pattern = _ANY_NUMBER_ASCII if names_too else _NUMBER_ASCII
+    else:
+        pattern = _ANY_NUMBER if names_too else _NUMBER
     found = []
     for match in pattern.finditer(text):
         value = number_value(match.group())
