@@ -313,7 +313,7 @@ _FULL_WIDTH_FORM = re.compile("[\uff01-\uff5e]")
 
 def nfkc(text: str) -> str:
     """`unicodedata.normalize("NFKC", text)`, cheaper for text with full-width forms."""
-    if text.isascii():  # NFKC leaves ASCII as it is
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # a quick check, in C
         return text
     text = _FULL_WIDTH_FORM.sub(_ascii_form, text)
     return unicodedata.normalize("NFKC", text)
@@ -387,6 +387,11 @@ _CASE_UNCHECKED = re.compile(
     "[^\x00-\x7f\u2000-\u206f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 )
 _WORD_CHARACTER = re.compile(r"\w")
+
+
+def _case_unchecked(text: str) -> bool:
+    """Whether `text` holds a letter _CASE_UNCHECKED names (never an ASCII one)."""
+    return not text.isascii() and _CASE_UNCHECKED.search(text) is not None
 _HEDGE_ZH_ANY = re.compile("|".join(map(re.escape, _HEDGE_ZH)))
 _CONDITIONAL_ZH_ANY = re.compile("|".join(map(re.escape, _CONDITIONAL_ZH)))
 
@@ -429,7 +434,7 @@ def hedge_in(text: str, doubt_only: bool = False) -> str | None:
 
 def _conditional_in(text: str) -> str | None:
     lowered = text.lower()
-    if len(lowered) == len(text) and not _CASE_UNCHECKED.search(text):
+    if len(lowered) == len(text) and not _case_unchecked(text):
         # as for hedges, a scan of the lowered text; exact here: in these scripts a
         # letter matches a pattern letter ignoring case exactly when it lowers to it
         match = next(_at_word_start(_CONDITIONAL_TAIL_LOWER, lowered), None)
@@ -545,7 +550,7 @@ def _may_hedge(evidence: str) -> bool:
 def _evidence_tone(evidence: str) -> bool | None:
     """Whether the evidence hedges or is conditional; None when it holds a letter whose
     case the fast scans do not settle alone (see hedged_or_conditional)."""
-    if _CASE_UNCHECKED.search(evidence):
+    if _case_unchecked(evidence):
         return None
     return bool(hedge_in(evidence) or _conditional_in(evidence))
 
@@ -561,7 +566,7 @@ def hedged_or_conditional(claim: str, evidence: str) -> bool:
     ignoring case for the whole text: then the whole text is scanned, as one.
     """
     tone = _evidence_tone(evidence)
-    if tone is None or _CASE_UNCHECKED.search(claim):
+    if tone is None or _case_unchecked(claim):
         both = f"{claim}\n{evidence}"
         return bool(hedge_in(both) or _conditional_in(both))
     if tone:
