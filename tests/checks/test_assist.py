@@ -584,6 +584,29 @@ def test_an_english_comparison_holds_one_of_the_words_that_spare_its_scan(text: 
         assert assist_reading.every(assist_reading._COMPARE_EN, text) == []
 
 
+def test_every_hedging_word_holds_one_of_the_stems_searched_first() -> None:
+    words = re.search(r"\((.*)\)", wording._HEDGE_EN.pattern)
+    assert words
+    for word in words.group(1).split("|"):
+        assert any(stem in word.replace("?", "") for stem in wording._HEDGE_STEMS), word
+
+
+def test_a_number_after_a_name_character_is_part_of_the_name() -> None:
+    """The set lookup before a quantity, against the pattern it replaced."""
+    name_before = re.compile(r"[a-z0-9_.]|[a-z0-9]-")
+    alphabet = ["", "a", "Z", "0-", "_", ".", "-", " ", "中", "é", "x-", "--", "-a"]
+    for first in alphabet:
+        for second in alphabet:
+            text = f"{first}{second}5 ms"
+            low = text.lower()
+            at = len(low) - 4
+            named = bool(at) and bool(
+                name_before.match(low, at - 1 if low[at - 1] != "-" else max(at - 2, 0))
+            )
+            expected = () if named else (("5", wording.number_value("5"), "ms"),)
+            assert assist_reading.quantities.__wrapped__(text) == expected, text
+
+
 def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
     """The large caches hold labels and names, which recur from note to note; each note's
     claim and comparison expression (unique, even when short) must stay out of them, or

@@ -265,8 +265,9 @@ _QUANTITY = re.compile(
 )
 _UNIT_OF = {f"u{i}": unit for i, (unit, _) in enumerate(_UNITS)}
 _NUMBER_IN = re.compile(_NUMBER)
-# what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5)
-_NAME_BEFORE = re.compile(r"[a-z0-9_.]|[a-z0-9]-")
+# what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5): one
+# of these right before it, or before a hyphen right before it (a set lookup per number)
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
 _QUANTITY_ASCII = ascii_digits(_QUANTITY)
 
 
@@ -278,7 +279,7 @@ def quantities(text: str) -> tuple[tuple[str, Decimal, str | None], ...]:
     found = []
     for match in (_QUANTITY_ASCII if folded.isascii() else _QUANTITY).finditer(folded):
         at = match.start()
-        if at and _NAME_BEFORE.match(folded, at - 1 if folded[at - 1] != "-" else max(at - 2, 0)):
+        if at and folded[at - 1 if folded[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
             continue
         unit = _UNIT_OF.get(match.lastgroup or "")
         numbers = match.group(1)

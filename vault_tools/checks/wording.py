@@ -392,6 +392,8 @@ _WORD_CHARACTER = re.compile(r"\w")
 def _case_unchecked(text: str) -> bool:
     """Whether `text` holds a letter _CASE_UNCHECKED names (never an ASCII one)."""
     return not text.isascii() and _CASE_UNCHECKED.search(text) is not None
+
+
 _HEDGE_ZH_ANY = re.compile("|".join(map(re.escape, _HEDGE_ZH)))
 _CONDITIONAL_ZH_ANY = re.compile("|".join(map(re.escape, _CONDITIONAL_ZH)))
 
@@ -493,6 +495,11 @@ def _worded_sentences(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((s, frozenset(_words(s))) for s in _sentences(evidence) if s.strip())
 
 
+# a part of every word _HEDGE_EN names ("unlikely" holds "likely")
+_HEDGE_STEMS = (
+    "may might could likely possib perhaps probabl potential presumabl suggest seem arguabl "
+    "uncertain"
+).split()
 _REPORTING = frozenset(("suggest", "suggests", "suggested"))
 # the subjects whose reporting verb is the source's doubt: the author and what was found
 _DOUBTERS = frozenset(
@@ -539,8 +546,9 @@ def _may_hedge(evidence: str) -> bool:
     finds there lies within one sentence, and its end is followed by what follows it in
     the evidence (a sentence ends in its punctuation or the evidence's end), so this
     search finds it too (IGNORECASE also matches the letters that lower to ASCII, K)."""
-    if evidence.isascii():  # the usual evidence: the faster scan of the lowered text
-        found = _HEDGE_TAIL_LOWER.search(evidence.lower()) is not None
+    if evidence.isascii():  # the usual evidence: substring searches of the lowered text
+        low = evidence.lower()
+        found = any(stem in low for stem in _HEDGE_STEMS)
     else:
         found = _HEDGE_TAIL.search(evidence) is not None or bool(_HEDGE_ZH_ANY.search(evidence))
     return found
