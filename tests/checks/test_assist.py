@@ -465,6 +465,40 @@ def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
     )
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "中",
+                "。",
+                "，",
+                " ",
+                "\u3000",
+                "「",
+                "」",
+                "〜",
+                "-",
+                "\x1c",
+                "é",
+                "\u2028",
+                "x",
+            ]
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_the_characters_folding_drops_are_the_ones_translate_drops(text: str) -> None:
+    assert wording._drop_unkept(text) == text.translate(wording._KEPT)
+
+
+def test_the_cjk_ideographs_are_all_kept() -> None:
+    """What _drop_unkept's regex relies on, checked against the Unicode database."""
+    for code in range(0x4E00, 0xA000):
+        assert not unicodedata.category(chr(code)).startswith(("P", "Z", "C")), hex(code)
+
+
 def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
     """The classes numbers_in searches for, checked against the Unicode database."""
     for code in range(0x110000):

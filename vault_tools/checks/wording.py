@@ -21,12 +21,11 @@ from decimal import Decimal, InvalidOperation
 
 # --- text folding --------------------------------------------------------------------
 
-# the runs of Latin letters that stem can change: four or more letters ending in s. No
-# look-behind for the run's start: a match tried inside a run fails wherever one tried
-# at its start does (it is shorter and ends at the same place), and a pattern that
-# starts with a letter's class lets the regex engine skip ahead to a letter, where a
-# look-behind is tried at every position
-_STEMMABLE_RUN = re.compile(r"[a-z]{3,}s(?![a-z])")
+# The last three letters of a run of Latin letters that ends in s: what stem changes
+# of a run of four or more (_stem_ending checks the letter before). A fixed width
+# fails at once inside a run, where a pattern matching the whole run is tried again at
+# each of its letters, and its leading class lets the regex engine skip to a letter.
+_RUN_END_S = re.compile(r"[a-z]{2}s(?![a-z])")
 _SKIPPED_CATEGORIES = ("P", "Z", "C")  # punctuation, separators, controls
 
 
@@ -57,8 +56,20 @@ def fold_text(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    text = _STEMMABLE_RUN.sub(lambda m: stem(m.group()), nfkc_casefold(text))
-    return text.translate(_KEPT)
+    return _drop_unkept(_RUN_END_S.sub(_stem_ending, nfkc_casefold(text)))
+
+
+def _stem_ending(match: re.Match) -> str:
+    """stem() of the run `match` ends, told by its last four letters (stem looks at no
+    more): the run's last three letters as stem leaves them."""
+    at, ending = match.start(), match.group()
+    if not at or not "a" <= match.string[at - 1] <= "z":
+        return ending  # a run of three letters, which stem leaves as it is
+    if ending == "ses" and match.string[at - 1] == "s":
+        return "s"  # -sses
+    if ending == "ies":
+        return "y"
+    return ending if ending[1] == "s" else ending[:2]  # -ss stays, -s goes
 
 
 # Two caches: labels and knowledge-base names (short, a few hundred, asked note after
@@ -87,6 +98,21 @@ class _KeepTable(dict):
 
 # folding drops punctuation, separators and controls
 _KEPT = _KeepTable(lambda ch: not unicodedata.category(ch).startswith(_SKIPPED_CATEGORIES))
+# Text of ASCII, CJK punctuation and the CJK ideographs (all letters, so all kept): its
+# dropped characters are found by one regex, where translate() looks every character
+# up in _KEPT (by its code, made an int object first)
+_COMMON_SCRIPT = re.compile("[\x00-\x7f\u3000-\u303f\u4e00-\u9fff]*")
+_COMMON_DROPPED_CHARACTERS = "".join(
+    chr(code) for code in (*range(0x80), *range(0x3000, 0x3040)) if _KEPT[code] is None
+)
+_COMMON_DROPPED = re.compile(f"[{re.escape(_COMMON_DROPPED_CHARACTERS)}]")
+
+
+def _drop_unkept(text: str) -> str:
+    """`text.translate(_KEPT)`: the characters folding keeps."""
+    if text.isascii() or not _COMMON_SCRIPT.fullmatch(text):
+        return text.translate(_KEPT)  # ASCII: translate's own fast path
+    return _COMMON_DROPPED.sub("", text)
 
 
 def occurs(needle: str, haystack: str) -> bool:
