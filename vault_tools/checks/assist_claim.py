@@ -181,6 +181,9 @@ _NO_CANONICAL = re.compile(
 )
 
 
+_CANONICAL = re.compile("canonical", re.IGNORECASE)  # every _NO_CANONICAL match holds it
+
+
 def mode_checks(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     findings = []
     claim = version.claim.value
@@ -210,7 +213,12 @@ def mode_checks(note: Note, version: ClaimVersion, evidence: str) -> list[Findin
     qualifiers = version.frame.data.get("qualifiers")
     if isinstance(qualifiers, dict):
         condition = as_str(qualifiers.get("condition_text"))
-    if version.status == "COMPLETE" and condition and _NO_CANONICAL.search(condition):
+    if (
+        version.status == "COMPLETE"
+        and condition
+        and _CANONICAL.search(condition)  # a literal, found faster than the whole pattern
+        and _NO_CANONICAL.search(condition)
+    ):
         findings.append(
             warning(
                 note.path,
