@@ -147,13 +147,15 @@ def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list
     # and the evidence's conditions (a scan of each sentence) are needed only after
     if states_a_condition(claim):
         return []
+    phrases = evidence_conditions(evidence)  # before condition_text's cue words: most
+    if not phrases:  # evidence states no condition, and its words are read once anyway
+        return []
     qualifiers = version.frame.data.get("qualifiers")
     condition = as_str(qualifiers.get("condition_text")) if isinstance(qualifiers, dict) else None
     if condition and states_a_condition(condition):
         return []  # condition_text keeps a condition
-    phrases = evidence_conditions(evidence)
-    if not phrases or (condition and any(_shares_a_term(p, condition) for p in phrases)):
-        return []  # no condition to drop, or condition_text keeps one of the evidence's
+    if condition and any(_shares_a_term(p, condition) for p in phrases):
+        return []  # condition_text keeps one of the evidence's conditions
     restated = restated_sentence(evidence, claim)
     if restated is None or restated[1] < 3:
         return []  # too few words in common to be sure which sentence the claim restates
