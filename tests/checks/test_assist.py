@@ -499,6 +499,39 @@ def test_the_cjk_ideographs_are_all_kept() -> None:
         assert not unicodedata.category(chr(code)).startswith(("P", "Z", "C")), hex(code)
 
 
+def test_the_characters_folding_keeps_whole_start_afresh() -> None:
+    """What folded_part_of relies on, checked against the Unicode database: each
+    _whole_at_edge character is a starter and never the second of a canonical pair."""
+    seconds = set()
+    for code in range(0x110000):
+        mapping = unicodedata.decomposition(chr(code)).split()
+        if len(mapping) == 2 and not mapping[0].startswith("<"):
+            seconds.add(chr(int(mapping[1], 16)))
+    for code in range(0x110000):
+        ch = chr(code)
+        if wording._whole_at_edge(ch):
+            assert unicodedata.combining(ch) == 0 and ch not in seconds, hex(code)
+            assert unicodedata.combining(unicodedata.normalize("NFKD", ch)[0]) == 0, hex(code)
+
+
+_EDGE_PIECES = ["a", "s", "es", "ies", "Ａ", "\u0301", "，", "。", "中", "K", "ﬁ", " ", "\u302a"]
+_EDGE_TEXT = st.lists(
+    st.sampled_from([*_EDGE_PIECES, "\u3099", "e", "ss", "1", "-", "İ"]), max_size=8
+).map("".join)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_EDGE_TEXT, _EDGE_TEXT, _EDGE_TEXT)
+@example("x", "cookies", "x")
+@example("", "ab", "cs")
+def test_a_text_folding_keeps_whole_is_in_the_folded_haystack(
+    before: str, text: str, after: str
+) -> None:
+    haystack = before + text + after
+    if wording.folded_part_of(text, haystack):
+        assert wording.fold(text) in wording.fold(haystack)
+
+
 def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
     """The classes numbers_in searches for, checked against the Unicode database."""
     for code in range(0x110000):

@@ -12,6 +12,7 @@ from vault_tools.checks.claim_versions import ClaimVersion, as_str, block_line
 from vault_tools.checks.wording import (
     claim_evidence_doubt,
     fold_text,
+    folded_part_of,
     has_cjk,
     hedged_or_conditional,
     is_cjk,
@@ -77,8 +78,8 @@ def _missing_from(expression: str, claim: str) -> list[str]:
     paraphrased freely (高於 for 比…更), so its characters count only when most of them,
     and at least six, are absent: then the expression states something else.
     """
-    if text_occurs(expression, claim):
-        return []
+    if folded_part_of(expression, claim) or text_occurs(expression, claim):
+        return []  # (an expression copied from the claim is not folded)
     latin = set(text_words(claim))
     missing = [
         w

@@ -152,6 +152,42 @@ def _occurs(
     return True
 
 
+def folded_part_of(text: str, haystack: str) -> bool:
+    """True when `text` is written in `haystack` where folding keeps it whole, so fold(text)
+    is in fold(haystack) (False: not known, fold them). Folding splits there when the
+    characters at both edges are _whole_at_edge (NFKC neither reorders across such a
+    character nor composes it with the one before) and a non-letter stands on one side
+    of each edge (no run of Latin letters, which stem reads as one word, spans it)."""
+    at = haystack.find(text)
+    if at < 0 or not text:
+        return False
+    end = at + len(text)
+    return (at == 0 or _edge_kept(haystack[at - 1], text[0])) and (
+        end == len(haystack) or _edge_kept(text[-1], haystack[end])
+    )
+
+
+def _edge_kept(before: str, after: str) -> bool:
+    return _whole_at_edge(after) and (_not_a_letter(before) or _not_a_letter(after))
+
+
+def _whole_at_edge(ch: str) -> bool:
+    """ASCII, CJK ideographs, CJK punctuation (not its combining tone marks), full-width
+    ASCII forms: starters that compose with nothing before them (tests/checks/test_assist.py
+    checks this against the Unicode database)."""
+    return (
+        ch.isascii()
+        or "\u4e00" <= ch <= "\u9fff"
+        or ("\u3000" <= ch <= "\u303f" and not "\u302a" <= ch <= "\u302f")
+        or "\uff01" <= ch <= "\uff5e"
+    )
+
+
+def _not_a_letter(ch: str) -> bool:
+    """A _whole_at_edge character that folds to no Latin letter."""
+    return _whole_at_edge(ch) and not nfkc(ch).casefold().isalpha()
+
+
 def has_cjk(text: str) -> bool:
     return not text.isascii() and _cjk().search(text) is not None
 
