@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLE_VAULT, render_note, validate_vault
-from vault_tools.checks import assist, assist_claim, wording
+from vault_tools.checks import assist, assist_claim, assist_reading, wording
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
@@ -465,6 +465,73 @@ def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
     )
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "中",
+                "。",
+                "，",
+                " ",
+                "\u3000",
+                "「",
+                "」",
+                "〜",
+                "-",
+                "\x1c",
+                "é",
+                "\u2028",
+                "x",
+            ]
+        ),
+        max_size=10,
+    ).map("".join)
+)
+def test_the_characters_folding_drops_are_the_ones_translate_drops(text: str) -> None:
+    assert wording._drop_unkept(text) == text.translate(wording._KEPT)
+
+
+def test_the_cjk_ideographs_are_all_kept() -> None:
+    """What _drop_unkept's regex relies on, checked against the Unicode database."""
+    for code in range(0x4E00, 0xA000):
+        assert not unicodedata.category(chr(code)).startswith(("P", "Z", "C")), hex(code)
+
+
+def test_the_characters_folding_keeps_whole_start_afresh() -> None:
+    """What folded_part_of relies on, checked against the Unicode database: each
+    _whole_at_edge character is a starter and never the second of a canonical pair."""
+    seconds = set()
+    for code in range(0x110000):
+        mapping = unicodedata.decomposition(chr(code)).split()
+        if len(mapping) == 2 and not mapping[0].startswith("<"):
+            seconds.add(chr(int(mapping[1], 16)))
+    for code in range(0x110000):
+        ch = chr(code)
+        if wording._whole_at_edge(ch):
+            assert unicodedata.combining(ch) == 0 and ch not in seconds, hex(code)
+            assert unicodedata.combining(unicodedata.normalize("NFKD", ch)[0]) == 0, hex(code)
+
+
+_EDGE_PIECES = ["a", "s", "es", "ies", "Ａ", "\u0301", "，", "。", "中", "K", "ﬁ", " ", "\u302a"]
+_EDGE_TEXT = st.lists(
+    st.sampled_from([*_EDGE_PIECES, "\u3099", "e", "ss", "1", "-", "İ"]), max_size=8
+).map("".join)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_EDGE_TEXT, _EDGE_TEXT, _EDGE_TEXT)
+@example("x", "cookies", "x")
+@example("", "ab", "cs")
+def test_a_text_folding_keeps_whole_is_in_the_folded_haystack(
+    before: str, text: str, after: str
+) -> None:
+    haystack = before + text + after
+    if wording.folded_part_of(text, haystack):
+        assert wording.fold(text) in wording.fold(haystack)
+
+
 def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
     """The classes numbers_in searches for, checked against the Unicode database."""
     for code in range(0x110000):
@@ -500,6 +567,111 @@ def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: boo
     expected = [(m.group(), wording.number_value(m.group())) for m in pattern.finditer(normal)]
     expected = [(token, value) for token, value in expected if value is not None]
     assert wording.numbers_in.__wrapped__(text, names_too) == expected
+
+
+def test_each_full_width_form_decomposes_to_its_ascii_character() -> None:
+    """What nfkc's shortcut relies on, checked against the Unicode database."""
+    for code in range(0xFF01, 0xFF5F):
+        assert unicodedata.normalize("NFKD", chr(code)) == chr(code - 0xFEE0), hex(code)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "，",
+                "Ａ",
+                "\u0301",
+                "a",
+                "中",
+                "ﬁ",
+                "５",
+                "～",
+                "\u3000",
+                "é",
+                "e",
+                "\u0327",
+                " ",
+                "ǆ",
+            ]
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_nfkc_is_unicodedatas(text: str) -> None:
+    assert wording.nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+_HEDGE_PIECES = [
+    "may",
+    "May",
+    " 5",
+    "suggests",
+    "this ",
+    "a drafter ",
+    "K",
+    "İ",
+    "ſeems",
+    "可能",
+    "cost ",
+    "tokens ",
+    "drafter",
+    ". ",
+    "。",
+    "; ",
+    " ",
+    "x",
+]
+_HEDGE_TEXT = st.lists(st.sampled_from(_HEDGE_PIECES), max_size=10).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_HEDGE_TEXT, _HEDGE_TEXT)
+@example("Cost drafter tokens. It may. 5 tokens", "cost drafter tokens")
+def test_the_evidence_is_searched_for_a_hedge_before_its_sentences_are_chosen(
+    evidence: str, claim: str
+) -> None:
+    expected = wording.doubt_in(wording.relevant_evidence(evidence, claim))
+    assert wording.claim_evidence_doubt(evidence, claim) == expected
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["more", "than", "tha", "n", "better", "beat", "s", "above", "out", "under", "perform"]
+            + ["exceed", "surpass", "below", "trail", "less", " ", ",", "比", "x", "faster"]
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_an_english_comparison_holds_one_of_the_words_that_spare_its_scan(text: str) -> None:
+    if not any(word in text for word in assist_reading._COMPARE_EN_WORDS):
+        assert assist_reading.every(assist_reading._COMPARE_EN, text) == []
+
+
+def test_every_hedging_word_holds_one_of_the_stems_searched_first() -> None:
+    words = re.search(r"\((.*)\)", wording._HEDGE_EN.pattern)
+    assert words
+    for word in words.group(1).split("|"):
+        assert any(stem in word.replace("?", "") for stem in wording._HEDGE_STEMS), word
+
+
+def test_a_number_after_a_name_character_is_part_of_the_name() -> None:
+    """The set lookup before a quantity, against the pattern it replaced."""
+    name_before = re.compile(r"[a-z0-9_.]|[a-z0-9]-")
+    alphabet = ["", "a", "Z", "_", ".", "-", " ", "中", "é", "x-", "--", "-a", "K"]
+    for first in alphabet:
+        for second in alphabet:
+            text = f"{first}{second}5 ms"
+            low = text.lower()
+            at = len(low) - 4
+            named = bool(at) and bool(
+                name_before.match(low, at - 1 if low[at - 1] != "-" else max(at - 2, 0))
+            )
+            expected = () if named else (("5", wording.number_value("5"), "ms"),)
+            assert assist_reading.quantities.__wrapped__(text) == expected, text
 
 
 def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:

@@ -6,22 +6,22 @@ epistemic mode keep the source's tone?
 from __future__ import annotations
 
 import re
-import unicodedata
 from decimal import Decimal
 
 from vault_tools.checks.claim_versions import ClaimVersion, as_str, block_line
 from vault_tools.checks.wording import (
-    evidence_hedge,
+    claim_evidence_doubt,
     fold_text,
+    folded_part_of,
     has_cjk,
     hedged_or_conditional,
     is_cjk,
     mentions_number,
+    nfkc,
     nfkc_casefold,
     number_value,
     numbers_in,
     occurs,
-    relevant_evidence,
     text_occurs,
     text_words,
 )
@@ -78,19 +78,15 @@ def _missing_from(expression: str, claim: str) -> list[str]:
     paraphrased freely (高於 for 比…更), so its characters count only when most of them,
     and at least six, are absent: then the expression states something else.
     """
-    if text_occurs(expression, claim):
-        return []
+    if folded_part_of(expression, claim) or text_occurs(expression, claim):
+        return []  # (an expression copied from the claim is not folded)
     latin = set(text_words(claim))
     missing = [
         w
         for w in dict.fromkeys(text_words(expression))
         if w not in latin and not _number_word_match(w, claim)
     ]
-    han = [
-        ch
-        for ch in unicodedata.normalize("NFKC", expression)
-        if is_cjk(ch) and ch not in _FUNCTION_HAN
-    ]
+    han = [ch for ch in nfkc(expression) if is_cjk(ch) and ch not in _FUNCTION_HAN]
     absent = [ch for ch in han if ch not in claim]
     if len(absent) >= 6 and 2 * len(absent) > len(han):
         missing.append("".join(dict.fromkeys(absent)))
@@ -143,7 +139,7 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
     # NFKC and casefolding of the two joined by the newline are those of each joined by
     # it, and fold drops the newline: each side is worked on alone, the evidence's once
     claim_folded, evidence_folded = nfkc_casefold(claim), nfkc_casefold(evidence)
-    key = unicodedata.normalize("NFKC", mention).casefold().strip()
+    key = nfkc(mention).casefold().strip()
     if has_cjk(key):  # Chinese runs on across the newline: look in the two as one
         return fold_text(key) in fold_text(claim_folded) + fold_text(evidence_folded)
     # a symbol such as k or N: a whole token, not a letter inside a word
@@ -186,11 +182,14 @@ _NO_CANONICAL = re.compile(
 )
 
 
+_CANONICAL = re.compile("canonical", re.IGNORECASE)  # every _NO_CANONICAL match holds it
+
+
 def mode_checks(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     findings = []
     claim = version.claim.value
     if version.mode == "ASSERTED" and evidence:
-        hedge = evidence_hedge(relevant_evidence(evidence, claim))
+        hedge = claim_evidence_doubt(evidence, claim)
         if hedge:
             findings.append(
                 warning(
@@ -215,7 +214,12 @@ def mode_checks(note: Note, version: ClaimVersion, evidence: str) -> list[Findin
     qualifiers = version.frame.data.get("qualifiers")
     if isinstance(qualifiers, dict):
         condition = as_str(qualifiers.get("condition_text"))
-    if version.status == "COMPLETE" and condition and _NO_CANONICAL.search(condition):
+    if (
+        version.status == "COMPLETE"
+        and condition
+        and _CANONICAL.search(condition)  # a literal, found faster than the whole pattern
+        and _NO_CANONICAL.search(condition)
+    ):
         findings.append(
             warning(
                 note.path,

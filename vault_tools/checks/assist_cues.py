@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
+
+from vault_tools.checks.wording import nfkc
 
 # families of cues
 RISE, FALL, ALIKE = "rise", "fall", "alike"  # the direction a claim's comparison states
@@ -141,6 +142,9 @@ _PREFIXES = frozenset(word[:-1] for word in _LEXICON if word.endswith("*"))
 _LATIN_WORDS = frozenset(w for w in _FAMILIES if w[0].isascii() and w[0].isalnum())
 _SINGLE_WORDS = frozenset(w for w in _LATIN_WORDS if " " not in w)
 _STARTERS = frozenset(w.split(" ", 1)[0] for w in _LATIN_WORDS if " " in w)
+# the first two words of each entry of several: most starters ("for", "the", "tokens")
+# are followed by no second word of theirs, and then no longer entry is looked up
+_PAIRS = frozenset(tuple(w.split(" ")[:2]) for w in _LATIN_WORDS if " " in w)
 _LONGEST = max(w.count(" ") for w in _LATIN_WORDS) + 1  # words in the longest entry
 _PREFIX_HEADS = frozenset(p[:2] for p in _PREFIXES)
 _COSTS = frozenset(("cost", "costs"))
@@ -180,7 +184,7 @@ _OTHER_CUE = re.compile(
 def lowered(text: str) -> str:
     """`text` for the cue words: lower case, full-width letters and digits made ASCII."""
     if not text.isascii() and _FULL_WIDTH.search(text):
-        text = unicodedata.normalize("NFKC", text)
+        text = nfkc(text)
     return text.lower()
 
 
@@ -228,7 +232,11 @@ def _several_words(found: dict[str, str], tokens: list[str]) -> set[int]:
     the indexes of the tokens they hold."""
     spanned: set[int] = set()
     for index, token in enumerate(tokens):
-        if token not in _STARTERS or index in spanned:
+        if (
+            token not in _STARTERS
+            or index in spanned
+            or tuple(tokens[index : index + 2]) not in _PAIRS
+        ):
             continue
         for size in range(min(_LONGEST, len(tokens) - index), 1, -1):
             words = " ".join(tokens[index : index + size])

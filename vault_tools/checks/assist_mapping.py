@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 
 from vault_tools.checks.claim_versions import ClaimVersion, block_line
 from vault_tools.checks.context import CheckContext
-from vault_tools.checks.wording import fold, fold_text, has_cjk, stem, text_words
+from vault_tools.checks.wording import fold, fold_text, has_cjk, nfkc, stem, text_words
 from vault_tools.findings import Finding, warning
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes.note import Note
@@ -56,7 +55,7 @@ def _foreign_title_words(title: str, text: str) -> list[str]:
     ("IC" is not inside "speculative"), a CJK run as a substring."""
     folded, latin = fold_text(text), set(text_words(text))
     foreign = []
-    for word in re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", title)):
+    for word in re.findall(r"[^\W_]+", nfkc(title)):
         if word.casefold() in _TITLE_STOPWORDS:
             continue
         cjk = has_cjk(word)

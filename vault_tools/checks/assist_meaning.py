@@ -147,13 +147,15 @@ def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list
     # and the evidence's conditions (a scan of each sentence) are needed only after
     if states_a_condition(claim):
         return []
+    phrases = evidence_conditions(evidence)  # before condition_text's cue words: most
+    if not phrases:  # evidence states no condition, and its words are read once anyway
+        return []
     qualifiers = version.frame.data.get("qualifiers")
     condition = as_str(qualifiers.get("condition_text")) if isinstance(qualifiers, dict) else None
     if condition and states_a_condition(condition):
         return []  # condition_text keeps a condition
-    phrases = evidence_conditions(evidence)
-    if not phrases or (condition and any(_shares_a_term(p, condition) for p in phrases)):
-        return []  # no condition to drop, or condition_text keeps one of the evidence's
+    if condition and any(_shares_a_term(p, condition) for p in phrases):
+        return []  # condition_text keeps one of the evidence's conditions
     restated = restated_sentence(evidence, claim)
     if restated is None or restated[1] < 3:
         return []  # too few words in common to be sure which sentence the claim restates
@@ -269,14 +271,27 @@ def _negation_warning(note: Note, version: ClaimVersion, said: str, claimed: str
 def _mentioned(names: list[str], texts: tuple[str, ...]) -> bool:
     """Whether one of `texts` names the entity under one of `names`; True when no name
     has a Latin word to look for (a Chinese name beside English evidence proves nothing)."""
-    lows = [_lowered_text(text) for text in texts]
-    if any(_lowered_name(name) in low for name in names for low in lows):
-        return True  # the usual case, written as is
+    joined, lows = _lowered_texts(texts)
+    for name in names:
+        low = _lowered_name(name)
+        if low in joined if _SEPARATOR not in low else any(low in text for text in lows):
+            return True  # the usual case, written as is
     seen = [name_mentioned(name, texts) for name in names]
     return any(seen) or all(s is None for s in seen)
 
 
-_lowered_text = functools.lru_cache(maxsize=64)(lowered)  # an evidence serves several claims
+# a name without this character is in one of the texts when it is in them joined by it:
+# one substring search per name instead of one per name and text
+_SEPARATOR = "\x00"
+
+
+@functools.lru_cache(maxsize=64)  # an evidence serves several claims, each several entities
+def _lowered_texts(texts: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """`texts` lowered, joined by _SEPARATOR and one by one."""
+    lows = tuple(map(lowered, texts))
+    return _SEPARATOR.join(lows), lows
+
+
 _lowered_name = functools.lru_cache(maxsize=4096)(lowered)  # names recur from note to note
 
 

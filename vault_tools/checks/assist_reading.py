@@ -29,7 +29,7 @@ from vault_tools.checks.assist_cues import (
     cues,
     lowered,
 )
-from vault_tools.checks.wording import number_value, stem, text_words
+from vault_tools.checks.wording import ascii_digits, number_value, stem, text_words
 
 # --- scanning lowered text ---------------------------------------------------------
 
@@ -265,9 +265,10 @@ _QUANTITY = re.compile(
 )
 _UNIT_OF = {f"u{i}": unit for i, (unit, _) in enumerate(_UNITS)}
 _NUMBER_IN = re.compile(_NUMBER)
-# what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5)
-_NAME_BEFORE = re.compile(r"[a-z0-9_.]|[a-z0-9]-")
-_DIGIT = re.compile(r"\d")
+# what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5): one
+# of these right before it, or before a hyphen right before it (a set lookup per number)
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
+_QUANTITY_ASCII = ascii_digits(_QUANTITY)
 
 
 @functools.lru_cache(maxsize=64)
@@ -275,12 +276,10 @@ def quantities(text: str) -> tuple[tuple[str, Decimal, str | None], ...]:
     """(number, its value, its unit or None) for each number of `text`; a range or list
     ("1.5 to 2 tokens") gives each of its numbers the unit after the last."""
     folded = lowered(text)
-    if not _DIGIT.search(folded):
-        return ()
     found = []
-    for match in _QUANTITY.finditer(folded):
+    for match in (_QUANTITY_ASCII if folded.isascii() else _QUANTITY).finditer(folded):
         at = match.start()
-        if at and _NAME_BEFORE.match(folded, at - 1 if folded[at - 1] != "-" else max(at - 2, 0)):
+        if at and folded[at - 1 if folded[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
             continue
         unit = _UNIT_OF.get(match.lastgroup or "")
         numbers = match.group(1)
@@ -301,6 +300,9 @@ _COMPARE_EN = re.compile(
     r"(?P<down>underperform\w*|below|trails?|"
     r"(?:less|lower|smaller|fewer|worse|slower)\b[^.;,]{0,40}?\bthan))\b"
 )
+# every match of _COMPARE_EN holds one of these: a few substring searches spare its scan
+# of a Chinese claim that compares with 比
+_COMPARE_EN_WORDS = "than outperform underperform exceed surpass beat above below trail".split()
 # a text without one of these words sets nothing above anything
 _COMPARE_HINT = re.compile(
     r"than|outperform|exceed|surpass|beat|above|below|trail|比|於|于|過|过|超越|領先|领先|"
@@ -325,7 +327,11 @@ def comparatives(text: str) -> list[tuple[int, str]]:
     against what follows ("A outperforms B", "A 比 B 更快", "A 優於 B")."""
     if not _COMPARE_HINT.search(text):
         return []
-    found = [(m.start(), UP if m.group("up") else DOWN) for m in every(_COMPARE_EN, text)]
+    found = (
+        [(m.start(), UP if m.group("up") else DOWN) for m in every(_COMPARE_EN, text)]
+        if any(word in text for word in _COMPARE_EN_WORDS)
+        else []
+    )
     if text.isascii():
         return found
     for match in _COMPARE_ZH.finditer(text):

@@ -21,8 +21,11 @@ from decimal import Decimal, InvalidOperation
 
 # --- text folding --------------------------------------------------------------------
 
-# the runs of Latin letters that stem can change: four or more letters ending in s
-_STEMMABLE_RUN = re.compile(r"(?<![a-z])[a-z]{3,}s(?![a-z])")
+# The last three letters of a run of Latin letters that ends in s: what stem changes
+# of a run of four or more (_stem_ending checks the letter before). A fixed width
+# fails at once inside a run, where a pattern matching the whole run is tried again at
+# each of its letters, and its leading class lets the regex engine skip to a letter.
+_RUN_END_S = re.compile(r"[a-z]{2}s(?![a-z])")
 _SKIPPED_CATEGORIES = ("P", "Z", "C")  # punctuation, separators, controls
 
 
@@ -53,8 +56,20 @@ def fold_text(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    text = _STEMMABLE_RUN.sub(lambda m: stem(m.group()), nfkc_casefold(text))
-    return text.translate(_KEPT)
+    return _drop_unkept(_RUN_END_S.sub(_stem_ending, nfkc_casefold(text)))
+
+
+def _stem_ending(match: re.Match) -> str:
+    """stem() of the run `match` ends, told by its last four letters (stem looks at no
+    more): the run's last three letters as stem leaves them."""
+    at, ending = match.start(), match.group()
+    if not at or not "a" <= match.string[at - 1] <= "z":
+        return ending  # a run of three letters, which stem leaves as it is
+    if ending == "ses" and match.string[at - 1] == "s":
+        return "s"  # -sses
+    if ending == "ies":
+        return "y"
+    return ending if ending[1] == "s" else ending[:2]  # -ss stays, -s goes
 
 
 # Two caches: labels and knowledge-base names (short, a few hundred, asked note after
@@ -83,6 +98,21 @@ class _KeepTable(dict):
 
 # folding drops punctuation, separators and controls
 _KEPT = _KeepTable(lambda ch: not unicodedata.category(ch).startswith(_SKIPPED_CATEGORIES))
+# Text of ASCII, CJK punctuation and the CJK ideographs (all letters, so all kept): its
+# dropped characters are found by one regex, where translate() looks every character
+# up in _KEPT (by its code, made an int object first)
+_COMMON_SCRIPT = re.compile("[\x00-\x7f\u3000-\u303f\u4e00-\u9fff]*")
+_COMMON_DROPPED_CHARACTERS = "".join(
+    chr(code) for code in (*range(0x80), *range(0x3000, 0x3040)) if _KEPT[code] is None
+)
+_COMMON_DROPPED = re.compile(f"[{re.escape(_COMMON_DROPPED_CHARACTERS)}]")
+
+
+def _drop_unkept(text: str) -> str:
+    """`text.translate(_KEPT)`: the characters folding keeps."""
+    if text.isascii() or not _COMMON_SCRIPT.fullmatch(text):
+        return text.translate(_KEPT)  # ASCII: translate's own fast path
+    return _COMMON_DROPPED.sub("", text)
 
 
 def occurs(needle: str, haystack: str) -> bool:
@@ -120,6 +150,42 @@ def _occurs(
         except ValueError:
             return False
     return True
+
+
+def folded_part_of(text: str, haystack: str) -> bool:
+    """True when `text` is written in `haystack` where folding keeps it whole, so fold(text)
+    is in fold(haystack) (False: not known, fold them). Folding splits there when the
+    characters at both edges are _whole_at_edge (NFKC neither reorders across such a
+    character nor composes it with the one before) and a non-letter stands on one side
+    of each edge (no run of Latin letters, which stem reads as one word, spans it)."""
+    at = haystack.find(text)
+    if at < 0 or not text:
+        return False
+    end = at + len(text)
+    return (at == 0 or _edge_kept(haystack[at - 1], text[0])) and (
+        end == len(haystack) or _edge_kept(text[-1], haystack[end])
+    )
+
+
+def _edge_kept(before: str, after: str) -> bool:
+    return _whole_at_edge(after) and (_not_a_letter(before) or _not_a_letter(after))
+
+
+def _whole_at_edge(ch: str) -> bool:
+    """ASCII, CJK ideographs, CJK punctuation (not its combining tone marks), full-width
+    ASCII forms: starters that compose with nothing before them (tests/checks/test_assist.py
+    checks this against the Unicode database)."""
+    return (
+        ch.isascii()
+        or "\u4e00" <= ch <= "\u9fff"
+        or ("\u3000" <= ch <= "\u303f" and not "\u302a" <= ch <= "\u302f")
+        or "\uff01" <= ch <= "\uff5e"
+    )
+
+
+def _not_a_letter(ch: str) -> bool:
+    """A _whole_at_edge character that folds to no Latin letter."""
+    return _whole_at_edge(ch) and not nfkc(ch).casefold().isalpha()
 
 
 def has_cjk(text: str) -> bool:
@@ -172,6 +238,15 @@ def text_words(text: str) -> tuple[str, ...]:
 # look-behind or a repeat is tried at every position (several times slower)
 _NUMBER = re.compile(r"\d(?<![A-Za-z0-9_.]\d)(?<![A-Za-z0-9]-\d)\d*(?:,\d{3})*(?:\.\d+)?")
 _ANY_NUMBER = re.compile(r"\d\d*(?:,\d{3})*(?:\.\d+)?")
+
+
+def ascii_digits(pattern: re.Pattern) -> re.Pattern:
+    """`pattern` with [0-9] for \\d: the same matches in ASCII text (the only digits
+    there), found sooner: \\d looks each character up in the Unicode database."""
+    return re.compile(pattern.pattern.replace(r"\d", "[0-9]"), pattern.flags)
+
+
+_NUMBER_ASCII, _ANY_NUMBER_ASCII = ascii_digits(_NUMBER), ascii_digits(_ANY_NUMBER)
 _NUMBER_WORDS = {
     1: ("one", "single", "once", "一", "單", "单"),
     2: ("two", "twice", "double", "二", "兩", "两", "雙", "双"),
@@ -242,8 +317,11 @@ def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
     if not text.isascii():  # NFKC leaves ASCII as it is
         if not _has_digit_source(text):
             return []  # no digit, and none that NFKC would make: spare normalising
-        text = unicodedata.normalize("NFKC", text)
-    pattern = _ANY_NUMBER if names_too else _NUMBER
+        text = nfkc(text)
+    if text.isascii():
+        pattern = _ANY_NUMBER_ASCII if names_too else _NUMBER_ASCII
+    else:
+        pattern = _ANY_NUMBER if names_too else _NUMBER
     found = []
     for match in pattern.finditer(text):
         value = number_value(match.group())
@@ -284,7 +362,27 @@ _NUMBER_WORD_PATTERNS = {
 
 @functools.lru_cache(maxsize=64)  # a claim is folded, split into words and searched
 def nfkc_casefold(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
+    return nfkc(text).casefold()
+
+
+# The full-width forms of ASCII (！ to ～). Each one's compatibility decomposition is its
+# ASCII character alone, so putting that in its place leaves the text's NFKD, hence its
+# NFKC, as it was (tests/checks/test_assist.py checks both). A Chinese sentence with a
+# full-width comma fails normalize()'s quick check and is recomposed character by
+# character, ~20 times the cost of the quick check that passes once the comma is ASCII.
+_FULL_WIDTH_FORM = re.compile("[\uff01-\uff5e]")
+
+
+def nfkc(text: str) -> str:
+    """`unicodedata.normalize("NFKC", text)`, cheaper for text with full-width forms."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # a quick check, in C
+        return text
+    text = _FULL_WIDTH_FORM.sub(_ascii_form, text)
+    return unicodedata.normalize("NFKC", text)
+
+
+def _ascii_form(match: re.Match) -> str:
+    return chr(ord(match.group()) - 0xFEE0)
 
 
 # --- hedges --------------------------------------------------------------------------
@@ -351,6 +449,13 @@ _CASE_UNCHECKED = re.compile(
     "[^\x00-\x7f\u2000-\u206f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 )
 _WORD_CHARACTER = re.compile(r"\w")
+
+
+def _case_unchecked(text: str) -> bool:
+    """Whether `text` holds a letter _CASE_UNCHECKED names (never an ASCII one)."""
+    return not text.isascii() and _CASE_UNCHECKED.search(text) is not None
+
+
 _HEDGE_ZH_ANY = re.compile("|".join(map(re.escape, _HEDGE_ZH)))
 _CONDITIONAL_ZH_ANY = re.compile("|".join(map(re.escape, _CONDITIONAL_ZH)))
 
@@ -393,7 +498,7 @@ def hedge_in(text: str, doubt_only: bool = False) -> str | None:
 
 def _conditional_in(text: str) -> str | None:
     lowered = text.lower()
-    if len(lowered) == len(text) and not _CASE_UNCHECKED.search(text):
+    if len(lowered) == len(text) and not _case_unchecked(text):
         # as for hedges, a scan of the lowered text; exact here: in these scripts a
         # letter matches a pattern letter ignoring case exactly when it lowers to it
         match = next(_at_word_start(_CONDITIONAL_TAIL_LOWER, lowered), None)
@@ -452,6 +557,11 @@ def _worded_sentences(evidence: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((s, frozenset(_words(s))) for s in _sentences(evidence) if s.strip())
 
 
+# a part of every word _HEDGE_EN names ("unlikely" holds "likely")
+_HEDGE_STEMS = (
+    "may might could likely possib perhaps probabl potential presumabl suggest seem arguabl "
+    "uncertain"
+).split()
 _REPORTING = frozenset(("suggest", "suggests", "suggested"))
 # the subjects whose reporting verb is the source's doubt: the author and what was found
 _DOUBTERS = frozenset(
@@ -482,11 +592,35 @@ def doubt_in(text: str) -> str | None:
 evidence_hedge = functools.lru_cache(maxsize=64)(doubt_in)
 
 
+def claim_evidence_doubt(evidence: str, claim: str) -> str | None:
+    """`evidence_hedge` of the evidence sentences the claim draws on (relevant_evidence).
+    Those sentences are worked out only for an evidence with a hedging word somewhere:
+    most have none, and then no choice of its sentences has one."""
+    if not _may_hedge(evidence):
+        return None
+    return evidence_hedge(relevant_evidence(evidence, claim))
+
+
+@functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
+def _may_hedge(evidence: str) -> bool:
+    """Whether a hedging word occurs anywhere in `evidence`, ignoring case and word starts.
+    relevant_evidence joins some of its sentences with a space; a word that hedge_in
+    finds there lies within one sentence, and its end is followed by what follows it in
+    the evidence (a sentence ends in its punctuation or the evidence's end), so this
+    search finds it too (IGNORECASE also matches the letters that lower to ASCII, K)."""
+    if evidence.isascii():  # the usual evidence: substring searches of the lowered text
+        low = evidence.lower()
+        found = any(stem in low for stem in _HEDGE_STEMS)
+    else:
+        found = _HEDGE_TAIL.search(evidence) is not None or bool(_HEDGE_ZH_ANY.search(evidence))
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _evidence_tone(evidence: str) -> bool | None:
     """Whether the evidence hedges or is conditional; None when it holds a letter whose
     case the fast scans do not settle alone (see hedged_or_conditional)."""
-    if _CASE_UNCHECKED.search(evidence):
+    if _case_unchecked(evidence):
         return None
     return bool(hedge_in(evidence) or _conditional_in(evidence))
 
@@ -502,7 +636,7 @@ def hedged_or_conditional(claim: str, evidence: str) -> bool:
     ignoring case for the whole text: then the whole text is scanned, as one.
     """
     tone = _evidence_tone(evidence)
-    if tone is None or _CASE_UNCHECKED.search(claim):
+    if tone is None or _case_unchecked(claim):
         both = f"{claim}\n{evidence}"
         return bool(hedge_in(both) or _conditional_in(both))
     if tone:
