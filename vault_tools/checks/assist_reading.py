@@ -269,19 +269,35 @@ _NUMBER_IN = re.compile(_NUMBER)
 # of these right before it, or before a hyphen right before it (a set lookup per number)
 _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
 _QUANTITY_ASCII = ascii_digits(_QUANTITY)
+# what every quantity with a unit holds where its last number ends: a digit, spaces, a
+# unit. One search for it spares the scan (a Decimal per number) of the many texts whose
+# numbers have no unit; it starts with a digit, so the engine skips ahead to one
+_UNIT_AFTER_DIGIT = re.compile(r"\d\s*(?:" + "|".join(pattern for _, pattern in _UNITS) + ")")
+_UNIT_AFTER_DIGIT_ASCII = ascii_digits(_UNIT_AFTER_DIGIT)
 
 
 @functools.lru_cache(maxsize=64)
-def quantities(text: str) -> tuple[tuple[str, Decimal, str | None], ...]:
-    """(number, its value, its unit or None) for each number of `text`; a range or list
-    ("1.5 to 2 tokens") gives each of its numbers the unit after the last."""
+def quantities(text: str) -> tuple[tuple[str, Decimal, str], ...]:
+    """(number, its value, its unit) for each number of `text` followed by a unit; a range
+    or list ("1.5 to 2 tokens") gives each of its numbers the unit after the last."""
     folded = lowered(text)
+    plain = folded.isascii()
+    if (_UNIT_AFTER_DIGIT_ASCII if plain else _UNIT_AFTER_DIGIT).search(folded) is None:
+        return ()
+    return scan_quantities(folded, plain)
+
+
+def scan_quantities(folded: str, plain: bool) -> tuple[tuple[str, Decimal, str], ...]:
+    """`quantities` of the lowered text `folded` (`plain`: it is ASCII), without the
+    search that spares the scan."""
     found = []
-    for match in (_QUANTITY_ASCII if folded.isascii() else _QUANTITY).finditer(folded):
+    for match in (_QUANTITY_ASCII if plain else _QUANTITY).finditer(folded):
+        unit = _UNIT_OF.get(match.lastgroup or "")
+        if unit is None:
+            continue
         at = match.start()
         if at and folded[at - 1 if folded[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
             continue
-        unit = _UNIT_OF.get(match.lastgroup or "")
         numbers = match.group(1)
         for token in _NUMBER_IN.findall(numbers) if match.group("more") else (numbers,):
             value = number_value(token)
