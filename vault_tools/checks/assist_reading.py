@@ -257,11 +257,13 @@ _NUMBER = r"\d\d*(?:,\d{3})*(?:\.\d+)?"
 _JOINER = r"\s*(?:to|and|or|-|–|~|到|至|和|或)\s*"
 # a number, or a range or list of them (`more`), then its unit if one follows: one match
 # per quantity, the unit named by `lastgroup` (its group closes after the numbers'). The
-# unit's group is optional, so a quantity without one never backtracks into the numbers
+# unit's group is optional, so a quantity without one never backtracks into the numbers.
+# The look-ahead holds the characters a unit can begin with: most numbers have no unit,
+# and one set lookup turns them away before the units are tried one by one
+_UNIT_STARTS = r"(?=[\s個个新額额ot%p百x×倍\-fm毫s秒g/每])"
+_UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (_, pattern) in enumerate(_UNITS))
 _QUANTITY = re.compile(
-    rf"({_NUMBER}(?P<more>(?:{_JOINER}{_NUMBER})*))\s*(?:"
-    + "|".join(f"(?P<u{i}>{pattern})" for i, (_, pattern) in enumerate(_UNITS))
-    + ")?"
+    rf"({_NUMBER}(?P<more>(?:{_JOINER}{_NUMBER})*))\s*(?:{_UNIT_STARTS}(?:{_UNIT}))?"
 )
 _UNIT_OF = {f"u{i}": unit for i, (unit, _) in enumerate(_UNITS)}
 _NUMBER_IN = re.compile(_NUMBER)
@@ -269,11 +271,6 @@ _NUMBER_IN = re.compile(_NUMBER)
 # of these right before it, or before a hyphen right before it (a set lookup per number)
 _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
 _QUANTITY_ASCII = ascii_digits(_QUANTITY)
-# what every quantity with a unit holds where its last number ends: a digit, spaces, a
-# unit. One search for it spares the scan (a Decimal per number) of the many texts whose
-# numbers have no unit; it starts with a digit, so the engine skips ahead to one
-_UNIT_AFTER_DIGIT = re.compile(r"\d\s*(?:" + "|".join(pattern for _, pattern in _UNITS) + ")")
-_UNIT_AFTER_DIGIT_ASCII = ascii_digits(_UNIT_AFTER_DIGIT)
 
 
 @functools.lru_cache(maxsize=64)
@@ -281,20 +278,11 @@ def quantities(text: str) -> tuple[tuple[str, Decimal, str], ...]:
     """(number, its value, its unit) for each number of `text` followed by a unit; a range
     or list ("1.5 to 2 tokens") gives each of its numbers the unit after the last."""
     folded = lowered(text)
-    plain = folded.isascii()
-    if (_UNIT_AFTER_DIGIT_ASCII if plain else _UNIT_AFTER_DIGIT).search(folded) is None:
-        return ()
-    return scan_quantities(folded, plain)
-
-
-def scan_quantities(folded: str, plain: bool) -> tuple[tuple[str, Decimal, str], ...]:
-    """`quantities` of the lowered text `folded` (`plain`: it is ASCII), without the
-    search that spares the scan."""
     found = []
-    for match in (_QUANTITY_ASCII if plain else _QUANTITY).finditer(folded):
+    for match in (_QUANTITY_ASCII if folded.isascii() else _QUANTITY).finditer(folded):
         unit = _UNIT_OF.get(match.lastgroup or "")
         if unit is None:
-            continue
+            continue  # the unit check compares units only: no value for a bare number
         at = match.start()
         if at and folded[at - 1 if folded[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
             continue
