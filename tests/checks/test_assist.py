@@ -692,3 +692,89 @@ def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
     for number in range(20, 80):
         check(number)
     assert [cache.cache_info().currsize for cache in caches] == sizes
+
+
+_QUANTITY_PIECES = [
+    "1",
+    "5",
+    "1.5",
+    "2",
+    "1,000",
+    "０",
+    "５",
+    "②",
+    "²",
+    " ",
+    "\n",
+    " to ",
+    "到",
+    "-",
+    "~",
+    "tokens",
+    "Tokens",
+    "個新",
+    "%",
+    "％",
+    "percent",
+    "個百分點",
+    "x",
+    "×",
+    "times",
+    "倍",
+    "-fold",
+    "ms",
+    "ｍｓ",
+    "毫秒",
+    "s",
+    "sec",
+    "秒",
+    "GB",
+    "gib",
+    "per million",
+    "/m",
+    "每百萬",
+    "H100",
+    "FP",
+    "v",
+    "EAGLE-",
+    "a",
+    ".",
+    "提升",
+    "faster",
+    "İ",
+    "K",
+    "s\u0301",
+]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_QUANTITY_PIECES), max_size=10).map("".join))
+@example("提升 1.5 到 2 倍")
+@example("by 1.5 to 2 tokens")
+@example("５ｍｓ and H100 2-fold")
+def test_the_look_ahead_before_the_units_never_turns_one_away(text: str) -> None:
+    """The quantity pattern with the set of characters a unit begins with, against the
+    same pattern without it: the same matches, the same unit."""
+    without = re.compile(assist_reading._QUANTITY.pattern.replace(assist_reading._UNIT_STARTS, ""))
+    assert without.pattern != assist_reading._QUANTITY.pattern
+    folded = assist_reading.lowered(text)
+    for fast, full in ((assist_reading._QUANTITY, without), (assist_reading._QUANTITY_ASCII, None)):
+        if full is None:
+            if not folded.isascii():
+                continue
+            full = wording.ascii_digits(without)
+        spans = [(m.span(), m.lastgroup, m.group(1)) for m in fast.finditer(folded)]
+        assert spans == [(m.span(), m.lastgroup, m.group(1)) for m in full.finditer(folded)]
+
+
+def test_the_quantities_of_both_languages_keep_their_units() -> None:
+    value = wording.number_value
+    assert assist_reading.quantities("提升 1.5 到 2 倍") == (
+        ("1.5", value("1.5"), "times"),
+        ("2", value("2"), "times"),
+    )
+    assert assist_reading.quantities("by ５ ｍｓ, H100 at 3 GB") == (
+        ("5", value("5"), "ms"),
+        ("3", value("3"), "GB"),
+    )
+    assert assist_reading.quantities("H100 and 2 drafts, 5 layers") == ()

@@ -203,7 +203,7 @@ def _changed_unit(note: Note, version: ClaimVersion, evidence: str) -> list[Find
     for offset, token, value, unit in claimed:
         if offset in reported:
             continue  # one warning per line of the claim
-        units = {u for _, v, u in said if v == value and u is not None}
+        units = {u for _, v, u in said if v == value}
         if not units or unit in units:
             continue
         reported.add(offset)
@@ -227,7 +227,6 @@ def _claimed_quantities(claim: str) -> list[tuple[int, str, Decimal, str]]:
         (offset, token, value, unit)
         for offset, line_text in enumerate(claim.split("\n"))
         for token, value, unit in quantities(line_text)
-        if unit is not None
     ]
 
 

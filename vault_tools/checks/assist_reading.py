@@ -257,11 +257,13 @@ _NUMBER = r"\d\d*(?:,\d{3})*(?:\.\d+)?"
 _JOINER = r"\s*(?:to|and|or|-|–|~|到|至|和|或)\s*"
 # a number, or a range or list of them (`more`), then its unit if one follows: one match
 # per quantity, the unit named by `lastgroup` (its group closes after the numbers'). The
-# unit's group is optional, so a quantity without one never backtracks into the numbers
+# unit's group is optional, so a quantity without one never backtracks into the numbers.
+# The look-ahead holds the characters a unit can begin with: most numbers have no unit,
+# and one set lookup turns them away before the units are tried one by one
+_UNIT_STARTS = r"(?=[\s個个新額额ot%p百x×倍\-fm毫s秒g/每])"
+_UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (_, pattern) in enumerate(_UNITS))
 _QUANTITY = re.compile(
-    rf"({_NUMBER}(?P<more>(?:{_JOINER}{_NUMBER})*))\s*(?:"
-    + "|".join(f"(?P<u{i}>{pattern})" for i, (_, pattern) in enumerate(_UNITS))
-    + ")?"
+    rf"({_NUMBER}(?P<more>(?:{_JOINER}{_NUMBER})*))\s*(?:{_UNIT_STARTS}(?:{_UNIT}))?"
 )
 _UNIT_OF = {f"u{i}": unit for i, (unit, _) in enumerate(_UNITS)}
 _NUMBER_IN = re.compile(_NUMBER)
@@ -272,16 +274,18 @@ _QUANTITY_ASCII = ascii_digits(_QUANTITY)
 
 
 @functools.lru_cache(maxsize=64)
-def quantities(text: str) -> tuple[tuple[str, Decimal, str | None], ...]:
-    """(number, its value, its unit or None) for each number of `text`; a range or list
-    ("1.5 to 2 tokens") gives each of its numbers the unit after the last."""
+def quantities(text: str) -> tuple[tuple[str, Decimal, str], ...]:
+    """(number, its value, its unit) for each number of `text` followed by a unit; a range
+    or list ("1.5 to 2 tokens") gives each of its numbers the unit after the last."""
     folded = lowered(text)
     found = []
     for match in (_QUANTITY_ASCII if folded.isascii() else _QUANTITY).finditer(folded):
+        unit = _UNIT_OF.get(match.lastgroup or "")
+        if unit is None:
+            continue  # the unit check compares units only: no value for a bare number
         at = match.start()
         if at and folded[at - 1 if folded[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
             continue
-        unit = _UNIT_OF.get(match.lastgroup or "")
         numbers = match.group(1)
         for token in _NUMBER_IN.findall(numbers) if match.group("more") else (numbers,):
             value = number_value(token)
