@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vault_tools.notes import frontmatter
 from vault_tools.notes.frontmatter import simple_properties
 from vault_tools.notes.yaml_properties import PropertyLoader
 
@@ -143,3 +146,57 @@ def test_the_closing_line_is_the_first_that_strips_to_a_marker(rest: list[str]) 
     lines = ["---", *rest]
     expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     assert _closing_line(lines) == expected
+
+
+# The line rule as a regex (on the line less its trailing blanks); _simple_line reads
+# it by hand.
+SIMPLE_LINE_RULE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
+
+
+def simple_line_by_the_rule(line: str) -> object:
+    content = line.rstrip(" \t")
+    match = SIMPLE_LINE_RULE.fullmatch(content)
+    if match is None or match.group(1) in frontmatter._NOT_STRINGS:
+        return None
+    text = match.group(2)
+    if text is None:
+        return (match.group(1), None) if len(content) == len(line) else None
+    value = frontmatter._simple_value(text)
+    return None if value is frontmatter._NO_VALUE else (match.group(1), value)
+
+
+LINE_PIECES = st.sampled_from(
+    [
+        "a",
+        "_",
+        "-",
+        ":",
+        " ",
+        "\t",
+        "x1",
+        "yes",
+        "null",
+        "'",
+        '"',
+        "[",
+        "]",
+        ",",
+        "#",
+        "\r",
+        "é",
+        "0",
+    ]
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        st.lists(LINE_PIECES, max_size=10).map("".join),
+        st.tuples(KEYS, st.sampled_from([":", ": ", ":\t", ":  ", ": \t"]), VALUES).map("".join),
+    ),
+    st.sampled_from(["", " ", "\t", " \t "]),
+)
+def test_simple_line_follows_the_rule(line: str, trailing: str) -> None:
+    line += trailing
+    assert frontmatter._simple_line(line) == simple_line_by_the_rule(line)
