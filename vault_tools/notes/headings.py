@@ -72,7 +72,9 @@ def _fence_open(line: str) -> tuple[str, str] | None:
     return fence, info.strip()
 
 
-_BARE_FENCES = {run: _fence_open(run) for run in ("```", "````", "~~~", "~~~~")}
+# the lines a note opens and closes its blocks with, their reading kept (pure, so the
+# same as reading them again)
+_BARE_FENCES = {run: _fence_open(run) for run in ("```", "````", "~~~", "~~~~", "```json")}
 
 
 def fence_closes(line: str, fence: str) -> bool:

@@ -513,9 +513,15 @@ def split_table_row(line: str) -> list[str]:
 
 def _pipe_in_wikilink(body: str) -> bool:
     """Whether a `|` follows a `[[` with no `]` between them."""
-    return any(
-        (start := part.find("[[")) >= 0 and "|" in part[start + 2 :] for part in body.split("]")
-    )
+    start = body.find("[[")
+    while start >= 0:  # the first `[[` after each `]`: the later ones see less of the row
+        close = body.find("]", start + 2)
+        if body.find("|", start + 2, len(body) if close < 0 else close) >= 0:
+            return True
+        if close < 0:
+            return False
+        start = body.find("[[", close + 1)
+    return False
 
 
 def _protect_wikilinks(body: str) -> str:
