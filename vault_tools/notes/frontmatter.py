@@ -120,7 +120,8 @@ def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[st
 def _simple_line(line: str) -> tuple[str, Any] | None:
     content = line.rstrip(" \t")
     key, colon, rest = content.partition(":")  # a key holds no `:`
-    if not colon or key in _NOT_STRINGS or not _KEY.fullmatch(key):
+    # an ASCII identifier is a key (and a word) without a regex: most keys and words are
+    if not colon or key in _NOT_STRINGS or not (_identifier(key) or _KEY.fullmatch(key)):
         return None
     if not rest:  # `key:` is null; `key:` and blanks is for PyYAML to read
         return (key, None) if len(content) == len(line) else None
@@ -146,7 +147,13 @@ def _simple_value(text: str) -> Any:
             return inner
         return _NO_VALUE
     if first == "[" and text[-1] == "]":
-        items = [item.strip() for item in text[1:-1].split(",")]
+        inner = text[1:-1]
+        if "," not in inner:  # one item (`tags: [claim-review]`): no list to build and walk
+            item = inner.strip()
+            if not item:
+                return []
+            return [item] if _WORDS.fullmatch(item) and item not in _NOT_STRINGS else _NO_VALUE
+        items = [item.strip() for item in inner.split(",")]
         if items == [""]:
             return []
         if all(_WORDS.fullmatch(item) and item not in _NOT_STRINGS for item in items):
@@ -157,9 +164,14 @@ def _simple_value(text: str) -> Any:
     if first in _INTEGER_STARTS and _INTEGER.fullmatch(text):
         limit = digits_limit()
         return int(text) if not limit or len(text) <= limit else _NO_VALUE  # YAML reports it
-    if _WORD.fullmatch(text) and text not in _NOT_STRINGS:
+    if (_identifier(text) or _WORD.fullmatch(text)) and text not in _NOT_STRINGS:
         return text
     return _NO_VALUE
 
 
 _INTEGER_STARTS = frozenset("-0123456789")  # what _INTEGER can match first
+
+
+def _identifier(text: str) -> bool:
+    """[A-Za-z_][A-Za-z0-9_]*, a subset of both _KEY and _WORD."""
+    return text.isascii() and text.isidentifier()

@@ -466,10 +466,10 @@ def _parse_mapping(note: Note, body: Body, section: Section) -> None:
         line = lines[index].strip()
         if not line.startswith("|"):
             continue
-        cells = split_table_row(line)
         if not header_seen:
-            header_seen = True  # the header row
+            header_seen = True  # the header row, whatever its cells
             continue
+        cells = split_table_row(line)
         if _SEPARATOR_ROW.fullmatch(line) and all(set(cell) <= _SEPARATOR_CHARS for cell in cells):
             continue  # the separator row (the regex turns the other rows away cheaply)
         if len(cells) != 3 or not cells[2]:
