@@ -120,8 +120,13 @@ def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[st
 def _simple_line(line: str) -> tuple[str, Any] | None:
     content = line.rstrip(" \t")
     key, colon, rest = content.partition(":")  # a key holds no `:`
-    # an ASCII identifier is a key (and a word) without a regex: most keys and words are
-    if not colon or key in _NOT_STRINGS or not (_identifier(key) or _KEY.fullmatch(key)):
+    # an ASCII identifier ([A-Za-z_][A-Za-z0-9_]*) is a key (and a word, in _simple_value)
+    # without a regex: most keys and words are
+    if (
+        not colon
+        or key in _NOT_STRINGS
+        or not (key.isascii() and key.isidentifier() or _KEY.fullmatch(key))
+    ):
         return None
     if not rest:  # `key:` is null; `key:` and blanks is for PyYAML to read
         return (key, None) if len(content) == len(line) else None
@@ -164,14 +169,11 @@ def _simple_value(text: str) -> Any:
     if first in _INTEGER_STARTS and _INTEGER.fullmatch(text):
         limit = digits_limit()
         return int(text) if not limit or len(text) <= limit else _NO_VALUE  # YAML reports it
-    if (_identifier(text) or _WORD.fullmatch(text)) and text not in _NOT_STRINGS:
+    if (
+        text.isascii() and text.isidentifier() or _WORD.fullmatch(text)
+    ) and text not in _NOT_STRINGS:
         return text
     return _NO_VALUE
 
 
 _INTEGER_STARTS = frozenset("-0123456789")  # what _INTEGER can match first
-
-
-def _identifier(text: str) -> bool:
-    """[A-Za-z_][A-Za-z0-9_]*, a subset of both _KEY and _WORD."""
-    return text.isascii() and text.isidentifier()

@@ -118,31 +118,33 @@ def parts_of(body: Body, section: Section) -> list[Part]:
         if heading is _UNREAD:
             heading = atx_heading(line)
         if heading is not None:  # never a fence nor a vt marker
-            _add_text(parts, run, lines[run:index])
+            if index > run:
+                _add_text(parts, run, lines[run:index])
             parts.append(Part("heading", index + 1, [], heading[1]))
             run, k = index + 1, k + 1
         elif opened := fence_open(line):
             close, k = _fence_end(body, k, end, opened[0])
             info = opened[1].split(maxsplit=1)
-            _add_text(parts, run, lines[run:index])
+            if index > run:
+                _add_text(parts, run, lines[run:index])
             parts.append(
                 Part("code", index + 1, lines[index + 1 : close], info[0].lower() if info else "")
             )
             run = close + 1
         elif line.startswith("<!-- vt:") and _VT_START.match(line):
-            _add_text(parts, run, lines[run:index])
+            if index > run:
+                _add_text(parts, run, lines[run:index])
             close, k = _vt_block_end(body, k, end)
             run = close + 1  # not part of what the reviewer wrote
         else:
             k += 1
-    _add_text(parts, run, lines[run:end])
+    if end > run:
+        _add_text(parts, run, lines[run:end])
     return parts
 
 
 def _add_text(parts: list[Part], index: int, lines: list[str]) -> None:
     """Add text lines, the first at `index`, to the text part before them or as one."""
-    if not lines:
-        return
     if parts and parts[-1].kind == "text":
         parts[-1].lines.extend(lines)  # after one of vt's blocks, the text goes on
     else:
