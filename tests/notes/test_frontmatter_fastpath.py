@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vault_tools.notes import frontmatter
 from vault_tools.notes.frontmatter import simple_properties
+from vault_tools.notes.value_limits import CONTROL
 from vault_tools.notes.yaml_properties import PropertyLoader
 
 KEYS = st.one_of(
@@ -143,3 +147,104 @@ def test_the_closing_line_is_the_first_that_strips_to_a_marker(rest: list[str]) 
     lines = ["---", *rest]
     expected = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
     assert _closing_line(lines) == expected
+
+
+# The line rule as a regex (on the line less its trailing blanks); _simple_line reads
+# it by hand.
+LINE_PIECES_VALUES = st.sampled_from(
+    ["a", "B_1", "x-y", "v.2", "-", "0", "12", "07", "[", "]", ",", " ", "'", '"', "yes", "é"]
+)
+SIMPLE_LINE_RULE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
+
+
+def simple_line_by_the_rule(line: str) -> object:
+    content = line.rstrip(" \t")
+    match = SIMPLE_LINE_RULE.fullmatch(content)
+    if match is None or match.group(1) in frontmatter._NOT_STRINGS:
+        return None
+    text = match.group(2)
+    if text is None:
+        return (match.group(1), None) if len(content) == len(line) else None
+    value = simple_value_by_the_rule(text)
+    return None if value is frontmatter._NO_VALUE else (match.group(1), value)
+
+
+# The value rules as regexes; _simple_value takes shortcuts (an ASCII identifier is a
+# word, a one-item list is not split)
+WORD_RULE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+WORDS_RULE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+)*")
+INTEGER_RULE = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+
+def simple_value_by_the_rule(text: str) -> object:
+    not_strings, no_value = frontmatter._NOT_STRINGS, frontmatter._NO_VALUE
+    first = text[0]
+    if first == '"' or first == "'":
+        inner = text[1:-1]
+        if (
+            len(text) >= 2
+            and text[-1] == first
+            and first not in inner
+            and "\\" not in inner
+            and not CONTROL.search(inner)
+        ):
+            return inner
+        return no_value
+    if first == "[" and text[-1] == "]":
+        items = [item.strip() for item in text[1:-1].split(",")]
+        if items == [""]:
+            return []
+        if all(WORDS_RULE.fullmatch(item) and item not in not_strings for item in items):
+            return items
+        return no_value
+    if text == "true" or text == "false":
+        return text == "true"
+    if INTEGER_RULE.fullmatch(text):
+        return int(text)
+    if WORD_RULE.fullmatch(text) and text not in not_strings:
+        return text
+    return no_value
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(VALUES, st.lists(LINE_PIECES_VALUES, min_size=1, max_size=8).map("".join)))
+def test_simple_value_follows_the_rules(text: str) -> None:
+    if text:
+        assert frontmatter._simple_value(text) == simple_value_by_the_rule(text)
+
+
+LINE_PIECES = st.sampled_from(
+    [
+        "a",
+        "_",
+        "-",
+        ":",
+        " ",
+        "\t",
+        "x1",
+        "yes",
+        "null",
+        "'",
+        '"',
+        "[",
+        "]",
+        ",",
+        "#",
+        "\r",
+        "é",
+        "0",
+    ]
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        st.lists(LINE_PIECES, max_size=10).map("".join),
+        st.tuples(KEYS, st.sampled_from([":", ": ", ":\t", ":  ", ": \t"]), VALUES).map("".join),
+    ),
+    st.sampled_from(["", " ", "\t", " \t "]),
+)
+def test_simple_line_follows_the_rule(line: str, trailing: str) -> None:
+    line += trailing
+    assert frontmatter._simple_line(line) == simple_line_by_the_rule(line)

@@ -3,6 +3,8 @@ the note parser and the note writer: they must find the same sections."""
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +108,28 @@ def test_reader_and_writer_find_the_same_sections(lines: list[str], crlf: bool) 
     end = "\r\n" if crlf else "\n"
     text = end.join(["---", "claim_id: X", "---", *lines]) + end
     assert parser_sections(text) == writer_sections(text)
+
+
+# The ATX rule as the regex headings.py documents; atx_heading reads lines by hand.
+ATX_RULE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+
+
+def atx_by_the_rule(line: str) -> tuple[int, str] | None:
+    m = ATX_RULE.fullmatch(line)
+    return None if m is None else (len(m.group(1)), (m.group(2) or "").strip(" \t"))
+
+
+HEADING_TEXT = st.text(alphabet=" \t#a①\r\u3000\x0b", max_size=14)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(HEADING_TEXT, st.builds(lambda a, b: a + b, LINES, HEADING_TEXT)))
+def test_atx_heading_follows_the_rule(line: str) -> None:
+    assert atx_heading(line) == atx_by_the_rule(line)
+
+
+def test_atx_heading_closing_runs() -> None:
+    for line in ("## A #", "## A#", "## #", "## ##", "##  ##  ", "## A ## x", "## A\t##\t", "#"):
+        assert atx_heading(line) == atx_by_the_rule(line), line
+    assert atx_heading("## A ##") == (2, "A")
+    assert atx_heading("## A#") == (2, "A#")

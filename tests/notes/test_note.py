@@ -26,7 +26,13 @@ from tests.conftest import (
 )
 from vault_tools.checks.rules import check_note
 from vault_tools.findings import CODES
-from vault_tools.notes.note import Note, parse_note, parse_text, split_table_row
+from vault_tools.notes.note import (
+    Note,
+    _pipe_in_wikilink,
+    parse_note,
+    parse_text,
+    split_table_row,
+)
 
 # --- the seeds, read from the flattened reading-view text ------------------------------
 
@@ -470,7 +476,7 @@ def test_lines_that_only_look_like_structure_stay_text() -> None:
     assert not [f for f in note.findings if f.code.startswith("section")]
 
 
-_ROW_PIECES = ["|", " ", "\t", "[[", "]]", "a", "\\|", "\\", "-", ":", "\x00", "[[x|y]]"]
+_ROW_PIECES = ["|", " ", "\t", "[[", "]]", "a", "\\|", "\\", "-", ":", "\x00", "[[x|y]]", "[", "]"]
 
 
 def _split_as_first_written(line: str) -> list[str]:
@@ -490,3 +496,15 @@ def _split_as_first_written(line: str) -> list[str]:
 @given(st.lists(st.sampled_from(_ROW_PIECES), max_size=10).map("".join))
 def test_table_rows_split_as_the_wikilink_protecting_rule(line: str) -> None:
     assert split_table_row(line) == _split_as_first_written(line)
+
+
+def _pipe_in_wikilink_as_first_written(body: str) -> bool:
+    return any(
+        (start := part.find("[[")) >= 0 and "|" in part[start + 2 :] for part in body.split("]")
+    )
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_ROW_PIECES), max_size=12).map("".join))
+def test_a_pipe_in_a_wikilink_is_found_as_by_splitting_on_brackets(body: str) -> None:
+    assert _pipe_in_wikilink(body) == _pipe_in_wikilink_as_first_written(body)

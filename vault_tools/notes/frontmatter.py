@@ -82,9 +82,11 @@ def _load(source_lines: list[str], path: str, fm: FrontMatter) -> None:
 
 # Obsidian writes most properties as `key: value` lines. Those are read without
 # PyYAML when every line is unambiguous; anything else takes the full YAML path.
-# matched against the line less its trailing blanks (a lazy value before `[ \t]*` tried
-# every blank of a long run)
-_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
+# A simple line is `key:` or `key:` + blanks + a value, trailing blanks aside; as a regex
+# on the line less its trailing blanks, ([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))? (read
+# by hand below, a test checks against that regex: a regex match and its groups cost
+# more than the rest of a line's reading)
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # a flow-list item may be several words (`aliases: [prefill, warm prefill]`)
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(?: [A-Za-z0-9_.-]+)*")
@@ -117,19 +119,26 @@ def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[st
 
 def _simple_line(line: str) -> tuple[str, Any] | None:
     content = line.rstrip(" \t")
-    match = _SIMPLE_LINE.fullmatch(content)
-    if match is None or match.group(1) in _NOT_STRINGS:
+    key, colon, rest = content.partition(":")  # a key holds no `:`
+    # an ASCII identifier ([A-Za-z_][A-Za-z0-9_]*) is a key (and a word, in _simple_value)
+    # without a regex: most keys and words are
+    if (
+        not colon
+        or key in _NOT_STRINGS
+        or not (key.isascii() and key.isidentifier() or _KEY.fullmatch(key))
+    ):
         return None
-    text = match.group(2)
-    value = _simple_value("" if text is None and len(content) < len(line) else text)
+    if not rest:  # `key:` is null; `key:` and blanks is for PyYAML to read
+        return (key, None) if len(content) == len(line) else None
+    if rest[0] != " " and rest[0] != "\t":
+        return None
+    value = _simple_value(rest.lstrip(" \t"))  # not empty: `content` ends in a non-blank
     if value is _NO_VALUE:
         return None
-    return match.group(1), value
+    return key, value
 
 
-def _simple_value(text: str | None) -> Any:
-    if not text:
-        return None if text is None else _NO_VALUE
+def _simple_value(text: str) -> Any:
     first = text[0]
     if first == '"' or first == "'":
         inner = text[1:-1]
@@ -143,7 +152,13 @@ def _simple_value(text: str | None) -> Any:
             return inner
         return _NO_VALUE
     if first == "[" and text[-1] == "]":
-        items = [item.strip() for item in text[1:-1].split(",")]
+        inner = text[1:-1]
+        if "," not in inner:  # one item (`tags: [claim-review]`): no list to build and walk
+            item = inner.strip()
+            if not item:
+                return []
+            return [item] if _WORDS.fullmatch(item) and item not in _NOT_STRINGS else _NO_VALUE
+        items = [item.strip() for item in inner.split(",")]
         if items == [""]:
             return []
         if all(_WORDS.fullmatch(item) and item not in _NOT_STRINGS for item in items):
@@ -151,9 +166,14 @@ def _simple_value(text: str | None) -> Any:
         return _NO_VALUE
     if text == "true" or text == "false":
         return text == "true"
-    if _INTEGER.fullmatch(text):
+    if first in _INTEGER_STARTS and _INTEGER.fullmatch(text):
         limit = digits_limit()
         return int(text) if not limit or len(text) <= limit else _NO_VALUE  # YAML reports it
-    if _WORD.fullmatch(text) and text not in _NOT_STRINGS:
+    if (
+        text.isascii() and text.isidentifier() or _WORD.fullmatch(text)
+    ) and text not in _NOT_STRINGS:
         return text
     return _NO_VALUE
+
+
+_INTEGER_STARTS = frozenset("-0123456789")  # what _INTEGER can match first

@@ -46,8 +46,12 @@ def _without_trailing_parenthetical(title: str) -> str:
 # fence holds no backtick (```a`b is a paragraph with a code span, not a fence).
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 # An ATX heading: up to 3 spaces, 1-6 `#`, then a space, a tab or the end of the line;
-# an optional closing run of `#` after a space or tab.
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
+# an optional closing run of `#` after a space or tab. As a regex (the rule
+# `atx_heading` follows; tests/notes/test_headings.py checks it does, on generated lines):
+#     ` {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*` fullmatched, the title being
+#     group 2 less blanks at both ends.
+# Read by hand, not by that regex: its lazy title tried the closing run at every
+# character, the most expensive step of finding a note's sections.
 
 
 def fence_open(line: str) -> tuple[str, str] | None:
@@ -68,7 +72,9 @@ def _fence_open(line: str) -> tuple[str, str] | None:
     return fence, info.strip()
 
 
-_BARE_FENCES = {run: _fence_open(run) for run in ("```", "````", "~~~", "~~~~")}
+# the lines a note opens and closes its blocks with, their reading kept (pure, so the
+# same as reading them again)
+_BARE_FENCES = {run: _fence_open(run) for run in ("```", "````", "~~~", "~~~~", "```json")}
 
 
 def fence_closes(line: str, fence: str) -> bool:
@@ -87,12 +93,25 @@ def fence_closes(line: str, fence: str) -> bool:
 
 def atx_heading(line: str) -> tuple[int, str] | None:
     """(level, title) of an ATX heading line such as `## ② Atomic Claim`, else None."""
-    if line[:4].lstrip(" ")[:1] != "#":  # the regex would fail: no `#` after <= 3 spaces
+    if line[:4].lstrip(" ")[:1] != "#":  # no `#` after <= 3 spaces: the usual line
         return None
-    m = _ATX.fullmatch(line)
-    if m is None:
+    marks = line.lstrip(" ")
+    rest = marks.lstrip("#")
+    level = len(marks) - len(rest)
+    if level > 6:
         return None
-    return len(m.group(1)), (m.group(2) or "").strip(" \t")
+    if not rest:
+        return level, ""
+    if rest[0] != " " and rest[0] != "\t":
+        return None
+    # the title runs from the first non-blank to the last, less a closing run of `#`
+    # that follows a blank (`## A #` is 'A'; `## A#` and `## #` keep theirs)
+    title = rest.strip(" \t")
+    if title[-1:] == "#":
+        before = title.rstrip("#")
+        if before[-1:] in (" ", "\t"):
+            title = before.rstrip(" \t")
+    return level, title
 
 
 @lru_cache(maxsize=1024)

@@ -466,10 +466,10 @@ def _parse_mapping(note: Note, body: Body, section: Section) -> None:
         line = lines[index].strip()
         if not line.startswith("|"):
             continue
-        cells = split_table_row(line)
         if not header_seen:
-            header_seen = True  # the header row
+            header_seen = True  # the header row, whatever its cells
             continue
+        cells = split_table_row(line)
         if _SEPARATOR_ROW.fullmatch(line) and all(set(cell) <= _SEPARATOR_CHARS for cell in cells):
             continue  # the separator row (the regex turns the other rows away cheaply)
         if len(cells) != 3 or not cells[2]:
@@ -513,9 +513,15 @@ def split_table_row(line: str) -> list[str]:
 
 def _pipe_in_wikilink(body: str) -> bool:
     """Whether a `|` follows a `[[` with no `]` between them."""
-    return any(
-        (start := part.find("[[")) >= 0 and "|" in part[start + 2 :] for part in body.split("]")
-    )
+    start = body.find("[[")
+    while start >= 0:  # the first `[[` after each `]`: the later ones see less of the row
+        close = body.find("]", start + 2)
+        if body.find("|", start + 2, len(body) if close < 0 else close) >= 0:
+            return True
+        if close < 0:
+            return False
+        start = body.find("[[", close + 1)
+    return False
 
 
 def _protect_wikilinks(body: str) -> str:

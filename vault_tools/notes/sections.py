@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vault_tools.notes.headings import atx_heading, fence_closes, fence_open, section_key
 
@@ -35,6 +35,10 @@ class Body:
 
     lines: list[str]
     marks: list[int]
+    # the heading read from each marked line (None: no heading), as `level2_sections`
+    # read them, so that `parts_of` reads no line twice; _UNREAD for those it skipped
+    # (inside fenced code)
+    headings: list[tuple[int, str] | None] = field(default_factory=list)
 
 
 # The only lines that can be structure: a fence (``` or ~~~ after up to 3 spaces), a
@@ -44,6 +48,10 @@ class Body:
 # looking at every line.
 _MARKED = re.compile(r"\n(?: {0,3}(?:```|~~~|#)|<!-- vt:)")
 _FIRST_MARKED = re.compile(r" {0,3}(?:```|~~~|#)|<!-- vt:")
+
+
+# a marked line whose heading is not read yet (compared by identity: no heading has level 0)
+_UNREAD: tuple[int, str] = (0, "")
 
 
 def marked_lines(text: str, start: int) -> list[int]:
@@ -64,13 +72,15 @@ def level2_sections(body: Body) -> list[Section]:
     lines = body.lines
     sections: list[Section] = []
     fence: str | None = None
-    for index in body.marks:  # all from `start` on
+    headings: list[tuple[int, str] | None] = [_UNREAD] * len(body.marks)
+    body.headings = headings
+    for k, index in enumerate(body.marks):  # all from `start` on
         line = lines[index]
         if fence:
             if fence_closes(line, fence):
                 fence = None
             continue
-        heading = atx_heading(line)
+        headings[k] = heading = atx_heading(line)
         if heading is not None:
             if heading[0] == 2:
                 if sections:
@@ -96,67 +106,75 @@ class Part:
 
 def parts_of(body: Body, section: Section) -> list[Part]:
     """The section's text runs, fenced blocks and headings; vt's own blocks left out."""
-    lines, marks = body.lines, body.marks
+    lines, marks, headings = body.lines, body.marks, body.headings
     parts: list[Part] = []
-    index, end = section.start, section.end
-    k = bisect_left(marks, index)
-    while index < end:
-        while k < len(marks) and marks[k] < index:
-            k += 1
-        upto = marks[k] if k < len(marks) and marks[k] < end else end
-        if upto > index:  # plain lines up to the next line that can be structure
-            _add_text(parts, index, lines[index:upto])
-            index = upto
-            continue
+    end = section.end
+    run = section.start  # the first line not yet in a part
+    k = bisect_left(marks, run)
+    # only the marked lines are looked at; the lines between them join the text run
+    while k < len(marks) and (index := marks[k]) < end:
         line = lines[index]
-        if (heading := atx_heading(line)) is not None:  # never a fence nor a vt marker
+        heading = headings[k] if k < len(headings) else _UNREAD
+        if heading is _UNREAD:
+            heading = atx_heading(line)
+        if heading is not None:  # never a fence nor a vt marker
+            if index > run:
+                _add_text(parts, run, lines[run:index])
             parts.append(Part("heading", index + 1, [], heading[1]))
-            index += 1
+            run, k = index + 1, k + 1
         elif opened := fence_open(line):
-            close = _fence_end(body, k, end, opened[0])
+            close, k = _fence_end(body, k, end, opened[0])
             info = opened[1].split(maxsplit=1)
+            if index > run:
+                _add_text(parts, run, lines[run:index])
             parts.append(
                 Part("code", index + 1, lines[index + 1 : close], info[0].lower() if info else "")
             )
-            index = close + 1
+            run = close + 1
         elif line.startswith("<!-- vt:") and _VT_START.match(line):
-            index = _vt_block_end(body, k, end) + 1  # not part of what the reviewer wrote
+            if index > run:
+                _add_text(parts, run, lines[run:index])
+            close, k = _vt_block_end(body, k, end)
+            run = close + 1  # not part of what the reviewer wrote
         else:
-            _add_text(parts, index, [line])
-            index += 1
+            k += 1
+    if end > run:
+        _add_text(parts, run, lines[run:end])
     return parts
 
 
 def _add_text(parts: list[Part], index: int, lines: list[str]) -> None:
+    """Add text lines, the first at `index`, to the text part before them or as one."""
     if parts and parts[-1].kind == "text":
-        parts[-1].lines.extend(lines)
+        parts[-1].lines.extend(lines)  # after one of vt's blocks, the text goes on
     else:
         parts.append(Part("text", index + 1, lines))
 
 
-def _vt_block_end(body: Body, k: int, limit: int) -> int:
-    """The index of the end marker of the vt block opened at marks[k]."""
+def _vt_block_end(body: Body, k: int, limit: int) -> tuple[int, int]:
+    """The index of the end marker of the vt block opened at marks[k], and the position
+    in marks of the first mark after it."""
     marks = body.marks
     for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per block is quadratic
         index = marks[j]
         if index >= limit:
-            break
+            return limit - 1, j  # the block runs on into the next section
         if _VT_END.match(body.lines[index]):
-            return index
-    return limit - 1  # the block runs on into the next section
+            return index, j + 1
+    return limit - 1, len(marks)
 
 
-def _fence_end(body: Body, k: int, limit: int, marker: str) -> int:
-    """The index of the line closing the fence opened at marks[k]."""
+def _fence_end(body: Body, k: int, limit: int, marker: str) -> tuple[int, int]:
+    """The index of the line closing the fence opened at marks[k], and the position in
+    marks of the first mark after it."""
     marks = body.marks
     for j in range(k + 1, len(marks)):  # not a slice of marks: a copy per fence is quadratic
         index = marks[j]
         if index >= limit:
-            break
-        line = body.lines[index]
-        if fence_closes(line, marker):
-            return index
-    return limit  # unclosed: the block runs to the end of the section
+            return limit, j  # unclosed: the block runs to the end of the section
+        if fence_closes(body.lines[index], marker):
+            return index, j + 1
+    return limit, len(marks)
 
 
 def subsections(parts: list[Part]) -> dict[str, tuple[int, list[Part]]]:
