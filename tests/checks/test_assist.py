@@ -532,6 +532,41 @@ def test_a_text_folding_keeps_whole_is_in_the_folded_haystack(
         assert wording.fold(text) in wording.fold(haystack)
 
 
+def _occurs_by_folding(needle: str, haystack: str) -> bool:
+    """occurs() as it was before it tried folded_part_of: the haystack always folded."""
+    key = wording.fold(needle)
+    if not key:
+        return False
+    if key in wording.fold(haystack):
+        return True
+    words = wording._words(needle)
+    if len(words) < 2 or wording.has_cjk(needle):
+        return False
+    position, found = 0, wording.text_words(haystack)
+    for word in words:
+        if word not in found[position:]:
+            return False
+        position = found.index(word, position) + 1
+    return True
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_EDGE_TEXT, _EDGE_TEXT, _EDGE_TEXT)
+@example("", "KV Cache", " 相比")
+def test_occurs_without_folding_the_haystack_is_occurs_by_folding(
+    before: str, text: str, after: str
+) -> None:
+    """occurs() and the entity check skip folding the claim for a label written in it
+    as is; what they answer is what folding the claim answers."""
+    haystack = before + text + after
+    for needle in (text, text + after, before):
+        assert wording.occurs(needle, haystack) == _occurs_by_folding(needle, haystack)
+        shortcut = wording.folded_part_of(needle, haystack)
+        assert (shortcut or wording.fold(needle) in wording.fold_text(haystack)) == (
+            wording.fold(needle) in wording.fold(haystack)
+        )
+
+
 def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
     """The classes numbers_in searches for, checked against the Unicode database."""
     for code in range(0x110000):

@@ -136,7 +136,8 @@ def _occurs(
     key = fold_needle(needle)
     if not key:
         return False
-    if key in fold_text(haystack):
+    # the usual label is written in the claim as is: then folding the claim is not needed
+    if folded_part_of(needle, haystack) or key in fold_text(haystack):
         return True
     words = needle_words(needle)
     if len(words) < 2 or has_cjk(needle):
@@ -183,6 +184,7 @@ def _whole_at_edge(ch: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # asked of the few characters at the edges of labels
 def _not_a_letter(ch: str) -> bool:
     """A _whole_at_edge character that folds to no Latin letter."""
     return _whole_at_edge(ch) and not nfkc(ch).casefold().isalpha()
@@ -375,14 +377,21 @@ _FULL_WIDTH_FORM = re.compile("[\uff01-\uff5e]")
 
 def nfkc(text: str) -> str:
     """`unicodedata.normalize("NFKC", text)`, cheaper for text with full-width forms."""
-    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # a quick check, in C
+    if text.isascii():
         return text
-    text = _FULL_WIDTH_FORM.sub(_ascii_form, text)
+    return _nfkc(text)
+
+
+# a note's claim is normalised by several checks (its numbers, its cue words, folding)
+@functools.lru_cache(maxsize=256)
+def _nfkc(text: str) -> str:
+    if unicodedata.is_normalized("NFKC", text):  # a quick check, in C
+        return text
+    # each distinct form replaced once (a Chinese text repeats the same few, ，and ：):
+    # str.replace runs in C, where sub() would call back into Python for every match
+    for form in set(_FULL_WIDTH_FORM.findall(text)):
+        text = text.replace(form, chr(ord(form) - 0xFEE0))
     return unicodedata.normalize("NFKC", text)
-
-
-def _ascii_form(match: re.Match) -> str:
-    return chr(ord(match.group()) - 0xFEE0)
 
 
 # --- hedges --------------------------------------------------------------------------
