@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLE_VAULT, render_note, validate_vault
-from vault_tools.checks import assist, assist_claim, assist_reading, wording
+from vault_tools.checks import assist, assist_claim, assist_cues, assist_reading, wording
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
@@ -813,3 +813,131 @@ def test_the_quantities_of_both_languages_keep_their_units() -> None:
         ("3", value("3"), "GB"),
     )
     assert assist_reading.quantities("H100 and 2 drafts, 5 layers") == ()
+
+
+_CUE_PIECES = [
+    "not only ",
+    "not ",
+    "acceptance rate ",
+    "acceptance ",
+    "tokens per second ",
+    "tokens ",
+    "for large ",
+    "for ",
+    "latency cost ",
+    "cost ",
+    "outperforms ",
+    "unfolds ",
+    "more ",
+    "increases ",
+    "faster ",
+    "don't ",
+    "token/s ",
+    "比",
+    "更快",
+    "不",
+    "不同",
+    "成本",
+    "～",
+    "$",
+    "Ｎｏｔ ",
+    "K",
+    ", ",
+    "42 ",
+]
+
+
+def _cues_by_scanning(text: str) -> dict[str, str]:
+    """cues() as it was written before its tokens were looked up in a table: the rule."""
+    c = assist_cues
+    low = c.lowered(text)
+    found: dict[str, str] = {}
+
+    def add(word: str) -> None:
+        for family in c._FAMILIES[word]:
+            found.setdefault(family, word)
+
+    def prefix(token: str) -> str | None:
+        match = c._PREFIX.match(token) if token[:2] in c._PREFIX_HEADS else None
+        return match.group() if match else None
+
+    if not low.isascii() or "~" in low or "$" in low:
+        for match in c._OTHER_CUE.finditer(low):
+            add(match.group())
+    tokens = c._LATIN_TOKEN.findall(low)
+    if not c._STARTERS.isdisjoint(tokens) or (
+        "latency" in tokens and not c._COSTS.isdisjoint(tokens)
+    ):
+        spanned: set[int] = set()
+        for index, token in enumerate(tokens):
+            if token not in c._STARTERS or index in spanned:
+                continue
+            for size in range(min(c._LONGEST, len(tokens) - index), 1, -1):
+                words = " ".join(tokens[index : index + size])
+                if words in c._FAMILIES:
+                    add(words)
+                    spanned.update(range(index, index + size))
+                    break
+        for index, token in enumerate(tokens):
+            if index in spanned or (token in c._COSTS and index and tokens[index - 1] == "latency"):
+                continue
+            word = token if token in c._SINGLE_WORDS else prefix(token)
+            if word:
+                add(word)
+        return found
+    hits = c._SINGLE_WORDS.intersection(tokens)
+    for word in sorted(hits, key=tokens.index):
+        add(word)
+    for token in tokens:
+        word = prefix(token) if token not in hits else None
+        if word:
+            add(word)
+    return found
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_CUE_PIECES), max_size=10).map("".join))
+@example("latency cost increases, not only faster than 比 B")
+@example("more tokens increases acceptance")
+def test_cues_from_the_token_table_are_the_scanned_cues(text: str) -> None:
+    assert assist_cues.cues.__wrapped__(text) == _cues_by_scanning(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="aZ09 .,'-/\tK中ſ\u00e9", max_size=30))
+def test_latin_runs_split_in_c_are_the_regexs(text: str) -> None:
+    expected = frozenset(assist_reading._LATIN_RUN.findall(assist_reading.lowered(text)))
+    assert assist_reading.latin_runs.__wrapped__(text) == expected
+
+
+def _missing_from_folding_first(expression: str, claim: str) -> list[str]:
+    """_missing_from as it was: the two folded before their words were compared."""
+    if wording.folded_part_of(expression, claim) or wording.text_occurs(expression, claim):
+        return []
+    return assist_claim._missing_words(expression, claim)
+
+
+_EXPRESSION_PIECES = [
+    "KV Cache ",
+    "kv-cache",
+    "的",
+    "效能與",
+    "相近",
+    "2%",
+    "two ",
+    "MoE",
+    "，",
+    " ",
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(st.sampled_from(_EXPRESSION_PIECES), max_size=6).map("".join),
+    st.lists(st.sampled_from(_EXPRESSION_PIECES), max_size=8).map("".join),
+)
+@example("Continuous Batching 的效能與 EAGLE-3 相近", "Continuous Batching 其效能與 EAGLE-3 相近")
+def test_missing_from_folds_only_when_the_words_miss_something(expression: str, claim: str) -> None:
+    assert assist_claim._missing_from(expression, claim) == _missing_from_folding_first(
+        expression, claim
+    )
