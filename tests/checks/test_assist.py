@@ -941,3 +941,36 @@ def test_missing_from_folds_only_when_the_words_miss_something(expression: str, 
     assert assist_claim._missing_from(expression, claim) == _missing_from_folding_first(
         expression, claim
     )
+
+
+def _name_pattern_looking_behind_first(name: str) -> re.Pattern | None:
+    """_name_pattern as it was: the look-behind before the name, tried at every position."""
+    key = assist_reading.lowered(name).strip()
+    if not key:
+        return None
+    parts = [re.escape(p) for p in re.split(r"[\s\-_:·]+", key) if p]
+    body = r"[\s\-_:·]*".join(parts)
+    edge_start = r"(?<![a-z0-9])" if key[:1].isascii() and key[:1].isalnum() else ""
+    edge_end = r"(?:e?s)?(?![a-z0-9])" if key[-1:].isascii() and key[-1:].isalnum() else ""
+    return re.compile(edge_start + body + edge_end)
+
+
+_NAME_PIECES = ["kv", " ", "-", "cache", "s", "es", "a1", "中", "·", ":", "x", "_"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.sampled_from(["KV", *_NAME_PIECES]), min_size=1, max_size=4).map("".join),
+    st.lists(st.sampled_from(_NAME_PIECES), max_size=10).map("".join),
+)
+@example("KV Cache", "the kv-caches and xkv cache")
+def test_a_name_is_found_where_it_was_with_the_look_behind_first(name: str, text: str) -> None:
+    fast, slow = assist_reading._name_pattern(name), _name_pattern_looking_behind_first(name)
+    if slow is None:
+        assert fast is None
+        return
+    assert fast is not None
+    assert [m.span() for m in fast.finditer(text)] == [m.span() for m in slow.finditer(text)]
+    assert assist_reading.name_position([name], text) == (
+        m.start() if (m := slow.search(text)) else None
+    )

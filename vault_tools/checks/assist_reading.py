@@ -425,26 +425,33 @@ def name_mentioned(name: str, texts: tuple[str, ...]) -> bool | None:
 def name_position(names: list[str], text: str) -> int | None:
     """Where in lowered `text` the first of `names` (a label, a title, aliases) is
     written, ignoring case, width, hyphens and spacing, and a plural ending."""
-    folded = text
     best = None
     for name in names:
-        key = lowered(name).strip()
-        if not key:
+        pattern = _name_pattern(name)
+        if pattern is None:
             continue
-        pattern = _name_pattern(key)
-        match = pattern.search(folded)
+        match = pattern.search(text)
         if match and (best is None or match.start() < best):
             best = match.start()
     return best
 
 
 @functools.lru_cache(maxsize=4096)  # names recur from note to note
-def _name_pattern(key: str) -> re.Pattern:
+def _name_pattern(name: str) -> re.Pattern | None:
+    """The pattern of a name for name_position (None: nothing to look for)."""
+    key = lowered(name).strip()
+    if not key:
+        return None
     parts = [re.escape(p) for p in re.split(r"[\s\-_:·]+", key) if p]
     body = r"[\s\-_:·]*".join(parts)
-    edge_start = r"(?<![a-z0-9])" if key[:1].isascii() and key[:1].isalnum() else ""
     edge_end = r"(?:e?s)?(?![a-z0-9])" if key[-1:].isascii() and key[-1:].isalnum() else ""
-    return re.compile(edge_start + body + edge_end)
+    if key[:1].isascii() and key[:1].isalnum():
+        # not inside a word: checked after the first letter (a look-behind over it and
+        # the one before), so the regex engine skips ahead to that letter, where a
+        # pattern that starts with a look-behind is tried at every position
+        head = key[0]
+        return re.compile(f"{head}(?<![a-z0-9]{head}){body[1:]}{edge_end}")
+    return re.compile(body + edge_end)
 
 
 # --- who is above whom ----------------------------------------------------------------

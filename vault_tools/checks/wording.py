@@ -153,6 +153,7 @@ def _occurs(
     return True
 
 
+@functools.lru_cache(maxsize=256)  # a label is looked for in its claim by several checks
 def folded_part_of(text: str, haystack: str) -> bool:
     """True when `text` is written in `haystack` where folding keeps it whole, so fold(text)
     is in fold(haystack) (False: not known, fold them). Folding splits there when the
@@ -324,12 +325,13 @@ def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
         pattern = _ANY_NUMBER_ASCII if names_too else _NUMBER_ASCII
     else:
         pattern = _ANY_NUMBER if names_too else _NUMBER
-    found = []
-    for match in pattern.finditer(text):
-        value = number_value(match.group())
-        if value is not None:
-            found.append((match.group(), value))
-    return found
+    # findall: the patterns have no group, so it gives each match's text, without a
+    # match object per number
+    return [
+        (token, value)
+        for token in pattern.findall(text)
+        if (value := number_value(token)) is not None
+    ]
 
 
 @functools.lru_cache(maxsize=64)  # a note's claim and evidence, once for all its numbers
