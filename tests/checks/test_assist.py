@@ -974,3 +974,43 @@ def test_a_name_is_found_where_it_was_with_the_look_behind_first(name: str, text
     assert assist_reading.name_position([name], text) == (
         m.start() if (m := slow.search(text)) else None
     )
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="az09 '/.-\t中，ＡK\u00e9\U0001f600", max_size=30))
+@example("don't 用 token/s")
+def test_the_latin_tokens_split_in_c_are_the_regexs(text: str) -> None:
+    low = assist_cues.lowered(text)
+    assert assist_cues._latin_tokens(low) == assist_cues._LATIN_TOKEN.findall(low)
+
+
+_WORD_PIECES = [
+    "not",
+    "no",
+    "know",
+    "never",
+    "whenever",
+    "when",
+    "if",
+    "xif",
+    "lower",
+    "low",
+    "fail",
+]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*_WORD_PIECES, " ", "-", "2", "a", "中", "'t", "K"]), max_size=10
+    ).map("".join)
+)
+def test_the_word_scans_see_the_words_of_the_latin_runs(text: str) -> None:
+    """evidence_negation and evidence_conditions look for their words with a scan; it
+    finds one exactly when one of the text's Latin runs is one of them."""
+    runs, low = assist_reading.latin_runs.__wrapped__(text), assist_reading.lowered(text)
+    for pattern, words in (
+        (assist_reading._NEGATION_WORD, assist_reading._NEGATION_WORDS),
+        (assist_reading._CONDITION_WORD, assist_reading._CONDITION_WORDS),
+    ):
+        assert (assist_reading.first(pattern, low) is None) == words.isdisjoint(runs)

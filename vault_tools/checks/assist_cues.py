@@ -195,7 +195,7 @@ def cues(text: str) -> dict[str, str]:
     low = lowered(text)
     # the cue words in the order they count: the others (Chinese, ≈, ~, $), then the Latin
     words = _OTHER_CUE.findall(low) if not low.isascii() or "~" in low or "$" in low else []
-    tokens = _LATIN_TOKEN.findall(low)
+    tokens = _latin_tokens(low)
     marks = list(map(_TOKEN_CUES.__getitem__, tokens))
     if not _STARTERS.isdisjoint(tokens) or ("latency" in tokens and not _COSTS.isdisjoint(tokens)):
         _latin_cues_in_order(words, tokens, marks)  # entries of several words: in order
@@ -208,6 +208,26 @@ def cues(text: str) -> dict[str, str]:
         for family in _FAMILIES[word]:
             found.setdefault(family, word)
     return found
+
+
+# ASCII letters, digits, ' and / kept, every other character made a space
+_TOKEN_CHARACTERS = str.maketrans(
+    {
+        chr(c): chr(c) if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz'/" else " "
+        for c in range(128)
+    }
+)
+
+
+def _latin_tokens(low: str) -> list[str]:
+    """`_LATIN_TOKEN.findall(low)`: the runs of its characters, split in C (translate,
+    split; outside ASCII each character made "?" first), and the regex run over a run
+    only when some run holds ' or / (a run of letters and digits is one token)."""
+    ascii_low = low if low.isascii() else low.encode("ascii", "replace").decode("ascii")
+    runs = ascii_low.translate(_TOKEN_CHARACTERS).split()
+    if "'" in ascii_low or "/" in ascii_low:
+        return [token for run in runs for token in _LATIN_TOKEN.findall(run)]
+    return runs
 
 
 class _TokenCues(dict):

@@ -100,9 +100,8 @@ _LATIN_RUN = re.compile(r"[a-z0-9]+")
 
 @functools.lru_cache(maxsize=64)  # an evidence paragraph is asked about by several checks
 def latin_runs(text: str) -> frozenset[str]:
-    """The runs of Latin letters and digits of lowered `text`. A pattern below whose
-    matches start and end at a run's edges (`first` checks the start, a word boundary
-    the end) finds nothing in a text that lacks its words: a set lookup spares its scan."""
+    """The runs of Latin letters and digits of lowered `text` (the words text_prefixes
+    stems)."""
     low = lowered(text)
     if low.isascii():  # translate() and split() run in C, without the regex's scan
         return frozenset(low.translate(_ONLY_LATIN_RUNS).split())
@@ -197,9 +196,15 @@ _NEGATION_WORDS = frozenset(
 )
 
 
+# a whole word of _NEGATION_WORDS (`first` checks its start): whether one of the text's
+# Latin runs is one, found by a scan that skips to the letters the words begin with
+_NEGATION_WORD = re.compile(f"(?:{'|'.join(sorted(_NEGATION_WORDS))})(?![a-z0-9])")
+
+
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_negation(evidence: str) -> str | None:
-    if _NEGATION_WORDS.isdisjoint(latin_runs(evidence)) and "'t" not in lowered(evidence):
+    low = lowered(evidence)
+    if "'t" not in low and first(_NEGATION_WORD, low) is None:
         return None
     return negation_en(evidence)
 
@@ -220,6 +225,8 @@ _CONDITION_WORDS = frozenset(
     "if when whenever unless long provided depending depends based given high low large "
     "small higher lower larger smaller short heavy light".split()
 )
+# a whole word of _CONDITION_WORDS (see _NEGATION_WORD)
+_CONDITION_WORD = re.compile(f"(?:{'|'.join(sorted(_CONDITION_WORDS))})(?![a-z0-9])")
 # 在 … 下 ("at high batch sizes"): a condition the cue words cannot see
 _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 
@@ -227,7 +234,7 @@ _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_conditions(evidence: str) -> tuple[str, ...]:
     """The conditions the evidence's sentences state (condition_phrase of each)."""
-    if _CONDITION_WORDS.isdisjoint(latin_runs(evidence)):
+    if first(_CONDITION_WORD, lowered(evidence)) is None:
         return ()
     if first(CONDITION_EN, lowered(evidence)) is None:
         return ()
