@@ -1014,3 +1014,9 @@ def test_the_word_scans_see_the_words_of_the_latin_runs(text: str) -> None:
         (assist_reading._CONDITION_WORD, assist_reading._CONDITION_WORDS),
     ):
         assert (assist_reading.first(pattern, low) is None) == words.isdisjoint(runs)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="a1 中文，の\u3400\uf900\u30ff\u3040\u303f\u4dc0\U00020000é", max_size=20))
+def test_the_cjk_characters_found_in_c_are_is_cjks(text: str) -> None:
+    assert wording.cjk_characters(text) == [ch for ch in text if wording.is_cjk(ch)]

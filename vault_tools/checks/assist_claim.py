@@ -10,12 +10,12 @@ from decimal import Decimal
 
 from vault_tools.checks.claim_versions import ClaimVersion, as_str, block_line
 from vault_tools.checks.wording import (
+    cjk_characters,
     claim_evidence_doubt,
     fold_text,
     folded_part_of,
     has_cjk,
     hedged_or_conditional,
-    is_cjk,
     mentions_number,
     nfkc,
     nfkc_casefold,
@@ -97,7 +97,7 @@ def _missing_words(expression: str, claim: str) -> list[str]:
         for w in dict.fromkeys(text_words(expression))
         if w not in latin and not _number_word_match(w, claim)
     ]
-    han = [ch for ch in nfkc(expression) if is_cjk(ch) and ch not in _FUNCTION_HAN]
+    han = [ch for ch in cjk_characters(nfkc(expression)) if ch not in _FUNCTION_HAN]
     absent = [ch for ch in han if ch not in claim]
     if len(absent) >= 6 and 2 * len(absent) > len(han):
         missing.append("".join(dict.fromkeys(absent)))

@@ -183,7 +183,12 @@ _OTHER_CUE = re.compile(
 
 def lowered(text: str) -> str:
     """`text` for the cue words: lower case, full-width letters and digits made ASCII."""
-    if not text.isascii() and _FULL_WIDTH.search(text):
+    return text.lower() if text.isascii() else _lowered_beyond_ascii(text)
+
+
+@functools.lru_cache(maxsize=64)  # a Chinese claim is read for its cue words and units
+def _lowered_beyond_ascii(text: str) -> str:
+    if _FULL_WIDTH.search(text):
         text = nfkc(text)
     return text.lower()
 

@@ -200,6 +200,11 @@ def _cjk() -> re.Pattern:
     return re.compile("[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff]")
 
 
+def cjk_characters(text: str) -> list[str]:
+    """The characters of `text` is_cjk says yes to, in order (one scan in C)."""
+    return [] if text.isascii() else _cjk().findall(text)
+
+
 def is_cjk(ch: str) -> bool:
     return (
         "\u4e00" <= ch <= "\u9fff"
