@@ -20,7 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLE_VAULT, render_note, validate_vault
-from vault_tools.checks import assist, assist_claim, assist_reading, wording
+from vault_tools.checks import assist, assist_claim, assist_cues, assist_reading, wording
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
@@ -532,6 +532,41 @@ def test_a_text_folding_keeps_whole_is_in_the_folded_haystack(
         assert wording.fold(text) in wording.fold(haystack)
 
 
+def _occurs_by_folding(needle: str, haystack: str) -> bool:
+    """occurs() as it was before it tried folded_part_of: the haystack always folded."""
+    key = wording.fold(needle)
+    if not key:
+        return False
+    if key in wording.fold(haystack):
+        return True
+    words = wording._words(needle)
+    if len(words) < 2 or wording.has_cjk(needle):
+        return False
+    position, found = 0, wording.text_words(haystack)
+    for word in words:
+        if word not in found[position:]:
+            return False
+        position = found.index(word, position) + 1
+    return True
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_EDGE_TEXT, _EDGE_TEXT, _EDGE_TEXT)
+@example("", "KV Cache", " 相比")
+def test_occurs_without_folding_the_haystack_is_occurs_by_folding(
+    before: str, text: str, after: str
+) -> None:
+    """occurs() and the entity check skip folding the claim for a label written in it
+    as is; what they answer is what folding the claim answers."""
+    haystack = before + text + after
+    for needle in (text, text + after, before):
+        assert wording.occurs(needle, haystack) == _occurs_by_folding(needle, haystack)
+        shortcut = wording.folded_part_of(needle, haystack)
+        assert (shortcut or wording.fold(needle) in wording.fold_text(haystack)) == (
+            wording.fold(needle) in wording.fold(haystack)
+        )
+
+
 def test_digit_sources_are_the_characters_whose_nfkc_holds_a_digit() -> None:
     """The classes numbers_in searches for, checked against the Unicode database."""
     for code in range(0x110000):
@@ -778,3 +813,210 @@ def test_the_quantities_of_both_languages_keep_their_units() -> None:
         ("3", value("3"), "GB"),
     )
     assert assist_reading.quantities("H100 and 2 drafts, 5 layers") == ()
+
+
+_CUE_PIECES = [
+    "not only ",
+    "not ",
+    "acceptance rate ",
+    "acceptance ",
+    "tokens per second ",
+    "tokens ",
+    "for large ",
+    "for ",
+    "latency cost ",
+    "cost ",
+    "outperforms ",
+    "unfolds ",
+    "more ",
+    "increases ",
+    "faster ",
+    "don't ",
+    "token/s ",
+    "比",
+    "更快",
+    "不",
+    "不同",
+    "成本",
+    "～",
+    "$",
+    "Ｎｏｔ ",
+    "K",
+    ", ",
+    "42 ",
+]
+
+
+def _cues_by_scanning(text: str) -> dict[str, str]:
+    """cues() as it was written before its tokens were looked up in a table: the rule."""
+    c = assist_cues
+    low = c.lowered(text)
+    found: dict[str, str] = {}
+
+    def add(word: str) -> None:
+        for family in c._FAMILIES[word]:
+            found.setdefault(family, word)
+
+    def prefix(token: str) -> str | None:
+        match = c._PREFIX.match(token) if token[:2] in c._PREFIX_HEADS else None
+        return match.group() if match else None
+
+    if not low.isascii() or "~" in low or "$" in low:
+        for match in c._OTHER_CUE.finditer(low):
+            add(match.group())
+    tokens = c._LATIN_TOKEN.findall(low)
+    if not c._STARTERS.isdisjoint(tokens) or (
+        "latency" in tokens and not c._COSTS.isdisjoint(tokens)
+    ):
+        spanned: set[int] = set()
+        for index, token in enumerate(tokens):
+            if token not in c._STARTERS or index in spanned:
+                continue
+            for size in range(min(c._LONGEST, len(tokens) - index), 1, -1):
+                words = " ".join(tokens[index : index + size])
+                if words in c._FAMILIES:
+                    add(words)
+                    spanned.update(range(index, index + size))
+                    break
+        for index, token in enumerate(tokens):
+            if index in spanned or (token in c._COSTS and index and tokens[index - 1] == "latency"):
+                continue
+            word = token if token in c._SINGLE_WORDS else prefix(token)
+            if word:
+                add(word)
+        return found
+    hits = c._SINGLE_WORDS.intersection(tokens)
+    for word in sorted(hits, key=tokens.index):
+        add(word)
+    for token in tokens:
+        word = prefix(token) if token not in hits else None
+        if word:
+            add(word)
+    return found
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_CUE_PIECES), max_size=10).map("".join))
+@example("latency cost increases, not only faster than 比 B")
+@example("more tokens increases acceptance")
+def test_cues_from_the_token_table_are_the_scanned_cues(text: str) -> None:
+    assert assist_cues.cues.__wrapped__(text) == _cues_by_scanning(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="aZ09 .,'-/\tK中ſ\u00e9", max_size=30))
+def test_latin_runs_split_in_c_are_the_regexs(text: str) -> None:
+    expected = frozenset(assist_reading._LATIN_RUN.findall(assist_reading.lowered(text)))
+    assert assist_reading.latin_runs.__wrapped__(text) == expected
+
+
+def _missing_from_folding_first(expression: str, claim: str) -> list[str]:
+    """_missing_from as it was: the two folded before their words were compared."""
+    if wording.folded_part_of(expression, claim) or wording.text_occurs(expression, claim):
+        return []
+    return assist_claim._missing_words(expression, claim)
+
+
+_EXPRESSION_PIECES = [
+    "KV Cache ",
+    "kv-cache",
+    "的",
+    "效能與",
+    "相近",
+    "2%",
+    "two ",
+    "MoE",
+    "，",
+    " ",
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(st.sampled_from(_EXPRESSION_PIECES), max_size=6).map("".join),
+    st.lists(st.sampled_from(_EXPRESSION_PIECES), max_size=8).map("".join),
+)
+@example("Continuous Batching 的效能與 EAGLE-3 相近", "Continuous Batching 其效能與 EAGLE-3 相近")
+def test_missing_from_folds_only_when_the_words_miss_something(expression: str, claim: str) -> None:
+    assert assist_claim._missing_from(expression, claim) == _missing_from_folding_first(
+        expression, claim
+    )
+
+
+def _name_pattern_looking_behind_first(name: str) -> re.Pattern | None:
+    """_name_pattern as it was: the look-behind before the name, tried at every position."""
+    key = assist_reading.lowered(name).strip()
+    if not key:
+        return None
+    parts = [re.escape(p) for p in re.split(r"[\s\-_:·]+", key) if p]
+    body = r"[\s\-_:·]*".join(parts)
+    edge_start = r"(?<![a-z0-9])" if key[:1].isascii() and key[:1].isalnum() else ""
+    edge_end = r"(?:e?s)?(?![a-z0-9])" if key[-1:].isascii() and key[-1:].isalnum() else ""
+    return re.compile(edge_start + body + edge_end)
+
+
+_NAME_PIECES = ["kv", " ", "-", "cache", "s", "es", "a1", "中", "·", ":", "x", "_"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.sampled_from(["KV", *_NAME_PIECES]), min_size=1, max_size=4).map("".join),
+    st.lists(st.sampled_from(_NAME_PIECES), max_size=10).map("".join),
+)
+@example("KV Cache", "the kv-caches and xkv cache")
+def test_a_name_is_found_where_it_was_with_the_look_behind_first(name: str, text: str) -> None:
+    fast, slow = assist_reading._name_pattern(name), _name_pattern_looking_behind_first(name)
+    if slow is None:
+        assert fast is None
+        return
+    assert fast is not None
+    assert [m.span() for m in fast.finditer(text)] == [m.span() for m in slow.finditer(text)]
+    assert assist_reading.name_position([name], text) == (
+        m.start() if (m := slow.search(text)) else None
+    )
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="az09 '/.-\t中，ＡK\u00e9\U0001f600", max_size=30))
+@example("don't 用 token/s")
+def test_the_latin_tokens_split_in_c_are_the_regexs(text: str) -> None:
+    low = assist_cues.lowered(text)
+    assert assist_cues._latin_tokens(low) == assist_cues._LATIN_TOKEN.findall(low)
+
+
+_WORD_PIECES = [
+    "not",
+    "no",
+    "know",
+    "never",
+    "whenever",
+    "when",
+    "if",
+    "xif",
+    "lower",
+    "low",
+    "fail",
+]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*_WORD_PIECES, " ", "-", "2", "a", "中", "'t", "K"]), max_size=10
+    ).map("".join)
+)
+def test_the_word_scans_see_the_words_of_the_latin_runs(text: str) -> None:
+    """evidence_negation and evidence_conditions look for their words with a scan; it
+    finds one exactly when one of the text's Latin runs is one of them."""
+    runs, low = assist_reading.latin_runs.__wrapped__(text), assist_reading.lowered(text)
+    for pattern, words in (
+        (assist_reading._NEGATION_WORD, assist_reading._NEGATION_WORDS),
+        (assist_reading._CONDITION_WORD, assist_reading._CONDITION_WORDS),
+    ):
+        assert (assist_reading.first(pattern, low) is None) == words.isdisjoint(runs)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(alphabet="a1 中文，の\u3400\uf900\u30ff\u3040\u303f\u4dc0\U00020000é", max_size=20))
+def test_the_cjk_characters_found_in_c_are_is_cjks(text: str) -> None:
+    assert wording.cjk_characters(text) == [ch for ch in text if wording.is_cjk(ch)]

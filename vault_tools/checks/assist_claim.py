@@ -10,12 +10,12 @@ from decimal import Decimal
 
 from vault_tools.checks.claim_versions import ClaimVersion, as_str, block_line
 from vault_tools.checks.wording import (
+    cjk_characters,
     claim_evidence_doubt,
     fold_text,
     folded_part_of,
     has_cjk,
     hedged_or_conditional,
-    is_cjk,
     mentions_number,
     nfkc,
     nfkc_casefold,
@@ -78,15 +78,26 @@ def _missing_from(expression: str, claim: str) -> list[str]:
     paraphrased freely (高於 for 比…更), so its characters count only when most of them,
     and at least six, are absent: then the expression states something else.
     """
-    if folded_part_of(expression, claim) or text_occurs(expression, claim):
+    if folded_part_of(expression, claim):
         return []  # (an expression copied from the claim is not folded)
+    missing = _missing_words(expression, claim)
+    # a claim that says the expression (folded) misses nothing of it either; folding
+    # the two is needed only when the words miss something, which they seldom do
+    if missing and text_occurs(expression, claim):
+        return []
+    return missing
+
+
+def _missing_words(expression: str, claim: str) -> list[str]:
+    """The Latin words and numbers of the expression the claim lacks, and its Chinese
+    characters when most of them are absent (see _missing_from)."""
     latin = set(text_words(claim))
     missing = [
         w
         for w in dict.fromkeys(text_words(expression))
         if w not in latin and not _number_word_match(w, claim)
     ]
-    han = [ch for ch in nfkc(expression) if is_cjk(ch) and ch not in _FUNCTION_HAN]
+    han = [ch for ch in cjk_characters(nfkc(expression)) if ch not in _FUNCTION_HAN]
     absent = [ch for ch in han if ch not in claim]
     if len(absent) >= 6 and 2 * len(absent) > len(han):
         missing.append("".join(dict.fromkeys(absent)))

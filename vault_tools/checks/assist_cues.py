@@ -183,7 +183,12 @@ _OTHER_CUE = re.compile(
 
 def lowered(text: str) -> str:
     """`text` for the cue words: lower case, full-width letters and digits made ASCII."""
-    if not text.isascii() and _FULL_WIDTH.search(text):
+    return text.lower() if text.isascii() else _lowered_beyond_ascii(text)
+
+
+@functools.lru_cache(maxsize=64)  # a Chinese claim is read for its cue words and units
+def _lowered_beyond_ascii(text: str) -> str:
+    if _FULL_WIDTH.search(text):
         text = nfkc(text)
     return text.lower()
 
@@ -193,42 +198,82 @@ def cues(text: str) -> dict[str, str]:
     """Each family of cue `text` holds, with the first word of it (a Latin word counts
     only as a whole word, or as a word's beginning for a prefix such as "outperform")."""
     low = lowered(text)
-    found: dict[str, str] = {}
-    if not low.isascii() or "~" in low or "$" in low:
-        for match in _OTHER_CUE.finditer(low):
-            _add(found, match.group())
-    tokens = _LATIN_TOKEN.findall(low)
+    # the cue words in the order they count: the others (Chinese, ≈, ~, $), then the Latin
+    words = _OTHER_CUE.findall(low) if not low.isascii() or "~" in low or "$" in low else []
+    tokens = _latin_tokens(low)
+    marks = list(map(_TOKEN_CUES.__getitem__, tokens))
     if not _STARTERS.isdisjoint(tokens) or ("latency" in tokens and not _COSTS.isdisjoint(tokens)):
-        _latin_cues_in_order(found, tokens)  # entries of several words: token by token
-        return found
-    # the usual claim: a set lookup for the words, the prefixes among the rest
-    hits = _SINGLE_WORDS.intersection(tokens)
-    for word in sorted(hits, key=tokens.index) if len(hits) > 1 else hits:
-        _add(found, word)
-    for token in [t for t in tokens if t[:2] in _PREFIX_HEADS and t not in hits]:
-        prefix = _PREFIX.match(token)
-        if prefix:
-            _add(found, prefix.group())
+        _latin_cues_in_order(words, tokens, marks)  # entries of several words: in order
+    else:
+        # the usual claim: the whole words first, then the words a prefix begins
+        words += [word for word, whole in marks if whole]
+        words += [word for word, whole in marks if word and not whole]
+    found: dict[str, str] = {}
+    for word in words:
+        for family in _FAMILIES[word]:
+            found.setdefault(family, word)
     return found
 
 
-def _latin_cues_in_order(found: dict[str, str], tokens: list[str]) -> None:
-    spanned = _several_words(found, tokens)  # tokens an entry of several words holds
-    for index, token in enumerate(tokens):
-        if index in spanned:
-            continue  # "not only" says no "not"
-        if token in _COSTS and index and tokens[index - 1] == "latency":
-            continue  # a latency cost is a latency
+# ASCII letters, digits, ' and / kept, every other character made a space
+_TOKEN_CHARACTERS = str.maketrans(
+    {
+        chr(c): chr(c) if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz'/" else " "
+        for c in range(128)
+    }
+)
+
+
+def _latin_tokens(low: str) -> list[str]:
+    """`_LATIN_TOKEN.findall(low)`: the runs of its characters, split in C (translate,
+    split; outside ASCII each character made "?" first), and the regex run over a run
+    only when some run holds ' or / (a run of letters and digits is one token)."""
+    ascii_low = low if low.isascii() else low.encode("ascii", "replace").decode("ascii")
+    runs = ascii_low.translate(_TOKEN_CHARACTERS).split()
+    if "'" in ascii_low or "/" in ascii_low:
+        return [token for run in runs for token in _LATIN_TOKEN.findall(run)]
+    return runs
+
+
+class _TokenCues(dict):
+    """token -> (its cue word, whether the token is the whole word): the token itself for
+    an entry of one word, the prefix it begins with ("outperform" of "outperforms"), or
+    ("", False). Filled as tokens are met (a vault's words recur from claim to claim), so
+    a claim's tokens are looked up in C, one dict lookup each."""
+
+    _LIMIT = 65536  # past this many, a token is worked out each time it is met
+
+    def __missing__(self, token: str) -> tuple[str, bool]:
         if token in _SINGLE_WORDS:
-            _add(found, token)
-        elif token[:2] in _PREFIX_HEADS:
-            prefix = _PREFIX.match(token)
-            if prefix:
-                _add(found, prefix.group())
+            mark = (token, True)
+        else:
+            prefix = _PREFIX.match(token) if token[:2] in _PREFIX_HEADS else None
+            mark = (prefix.group(), False) if prefix else ("", False)
+        if len(self) < self._LIMIT:
+            self[token] = mark
+        return mark
 
 
-def _several_words(found: dict[str, str], tokens: list[str]) -> set[int]:
-    """Add the cues of the entries of several words ("not only", "per decode step");
+_TOKEN_CUES = _TokenCues()
+
+
+def _latin_cues_in_order(
+    words: list[str], tokens: list[str], marks: list[tuple[str, bool]]
+) -> None:
+    # tokens an entry of several words holds; none when no two tokens in a row begin
+    # one (a set lookup in C, where most claims have a starter such as "for" or "tokens")
+    pairs = zip(tokens, tokens[1:], strict=False)
+    spanned = _several_words(words, tokens) if not _PAIRS.isdisjoint(pairs) else ()
+    for index, (word, _) in enumerate(marks):
+        if not word or index in spanned:
+            continue  # "not only" says no "not"
+        if word in _COSTS and index and tokens[index - 1] == "latency":
+            continue  # a latency cost is a latency
+        words.append(word)
+
+
+def _several_words(words: list[str], tokens: list[str]) -> set[int]:
+    """Add the entries of several words ("not only", "per decode step") to `words`;
     the indexes of the tokens they hold."""
     spanned: set[int] = set()
     for index, token in enumerate(tokens):
@@ -239,14 +284,9 @@ def _several_words(found: dict[str, str], tokens: list[str]) -> set[int]:
         ):
             continue
         for size in range(min(_LONGEST, len(tokens) - index), 1, -1):
-            words = " ".join(tokens[index : index + size])
-            if words in _FAMILIES:
-                _add(found, words)
+            entry = " ".join(tokens[index : index + size])
+            if entry in _FAMILIES:
+                words.append(entry)
                 spanned.update(range(index, index + size))
                 break
     return spanned
-
-
-def _add(found: dict[str, str], word: str) -> None:
-    for family in _FAMILIES[word]:
-        found.setdefault(family, word)

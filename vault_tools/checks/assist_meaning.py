@@ -32,7 +32,14 @@ from vault_tools.checks.assist_reading import (
 )
 from vault_tools.checks.claim_versions import ClaimVersion, as_str
 from vault_tools.checks.context import CheckContext
-from vault_tools.checks.wording import fold, fold_text, has_cjk, occurs, text_words
+from vault_tools.checks.wording import (
+    fold,
+    fold_text,
+    folded_part_of,
+    has_cjk,
+    occurs,
+    text_words,
+)
 from vault_tools.findings import Finding, warning
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes.note import Note
@@ -298,10 +305,11 @@ def _invented_entities(
     note: Note, version: ClaimVersion, ctx: CheckContext, texts: tuple[str, ...]
 ) -> list[Finding]:
     findings = []
-    claim = fold_text(version.claim.value)
+    claim = version.claim.value
     for _, entity in version.entities:
         label, key = entity["label"], entity["id"]
-        if fold(label) not in claim:
+        # a label written in the claim as is spares folding the claim
+        if not folded_part_of(label, claim) and fold(label) not in fold_text(claim):
             continue  # not in the claim as written (assist-frame-label's)
         names = target_names(ctx, key)
         if ctx.kb.root is not None and not names:

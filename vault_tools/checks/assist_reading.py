@@ -100,10 +100,18 @@ _LATIN_RUN = re.compile(r"[a-z0-9]+")
 
 @functools.lru_cache(maxsize=64)  # an evidence paragraph is asked about by several checks
 def latin_runs(text: str) -> frozenset[str]:
-    """The runs of Latin letters and digits of lowered `text`. A pattern below whose
-    matches start and end at a run's edges (`first` checks the start, a word boundary
-    the end) finds nothing in a text that lacks its words: a set lookup spares its scan."""
-    return frozenset(_LATIN_RUN.findall(lowered(text)))
+    """The runs of Latin letters and digits of lowered `text` (the words text_prefixes
+    stems)."""
+    low = lowered(text)
+    if low.isascii():  # translate() and split() run in C, without the regex's scan
+        return frozenset(low.translate(_ONLY_LATIN_RUNS).split())
+    return frozenset(_LATIN_RUN.findall(low))
+
+
+# ASCII: the characters of _LATIN_RUN kept, every other one made a space
+_ONLY_LATIN_RUNS = str.maketrans(
+    {chr(c): chr(c) if chr(c).isalnum() and not chr(c).isupper() else " " for c in range(128)}
+)
 
 
 def claim_words(claim: str) -> frozenset[str]:
@@ -188,9 +196,15 @@ _NEGATION_WORDS = frozenset(
 )
 
 
+# a whole word of _NEGATION_WORDS (`first` checks its start): whether one of the text's
+# Latin runs is one, found by a scan that skips to the letters the words begin with
+_NEGATION_WORD = re.compile(f"(?:{'|'.join(sorted(_NEGATION_WORDS))})(?![a-z0-9])")
+
+
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_negation(evidence: str) -> str | None:
-    if _NEGATION_WORDS.isdisjoint(latin_runs(evidence)) and "'t" not in lowered(evidence):
+    low = lowered(evidence)
+    if "'t" not in low and first(_NEGATION_WORD, low) is None:
         return None
     return negation_en(evidence)
 
@@ -211,6 +225,8 @@ _CONDITION_WORDS = frozenset(
     "if when whenever unless long provided depending depends based given high low large "
     "small higher lower larger smaller short heavy light".split()
 )
+# a whole word of _CONDITION_WORDS (see _NEGATION_WORD)
+_CONDITION_WORD = re.compile(f"(?:{'|'.join(sorted(_CONDITION_WORDS))})(?![a-z0-9])")
 # 在 … 下 ("at high batch sizes"): a condition the cue words cannot see
 _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 
@@ -218,7 +234,7 @@ _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_conditions(evidence: str) -> tuple[str, ...]:
     """The conditions the evidence's sentences state (condition_phrase of each)."""
-    if _CONDITION_WORDS.isdisjoint(latin_runs(evidence)):
+    if first(_CONDITION_WORD, lowered(evidence)) is None:
         return ()
     if first(CONDITION_EN, lowered(evidence)) is None:
         return ()
@@ -416,26 +432,33 @@ def name_mentioned(name: str, texts: tuple[str, ...]) -> bool | None:
 def name_position(names: list[str], text: str) -> int | None:
     """Where in lowered `text` the first of `names` (a label, a title, aliases) is
     written, ignoring case, width, hyphens and spacing, and a plural ending."""
-    folded = text
     best = None
     for name in names:
-        key = lowered(name).strip()
-        if not key:
+        pattern = _name_pattern(name)
+        if pattern is None:
             continue
-        pattern = _name_pattern(key)
-        match = pattern.search(folded)
+        match = pattern.search(text)
         if match and (best is None or match.start() < best):
             best = match.start()
     return best
 
 
 @functools.lru_cache(maxsize=4096)  # names recur from note to note
-def _name_pattern(key: str) -> re.Pattern:
+def _name_pattern(name: str) -> re.Pattern | None:
+    """The pattern of a name for name_position (None: nothing to look for)."""
+    key = lowered(name).strip()
+    if not key:
+        return None
     parts = [re.escape(p) for p in re.split(r"[\s\-_:·]+", key) if p]
     body = r"[\s\-_:·]*".join(parts)
-    edge_start = r"(?<![a-z0-9])" if key[:1].isascii() and key[:1].isalnum() else ""
     edge_end = r"(?:e?s)?(?![a-z0-9])" if key[-1:].isascii() and key[-1:].isalnum() else ""
-    return re.compile(edge_start + body + edge_end)
+    if key[:1].isascii() and key[:1].isalnum():
+        # not inside a word: checked after the first letter (a look-behind over it and
+        # the one before), so the regex engine skips ahead to that letter, where a
+        # pattern that starts with a look-behind is tried at every position
+        head = key[0]
+        return re.compile(f"{head}(?<![a-z0-9]{head}){body[1:]}{edge_end}")
+    return re.compile(body + edge_end)
 
 
 # --- who is above whom ----------------------------------------------------------------

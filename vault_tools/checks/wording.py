@@ -136,7 +136,8 @@ def _occurs(
     key = fold_needle(needle)
     if not key:
         return False
-    if key in fold_text(haystack):
+    # the usual label is written in the claim as is: then folding the claim is not needed
+    if folded_part_of(needle, haystack) or key in fold_text(haystack):
         return True
     words = needle_words(needle)
     if len(words) < 2 or has_cjk(needle):
@@ -152,6 +153,7 @@ def _occurs(
     return True
 
 
+@functools.lru_cache(maxsize=256)  # a label is looked for in its claim by several checks
 def folded_part_of(text: str, haystack: str) -> bool:
     """True when `text` is written in `haystack` where folding keeps it whole, so fold(text)
     is in fold(haystack) (False: not known, fold them). Folding splits there when the
@@ -183,6 +185,7 @@ def _whole_at_edge(ch: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)  # asked of the few characters at the edges of labels
 def _not_a_letter(ch: str) -> bool:
     """A _whole_at_edge character that folds to no Latin letter."""
     return _whole_at_edge(ch) and not nfkc(ch).casefold().isalpha()
@@ -195,6 +198,11 @@ def has_cjk(text: str) -> bool:
 @functools.cache  # compiled on first use: its class takes ~3 ms to build, ASCII text none
 def _cjk() -> re.Pattern:
     return re.compile("[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff]")
+
+
+def cjk_characters(text: str) -> list[str]:
+    """The characters of `text` is_cjk says yes to, in order (one scan in C)."""
+    return [] if text.isascii() else _cjk().findall(text)
 
 
 def is_cjk(ch: str) -> bool:
@@ -322,12 +330,13 @@ def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
         pattern = _ANY_NUMBER_ASCII if names_too else _NUMBER_ASCII
     else:
         pattern = _ANY_NUMBER if names_too else _NUMBER
-    found = []
-    for match in pattern.finditer(text):
-        value = number_value(match.group())
-        if value is not None:
-            found.append((match.group(), value))
-    return found
+    # findall: the patterns have no group, so it gives each match's text, without a
+    # match object per number
+    return [
+        (token, value)
+        for token in pattern.findall(text)
+        if (value := number_value(token)) is not None
+    ]
 
 
 @functools.lru_cache(maxsize=64)  # a note's claim and evidence, once for all its numbers
@@ -375,14 +384,21 @@ _FULL_WIDTH_FORM = re.compile("[\uff01-\uff5e]")
 
 def nfkc(text: str) -> str:
     """`unicodedata.normalize("NFKC", text)`, cheaper for text with full-width forms."""
-    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # a quick check, in C
+    if text.isascii():
         return text
-    text = _FULL_WIDTH_FORM.sub(_ascii_form, text)
+    return _nfkc(text)
+
+
+# a note's claim is normalised by several checks (its numbers, its cue words, folding)
+@functools.lru_cache(maxsize=256)
+def _nfkc(text: str) -> str:
+    if unicodedata.is_normalized("NFKC", text):  # a quick check, in C
+        return text
+    # each distinct form replaced once (a Chinese text repeats the same few, ，and ：):
+    # str.replace runs in C, where sub() would call back into Python for every match
+    for form in set(_FULL_WIDTH_FORM.findall(text)):
+        text = text.replace(form, chr(ord(form) - 0xFEE0))
     return unicodedata.normalize("NFKC", text)
-
-
-def _ascii_form(match: re.Match) -> str:
-    return chr(ord(match.group()) - 0xFEE0)
 
 
 # --- hedges --------------------------------------------------------------------------
