@@ -102,13 +102,10 @@ def fingerprint(key_blob: bytes) -> str:
 class PublicKey(Protocol):
     """A public key that checks signatures: `_Ed25519` or `_Rsa`."""
 
-    def verifies(self, sig_algo: bytes, signature: bytes, data: bytes) -> bool:
-        """Whether `signature` (of algorithm `sig_algo`) signs `data` with this key."""
-        ...
-
     def verifier(self, sig_algo: bytes) -> Callable[[bytes, bytes], bool]:
-        """`verifies` for signatures of algorithm `sig_algo`, (signature, data) -> bool:
-        looked up once per signature head, not once per event."""
+        """The check of signatures of algorithm `sig_algo`: (signature, data) -> whether
+        the signature signs `data` with this key. Looked up once per signature head, not
+        once per event."""
         ...
 
 
@@ -131,9 +128,6 @@ class _Ed25519:
         # libsodium's call itself, not VerifyKey.verify's wrapper around it: 3 us less
         self._open = crypto_sign_open
         self._bad = BadSignatureError  # kept: an import per event costs a microsecond
-
-    def verifies(self, sig_algo: bytes, signature: bytes, data: bytes) -> bool:
-        return self.verifier(sig_algo)(signature, data)
 
     def verifier(self, sig_algo: bytes) -> Callable[[bytes, bytes], bool]:
         return self._verifies if sig_algo == b"ssh-ed25519" else _never
@@ -165,9 +159,6 @@ class _Rsa:
         self._bad = InvalidSignature
         self._padding = padding.PKCS1v15()
         self._hashes = {b"rsa-sha2-512": hashes.SHA512(), b"rsa-sha2-256": hashes.SHA256()}
-
-    def verifies(self, sig_algo: bytes, signature: bytes, data: bytes) -> bool:
-        return self.verifier(sig_algo)(signature, data)
 
     def verifier(self, sig_algo: bytes) -> Callable[[bytes, bytes], bool]:
         digest = self._hashes.get(sig_algo)
