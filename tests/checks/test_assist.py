@@ -29,6 +29,13 @@ from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.vault import markdown_files
 
+
+def joined(pieces: list[str], max_size: int, min_size: int = 0) -> st.SearchStrategy[str]:
+    """Texts made of up to `max_size` of `pieces`: the cases where a shortcut and the rule
+    it replaces are compared."""
+    return st.lists(st.sampled_from(pieces), min_size=min_size, max_size=max_size).map("".join)
+
+
 CASES = sorted((Path(__file__).resolve().parents[1] / "assist_cases").glob("*.md"))
 MARKER = re.compile(r"<!-- assist: ([a-z-]+)(?: (\d+))? -->")
 ASSIST = {code for code in CODES if code.startswith("assist-")}
@@ -371,7 +378,7 @@ _TONE_PIECES = [
     "Mayo",
     "IF",
 ]
-_TONE_TEXT = st.lists(st.sampled_from(_TONE_PIECES), max_size=8).map("".join)
+_TONE_TEXT = joined(_TONE_PIECES, max_size=8)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -407,7 +414,7 @@ _MENTION_PIECES = [
     "İ",
     ".",
 ]
-_MENTION_TEXT = st.lists(st.sampled_from(_MENTION_PIECES), max_size=6).map("".join)
+_MENTION_TEXT = joined(_MENTION_PIECES, max_size=6)
 
 
 def _mention_in_joined_text(mention: str, claim: str, evidence: str) -> bool:
@@ -434,27 +441,25 @@ def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
 
 @settings(max_examples=500, deadline=None)
 @given(
-    st.lists(
-        st.sampled_from(
-            [
-                "s",
-                "ss",
-                "ies",
-                "sses",
-                "a",
-                "class",
-                "drafts",
-                " ",
-                "-",
-                "İS",
-                "中",
-                "ﬁs",
-                "x1s",
-                "'s",
-            ]
-        ),
+    joined(
+        [
+            "s",
+            "ss",
+            "ies",
+            "sses",
+            "a",
+            "class",
+            "drafts",
+            " ",
+            "-",
+            "İS",
+            "中",
+            "ﬁs",
+            "x1s",
+            "'s",
+        ],
         max_size=8,
-    ).map("".join)
+    )
 )
 def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
     lowered = unicodedata.normalize("NFKC", text).casefold()
@@ -467,27 +472,25 @@ def test_fold_stems_every_latin_run_as_stem_says(text: str) -> None:
 
 @settings(max_examples=500, deadline=None)
 @given(
-    st.lists(
-        st.sampled_from(
-            [
-                "a",
-                "中",
-                "。",
-                "，",
-                " ",
-                "\u3000",
-                "「",
-                "」",
-                "〜",
-                "-",
-                "\x1c",
-                "é",
-                "\u2028",
-                "x",
-            ]
-        ),
+    joined(
+        [
+            "a",
+            "中",
+            "。",
+            "，",
+            " ",
+            "\u3000",
+            "「",
+            "」",
+            "〜",
+            "-",
+            "\x1c",
+            "é",
+            "\u2028",
+            "x",
+        ],
         max_size=10,
-    ).map("".join)
+    )
 )
 def test_the_characters_folding_drops_are_the_ones_translate_drops(text: str) -> None:
     assert wording._drop_unkept(text) == text.translate(wording._KEPT)
@@ -515,9 +518,7 @@ def test_the_characters_folding_keeps_whole_start_afresh() -> None:
 
 
 _EDGE_PIECES = ["a", "s", "es", "ies", "Ａ", "\u0301", "，", "。", "中", "K", "ﬁ", " ", "\u302a"]
-_EDGE_TEXT = st.lists(
-    st.sampled_from([*_EDGE_PIECES, "\u3099", "e", "ss", "1", "-", "İ"]), max_size=8
-).map("".join)
+_EDGE_TEXT = joined([*_EDGE_PIECES, "\u3099", "e", "ss", "1", "-", "İ"], max_size=8)
 
 
 @settings(max_examples=2000, deadline=None)
@@ -588,12 +589,10 @@ def test_no_digit_is_made_or_unmade_by_composition() -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(
-    st.lists(
-        st.sampled_from(
-            ["1", "２", "²", "①", "½", "，", "中", "x", ".", "．", "3.5", "H100", " ", "٣", "ǆ"]
-        ),
+    joined(
+        ["1", "２", "²", "①", "½", "，", "中", "x", ".", "．", "3.5", "H100", " ", "٣", "ǆ"],
         max_size=8,
-    ).map("".join),
+    ),
     st.booleans(),
 )
 def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: bool) -> None:
@@ -612,27 +611,25 @@ def test_each_full_width_form_decomposes_to_its_ascii_character() -> None:
 
 @settings(max_examples=500, deadline=None)
 @given(
-    st.lists(
-        st.sampled_from(
-            [
-                "，",
-                "Ａ",
-                "\u0301",
-                "a",
-                "中",
-                "ﬁ",
-                "５",
-                "～",
-                "\u3000",
-                "é",
-                "e",
-                "\u0327",
-                " ",
-                "ǆ",
-            ]
-        ),
+    joined(
+        [
+            "，",
+            "Ａ",
+            "\u0301",
+            "a",
+            "中",
+            "ﬁ",
+            "５",
+            "～",
+            "\u3000",
+            "é",
+            "e",
+            "\u0327",
+            " ",
+            "ǆ",
+        ],
         max_size=8,
-    ).map("".join)
+    )
 )
 def test_nfkc_is_unicodedatas(text: str) -> None:
     assert wording.nfkc(text) == unicodedata.normalize("NFKC", text)
@@ -658,7 +655,7 @@ _HEDGE_PIECES = [
     " ",
     "x",
 ]
-_HEDGE_TEXT = st.lists(st.sampled_from(_HEDGE_PIECES), max_size=10).map("".join)
+_HEDGE_TEXT = joined(_HEDGE_PIECES, max_size=10)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -673,13 +670,11 @@ def test_the_evidence_is_searched_for_a_hedge_before_its_sentences_are_chosen(
 
 @settings(max_examples=1000, deadline=None)
 @given(
-    st.lists(
-        st.sampled_from(
-            ["more", "than", "tha", "n", "better", "beat", "s", "above", "out", "under", "perform"]
-            + ["exceed", "surpass", "below", "trail", "less", " ", ",", "比", "x", "faster"]
-        ),
+    joined(
+        ["more", "than", "tha", "n", "better", "beat", "s", "above", "out", "under", "perform"]
+        + ["exceed", "surpass", "below", "trail", "less", " ", ",", "比", "x", "faster"],
         max_size=8,
-    ).map("".join)
+    )
 )
 def test_an_english_comparison_holds_one_of_the_words_that_spare_its_scan(text: str) -> None:
     if not any(word in text for word in assist_reading._COMPARE_EN_WORDS):
@@ -783,7 +778,7 @@ _QUANTITY_PIECES = [
 
 
 @settings(max_examples=3000, deadline=None)
-@given(st.lists(st.sampled_from(_QUANTITY_PIECES), max_size=10).map("".join))
+@given(joined(_QUANTITY_PIECES, max_size=10))
 @example("提升 1.5 到 2 倍")
 @example("by 1.5 to 2 tokens")
 @example("５ｍｓ and H100 2-fold")
@@ -896,7 +891,7 @@ def _cues_by_scanning(text: str) -> dict[str, str]:
 
 
 @settings(max_examples=3000, deadline=None)
-@given(st.lists(st.sampled_from(_CUE_PIECES), max_size=10).map("".join))
+@given(joined(_CUE_PIECES, max_size=10))
 @example("latency cost increases, not only faster than 比 B")
 @example("more tokens increases acceptance")
 def test_cues_from_the_token_table_are_the_scanned_cues(text: str) -> None:
@@ -933,8 +928,8 @@ _EXPRESSION_PIECES = [
 
 @settings(max_examples=1000, deadline=None)
 @given(
-    st.lists(st.sampled_from(_EXPRESSION_PIECES), max_size=6).map("".join),
-    st.lists(st.sampled_from(_EXPRESSION_PIECES), max_size=8).map("".join),
+    joined(_EXPRESSION_PIECES, max_size=6),
+    joined(_EXPRESSION_PIECES, max_size=8),
 )
 @example("Continuous Batching 的效能與 EAGLE-3 相近", "Continuous Batching 其效能與 EAGLE-3 相近")
 def test_missing_from_folds_only_when_the_words_miss_something(expression: str, claim: str) -> None:
@@ -960,8 +955,8 @@ _NAME_PIECES = ["kv", " ", "-", "cache", "s", "es", "a1", "中", "·", ":", "x",
 
 @settings(max_examples=2000, deadline=None)
 @given(
-    st.lists(st.sampled_from(["KV", *_NAME_PIECES]), min_size=1, max_size=4).map("".join),
-    st.lists(st.sampled_from(_NAME_PIECES), max_size=10).map("".join),
+    joined(["KV", *_NAME_PIECES], min_size=1, max_size=4),
+    joined(_NAME_PIECES, max_size=10),
 )
 @example("KV Cache", "the kv-caches and xkv cache")
 def test_a_name_is_found_where_it_was_with_the_look_behind_first(name: str, text: str) -> None:
@@ -1000,11 +995,7 @@ _WORD_PIECES = [
 
 
 @settings(max_examples=2000, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from([*_WORD_PIECES, " ", "-", "2", "a", "中", "'t", "K"]), max_size=10
-    ).map("".join)
-)
+@given(joined([*_WORD_PIECES, " ", "-", "2", "a", "中", "'t", "K"], max_size=10))
 def test_the_word_scans_see_the_words_of_the_latin_runs(text: str) -> None:
     """evidence_negation and evidence_conditions look for their words with a scan; it
     finds one exactly when one of the text's Latin runs is one of them."""
