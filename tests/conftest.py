@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,25 @@ SEED_NOTE = EXAMPLE_VAULT / "03_claims" / "SA260324R-0125.md"
 IX2_NOTE = EXAMPLE_VAULT / "03_claims" / "IX2-0328.md"
 
 
+# Who runs vt in the tests: the reviewer most test notes name. An event's actor is whoever
+# runs the command (docs/workflow.md), read from git's user.name, so every test runs as
+# alice unless it sets another git user (a clone of a teammate's, say).
+TEST_USER = "alice"
+GIT_USER_CONFIG = f"[user]\n\tname = {TEST_USER}\n\temail = {TEST_USER}@example.org\n"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Compile the package's bytecode once per run. The suite starts hundreds of `vt`
     processes; where PYTHONDONTWRITEBYTECODE is set (as in some CI and sandboxes), each
     would otherwise compile every vault_tools module from source again (about 0.4 s a
-    process). Python reads the cached bytecode only while it matches the source."""
+    process). Python reads the cached bytecode only while it matches the source.
+    Then git's global config becomes one naming the test user, for this process and every
+    process it starts, whatever the machine's own user is."""
     compileall.compile_dir(REPO / "vault_tools", quiet=1)
+    user_config = Path(tempfile.mkdtemp(prefix="vt-test-user-")) / "gitconfig"
+    user_config.write_text(GIT_USER_CONFIG)
+    os.environ["GIT_CONFIG_GLOBAL"] = str(user_config)
+    os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 
 
 # codes `vt validate` emits but a single note file cannot (each has a dedicated test)
@@ -373,12 +387,12 @@ def note_text() -> Callable[..., str]:
 
 def isolate_git(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     """Real git, but none of the user's config or environment (GIT_*, VT_VAULT); the
-    empty global config is written in `folder`."""
+    global config, written in `folder`, names only the test user."""
     for key in list(os.environ):
         if key.startswith("GIT_"):
             monkeypatch.delenv(key)
     empty = folder / "empty-gitconfig"
-    empty.write_text("")
+    empty.write_text(GIT_USER_CONFIG)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("VT_VAULT", raising=False)
@@ -402,6 +416,6 @@ def make_repo(root: Path) -> Path:
     """A new git repository at `root` (branch main, a committer set)."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Test")
-    git(root, "config", "user.email", "test@example.org")
+    git(root, "config", "user.name", TEST_USER)
+    git(root, "config", "user.email", f"{TEST_USER}@example.org")
     return root

@@ -34,6 +34,9 @@ class Settings:
     schemas_dir: Path | None = None
     required_checks: tuple[str, ...] = CHECKS
     actor: str | None = None
+    # `[review] record_for_reviewers`: this process records every reviewer's decision (a
+    # shared folder, one recorder); off, a run records only its own runner's decisions
+    record_for_reviewers: bool = False
     workers: int = 0  # 0: decide from the CPU count and the vault size
     disabled_findings: frozenset[str] = field(default_factory=frozenset)
     max_note_bytes: int = MAX_NOTE_BYTES
@@ -96,7 +99,7 @@ SPEC: dict[str, dict[str, str]] = {
         "schemas_dir": "string",
     },
     "policy": {"required_checks": "strings"},
-    "review": {"actor": "string"},
+    "review": {"actor": "string", "record_for_reviewers": "bool"},
     "findings": {"disable": "strings"},
     "performance": {"workers": "count"},
     "limits": {"max_note_bytes": "size"},
@@ -270,6 +273,8 @@ def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) ->
     review = data.get("review", {})
     if "actor" in review:
         settings.actor = review["actor"]
+    if "record_for_reviewers" in review:
+        settings.record_for_reviewers = review["record_for_reviewers"]
     findings = data.get("findings", {})
     if "disable" in findings:
         disabled = findings["disable"]

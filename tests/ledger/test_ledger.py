@@ -33,6 +33,7 @@ from vault_tools.ledger.append import (
     LedgerWriteError,
 )
 from vault_tools.ledger.events import GENESIS, canonical, decision_id, line_hash
+from vault_tools.ledger.gate import trusted_head
 from vault_tools.ledger.heads import claim_statuses
 from vault_tools.ledger.lines import iter_events, iter_log
 from vault_tools.ledger.verify import verify_ledger
@@ -369,7 +370,9 @@ def test_edited_field_with_recomputed_hash(vault: Path, verified: bool) -> None:
     assert "line 2: hash mismatch (edited line?)" not in got
 
 
-def test_edited_ts_of_the_last_line_is_caught_by_memory(vault: Path) -> None:
+def test_the_same_decision_with_another_ts_verifies_after_it_was_trusted(vault: Path) -> None:
+    """The same decision appended in two clones a second apart is two copies of one id;
+    the merge keeps one, so a clone that trusted the other copy must accept it."""
     ledger = filled(3, vault)
     assert verify_ledger(ledger.path, ledger.state_dir).ok
     raw = lines_of(ledger)
@@ -378,9 +381,17 @@ def test_edited_ts_of_the_last_line_is_caught_by_memory(vault: Path) -> None:
     ev["hash"] = line_hash(ev)
     raw[-1] = (canonical(ev) + "\n").encode()
     write_lines(ledger, raw)
+    assert verify_ledger(ledger.path, ledger.state_dir).ok
+    assert trusted_head(ledger.path, ledger.state_dir).seq == 3
+
+
+def test_a_remembered_event_that_is_gone_is_still_caught(vault: Path) -> None:
+    ledger = filled(3, vault)
+    assert verify_ledger(ledger.path, ledger.state_dir).ok
+    write_lines(ledger, lines_of(ledger)[:-1])
     result = verify_ledger(ledger.path, ledger.state_dir)
     assert not result.ok
-    assert any("verified before has changed its ts" in m for m in messages(result))
+    assert any("verified before is missing" in m for m in messages(result))
 
 
 @VERIFIED

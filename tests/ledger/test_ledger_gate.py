@@ -154,7 +154,6 @@ TAMPERINGS: dict[str, tuple[Callable[[Lines], bytes], int]] = {
     "CRLF-converted": (crlf, 1),
     "emptied": (emptied, 1),
     "non-canonical line": (non_canonical, 3),
-    "ts edited, re-chained": (ts_edited_rechained, 2),
     "flipped byte": (flipped_byte, 4),
     "two lines swapped": (swapped_lines, 3),
 }
@@ -186,6 +185,16 @@ def test_tampered_ledger_stops_apply_and_revert(vault: Path, kind: str, command:
     assert (vault / LEDGER).read_bytes() == ledger
     assert notes_of(vault) == notes  # the pending note is not marked APPLIED
     assert not (vault / f"{LEDGER}.torn").exists()
+
+
+@pytest.mark.parametrize("args", [("ledger", "verify"), ("status",), ("apply",)])
+def test_a_trusted_event_kept_with_another_ts_passes_the_gate(vault: Path, args: tuple) -> None:
+    """The same decision appended in two clones a second apart has two copies (same id,
+    another ts); the merge keeps one, and a clone that trusted the other goes on working."""
+    assert vt(vault, "status").returncode == 0  # every line trusted, ts included
+    (vault / LEDGER).write_bytes(ts_edited_rechained(lines_of(vault)))
+    done = vt(vault, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
+from vault_tools.checks.context import make_context
 from vault_tools.config import load_settings
 from vault_tools.errors import UsageError
 from vault_tools.integrations import hook
@@ -27,6 +28,7 @@ from vault_tools.ledger.signing import NAMESPACE, Signer, signed_message
 from vault_tools.ledger.sshformat import armour, dearmour
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
+from vault_tools.review.candidates import examine
 from vault_tools.review.revert import revert_event
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,6 +74,17 @@ def use_git_key(vault: Path, key: Path) -> None:
     """git's own SSH signing setup, as a reviewer who signs commits has it."""
     git(vault, "config", "gpg.format", "ssh")
     git(vault, "config", "user.signingkey", str(key))
+
+
+def forge(vault: Path, key: Path, actor: str, note: str = "DV1-0001.md") -> None:
+    """The note's decision appended under `actor`'s name, signed with `key`, through the
+    ledger's own append (vt apply refuses a key the allowed signers do not give the runner:
+    this is a forger's ledger, or a vt that did not check)."""
+    settings = load_settings(vault)
+    cand = examine(settings, make_context(settings, assist=False), f"03_claims/{note}")
+    assert cand is not None and cand.decision is not None
+    ledger = Ledger(settings.ledger_path, settings.state_dir, root=vault, signer=Signer(key))
+    ledger.append([{**cand.decision, "actor": actor, "supersedes": None}])
 
 
 def apply_one(vault: Path, note: str) -> str:
@@ -161,7 +174,10 @@ def test_a_key_not_in_allowed_signers_is_refused(tmp_path: Path) -> None:
     alice, mallory = keygen(tmp_path / "keys", "alice"), keygen(tmp_path / "keys", "mallory")
     vault = vault_with(tmp_path, signing=f'key = "{mallory}"\n')
     allow(vault, f"alice {public(alice)}")
-    apply_one(vault, "DV1-0001.md")  # appended: the gate checked the lines before it only
+    with pytest.raises(UsageError, match="is not in the allowed signers"):
+        apply_notes(load_settings(vault))  # vt apply refuses to sign as nobody
+    assert not (vault / LEDGER).exists()
+    forge(vault, mallory, "alice")  # appended: the gate checked the lines before it only
     (problem,) = verified(vault)
     assert problem.startswith("line 1: key SHA256:") and f"is not in {vault / SIGNERS}" in problem
     done = vt(vault, "ledger", "verify")
@@ -177,7 +193,11 @@ def test_another_reviewers_key_under_this_reviewers_name_is_refused(tmp_path: Pa
     alice, bob = keygen(tmp_path / "keys", "alice"), keygen(tmp_path / "keys", "bob", "rsa")
     vault = vault_with(tmp_path, signing=f'key = "{bob}"\n')
     allow(vault, f"alice {public(alice)}", f"bob {public(bob)}")
-    apply_one(vault, "DV1-0001.md")  # the note says reviewer: alice; bob's key signs it
+    # vt apply run with bob's key is bob's: alice's note is left for her own run
+    report = apply_notes(load_settings(vault))
+    assert not report.events
+    assert [o.path for o in report.others] == ["03_claims/DV1-0001.md", "03_claims/DV1-0002.md"]
+    forge(vault, bob, "alice")  # what a vt that did not check would have appended
     (problem,) = verified(vault)
     assert "is not allowed to sign for actor 'alice'" in problem
 
@@ -315,7 +335,7 @@ def test_the_hook_refuses_a_commit_of_a_forged_signature(tmp_path: Path) -> None
     hook.install(load_settings(vault))
     git(vault, "add", "-A")
     git(vault, "commit", "-qm", "vault")
-    apply_one(vault, "DV1-0001.md")
+    forge(vault, mallory, "alice")
     git(vault, "add", "-A")
     done = git(vault, "commit", "-qm", "forged", check=False)
     assert done.returncode != 0

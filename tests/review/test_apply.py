@@ -162,6 +162,7 @@ def test_actor_falls_back_to_config_then_git_then_os_user(
     make_vault, monkeypatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))  # no global git identity
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("USER", "os-user")
     monkeypatch.setenv("LOGNAME", "os-user")
@@ -171,8 +172,13 @@ def test_actor_falls_back_to_config_then_git_then_os_user(
     git = make_vault({"A-1.md": note}, name="git")
     subprocess.run(["git", "init", "-q", str(git)], check=True)
     subprocess.run(["git", "-C", str(git), "config", "user.name", "Git Person"], check=True)
+    email = make_vault({"A-1.md": note}, name="email")
+    subprocess.run(["git", "init", "-q", str(email)], check=True)
+    subprocess.run(["git", "-C", str(email), "config", "user.email", "e@x.org"], check=True)
     plain = make_vault({"A-1.md": note}, name="plain")
-    for vault, actor in ((toml, "toml-actor"), (git, "Git Person"), (plain, "os-user")):
+    for vault, actor in (
+        (toml, "toml-actor"), (git, "Git Person"), (email, "e@x.org"), (plain, "os-user")
+    ):  # fmt: skip
         run(vault)
         assert events(vault)[0]["actor"] == actor
 
@@ -253,7 +259,9 @@ def test_unknown_review_action_and_duplicate_claim_ids_are_refused(make_vault) -
 
 def test_pending_is_ignored_unless_named(make_vault) -> None:
     vault = make_vault({"P-1.md": render_note(claim_id="P-1", review_action="PENDING")})
-    assert run(vault).to_json() == {"applied": [], "skipped": [], "refused": [], "dry_run": False}
+    assert run(vault).to_json() == {
+        "applied": [], "skipped": [], "refused": [], "others": [], "dry_run": False
+    }  # fmt: skip
     named = run(vault, [vault / "03_claims/P-1.md"])
     assert [s.reason for s in named.skipped] == ["review_action is PENDING: nothing to apply"]
 

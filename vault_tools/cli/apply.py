@@ -47,6 +47,8 @@ def apply(
     still matches them). Approvals need every required check_* property true. Then each
     note gets review_state: APPLIED, vt_event_id and vt_applied_at, and the Claim Store
     and knowledge-base blocks are brought up to date. Running it again appends nothing.
+    Every event names whoever runs vt apply as its actor (docs/workflow.md): a note whose
+    reviewer names a teammate is listed, not recorded; their own vt apply records it.
     Exit 1 when a decision was refused. Notes skipped (already applied, PENDING, …) are
     counted in one line, or listed one by one with -v or when notes are named.
 
@@ -100,6 +102,8 @@ def show_apply(reporter: Reporter, report: ApplyReport, list_skipped: bool = Tru
             reporter.text(f"{entry.path} ({entry.claim_id}): skipped: {entry.reason}", "dim")
     elif report.skipped:
         reporter.text(_skipped_line(report), "dim")
+    for entry in report.others:
+        reporter.text(f"{entry.path} ({entry.claim_id}): not recorded: {entry.reason}", "yellow")
     for entry in report.refused:
         claim = f" ({entry.claim_id})" if entry.claim_id else ""
         reporter.error(f"{entry.path}{claim}: refused: {entry.reason}")
@@ -119,9 +123,10 @@ def _summary(report: ApplyReport, new: int) -> str:
     marked = sum(a.marked for a in report.applied)
     earlier = len(report.applied) - new
     from_before = f" ({earlier} of them for events already in the ledger)" if earlier else ""
+    others = f", {len(report.others)} left for their reviewers" if report.others else ""
     return (
         f"{new} events appended, {marked} notes marked APPLIED{from_before}, "
-        f"{len(report.skipped)} skipped, {len(report.refused)} refused"
+        f"{len(report.skipped)} skipped, {len(report.refused)} refused{others}"
     )
 
 

@@ -76,6 +76,8 @@ class DemoResult:
 
 
 # ---------------------------------------------------------------------------
+DEMO_REVIEWER = "alice"  # the reviewer the example notes name, and who the demo runs as
+
 # what a reviewer does in Obsidian: small text edits, not vt's writer
 
 
@@ -127,6 +129,8 @@ class _Demo:
     def __init__(self, vault: Path) -> None:
         self.vault = vault
         self.settings: Settings = load_settings(vault)
+        # an event names whoever runs vt apply; the demo runs as its notes' reviewer
+        self.settings.actor = DEMO_REVIEWER
 
     def init(self, step: Step) -> None:
         from vault_tools.integrations.gitrepo import GitRepo
@@ -203,7 +207,7 @@ class _Demo:
         for key, value in (
             ("review_action", APPROVE_REPAIR),
             *((c, "true") for c in CHECK_KEYS),
-            ("reviewer", '"demo"'),
+            ("reviewer", f'"{DEMO_REVIEWER}"'),
         ):
             old = set_property_line(note, key, value)
             step.lines.append(f"{REPAIRED_NOTE}: {old}  →  {key}: {value}")
@@ -353,7 +357,8 @@ STEPS: list[tuple[str, str, str]] = [
     (
         "approve",
         "Approve",
-        "The reviewer ticks the four checks, signs as reviewer and sets APPROVE_REPAIR on "
+        "The reviewer ticks the four checks, names herself as reviewer (alice, who the demo "
+        "runs as: an event names whoever runs vt apply) and sets APPROVE_REPAIR on "
         "IX2-0328; DV1-0001 was already approved. The Markdown alone is not a decision yet.",
     ),
     (

@@ -19,7 +19,7 @@ from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations import hook
 from vault_tools.integrations.gitrepo import GitRepo
 from vault_tools.ledger.signing import NAMESPACE
-from vault_tools.review.actor import default_actor
+from vault_tools.review.actor import runner
 from vault_tools.vocabulary import CHECK_KEYS
 
 TYPES_FILE = ".obsidian/types.json"
@@ -52,7 +52,7 @@ VT_TOML = f"""\
 # required_checks = [{_CHECK_LIST}]
 
 [review]
-# actor = "alice"                  # who signs ledger events (else `reviewer`, git user, OS user)
+# actor = "alice"                  # the actor of your events (else git user.name, OS user)
 
 [findings]
 # disable = []                     # finding codes to silence
@@ -140,7 +140,7 @@ def _plan_signer(settings: Settings, key: Path) -> _Write | None:
         raise UsageError(f"cannot read the public key: {exc}", str(public)) from exc
     if len(fields) < 2 or not fields[0].startswith(("ssh-", "ecdsa-", "sk-")):
         raise UsageError("not an OpenSSH public key (`ssh-ed25519 AAAA… comment`)", str(public))
-    actor = default_actor(settings)
+    actor = runner(settings).name  # the plain name: the key is not allowed yet
     principal = '"' + actor.replace('"', "") + '"' if any(c in actor for c in ' ",') else actor
     line = f'{principal} namespaces="{NAMESPACE}" {fields[0]} {fields[1]}'
     path = settings.allowed_signers_path

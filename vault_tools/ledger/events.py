@@ -33,8 +33,9 @@ DECISION_FIELDS = (
     "preview", "supersedes", "ts", "v",
 )  # fmt: skip
 EVENT_FIELDS = frozenset(DECISION_FIELDS) | {"id", "seq", "prev", "hash"}
-# `reverts`: REVERT only; `sig`: an event signed by its reviewer (signatures.py)
-ALLOWED_FIELDS = EVENT_FIELDS | {"reverts", "sig"}
+# `reverts`: REVERT only; `sig`: an event signed by its recorder (signatures.py);
+# `decided_by`: the reviewer, when a vault records for its reviewers and that is not the actor
+ALLOWED_FIELDS = EVENT_FIELDS | {"reverts", "sig", "decided_by"}
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 # ASCII digits, as the schema says (`\d` would take the digits of any script)
@@ -247,6 +248,8 @@ def _decision_problems(ev: dict) -> list[str]:
         problems.append("'reverts' is only allowed on REVERT")
     if "sig" in ev and not _sig_ok(ev["sig"]):
         problems.append("sig must be a base64 SSH signature")
+    if "decided_by" in ev and not (_is_str(ev["decided_by"]) and ev["decided_by"]):
+        problems.append("decided_by must be a non-empty string")
     problems += _claim_problems(action, ev["claim"])
     return problems
 

@@ -359,3 +359,13 @@ def _utc(value: str | None) -> str | None:
     parsed = time.strptime(day + (hour_minute or "0000") + (second or "00"), "%Y%m%d%H%M%S")
     stamp = calendar.timegm(parsed) if zulu else time.mktime(parsed)
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+def principals_of_key(allowed_signers: Path | None, key_blob: bytes) -> list[str]:
+    """The principals the allowed signers file lets `key_blob` sign vt decisions for, in
+    file order; a pattern (`*`, `?`, `!`) names nobody in particular and is left out."""
+    named: list[str] = []
+    for entry in _read_allowed_signers(allowed_signers).get(key_blob, []):
+        if _for_vt(entry):
+            named += [p for p in entry.principals if not any(c in p for c in "*?!")]
+    return list(dict.fromkeys(named))

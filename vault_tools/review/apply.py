@@ -52,10 +52,10 @@ from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.vault import given_notes, list_vault
-from vault_tools.review.actor import default_actor
+from vault_tools.review.actor import Runner, decided_by, runner
 from vault_tools.review.candidates import Candidate, examine, note_errors
 from vault_tools.review.marking import mark_note
-from vault_tools.review.signer import signing_ledger
+from vault_tools.review.signer import signer_for, signing_ledger
 from vault_tools.review.verdict import AGREES, REVERTED, judge
 from vault_tools.store.claims import ClaimStore
 from vault_tools.store.refresh import RefreshResult, refresh
@@ -118,6 +118,8 @@ class ApplyReport:
     applied: SpooledList[Applied] = field(default_factory=SpooledList)
     skipped: list[Entry] = field(default_factory=list)
     refused: list[Entry] = field(default_factory=list)
+    # decisions of other reviewers (their notes name them): each reviewer's own run records them
+    others: list[Entry] = field(default_factory=list)
     dry_events: list[dict] = field(default_factory=list)  # a dry run's events, whole
     dry_run: bool = False
     refresh: RefreshResult | None = None
@@ -154,6 +156,7 @@ class ApplyReport:
             "applied": (a.to_json() for a in self.applied),
             "skipped": (s.to_json() for s in self.skipped),
             "refused": (r.to_json() for r in self.refused),
+            "others": (o.to_json() for o in self.others),
             "dry_run": self.dry_run,
         }
 
@@ -176,21 +179,21 @@ class _Decider:
     the `decided` spool, to be marked once the transaction is over."""
 
     def __init__(
-        self, settings: Settings, txn: Transaction, report: ApplyReport, decided: Spool
+        self,
+        settings: Settings,
+        txn: Transaction,
+        report: ApplyReport,
+        decided: Spool,
+        me: Runner,
     ) -> None:
         self.settings = settings
         self.ctx: CheckContext | None = None  # made when a late check needs it (rare)
         self.txn = txn
         self.report = report
         self.decided = decided
-        self._actor: str | None = None
+        self.me = me  # who runs this apply: the actor of its events
         self.store: ClaimStore | None = None
         self.forked: dict[str, list[str]] = {}
-
-    def actor(self) -> str:
-        if self._actor is None:
-            self._actor = default_actor(self.settings)
-        return self._actor
 
     def run(self, batches: Iterable[list[Candidate]]) -> None:
         """Decide the candidates in order, a batch at a time; after each batch its events
@@ -248,24 +251,32 @@ class _Decider:
                 f"{verdict.event['id']}; to decide again, change review_action",
             )
             return
+        recorder = self._recorded_as(cand)
+        if recorder is None:
+            return
         if cand.check_later:
             cand.problems += self._late_check(cand)
         if cand.problems:
             self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
             return
         event = self.txn.append(
-            self._keep_ts(
-                cand,
-                {
-                    **decision,
-                    "actor": decision["actor"] or self.actor(),
-                    "supersedes": verdict.supersedes(),
-                },
-            )
+            self._keep_ts(cand, {**decision, **recorder, "supersedes": verdict.supersedes()})
         )
         if self.report.dry_run:
             self.report.dry_events.append(event)
         self._mark(cand, event, new=True, settled=len(verdict.heads))
+
+    def _recorded_as(self, cand: Candidate) -> dict[str, str] | None:
+        """The fields that say who a new event is by: the runner as `actor`, and, in a
+        vault that records for its reviewers, the note's reviewer as `decided_by` when that
+        is someone else. None: the note is another reviewer's decision, left for their run."""
+        me = self.me
+        if me.decided(cand.reviewer):
+            return {"actor": me.name}
+        if self.settings.record_for_reviewers:
+            return {"actor": me.name, "decided_by": cand.reviewer}
+        self.report.others.append(Entry(cand.path, cand.claim_id, decided_by(cand.reviewer)))
+        return None
 
     def _keep_ts(self, cand: Candidate, decision: dict) -> dict:
         """The decision, with the `ts` it was first appended at when the note names this
@@ -406,7 +417,7 @@ def apply_notes(
             else:
                 crash_point("after-append")
                 _mark_all(settings, decided, report, progress)
-    for entries in (report.applied, report.skipped, report.refused):
+    for entries in (report.applied, report.skipped, report.refused, report.others):
         entries.sort(key=lambda e: e.path)
     return report
 
@@ -488,9 +499,11 @@ def _decide_all(
     settings: Settings, deciding: Spool, report: ApplyReport, decided: Spool, dry_run: bool
 ) -> None:
     """Phase 2, in one transaction, BATCH notes at a time."""
+    # before the ledger is opened: a key the allowed signers do not know creates nothing
+    me = runner(settings, signer_for(settings))
     with _transaction(settings, dry_run) as txn:
         report.torn = txn.torn
-        _Decider(settings, txn, report, decided).run(deciding.batches(BATCH))
+        _Decider(settings, txn, report, decided, me).run(deciding.batches(BATCH))
 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:

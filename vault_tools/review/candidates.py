@@ -50,7 +50,8 @@ class Candidate:
     path: str
     claim_id: str | None = None
     review_action: str | None = None
-    decision: dict[str, Any] | None = None  # decision fields but ts/supersedes; actor may be ""
+    decision: dict[str, Any] | None = None  # decision fields but actor/ts/supersedes
+    reviewer: str = ""  # the note's `reviewer`: whose decision it is ("": the runner's)
     problems: list[str] = field(default_factory=list)  # why a NEW decision would be refused
     skip: str | None = None  # nothing to decide, and why
     refuse: str | None = None  # cannot be decided at all, and why
@@ -140,9 +141,9 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
     v1 = content["claim"] if action == ACCEPT else v1_claim(note)
     reviewer = props.get("reviewer")
     comment = props.get("review_comment")
+    cand.reviewer = str(reviewer).strip() if reviewer is not None else ""
     cand.decision = {
         **content,
-        "actor": str(reviewer).strip() if reviewer is not None else "",
         "base": claim_base(v1),
         "checks": checks,
         "claim_id": note.claim_id,

@@ -16,7 +16,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.lines import iter_lines
-from vault_tools.review.actor import default_actor
+from vault_tools.review.actor import runner
 from vault_tools.review.signer import signing_ledger
 from vault_tools.store.refresh import RefreshResult, refresh
 from vault_tools.vocabulary import REVERT
@@ -109,7 +109,7 @@ def _append(
             event = txn.append(
                 {
                     "action": REVERT,
-                    "actor": default_actor(settings),
+                    "actor": runner(settings, ledger.signer).name,
                     "base": target["base"],
                     "checks": target["checks"],
                     "claim": None,

@@ -19,12 +19,14 @@ from functools import partial
 from typing import Any
 
 from vault_tools.config import Settings
+from vault_tools.errors import UsageError
 from vault_tools.findings import Finding
 from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes.conflicts import GIT_CONFLICT, has_conflict
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
+from vault_tools.review.actor import Runner, decided_by, runner, runner_of
 from vault_tools.review.claims import decision_content
 from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.verdict import AGREES, DIFFERS, FIRST, REVERTED, describe_head, judge
@@ -42,6 +44,7 @@ from vault_tools.vocabulary import (
 Progress = Callable[[int, int], None]
 
 UNMARKED = "unmarked"  # the ledger records the note's decision; the note does not say so
+OTHERS = "others"  # a teammate's decision, not recorded yet: their own vt apply records it
 SETTLE = (
     "resolve the note, set review_action to the final decision and run vt apply: one "
     "new event then supersedes every head"
@@ -59,6 +62,7 @@ class NoteInfo:
     stale_preview: bool
     event_id: str | None  # vt_event_id
     decision: dict | None  # what the note's review_action decides (`decision_content`)
+    reviewer: str = ""  # whose decision the note is ("": whoever runs vt apply)
 
 
 @dataclass(slots=True)
@@ -136,6 +140,7 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
         _stale(note, action),
         _prop(note, "vt_event_id", None),
         decision_content(note, action),
+        (_prop(note, "reviewer", "") or "").strip(),
     )
 
 
@@ -161,9 +166,12 @@ def _head_json(event: dict) -> dict[str, Any]:
     return {k: event[k] for k in ("id", "action", "actor", "ts", "note")}
 
 
-def _disagreement(info: NoteInfo, heads: list[dict], store: ClaimStore) -> dict | None:
+def _disagreement(
+    info: NoteInfo, heads: list[dict], store: ClaimStore, recorder: Callable[[str], bool]
+) -> dict | None:
     """The note's entry in `disagreements`, if its decision is not what its claim's heads
-    record (or the note does not name the event that records it); None otherwise."""
+    record (or the note does not name the event that records it); None otherwise.
+    `recorder(reviewer)`: whether this user's vt apply would record the note's decision."""
     assert info.decision is not None
     applied_id = info.event_id if info.state == APPLIED else None
     verdict = judge(info.decision, heads, applied_id, store.event)
@@ -185,6 +193,9 @@ def _disagreement(info: NoteInfo, heads: list[dict], store: ClaimStore) -> dict 
             f"its decision was reverted ({shown}); vt apply will not apply it again: "
             "change review_action to decide again"
         )
+    elif not recorder(info.reviewer):
+        kind = OTHERS
+        reason = f"review_action is {info.action}; {decided_by(info.reviewer)}"
     elif len(heads) == 1:
         reason = (
             f"review_action is {info.action}; the claim's latest event is {shown}: "
@@ -195,7 +206,7 @@ def _disagreement(info: NoteInfo, heads: list[dict], store: ClaimStore) -> dict 
             f"review_action is {info.action}; the claim is in CONFLICT between {shown}: "
             f"run vt apply to settle it with {info.action}"
         )
-    assert kind in (UNMARKED, REVERTED, DIFFERS)
+    assert kind in (UNMARKED, REVERTED, DIFFERS, OTHERS)
     return {
         "path": info.path,
         "claim_id": info.claim_id,
@@ -241,6 +252,7 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
         for i in infos
         if i.action not in REVIEW_ACTIONS
     ]
+    recorder = _recorder(settings)
     for info in infos:
         if info.stale_preview:
             report.stale_previews.append(
@@ -262,13 +274,33 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
                     }
                 )
         if info.decision is not None:
-            entry = _disagreement(info, heads, store)
+            entry = _disagreement(info, heads, store, recorder)
             if entry is not None:
                 report.disagreements.append(entry)
     report.conflicts = [_conflict(claim_id, store) for claim_id in store.conflicts()]
     seq, hash_ = store.head()
     report.ledger_head = {"seq": seq, "hash": hash_}
     return report
+
+
+def _recorder(settings: Settings) -> Callable[[str], bool]:
+    """Whether this user's vt apply records a note whose reviewer is the argument: apply's
+    own rule (review/actor.py), the runner found only when a note needs it."""
+    if settings.record_for_reviewers:
+        return lambda reviewer: True
+    found: list[Runner] = []
+
+    def records(reviewer: str) -> bool:
+        if not reviewer:
+            return True
+        if not found:
+            try:
+                found.append(runner_of(settings))
+            except UsageError:  # no usable signing key: judged by the plain name
+                found.append(runner(settings))
+        return found[0].decided(reviewer)
+
+    return records
 
 
 # ---------------------------------------------------------------------------
