@@ -69,6 +69,7 @@ OTHER_COMMAND_CODES = frozenset(
         "ledger-rewritten",
         "ledger-conflict-markers",
         "ledger-invalid",
+        "decision-unrecorded",
     }
 )
 

@@ -60,6 +60,8 @@ CODES: dict[str, str] = {
     "ledger-rewritten": "a commit changes or drops ledger lines instead of only appending",
     "ledger-conflict-markers": "the staged ledger holds git conflict markers (run vt ledger "
     "resolve)",
+    "decision-unrecorded": "a commit carries a decided note with no event while this clone's "
+    "ledger does not verify (vt apply could not record it); the message says what unblocks it",
     "ledger-invalid": "the staged ledger does not verify (broken chain, torn or bad line)",
     # vt draft / vt preview
     "drafts-missing": "`vt preview`: the note has no V2 Draft section (run `vt draft` first)",

@@ -16,7 +16,10 @@ def _entry_lines(entry: Any) -> list[str]:
     from vault_tools.ledger.events import superseded_ids
 
     ev = entry.event
-    lines = [f"#{ev['seq']}  {ev['ts']}  {ev['action']}  by {ev['actor']}  {ev['id']}"]
+    by = ev["actor"]
+    if "decided_by" in ev:  # a vault that records for its reviewers
+        by = f"{ev['decided_by']} (recorded by {ev['actor']})"
+    lines = [f"#{ev['seq']}  {ev['ts']}  {ev['action']}  by {by}  {ev['id']}"]
     if entry.signed_with is not None:
         lines.append(f"    signed by {ev['actor']} with key {entry.signed_with}")
     elif "sig" in ev:

@@ -67,14 +67,20 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         for item in report.stale_previews:
             reporter.text(f"  {item['path']} ({item['claim_id']}, {item['review_action']})")
     if report.edited_since_apply:
-        reporter.text(
-            "applied, but edited since (run vt apply to record the new decision):", "yellow"
-        )
+        reporter.text("applied, but edited since (see below for who records it):", "yellow")
         for item in report.edited_since_apply:
             reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
-    if report.disagreements:
-        reporter.text("notes the ledger disagrees with (run vt apply):", "yellow")
-        for item in report.disagreements:
+    from vault_tools.review.status import OTHERS  # imported with the core by now
+
+    yours = [d for d in report.disagreements if d["kind"] != OTHERS]
+    theirs = [d for d in report.disagreements if d["kind"] == OTHERS]
+    if yours:
+        reporter.text("notes the ledger disagrees with (each says what to do):", "yellow")
+        for item in yours:
+            reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
+    if theirs:
+        reporter.text("teammates' decisions, not recorded yet (their own vt apply does):", "dim")
+        for item in theirs:
             reporter.text(f"  {item['path']} ({item['claim_id']}): {item['reason']}")
     if report.conflicts:
         reporter.text("claims in CONFLICT (decided differently without seeing each other):", "red")

@@ -28,6 +28,7 @@ from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
 from vault_tools.integrations.teamgit import install_team, uninstall_team
+from vault_tools.integrations.unrecorded import unrecorded_decisions
 from vault_tools.notes.vault import (
     given_notes,
     is_note_path,
@@ -273,7 +274,9 @@ def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] =
     specs += [f":{target}" for target in links.values() if target is not None]
     blobs = repo.read_blobs(specs)
     report = HookReport()
-    _check_notes(settings, report, {p[len(prefix) :]: _staged_text(blobs, p, links) for p in notes})
+    staged_notes = {p[len(prefix) :]: _staged_text(blobs, p, links) for p in notes}
+    _check_notes(settings, report, staged_notes)
+    report.findings += unrecorded_decisions(settings, staged_notes)
     if check_ledger:
         report.ledger = True
         parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
@@ -315,6 +318,7 @@ def run_files(settings: Settings, files: Sequence[Path], repo: GitRepo | None) -
         else:
             notes[relative] = _note_bytes(settings, relative, report)
     _check_notes(settings, report, notes)
+    report.findings += unrecorded_decisions(settings, notes)
     if not ledger_unread and (ledger_given or _ledger_staged(settings, repo)):
         report.ledger = True
         report.findings += _check_working_ledger(settings, repo)

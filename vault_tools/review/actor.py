@@ -16,7 +16,6 @@ import getpass
 import os
 import subprocess
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from vault_tools.config import CONFIG_FILE, Settings
@@ -109,7 +108,6 @@ def _derived_public(key: Path) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-@lru_cache(maxsize=16)
 def _git_config(folder: str, key: str) -> str | None:
     try:
         done = subprocess.run(

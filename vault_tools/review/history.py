@@ -57,6 +57,7 @@ class Entry:
                 "claim",
             )
         }
+        out["decided_by"] = ev.get("decided_by") or ev["actor"]  # who decided; actor recorded
         out["signed_with"] = self.signed_with
         if self.is_repair:
             out["v1"] = self.v1_source
