@@ -324,6 +324,7 @@ def test_every_key_of_the_spec_changes_its_setting(tmp_path: Path) -> None:
         ("paths", "schemas_dir"): '"s"',
         ("policy", "required_checks"): "[]",
         ("review", "actor"): '"alice"',
+        ("review", "record_for_reviewers"): "true",
         ("findings", "disable"): '["claim-field"]',
         ("performance", "workers"): "3",
         ("limits", "max_note_bytes"): "7",
