@@ -42,14 +42,20 @@ GOAL = 1.5
 
 _ACTION = re.compile(r"^review_action: \S+$", re.M)
 _CHECK = re.compile(r"^(check_[a-z_]+): false$", re.M)
+_REVIEWER = re.compile(r"^reviewer: .*$", re.M)
+REVIEWER = "alice"
 
 
 def make_approved_vault(root: Path, notes: int) -> Path:
+    """Every note approved by one reviewer, who runs the apply: vt records only the
+    runner's own decisions (a note naming a teammate is left for the teammate)."""
     vault = make_vault(root / "vault", notes)
     (vault / ".obsidian").mkdir(exist_ok=True)
+    (vault / "vt.toml").write_text(f'[review]\nactor = "{REVIEWER}"\n', encoding="utf-8")
     for path in (vault / "03_claims").glob("*.md"):
         text = path.read_text(encoding="utf-8")
         text = _CHECK.sub(r"\1: true", _ACTION.sub("review_action: APPROVE", text, count=1))
+        text = _REVIEWER.sub(f'reviewer: "{REVIEWER}"', text, count=1)
         path.write_text(text, encoding="utf-8")
     return vault
 

@@ -46,8 +46,8 @@ def test_status_plain_and_json(example_vault: Path) -> None:
     assert "claims in CONFLICT (decided differently without seeing each other):" in out
     assert "  DV1-0004 (03_claims/DV1-0004.md):" in out
     assert (
-        "    to settle: resolve the note, set review_action to the final decision and run "
-        "vt apply" in out
+        "    to settle: resolve the note, set review_action to the final decision (reviewer: "
+        "yourself) and run vt apply" in out
     )
     assert f"ledger head: seq 3, {ledger.head().hash}" in out
     payload = json.loads(vt("status", "--vault", str(example_vault), "--json").stdout)

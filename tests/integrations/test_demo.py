@@ -34,11 +34,11 @@ def test_every_step_does_what_it_should_and_the_bundled_vault_is_untouched(tmp_p
     assert vault is not None and vault.is_relative_to(tmp_path)
     ledger = vault / "05_ledger/decision_ledger.jsonl"
     actions = {(e["claim_id"], e["action"], e["actor"]) for e in iter_events(ledger)}
-    assert ("IX2-0328", "REPAIR", "demo") in actions and ("DV1-0001", "ACCEPT", "alice") in actions
+    assert ("IX2-0328", "REPAIR", "alice") in actions and ("DV1-0001", "ACCEPT", "alice") in actions
     assert verify_ledger(ledger, vault / ".vt").ok
     note = (vault / "03_claims/IX2-0328.md").read_bytes()
     props = parse_note(note, "IX2-0328.md").properties
-    assert props["review_state"] == "APPLIED" and props["reviewer"] == "demo"
+    assert props["review_state"] == "APPLIED" and props["reviewer"] == "alice"
     repair = next(e for e in iter_events(ledger) if e["action"] == "REPAIR")
     ids = [e["id"] for e in repair["claim"]["semantic_frame"]["entities"]]
     assert "04_knowledge_base/Draft Verification" in ids

@@ -80,15 +80,29 @@ def append(clone: Path, *decisions: dict) -> list[str]:
     return [ev["id"] for ev in Ledger(settings.ledger_path, settings.state_dir).append(decisions)]
 
 
-def set_action(clone: Path, note: str, action: str) -> None:
+def set_line(clone: Path, note: str, key: str, value: str) -> None:
     path = clone / "03_claims" / note
     text = path.read_text(encoding="utf-8")
-    start = text.index("review_action: ")
+    start = text.index(f"{key}: ")
     end = text.index("\n", start)
-    path.write_text(text[:start] + f"review_action: {action}" + text[end:], encoding="utf-8")
+    path.write_text(text[:start] + f"{key}: {value}" + text[end:], encoding="utf-8")
+
+
+def sign_as_me(clone: Path, note: str) -> None:
+    """The note's reviewer set to the clone's own user, as a reviewer deciding writes it:
+    a clone's vt apply records only its own user's decisions."""
+    me = git(clone, "config", "user.name").stdout.strip()
+    set_line(clone, note, "reviewer", f'"{me}"')
+
+
+def set_action(clone: Path, note: str, action: str) -> None:
+    """A decision made in the clone's Obsidian: the action, and its reviewer."""
+    set_line(clone, note, "review_action", action)
+    sign_as_me(clone, note)
 
 
 def apply(clone: Path, note: str) -> str:
+    sign_as_me(clone, note)
     report = apply_notes(load_settings(clone), [clone / "03_claims" / note])
     assert len(report.applied) == 1, (report.refused, report.skipped)
     return report.applied[0].id

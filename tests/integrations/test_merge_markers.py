@@ -149,6 +149,12 @@ def test_a_lost_event_comes_back_with_its_own_ts(tmp_path: Path) -> None:
     # note knows it now
     shutil.rmtree(alice / ".vt")
     assert reject["id"] not in stamps(alice)
+    # the note is carol's decision: alice's apply does not record it in carol's name
+    report = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
+    assert not report.applied and [o.claim_id for o in report.others] == ["DV1-0002"]
+    assert stamps(alice) == {}
+    # carol herself (here, at alice's machine) records it again, with its own ts
+    configure(alice, "carol")
     report = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
     (again,) = report.applied
     assert again.new and again.id == reject["id"] and again.ts == reject["ts"]

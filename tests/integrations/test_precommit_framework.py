@@ -34,7 +34,7 @@ def vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".vt"))
     git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Test")
+    git(root, "config", "user.name", "alice")
     git(root, "config", "user.email", "test@example.org")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "vault")

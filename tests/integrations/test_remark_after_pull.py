@@ -14,7 +14,16 @@ import pytest
 
 from tests.conftest import git
 from tests.integrations.test_merge_git import commit_all, two_clones
-from tests.review.test_apply_conflicts import LEDGER, NOTE, decide, events, props, vt, vt_json
+from tests.review.test_apply_conflicts import (
+    LEDGER,
+    NOTE,
+    decide,
+    events,
+    props,
+    set_props,
+    vt,
+    vt_json,
+)
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
@@ -76,7 +85,10 @@ def test_decided_differently_every_clone_marks_the_head_of_its_decision(
     assert changed_by_refresh(bob) == []
     commit_all(bob, "what the pull brought, refreshed")  # the knowledge-base blocks
 
-    # alice settles the claim with REJECT; bob pulls: his note names the settling event
+    # alice settles the claim with REJECT, as herself (the note said bob's REJECT: bob's
+    # decision, which her apply would not record for him); bob pulls: his note names the
+    # settling event
+    set_props(alice, reviewer='"alice"')
     applied = vt_json(alice, "apply", str(alice / NOTE))
     (entry,) = applied["applied"]
     commit_all(alice, "alice settles DV1-0001")
@@ -88,7 +100,11 @@ def test_decided_differently_every_clone_marks_the_head_of_its_decision(
     assert_marked_as_recorded(bob, settle)
     assert vt_json(bob, "status")["claims"] == {"REJECTED": 1}
     after = (bob / NOTE).read_text(encoding="utf-8")
-    user = [line for line in before.splitlines() if not line.startswith(VT_KEYS)]
+    user = [
+        'reviewer: "alice"' if line.startswith("reviewer:") else line  # alice's edit came too
+        for line in before.splitlines()
+        if not line.startswith(VT_KEYS)
+    ]
     assert [line for line in after.splitlines() if not line.startswith(VT_KEYS)] == user
     assert vt_json(bob, "apply", str(bob / NOTE))["applied"] == []  # nothing left to do
 

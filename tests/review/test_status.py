@@ -158,8 +158,8 @@ def test_conflicts_and_head(example_vault: Path) -> None:
             {k: ev[k] for k in ("id", "action", "actor", "ts", "note")} for ev in (reject, repair)
         ],
         "unseen": [reject["id"]],
-        "settle": "resolve the note, set review_action to the final decision and run vt "
-        "apply: one new event then supersedes every head",
+        "settle": "resolve the note, set review_action to the final decision (reviewer: "
+        "yourself) and run vt apply: one new event in your name then supersedes every head",
     }
     assert report.claims == {"CONFLICT": 1}
     assert report.ledger_head == {"seq": 3, "hash": ledger.head().hash}

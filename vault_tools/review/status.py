@@ -46,8 +46,8 @@ Progress = Callable[[int, int], None]
 UNMARKED = "unmarked"  # the ledger records the note's decision; the note does not say so
 OTHERS = "others"  # a teammate's decision, not recorded yet: their own vt apply records it
 SETTLE = (
-    "resolve the note, set review_action to the final decision and run vt apply: one "
-    "new event then supersedes every head"
+    "resolve the note, set review_action to the final decision (reviewer: yourself) and "
+    "run vt apply: one new event in your name then supersedes every head"
 )
 
 
