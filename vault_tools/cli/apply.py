@@ -52,7 +52,7 @@ def apply(
 
     Example:
 
-        vt apply --vault examples/vault
+        vt apply --vault ~/my-vault
 
         vt apply -v
 

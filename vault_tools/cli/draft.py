@@ -30,7 +30,7 @@ def draft(
 
     Example:
 
-        vt draft 03_claims/IX2-0328.md --vault examples/vault
+        vt draft 03_claims/IX2-0328.md --vault ~/my-vault
 
         vt draft 03_claims/IX2-*.md --dry-run
     """

@@ -32,7 +32,7 @@ def entities(
 
     Example:
 
-        vt entities --vault examples/vault
+        vt entities --vault ~/my-vault
 
         vt entities --json
 

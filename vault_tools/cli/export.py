@@ -51,7 +51,7 @@ def export(
 
     Example:
 
-        vt export --vault examples/vault > claims.jsonl
+        vt export --vault ~/my-vault > ~/claims.jsonl
 
         vt export --format csv --status ACCEPTED --status REPAIRED -o accepted.csv
 

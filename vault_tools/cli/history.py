@@ -67,7 +67,7 @@ def history(
 
     Example:
 
-        vt history DV1-0001 --vault examples/vault
+        vt history DV1-0001 --vault ~/my-vault
 
         vt history DV1-0002 --json
     """

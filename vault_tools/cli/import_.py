@@ -34,7 +34,7 @@ def import_command(
 
     Example:
 
-        vt import examples/claims.jsonl --vault examples/vault --dry-run
+        vt import examples/claims.jsonl --vault ~/my-vault --dry-run
     """
     from vault_tools.integrations.importer import import_records
 

@@ -55,9 +55,9 @@ def init(
 
     Example:
 
-        vt init examples/vault
+        vt init ~/my-vault
 
-        vt init --vault examples/vault --dry-run
+        vt init --vault ~/my-vault --dry-run
 
         vt init --signer-key ~/.ssh/id_ed25519.pub
     """

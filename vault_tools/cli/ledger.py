@@ -23,7 +23,7 @@ from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
 ledger_app = typer.Typer(
     help="The Decision Ledger: verify it, read its log.\n\n"
-    "Example:\n\n    vt ledger verify --vault examples/vault",
+    "Example:\n\n    vt ledger verify --vault ~/my-vault",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -47,7 +47,7 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
     Example:
 
-        vt ledger verify --vault examples/vault
+        vt ledger verify --vault ~/my-vault
 
         vt ledger verify --json
     """

@@ -36,7 +36,7 @@ def preview(
 
     Example:
 
-        vt preview --vault examples/vault
+        vt preview --vault ~/my-vault
 
         vt preview 03_claims/DV1-0003.md --dry-run
 

@@ -18,7 +18,7 @@ def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
     Example:
 
-        vt rebuild --vault examples/vault
+        vt rebuild --vault ~/my-vault
 
         vt rebuild --json
     """

@@ -25,7 +25,7 @@ def report(
 
     Example:
 
-        vt report --vault examples/vault
+        vt report --vault ~/my-vault
 
         vt report --dry-run
 

@@ -10,7 +10,7 @@ from vault_tools import __version__
 app = typer.Typer(
     name="vt",
     help="Validate, preview and apply claim review decisions in an Obsidian vault.\n\n"
-    "Example:\n\n    vt validate --vault examples/vault",
+    "Example:\n\n    vt validate --vault ~/my-vault",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     # click's plain help: Typer's rich help imports rich.markdown (markdown-it) and

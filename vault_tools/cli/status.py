@@ -23,7 +23,7 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
     Example:
 
-        vt status --vault examples/vault
+        vt status --vault ~/my-vault
 
         vt status --json
     """

@@ -31,7 +31,7 @@ def validate(
 
     Example:
 
-        vt validate --vault examples/vault
+        vt validate --vault ~/my-vault
 
         vt validate 03_claims/SA260324R-0125.md --json
     """

@@ -61,9 +61,9 @@ def watch(
 
     Example:
 
-        vt watch examples/vault
+        vt watch ~/my-vault
 
-        vt watch --vault examples/vault --json
+        vt watch --vault ~/my-vault --json
 
         vt watch --debounce 300 --apply
     """
