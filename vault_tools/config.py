@@ -277,7 +277,7 @@ def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) ->
         if unknown:
             raise UsageError(
                 f"findings.disable: unknown finding codes {unknown} (see the "
-                "README's table of codes)",
+                "table of docs/finding-codes.md)",
                 CONFIG_FILE,
                 _line_of(lines, "findings", "disable"),
             )

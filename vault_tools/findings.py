@@ -1,6 +1,6 @@
 """Findings: what vt reports about a note, each with a stable code and a note line.
 
-`CODES` is the registry of every code vt can emit; the README's table is checked
+`CODES` is the registry of every code vt can emit; docs/finding-codes.md's table is checked
 against it by the tests, so a new code cannot ship undocumented.
 """
 
@@ -12,7 +12,7 @@ from typing import NamedTuple
 ERROR = "error"
 WARNING = "warning"
 
-# code -> one-line meaning (documented in the README's table of finding codes)
+# code -> one-line meaning (documented in docs/finding-codes.md)
 CODES: dict[str, str] = {
     # reading the file
     "encoding": "the file is not valid UTF-8",
