@@ -137,3 +137,15 @@ def severity_counts(findings: Iterable[Finding]) -> tuple[int, int]:
         elif finding.severity == WARNING:
             warnings += 1
     return errors, warnings
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 error`, `2 errors`, `3 entities`: a count with its noun in the number it takes.
+    Every count vt prints goes through here, so none reads "1 errors"."""
+    if count == 1:
+        return f"{count} {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        return f"{count} {noun[:-1]}ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return f"{count} {noun}es"
+    return f"{count} {noun}s"

@@ -11,6 +11,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, UsageError, VtError
+from vault_tools.findings import counted
 
 
 @app.command()
@@ -74,5 +75,7 @@ def export(
     if reporter.mode == JSON:
         reporter.json(result.to_json())
     else:
-        reporter.text(f"exported {result.claims} claims to {result.output} ({result.format})")
+        reporter.text(
+            f"exported {counted(result.claims, 'claim')} to {result.output} ({result.format})"
+        )
     finish(ExitCode.OK)

@@ -10,6 +10,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
+from vault_tools.findings import counted
 
 
 def _entry_lines(entry: Any) -> list[str]:
@@ -92,7 +93,8 @@ def history(
         reporter.json(found.to_json())
         finish(ExitCode.OK)
     reporter.text(
-        f"{found.claim_id}: {found.status} ({found.note}), {len(found.entries)} decision(s)"
+        f"{found.claim_id}: {found.status} ({found.note}), "
+        f"{counted(len(found.entries), 'decision')}"
     )
     if len(found.heads) > 1:
         alike = "alike" if found.status != "CONFLICT" else "differently"

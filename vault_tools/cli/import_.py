@@ -11,6 +11,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 
 
 @app.command("import")
@@ -52,6 +53,6 @@ def import_command(
             reporter.text(f"skipped {item.path}: {item.message}", "yellow")
         reporter.text(
             f"{len(report.created)} {verb}, {len(report.skipped)} skipped, "
-            f"{len(report.errors)} invalid records"
+            f"{counted(len(report.errors), 'invalid record')}"
         )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)

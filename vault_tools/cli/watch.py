@@ -25,7 +25,7 @@ def watch(
     vault_argument: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[VAULT]", help="Vault folder (same as --vault).", show_default=False
+            metavar="VAULT", help="Vault folder (same as --vault).", show_default=False
         ),
     ] = None,
     vault: VaultOption = None,

@@ -23,7 +23,7 @@ from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
-from vault_tools.findings import CODES, ERROR, Finding
+from vault_tools.findings import CODES, ERROR, Finding, counted
 from vault_tools.integrations.importer import create_file
 from vault_tools.notes import frontmatter, markdown, writer
 from vault_tools.notes import kb as kbmod
@@ -215,7 +215,7 @@ def _queue(dash: Dashboard) -> list[str]:
     lines = [
         "## Review queue",
         "",
-        f"{len(dash.notes)} review notes; claims in the Decision Ledger: {claims}.",
+        f"{counted(len(dash.notes), 'review note')}; claims in the Decision Ledger: {claims}.",
         "",
     ]
     for heading, key in (("By review_action", "action"), ("By review_state", "state")):
@@ -369,7 +369,7 @@ def mermaid(edges: list[Edge], limit: int = EDGE_LIMIT) -> list[str]:
     lines += [f"  class {','.join(nodes)} internal-link", "```", ""]
     if len(edges) > limit:
         lines += [
-            f"Showing {limit} of {len(edges)} edges (the most used entities first); "
+            f"Showing {limit} of {counted(len(edges), 'edge')} (the most used entities first); "
             "`vt export` lists every accepted claim.",
             "",
         ]
