@@ -31,7 +31,12 @@ from vault_tools.notes.note import decode
 from vault_tools.notes.vault import UNREAD_CODES, markdown_files, review_note_bytes
 from vault_tools.review.status import NoteInfo, note_info
 from vault_tools.store.claims import ClaimStore
-from vault_tools.vocabulary import APPROVE_REPAIR, NEW, PENDING, REQUEST_REPAIR
+from vault_tools.vocabulary import (
+    APPROVE_REPAIR,
+    REQUEST_REPAIR,
+    review_action,
+    review_state,
+)
 
 Progress = Callable[[int, int], None]
 
@@ -148,7 +153,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     properties = frontmatter.read(lines, relative).properties
     if "claim_id" not in properties:
         return None
-    action = _prop(properties, "review_action", PENDING)
+    action = review_action(properties)
     stale = False
     if action in (REQUEST_REPAIR, APPROVE_REPAIR) and properties.get("vt_preview_hash"):
         info = note_info(settings, relative)
@@ -157,7 +162,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
         relative,
         _prop(properties, "claim_id", ""),
         action,
-        _prop(properties, "review_state", NEW),
+        review_state(properties),
         stale,
     )
 

@@ -57,6 +57,9 @@ from vault_tools.vocabulary import (
     PREVIEW_FAILED,
     PREVIEW_READY,
     REQUEST_REPAIR,
+    UNSET,
+    review_action,
+    review_state,
 )
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
@@ -141,8 +144,8 @@ class ReviewQueue:
         with self._lock:
             self._drop(path)
             self.notes[path] = status
-            self.by_action[status.review_action or "(unset)"] += 1
-            self.by_state[status.review_state or "(unset)"] += 1
+            self.by_action[status.review_action or UNSET] += 1
+            self.by_state[status.review_state or UNSET] += 1
             self.invalid += status.errors > 0
 
     def remove(self, path: str) -> NoteStatus | None:
@@ -156,9 +159,9 @@ class ReviewQueue:
                 (self.by_action, old.review_action),
                 (self.by_state, old.review_state),
             ):
-                counter[key or "(unset)"] -= 1
-                if counter[key or "(unset)"] <= 0:
-                    del counter[key or "(unset)"]
+                counter[key or UNSET] -= 1
+                if counter[key or UNSET] <= 0:
+                    del counter[key or UNSET]
             self.invalid -= old.errors > 0
         return old
 
@@ -366,8 +369,8 @@ class Watcher:
             relative,
             NoteStatus(
                 _text(properties.get("claim_id")),
-                _text(properties.get("review_action")),
-                _text(properties.get("review_state")),
+                review_action(properties),
+                review_state(properties),
                 errors,
                 warnings,
                 content_digest(raw),
@@ -452,8 +455,8 @@ class Watcher:
         note = parse_note(raw, relative)
         status = NoteStatus(
             result.claim_id,
-            _text(note.properties.get("review_action")),
-            _text(note.properties.get("review_state")),
+            review_action(note.properties),
+            review_state(note.properties),
             sum(f.severity == ERROR for f in result.findings),
             sum(f.severity == WARNING for f in result.findings),
             digest,
@@ -484,7 +487,7 @@ class Watcher:
     def _preview_due(self, note: Note, raw: bytes) -> bool:
         """A REQUEST_REPAIR note whose drafts differ from those its preview was made from."""
         properties = note.properties
-        if _text(properties.get("review_action")) != REQUEST_REPAIR:
+        if review_action(properties) != REQUEST_REPAIR:
             return False
         if note.drafts is None:
             return True  # preview_note says what to do (run vt draft); it writes nothing
