@@ -11,6 +11,7 @@ from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
 from vault_tools.findings import counted
+from vault_tools.vocabulary import CONFLICT
 
 
 def _entry_lines(entry: Any) -> list[str]:
@@ -97,7 +98,7 @@ def history(
         f"{counted(len(found.entries), 'decision')}"
     )
     if len(found.heads) > 1:
-        alike = "alike" if found.status != "CONFLICT" else "differently"
+        alike = "alike" if found.status != CONFLICT else "differently"
         reporter.text(
             f"  decided {alike} without seeing each other: "
             + "; ".join(f"{h['actor']} {h['action']} {h['id']}" for h in found.heads)

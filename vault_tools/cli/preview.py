@@ -12,6 +12,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, RICH, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.vocabulary import PREVIEW_FAILED, PREVIEW_READY
 
 
 @app.command()
@@ -101,7 +102,7 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
     from rich.text import Text
 
     console = reporter.console
-    colour = {"PREVIEW_READY": "green", "PREVIEW_FAILED": "red"}.get(result.state, "red")
+    colour = {PREVIEW_READY: "green", PREVIEW_FAILED: "red"}.get(result.state, "red")
     claim = f" [dim]({escape(result.claim_id)})[/dim]" if result.claim_id else ""
     console.print(
         f"\n[bold]{escape(result.path)}[/bold]{claim}  "
@@ -152,7 +153,7 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
 
 
 def _summary(reporter: Reporter, previews: list[Any], dry_run: bool) -> None:
-    ready = sum(p.state == "PREVIEW_READY" and not p.failed for p in previews)
+    ready = sum(p.state == PREVIEW_READY and not p.failed for p in previews)
     failed = sum(p.failed for p in previews)
     written = sum(p.written for p in previews)
     tail = "dry run: nothing written" if dry_run else f"{written} written"

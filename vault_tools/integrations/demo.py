@@ -22,10 +22,12 @@ from vault_tools.config import Settings, load_settings
 from vault_tools.errors import VtError
 from vault_tools.findings import counted
 from vault_tools.vocabulary import (
+    ACCEPT,
     APPROVE,
     APPROVE_REPAIR,
     CHECK_KEYS,
     PREVIEW_READY,
+    REPAIR,
     REPAIRED,
     REQUEST_REPAIR,
 )
@@ -237,7 +239,7 @@ class _Demo:
         if report.refused or report.refresh_error:
             raise StepFailed(str(report.refresh_error or "a decision was refused"))
         done = {(a.path, a.action) for a in report.applied if a.marked}
-        if not {(REPAIRED_NOTE, "REPAIR"), (APPROVED_NOTE, "ACCEPT")} <= done:
+        if not {(REPAIRED_NOTE, REPAIR), (APPROVED_NOTE, ACCEPT)} <= done:
             raise StepFailed("IX2-0328's REPAIR and DV1-0001's ACCEPT were not both applied")
         if report.refresh is not None:
             step.lines.append(
@@ -295,7 +297,7 @@ class _Demo:
                 f"seq {ev['seq']}  {ev['ts']}  {ev['actor']}  {ev['action']}  ({ev['note']})"
             )
             claim = ev.get("claim")
-            if ev["action"] == "REPAIR" and claim:
+            if ev["action"] == REPAIR and claim:
                 for change in repair_changes(
                     v1["atomic_claim"],
                     claim["atomic_claim"],
@@ -305,7 +307,7 @@ class _Demo:
                     {k: claim[k] for k in ("epistemic_mode", "mapping_status")},
                 ):
                     step.lines.append("    V1 → V2 " + change_line(change))
-        if [ev["action"] for ev in events] != ["REPAIR"]:
+        if [ev["action"] for ev in events] != [REPAIR]:
             raise StepFailed(f"IX2-0328's history is {[ev['action'] for ev in events]}")
 
 

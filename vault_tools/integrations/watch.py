@@ -40,6 +40,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.infra.debounce import Debouncer
+from vault_tools.notes import markers
 from vault_tools.notes.frontmatter import read as read_frontmatter
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.note import Note, decode, parse_note
@@ -51,7 +52,9 @@ from vault_tools.notes.vault import (
     stat_signature,
 )
 from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.preview import BLOCK as PREVIEW_BLOCK
 from vault_tools.review.preview import preview_note
+from vault_tools.vocabulary import APPLIED as APPLIED_STATE
 from vault_tools.vocabulary import (
     LEDGER_ACTION_OF,
     PREVIEW_FAILED,
@@ -68,7 +71,6 @@ DASHBOARD = "\0dashboard"  # debouncer key: refresh the Review Dashboard note (v
 DASHBOARD_QUIET = 2.0  # seconds without a review-note change before the dashboard refresh
 REVIEW_EVENTS = frozenset({"validated", "previewed", "applied", "deleted"})
 APPLY_ACTIONS = frozenset(LEDGER_ACTION_OF)
-PREVIEW_MARKER = b"<!-- vt:preview:start -->"
 # a note written by vt is re-checked; a save racing vt's write may need a second round
 MAX_ROUNDS = 3
 
@@ -494,7 +496,7 @@ class Watcher:
         return not (
             _text(properties.get("review_state")) in (PREVIEW_READY, PREVIEW_FAILED)
             and _text(properties.get("vt_preview_hash")) == preview_hash(note)
-            and PREVIEW_MARKER in raw
+            and markers.has_start(raw, PREVIEW_BLOCK)
         )
 
     def _preview(self, relative: str, events: list[WatchEvent]) -> bool:
@@ -538,7 +540,7 @@ class Watcher:
                     APPLIED,
                     done.path,
                     done.claim_id,
-                    state="APPLIED" if done.marked else None,
+                    state=APPLIED_STATE if done.marked else None,
                     message=f"{done.action} appended as event {done.seq}"
                     if done.new
                     else f"{done.action} already in the ledger (event {done.seq}); note completed",
