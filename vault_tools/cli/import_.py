@@ -52,7 +52,7 @@ def import_command(
         for item in report.skipped:
             reporter.text(f"skipped {item.path}: {item.message}", "yellow")
         reporter.text(
-            f"{len(report.created)} {verb}, {len(report.skipped)} skipped, "
+            f"{verb} {counted(len(report.created), 'note')}, {len(report.skipped)} skipped, "
             f"{counted(len(report.errors), 'invalid record')}"
         )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)

@@ -12,6 +12,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, RICH, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 from vault_tools.vocabulary import PREVIEW_FAILED, PREVIEW_READY
 
 
@@ -156,6 +157,7 @@ def _summary(reporter: Reporter, previews: list[Any], dry_run: bool) -> None:
     ready = sum(p.state == PREVIEW_READY and not p.failed for p in previews)
     failed = sum(p.failed for p in previews)
     written = sum(p.written for p in previews)
-    tail = "dry run: nothing written" if dry_run else f"{written} written"
+    would = counted(sum(p.would_write for p in previews), "note")
+    tail = f"dry run: would write {would}, nothing written" if dry_run else f"{written} written"
     summary = f"{len(previews)} previewed: {ready} ready, {failed} failed; {tail}"
     reporter.summary(summary, bool(failed), gap=True)
