@@ -328,6 +328,8 @@ def test_every_key_of_the_spec_changes_its_setting(tmp_path: Path) -> None:
         ("findings", "disable"): '["claim-field"]',
         ("performance", "workers"): "3",
         ("limits", "max_note_bytes"): "7",
+        ("draft", "heading"): '"V2 Draft"',
+        ("draft", "callout"): '"> [!note] Repair here"',
         ("signing", "key"): '"~/.ssh/id_ed25519"',
         ("signing", "required"): "true",
         ("signing", "required_from"): "40",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from vault_tools.vocabulary import (
     REVIEW_ACTIONS,
     REVIEW_STATES,
     STATUS_BY_ACTION,
+    STATUSES,
     conflict_marker,
 )
 
@@ -70,3 +72,54 @@ def test_schemas_agree_with_the_vocabulary() -> None:
     assert tuple(note["$defs"]["review_action"]["enum"]) == REVIEW_ACTIONS
     assert tuple(note["$defs"]["review_state"]["enum"]) == REVIEW_STATES
     assert set(CHECK_KEYS) <= set(note["properties"])
+
+
+def _literals(path: Path) -> list[tuple[int, str]]:
+    """The string constants of a module, docstrings left out (they describe, not spell)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+# word -> its home: the one module that may spell it as a literal
+WORDS = {
+    **{word: "vocabulary.py" for word in (*REVIEW_ACTIONS, *REVIEW_STATES)},
+    **{word: "vocabulary.py" for word in (*LEDGER_ACTIONS, *STATUSES)},
+}
+# a vt block marker spelt out (`<!-- vt:…`, `<!--vt:…`): its home is notes/markers.py
+MARKER_LITERAL = re.compile(r"<!--\s*vt:")
+
+
+def _spelt_outside_home(package: Path) -> list[str]:
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        for line, value in _literals(path):
+            home = WORDS.get(value)
+            if home is not None and relative != home:
+                found.append(f"{relative}:{line}: {value}")
+            if MARKER_LITERAL.search(value) and relative != "notes/markers.py":
+                found.append(f"{relative}:{line}: {value!r}")
+    return found
+
+
+def test_no_review_word_or_vt_marker_is_spelt_outside_its_home(tmp_path: Path) -> None:
+    # the check itself finds what it is for
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""APPROVE in a docstring is prose."""\nA = "APPROVE"\nB = b"x"\n'
+                       'M = f"<!--vt:{name}:start-->"\n', encoding="utf-8")  # fmt: skip
+    assert _spelt_outside_home(tmp_path) == ["planted.py:2: APPROVE", "planted.py:4: '<!--vt:'"]
+    assert _spelt_outside_home(ROOT / "vault_tools") == []

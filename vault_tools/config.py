@@ -46,6 +46,8 @@ class Settings:
     signing_required: bool = False
     signatures_from: int = 1  # the first `seq` that must be signed, when required
     allowed_signers: str | None = None  # None: `allowed_signers` beside the ledger
+    draft_heading: str | None = None  # `[draft] heading`; None: the seed notes' heading
+    draft_callout: str | None = None  # `[draft] callout`; None: the seed notes' tip
 
     @property
     def state_dir(self) -> Path:
@@ -103,6 +105,7 @@ SPEC: dict[str, dict[str, str]] = {
     "findings": {"disable": "strings"},
     "performance": {"workers": "count"},
     "limits": {"max_note_bytes": "size"},
+    "draft": {"heading": "string", "callout": "string"},
     "signing": {
         "key": "string",
         "required": "bool",
@@ -282,7 +285,7 @@ def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) ->
         if unknown:
             raise UsageError(
                 f"findings.disable: unknown finding codes {unknown} (see the "
-                "README's table of codes)",
+                "table of docs/finding-codes.md)",
                 CONFIG_FILE,
                 _line_of(lines, "findings", "disable"),
             )
@@ -293,6 +296,9 @@ def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) ->
     limits = data.get("limits", {})
     if "max_note_bytes" in limits:
         settings.max_note_bytes = limits["max_note_bytes"]
+    draft = data.get("draft", {})
+    settings.draft_heading = draft.get("heading")
+    settings.draft_callout = draft.get("callout")
     signing = data.get("signing", {})
     settings.signing_key = signing.get("key")
     settings.signing_required = signing.get("required", False)

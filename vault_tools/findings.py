@@ -1,6 +1,6 @@
 """Findings: what vt reports about a note, each with a stable code and a note line.
 
-`CODES` is the registry of every code vt can emit; the README's table is checked
+`CODES` is the registry of every code vt can emit; docs/finding-codes.md's table is checked
 against it by the tests, so a new code cannot ship undocumented.
 """
 
@@ -12,7 +12,7 @@ from typing import NamedTuple
 ERROR = "error"
 WARNING = "warning"
 
-# code -> one-line meaning (documented in the README's table of finding codes)
+# code -> one-line meaning (documented in docs/finding-codes.md)
 CODES: dict[str, str] = {
     # reading the file
     "encoding": "the file is not valid UTF-8",
@@ -139,3 +139,15 @@ def severity_counts(findings: Iterable[Finding]) -> tuple[int, int]:
         elif finding.severity == WARNING:
             warnings += 1
     return errors, warnings
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 error`, `2 errors`, `3 entities`: a count with its noun in the number it takes.
+    Every count vt prints goes through here, so none reads "1 errors"."""
+    if count == 1:
+        return f"{count} {noun}"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        return f"{count} {noun[:-1]}ies"
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return f"{count} {noun}es"
+    return f"{count} {noun}s"

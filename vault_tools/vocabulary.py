@@ -6,6 +6,7 @@ cannot be spelt two ways or a list of them drift between two copies.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 
 # `review_action`: what the reviewer asks for
@@ -15,6 +16,25 @@ APPROVE_REPAIR = "APPROVE_REPAIR"
 APPROVE = "APPROVE"
 REJECT = "REJECT"
 REVIEW_ACTIONS = (PENDING, REQUEST_REPAIR, APPROVE_REPAIR, APPROVE, REJECT)
+
+# how a note whose review_action is absent, null or "" is counted and shown: it asks for
+# nothing valid (vt validate reports it, vt apply refuses it, vt status lists it)
+UNSET = "(unset)"
+
+
+def review_action(properties: Mapping[str, object]) -> str:
+    """The note's `review_action` as every command reads it: its text, "" when the
+    property is absent, null or empty. "" is none of REVIEW_ACTIONS: it is never read as
+    PENDING, which a reviewer writes out."""
+    value = properties.get("review_action")
+    return "" if value is None else str(value)
+
+
+def review_state(properties: Mapping[str, object]) -> str:
+    """The note's `review_state` as every command reads it: NEW when vt wrote none."""
+    value = properties.get("review_state")
+    return NEW if value is None or value == "" else str(value)
+
 
 # `review_state`: what vt last did to the note
 NEW = "NEW"  # a note that names none

@@ -146,3 +146,15 @@ def test_valid_and_invalid_instances_agree_between_fast_and_slow_paths() -> None
     ):
         assert SCHEMAS.check("frame", bad), bad
         assert not SCHEMAS._slow_validator("frame").is_valid(bad)
+
+
+def test_every_shipped_schema_has_its_id_on_one_host() -> None:
+    """The `$id`s name one host and the file's own name, so one schema's `$ref` to another
+    resolves against the same base whichever file a tool loads first."""
+    ids = {}
+    for path in sorted(schema_dir().glob("*.schema.json")):
+        ids[path.name] = json.loads(path.read_text(encoding="utf-8"))["$id"]
+    assert len(ids) >= 6
+    bases = {schema_id.rsplit("/", 1)[0] for schema_id in ids.values()}
+    assert len(bases) == 1, ids
+    assert all(schema_id.endswith("/" + name) for name, schema_id in ids.items()), ids

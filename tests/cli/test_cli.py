@@ -1,4 +1,4 @@
-"""The `vt` command line: output formats, exit codes, help, README, the installed script."""
+"""The `vt` command line: output formats, exit codes, help, its docs, the installed script."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def test_main_exit_codes_0_and_1(
     assert code == 1 and "03_claims/BAD-1.md:3: properties-schema: " in out
 
 
-# --- help and README --------------------------------------------------------------------
+# --- help and docs ----------------------------------------------------------------------
 
 
 def _command_paths(command, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -198,7 +198,8 @@ def _command_paths(command, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...
 
 
 COMMANDS = _command_paths(typer.main.get_command(app))
-README = REPO / "README.md"
+COMMANDS_PAGE = REPO / "docs" / "commands.md"
+FINDING_CODES_PAGE = REPO / "docs" / "finding-codes.md"
 
 
 def test_the_command_tree_is_walked() -> None:
@@ -214,9 +215,8 @@ def test_every_command_help_has_an_example(path: tuple[str, ...]) -> None:
 
 
 @pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p))
-def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
-    assert README.is_file(), "README.md is missing"
-    assert f"vt {' '.join(path)}" in README.read_text(encoding="utf-8")
+def test_every_command_is_in_the_command_reference(path: tuple[str, ...]) -> None:
+    assert f"## `vt {' '.join(path)}`" in COMMANDS_PAGE.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("path", [p for p in COMMANDS if len(p) == 1], ids=" ".join)
@@ -248,20 +248,18 @@ def test_anything_but_a_command_name_gets_the_whole_app(args: list[str]) -> None
     assert app_for(args) is app
 
 
-def _readme_codes() -> set[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Finding codes", 1)[1]
-    return set(re.findall(r"^\| `([a-z][a-z-]*)` \|", section, flags=re.MULTILINE))
+def _documented_codes() -> set[str]:
+    text = FINDING_CODES_PAGE.read_text(encoding="utf-8")
+    return set(re.findall(r"^\| `([a-z][a-z-]*)` \|", text, flags=re.MULTILINE))
 
 
-def test_every_finding_code_is_in_the_readme_table() -> None:
-    assert README.is_file(), "README.md is missing"
-    missing = set(CODES) - _readme_codes()
-    assert not missing, f"codes missing from README's table: {sorted(missing)}"
+def test_every_finding_code_is_in_the_table() -> None:
+    missing = set(CODES) - _documented_codes()
+    assert not missing, f"codes missing from docs/finding-codes.md: {sorted(missing)}"
 
 
-def test_readme_table_has_no_unknown_codes() -> None:
-    assert _readme_codes() <= set(CODES)
+def test_the_table_has_no_unknown_codes() -> None:
+    assert _documented_codes() <= set(CODES)
 
 
 # --- the installed console script, as a real process ------------------------------------

@@ -193,7 +193,7 @@ def test_export_to_a_file(example_vault: Path, tmp_path: Path) -> None:
         "ACCEPTED",
     )
     assert plain.exit_code == 0
-    assert plain.stdout == f"exported 1 claims to {tmp_path / 'a.csv'} (csv)\n"
+    assert plain.stdout == f"exported 1 claim to {tmp_path / 'a.csv'} (csv)\n"
 
 
 def test_export_exit_codes(example_vault: Path, tmp_path: Path) -> None:

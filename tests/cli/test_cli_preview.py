@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -71,8 +72,16 @@ def test_preview_json(example_vault: Path) -> None:
 def test_preview_dry_run_writes_nothing(example_vault: Path) -> None:
     before = files(example_vault)
     result = vt("preview", "--vault", str(example_vault), "--dry-run")
-    assert result.exit_code == 0 and "dry run: nothing written" in result.stdout
+    assert result.exit_code == 0, result.output
+    # it says what it would write, and writes nothing
+    assert "dry run: would write the preview into the note" in result.stdout
+    assert re.search(r"; dry run: would write [1-9]\d* notes?, nothing written", result.output)
     assert files(example_vault) == before
+    written = vt("preview", "--vault", str(example_vault))
+    assert written.exit_code == 0 and files(example_vault) != before
+    again = vt("preview", "--vault", str(example_vault), "--dry-run")
+    assert "dry run: would write 0 notes, nothing written" in again.output
+    assert "would write the preview" not in again.stdout
 
 
 def test_preview_failure_exits_1_with_path_and_line(make_vault) -> None:

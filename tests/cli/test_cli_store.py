@@ -101,7 +101,7 @@ def test_history_plain_json_and_unknown_claim(example_vault: Path) -> None:
     result = vt("history", "DV1-0001", "--vault", str(example_vault))
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == "DV1-0001: REPAIRED (03_claims/DV1-0001.md), 2 decision(s)"
+    assert lines[0] == "DV1-0001: REPAIRED (03_claims/DV1-0001.md), 2 decisions"
     assert lines[1].startswith("#1  ") and "  ACCEPT  by ann  sha256:" in lines[1]
     assert "    comment: ok" in lines
     assert any(line.startswith("#2  ") and "REPAIR  by bob" in line for line in lines)

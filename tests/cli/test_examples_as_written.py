@@ -1,18 +1,22 @@
-"""Every `vt` example of the README and of every command's --help, run as a user types it.
+"""Every `vt` example of the README, of docs/ and of every command's --help, run as a user
+types it; and the README's shell blocks, run in order from a copy of the checkout.
 
-Each example is one line of a README ```bash block, or of the "Example:" section of a
-command's help, that starts with `vt `. It runs through bash (globs, redirections and
-`&&` as written) as a real process of the installed `vt`, in its own copy of the
-repository's examples laid out as in a clone (`examples/vault`, `examples/claims.jsonl`),
-committed to a git repository:
+Each example is one line of a ```bash block of the README or a page of docs/, or of the
+"Example:" section of a command's help, that starts with `vt `. It runs through bash
+(globs, redirections and `&&` as written) as a real process of the installed `vt`, beside
+a copy of the repository's examples laid out as in a clone (`examples/vault`,
+`examples/claims.jsonl`, committed to a git repository) and the vault the README's five
+commands make, `~/my-vault` (a copy of the example vault in its own git repository, in
+the run's own home folder):
 
-- an example naming `examples/` runs from the copy's root, as the README's
-  `vt validate --vault examples/vault` is typed there;
-- any other runs inside the example vault, the vault `vt` finds around the working
-  directory (`vt status`, `vt validate 03_claims/X.md --json`).
+- an example naming `examples/` runs from the clone's root, as the README's
+  `vt import examples/claims.jsonl --vault ~/my-vault` is typed there;
+- any other runs inside `~/my-vault`, the vault `vt` finds around the working directory
+  (`vt status`, `vt validate 03_claims/X.md --json`).
 
-In the copy, the example vault's decisions were applied once (`vt apply`), as a reader
-reaching `vt history` or `vt revert` has done: the ledger has events to show.
+In `~/my-vault` the example vault's decisions were applied once (`vt apply`), as a reader
+reaching `vt history` or `vt revert` has done: the ledger has events to show. No example
+may change the clone: `git status --porcelain --ignored` there is the same after it.
 
 Every example must exit 0 unless EXPECTED_EXIT names it with the reason; `vt watch`
 runs until it is stopped, so it is stopped once it says it is watching, and must then
@@ -73,8 +77,11 @@ FENCE = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
 EXAMPLE_HEADING = re.compile(r"^\s*Examples?:\s*$")
 
 
-def readme_examples() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def page_examples(page: Path) -> list[str]:
+    text = page.read_text(encoding="utf-8")
     return [
         line.strip()
         for block in FENCE.findall(text)
@@ -104,20 +111,24 @@ def help_examples() -> list[tuple[str, str]]:
     return examples
 
 
-README_EXAMPLES = readme_examples()
+README_EXAMPLES = page_examples(REPO / "README.md")
+DOC_EXAMPLES = sorted({e for page in PAGES for e in page_examples(page)})
 HELP_EXAMPLES = help_examples()
 
 
 def test_the_examples_are_found() -> None:
-    assert len(README_EXAMPLES) >= 40 and "vt validate --vault examples/vault" in README_EXAMPLES
+    assert "vt apply" in README_EXAMPLES and set(README_EXAMPLES) <= set(DOC_EXAMPLES)
+    assert len(DOC_EXAMPLES) >= 10
     commands = {command for command, _ in HELP_EXAMPLES}
     assert {"vt", "vt validate", "vt ledger", "vt ledger log", "vt hook run"} <= commands
     # the lists of exceptions hold only examples that exist
-    every = set(README_EXAMPLES) | {example for _, example in HELP_EXAMPLES}
+    every = set(DOC_EXAMPLES) | {example for _, example in HELP_EXAMPLES}
     assert set(EXPECTED_EXIT) <= every and set(SETUP) <= every
     assert all(any(e.startswith(prefix) for e in every) for prefix in UNTIL_STOPPED)
     assert all(any(text in e for e in every) for text in PLACEHOLDERS)
 
+
+# --- the copy every example runs in ---------------------------------------------------
 
 # --- the copy every example runs in ---------------------------------------------------
 
@@ -138,34 +149,42 @@ def _env(root: Path) -> dict[str, str]:
     return env
 
 
+def _state(checkout: Path) -> str:
+    """What git sees in `checkout`, ignored files included: an example that writes a
+    `.vt/` or a build folder into it changes this too."""
+    return git(checkout, "status", "--porcelain", "--ignored", "--untracked-files=all").stdout
+
+
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A clone-like copy of the examples, its decisions applied; and DV1-0001's event id."""
+    """A clone-like copy of the examples and `~/my-vault` with its decisions applied, in
+    one folder; and DV1-0001's event id."""
     assert (VT_BIN / "vt").is_file(), f"vt is not installed beside {sys.executable}"
     base = tmp_path_factory.mktemp("examples")
     repo = make_repo(base / "repo")
     shutil.copytree(REPO / "examples", repo / "examples", ignore=shutil.ignore_patterns(".vt"))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the examples")
+    vault = make_repo(base / "home" / "my-vault")
+    shutil.copytree(REPO / "examples/vault", vault, dirs_exist_ok=True)
+    git(vault, "add", "-A")
+    git(vault, "commit", "-q", "-m", "the vault")
     done = subprocess.run(
-        ["vt", "apply", "--vault", "examples/vault"],
-        cwd=repo,
-        env=_env(base),
-        capture_output=True,
-        text=True,
+        ["vt", "apply"], cwd=vault, env=_env(base), capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    ledger = repo / "examples/vault/05_ledger/decision_ledger.jsonl"
+    ledger = vault / "05_ledger/decision_ledger.jsonl"
     events = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
     [accept] = [e for e in events if e["claim_id"] == "DV1-0001" and e["action"] == "ACCEPT"]
-    return repo, accept["id"]
+    return base, accept["id"]
 
 
 def run_example(example: str, prepared: tuple[Path, str], tmp_path: Path) -> None:
-    source, event_id = prepared
-    repo = tmp_path / "repo"
-    shutil.copytree(source, repo, symlinks=True)
-    vault = repo / "examples" / "vault"
+    base, event_id = prepared
+    shutil.copytree(base / "repo", tmp_path / "repo", symlinks=True)
+    shutil.copytree(base / "home", tmp_path / "home", symlinks=True)
+    repo, vault = tmp_path / "repo", tmp_path / "home" / "my-vault"
+    before = _state(repo)
     cwd = repo if "examples/" in example else vault
     for name in SETUP.get(example, ()):
         shutil.copyfile(vault / "05_ledger/decision_ledger.jsonl", cwd / name)
@@ -190,7 +209,7 @@ def run_example(example: str, prepared: tuple[Path, str], tmp_path: Path) -> Non
         )
     expected = EXPECTED_EXIT.get(example, (0, ""))[0]
     assert done.returncode == expected, (
-        f"`{example}` in {cwd.relative_to(repo)}/ exited {done.returncode}, "
+        f"`{example}` in {cwd.relative_to(tmp_path)}/ exited {done.returncode}, "
         f"not {expected}\n{done.stdout}\n{done.stderr}"
     )
     assert "Traceback" not in done.stderr
@@ -200,6 +219,7 @@ def run_example(example: str, prepared: tuple[Path, str], tmp_path: Path) -> Non
         and not re.search("[|>]", line.split("#")[0])
     ):
         json.loads(done.stdout)  # stdout is one JSON document, as docs/json-output.md says
+    assert _state(repo) == before, f"`{example}` changed the clone"
 
 
 def _run_until_ready_then_stop(
@@ -228,38 +248,90 @@ def _run_until_ready_then_stop(
     return subprocess.CompletedProcess(process.args, process.returncode, ready + rest, errors)
 
 
-@pytest.mark.parametrize("example", README_EXAMPLES)
-def test_every_readme_example_runs_as_written(
+@pytest.mark.parametrize("example", DOC_EXAMPLES)
+def test_every_documented_example_runs_as_written(
     example: str, prepared: tuple[Path, str], tmp_path: Path
 ) -> None:
     run_example(example, prepared, tmp_path)
 
 
-@pytest.mark.parametrize("example", sorted({e for _, e in HELP_EXAMPLES} - set(README_EXAMPLES)))
+@pytest.mark.parametrize("example", sorted({e for _, e in HELP_EXAMPLES} - set(DOC_EXAMPLES)))
 def test_every_help_example_runs_as_written(
     example: str, prepared: tuple[Path, str], tmp_path: Path
 ) -> None:
     run_example(example, prepared, tmp_path)
 
 
-def test_the_readmes_first_commit_of_a_vault_leaves_vt_state_out(
-    prepared: tuple[Path, str], tmp_path: Path
+# --- the README's shell blocks, in order, from a copy of the checkout -----------------
+
+# lines of the README's blocks this test does not run -> why
+README_NOT_RUN = {
+    "python3 -m venv": "the set-up lines install vt and run the suite: .ci/run runs the "
+    "second as written, and this test runs with that installation",
+    "git push": "the vault of the five commands has no remote to push to",
+}
+
+
+def _checkout_copy(root: Path) -> Path:
+    """The files of this checkout (tracked, and new ones not ignored), as a fresh clone
+    holds them, committed to a git repository of their own."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    copy = make_repo(root)
+    for name in filter(None, listed.stdout.split("\0")):
+        if (REPO / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, copy / name)
+    git(copy, "add", "-A")
+    git(copy, "commit", "-q", "-m", "the checkout")
+    return copy
+
+
+def test_the_readmes_blocks_run_in_order_and_change_nothing_in_the_checkout(
+    tmp_path: Path,
 ) -> None:
-    """The README's block that starts a vault, run whole: the first commit holds no
-    `.vt/`, and the ledger's merge driver is set before it."""
+    """A newcomer's session: each ```bash block of the README, in order, in one shell that
+    starts at the clone's root. Every line runs and exits 0; the clone is unchanged; the
+    vault of the five commands was committed without `.vt/`, its ledger's merge driver
+    set before that commit, and holds the decisions `vt apply` recorded."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    [block] = [b for b in FENCE.findall(readme) if "\nvt init\n" in b and "git commit" in b]
-    root = tmp_path / "clone"
-    shutil.copytree(REPO / "examples", root / "examples", ignore=shutil.ignore_patterns(".vt"))
-    # a .vt/ left by an earlier run, as a newcomer's vault has one
-    (root / "examples/vault/.vt").mkdir()
-    (root / "examples/vault/.vt/claims.sqlite").write_bytes(b"SQLite format 3\x00")
+    lines = [
+        line
+        for block in FENCE.findall(readme)
+        for line in block.splitlines()
+        if line.strip() and not line.startswith(tuple(README_NOT_RUN))
+    ]
+    assert sum(line.startswith("vt ") for line in lines) >= 7
+    clone = _checkout_copy(tmp_path / "clone")
+    before = _state(clone)
+    env = _env(tmp_path)
     done = subprocess.run(
-        ["bash", "-e", "-c", block], cwd=root, env=_env(tmp_path), capture_output=True, text=True
+        ["bash", "-e", "-o", "pipefail", "-c", "\n".join(lines)],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    [vault] = [p.parent for p in root.glob("*/.git")]
+    assert "Traceback" not in done.stderr
+    assert _state(clone) == before, "the README's examples changed the checkout"
+    vault = tmp_path / "home" / "my-vault"
     committed = git(vault, "ls-files").stdout.splitlines()
     assert "03_claims/DV1-0001.md" in committed and ".gitignore" in committed
+    assert "03_claims/DV1-0005.md" in committed  # imported from examples/claims.jsonl
     assert not [path for path in committed if path.startswith(".vt")]
+    first = git(vault, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
+    assert ".vt" not in git(vault, "show", "--name-only", "--format=", first).stdout
     assert "ledger merge %O %A %B" in git(vault, "config", "merge.vt-ledger.driver").stdout
+    assert git(vault, "log", "--format=%s").stdout.splitlines() == [
+        "review decisions",
+        "the vault, ready for vt",
+    ]
+    assert "05_ledger/decision_ledger.jsonl" in committed

@@ -311,18 +311,22 @@ def test_the_readmes_import_command_imports_the_sample_file_into_valid_notes(
         for line in readme.splitlines()
         if line.startswith("vt import ") and "--dry-run" not in line
     ]
-    assert commands == ["vt import examples/claims.jsonl --vault examples/vault"]
+    assert commands == ["vt import examples/claims.jsonl --vault ~/my-vault"]
     copy = tmp_path / "repo"
     shutil.copytree(REPO / "examples", copy / "examples", ignore=shutil.ignore_patterns(".vt"))
-    before = {p.name for p in (copy / "examples/vault/03_claims").iterdir()}
+    # the README's copy of the example vault, in the home folder
+    vault = tmp_path / "home" / "my-vault"
+    shutil.copytree(copy / "examples/vault", vault)
+    before = {p.name for p in (vault / "03_claims").iterdir()}
+    home = str(tmp_path / "home")
+    words = [home + w[1:] if w.startswith("~/") else w for w in shlex.split(commands[0])]
     done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", *shlex.split(commands[0])[1:]],
+        [sys.executable, "-m", "vault_tools", *words[1:]],
         cwd=copy,
         capture_output=True,
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    vault = copy / "examples/vault"
     created = {p.name for p in (vault / "03_claims").iterdir()} - before
     records = (REPO / "examples/claims.jsonl").read_text(encoding="utf-8").splitlines()
     assert created == {f"{json.loads(line)['claim_id']}.md" for line in records}

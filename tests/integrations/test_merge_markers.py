@@ -110,7 +110,7 @@ def test_resolve_reads_the_side_git_left_out_of_the_working_file(tmp_path: Path)
     assert b"<<<<<<<" not in (alice / LEDGER).read_bytes()
     assert reject["id"] not in stamps(alice)
     refused = git(alice, "commit", "-q", "--no-edit", "-a", check=False)
-    assert refused.returncode != 0 and "drops 1 event(s) of parent 2" in refused.stderr
+    assert refused.returncode != 0 and "drops 1 event of parent 2" in refused.stderr
 
     done = vt(alice, "ledger", "resolve")
     assert done.returncode == 0, done.stderr

@@ -238,8 +238,16 @@ def _yaml_blocks(text: str) -> list[str]:
     return re.findall(r"```yaml\n(.*?)```", text, re.S)
 
 
-def test_the_readme_snippet_names_this_release() -> None:
-    """The README's `rev:` is the tag the release process makes: `v` + the version."""
+def _snippet_rev() -> str:
+    (config,) = [yaml.safe_load(b) for b in _yaml_blocks(README) if "vt-validate" in b]
+    (repo,) = config["repos"]
+    assert [h["id"] for h in repo["hooks"]] == [HOOK["id"]]
+    return str(repo["rev"])
+
+
+def test_the_readme_snippets_pin_this_release_or_a_commit() -> None:
+    """The README's `rev:` is the tag the release process makes (`v` + the version) or,
+    until there is one, a full commit id (docs/releasing.md); the pip line names the same."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
@@ -250,14 +258,32 @@ def test_the_readme_snippet_names_this_release() -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     version_from = pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"]
     assert version_from == "vault_tools.__version__"
-    tag = f"v{vault_tools.__version__}"
-    (config,) = [yaml.safe_load(b) for b in _yaml_blocks(README) if "vt-validate" in b]
-    (repo,) = config["repos"]
-    assert repo["rev"] == tag
-    assert [h["id"] for h in repo["hooks"]] == [HOOK["id"]]
-    pip_lines = re.findall(r"git\+https://\S+?@(v[0-9.]+)", README)
-    assert pip_lines == [tag]
+    rev = _snippet_rev()
+    assert rev == f"v{vault_tools.__version__}" or re.fullmatch(r"[0-9a-f]{40}", rev), rev
+    assert re.findall(r"git\+https://\S+?@([\w.]+)", README) == [rev]
     assert "vX.Y.Z" in (REPO / "docs" / "releasing.md").read_text(encoding="utf-8")
+
+
+def test_the_pinned_rev_is_a_commit_of_this_repository_holding_the_hook() -> None:
+    """What `pre-commit` fetches for the snippet's `rev:` exists, in this repository's
+    history, with the `vt-validate` hook: the snippet works as written."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    shallow = git(REPO, "rev-parse", "--is-shallow-repository").stdout.strip()
+    if shallow == "true":
+        pytest.skip("a shallow clone holds too little history to look the commit up")
+    rev = _snippet_rev()
+    found = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode == 0, f"{rev} is no commit or tag of this repository"
+    commit = found.stdout.strip()
+    ancestor = ["git", "-C", str(REPO), "merge-base", "--is-ancestor", commit, "HEAD"]
+    assert subprocess.run(ancestor).returncode == 0, f"{rev} is not in HEAD's history"
+    hooks = git(REPO, "show", f"{commit}:.pre-commit-hooks.yaml").stdout
+    assert HOOK["id"] in [hook["id"] for hook in yaml.safe_load(hooks)]
 
 
 def _ci_steps() -> list[str]:

@@ -130,7 +130,7 @@ def test_a_signed_apply_verifies(tmp_path: Path, kind: str) -> None:
     assert verified(vault) == []
     done = vt(vault, "ledger", "verify")
     assert done.returncode == 0, done.stderr
-    assert "signatures: 2 signed event(s)" in done.stdout
+    assert "signatures: 2 signed events" in done.stdout
     # the signature is over no chain field: the id and the line hash stand as always
     assert all(decision_id(ev) == ev["id"] and line_hash(ev) == ev["hash"] for ev in evs)
 
@@ -243,7 +243,7 @@ def test_unsigned_events_before_signatures_were_required_are_not_tampering(tmp_p
     assert ["sig" in ev for ev in events(vault)] == [False, True]
     done = vt(vault, "ledger", "verify")
     assert done.returncode == 0, done.stderr
-    assert "1 unsigned event(s), written before seq 2" in done.stdout
+    assert "1 unsigned event, written before seq 2" in done.stdout
     # from seq 2 on, a missing signature is a problem again
     evs = events(vault)
     rewrite(vault, [evs[0], {k: v for k, v in evs[1].items() if k != "sig"}])

@@ -10,9 +10,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vault_tools.notes.headings import atx_heading, fence_closes, fence_open
+from vault_tools.notes.markers import END, START, read_marker
 from vault_tools.notes.sections import (
-    _VT_END,
-    _VT_START,
     Body,
     Part,
     level2_sections,
@@ -63,8 +62,8 @@ def parts_as_first_written(body: Body, section_start: int, end: int) -> list[Par
                 Part("code", index + 1, lines[index + 1 : close], info[0].lower() if info else "")
             )
             index = close + 1
-        elif line.startswith("<!-- vt:") and _VT_START.match(line):
-            close = block_end(k, lambda s: _VT_END.match(s) is not None)
+        elif (read := read_marker(line)) is not None and read[1] == START:
+            close = block_end(k, lambda s: (r := read_marker(s)) is not None and r[1] == END)
             index = (end - 1 if close < 0 else close) + 1
         else:
             add_text(index, [line])
@@ -89,6 +88,9 @@ BODY_LINES = st.sampled_from(
         "    ```",
         "<!-- vt:preview:start -->",
         "<!-- vt:preview:end -->",
+        "<!--vt:preview:start-->",
+        "  <!-- vt:preview:end -->",
+        "<!-- a comment -->",
         "<!-- vt:x -->",
         "#tag",
         "text",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import (
     DEFAULT_CLAIM,
     DEFAULT_FRAME,
@@ -13,8 +15,9 @@ from tests.conftest import (
     render_note,
     settings_for,
 )
+from vault_tools.errors import UsageError
 from vault_tools.notes.note import parse_note
-from vault_tools.review.draft import draft_notes, draft_section
+from vault_tools.review.draft import HEADING, TIP, draft_notes, draft_section, section_layout
 from vault_tools.review.preview import preview_vault
 from vault_tools.vocabulary import PREVIEW_READY
 
@@ -118,3 +121,48 @@ def test_note_without_human_review_gets_the_section_at_the_end(make_vault) -> No
     new = path.read_text(encoding="utf-8")
     assert new.startswith(text + "\n\n## ⑤ V2 Draft")
     assert parse_note(new.encode(), "03_claims/R.md").drafts.frame.data == DEFAULT_FRAME
+
+
+def test_the_seed_layout_is_the_default(make_vault) -> None:
+    vault = make_vault({})
+    assert section_layout(settings_for(vault)) == (HEADING, TIP)
+    assert HEADING == "⑤ V2 Draft（需要修正時直接編輯）"
+
+
+def test_a_vault_sets_its_own_heading_and_callout(make_vault) -> None:
+    vault = make_vault({"R.md": render_note(claim_id="R-1")})
+    (vault / "vt.toml").write_text(
+        '[draft]\nheading = "V2 Draft (edit the blocks below)"\n'
+        'callout = """\n> [!note] Repair here\n> Edit the three blocks, then preview.\n"""\n',
+        encoding="utf-8",
+    )
+    settings = settings_for(vault)
+    report = draft_notes(settings, [vault / "03_claims/R.md"])
+    assert not report.failed, report.notes[0].findings
+    text = (vault / "03_claims/R.md").read_text(encoding="utf-8")
+    assert (
+        "## V2 Draft (edit the blocks below)\n> [!note] Repair here\n"
+        "> Edit the three blocks, then preview.\n\n### V2 Atomic Claim Draft\n"
+    ) in text
+    assert "Inline repair" not in text
+    # the parser finds the drafts under that heading: a second draft is refused
+    again = draft_notes(settings, [vault / "03_claims/R.md"])
+    assert [f.code for f in again.notes[0].findings] == ["drafts-exist"]
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[draft]\nheading = "Repairs"\n',
+        '[draft]\ncallout = "> [!tip] ok\\n## a heading"\n',
+        '[draft]\ncallout = "```\\ncode"\n',
+    ],
+)
+def test_a_layout_the_parser_would_not_read_back_is_a_usage_error(make_vault, table: str) -> None:
+    vault = make_vault({"R.md": render_note(claim_id="R-1")})
+    before = (vault / "03_claims/R.md").read_bytes()
+    (vault / "vt.toml").write_text(table, encoding="utf-8")
+    with pytest.raises(UsageError) as refused:
+        draft_notes(settings_for(vault), [vault / "03_claims/R.md"])
+    assert refused.value.exit_code == 2 and "[draft]" in refused.value.message
+    assert (vault / "03_claims/R.md").read_bytes() == before

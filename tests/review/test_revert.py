@@ -89,3 +89,43 @@ def test_revert_on_a_vault_without_ledger_is_unknown(make_vault) -> None:
     with pytest.raises(UnknownEventError):
         revert_event(settings_for(vault), "sha256:" + "1" * 64)
     assert not (vault / LEDGER).exists()
+
+
+def _vault_with_ids_sharing_a_prefix(make_vault) -> tuple[Path, list[dict]]:
+    """1,500 applied decisions: among 65,536 four-digit prefixes, two of their ids share
+    one but for a chance of about e**-17 (the birthday bound)."""
+    notes = {f"P-{n}.md": render_note(claim_id=f"P-{n}") for n in range(1500)}
+    vault = make_vault(notes)
+    apply_notes(settings_for(vault))
+    return vault, events(vault)
+
+
+@pytest.mark.slow  # 1,500 decisions applied
+def test_revert_takes_a_unique_prefix_and_lists_an_ambiguous_one(make_vault) -> None:
+    vault, decided = _vault_with_ids_sharing_a_prefix(make_vault)
+    by_prefix: dict[str, list[dict]] = {}
+    for ev in decided:
+        by_prefix.setdefault(ev["id"][7:11], []).append(ev)
+    shared = next(p for p, evs in sorted(by_prefix.items()) if len(evs) > 1)
+    unique = next(p for p, evs in sorted(by_prefix.items()) if len(evs) == 1)
+    settings = settings_for(vault)
+    before = (vault / LEDGER).read_bytes()
+    with pytest.raises(UsageError) as ambiguous:
+        revert_event(settings, shared)
+    assert ambiguous.value.exit_code == 2
+    message = str(ambiguous.value)
+    assert f"sha256:{shared} is ambiguous" in message
+    assert all(ev["id"] in message for ev in by_prefix[shared])
+    assert "\n" not in message
+    assert (vault / LEDGER).read_bytes() == before
+    # a unique prefix, bare or with sha256:, names its event
+    [target] = by_prefix[unique]
+    assert revert_event(settings, unique, dry_run=True).event["reverts"] == target["id"]
+    longer = target["id"][:20]
+    assert revert_event(settings, longer).event["reverts"] == target["id"]
+    # a prefix no id starts with is unknown (refused), one too short a usage error
+    absent = next(f"{n:04x}" for n in range(65536) if f"{n:04x}" not in by_prefix)
+    with pytest.raises(UnknownEventError):
+        revert_event(settings, absent)
+    with pytest.raises(UsageError):
+        revert_event(settings, target["id"][7:10])

@@ -14,6 +14,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, Reporter, show_refresh, show_torn
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 
 if TYPE_CHECKING:
     from vault_tools.review.apply import ApplyReport
@@ -54,7 +55,7 @@ def apply(
 
     Example:
 
-        vt apply --vault examples/vault
+        vt apply --vault ~/my-vault
 
         vt apply -v
 
@@ -92,7 +93,7 @@ def show_apply(reporter: Reporter, report: ApplyReport, list_skipped: bool = Tru
         else:
             verb = "appended" if item.new else "completed (event already in the ledger)"
             if item.settled:
-                verb += f" (supersedes {item.settled} concurrent heads: settled)"
+                verb += f" (supersedes {counted(item.settled, 'concurrent head')}: settled)"
         reporter.text(
             f"{item.path} ({item.claim_id}): {item.action} {verb}, seq {item.seq}, {item.id}",
             "green",
@@ -109,7 +110,7 @@ def show_apply(reporter: Reporter, report: ApplyReport, list_skipped: bool = Tru
         reporter.error(f"{entry.path}{claim}: refused: {entry.reason}")
     new = sum(a.new for a in report.applied)
     if report.dry_run:
-        summary = f"dry run: {new} events would be appended; nothing written"
+        summary = f"dry run: would append {counted(new, 'event')}; nothing written"
     else:
         summary = _summary(report, new)
     if report.refresh is not None:
@@ -125,7 +126,7 @@ def _summary(report: ApplyReport, new: int) -> str:
     from_before = f" ({earlier} of them for events already in the ledger)" if earlier else ""
     others = f", {len(report.others)} left for their reviewers" if report.others else ""
     return (
-        f"{new} events appended, {marked} notes marked APPLIED{from_before}, "
+        f"{counted(new, 'event')} appended, {counted(marked, 'note')} marked APPLIED{from_before}, "
         f"{len(report.skipped)} skipped, {len(report.refused)} refused{others}"
     )
 
@@ -139,5 +140,5 @@ def _skipped_line(report: ApplyReport) -> str:
     kinds = Counter(
         _EVENT_ID.sub("…", entry.reason).split(": …")[0].split(";")[0] for entry in report.skipped
     )
-    counted = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
-    return f"skipped {len(report.skipped)} notes: {counted} (vt apply -v lists them)"
+    reasons = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+    return f"skipped {counted(len(report.skipped), 'note')}: {reasons} (vt apply -v lists them)"

@@ -11,6 +11,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 
 
 @app.command()
@@ -30,7 +31,7 @@ def draft(
 
     Example:
 
-        vt draft 03_claims/IX2-0328.md --vault examples/vault
+        vt draft 03_claims/IX2-0328.md --vault ~/my-vault
 
         vt draft 03_claims/IX2-*.md --dry-run
     """
@@ -52,6 +53,6 @@ def draft(
             reporter.text(f"{result.path}: V2 Draft section added", "green")
     drafted = sum(not n.failed for n in report.notes)
     verb = "would be drafted" if dry_run else "drafted"
-    summary = f"{drafted} of {len(report.notes)} notes {verb}"
+    summary = f"{drafted} of {counted(len(report.notes), 'note')} {verb}"
     reporter.summary(summary, report.failed)
     finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)

@@ -10,6 +10,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
+from vault_tools.findings import counted
 
 entities_app = typer.Typer(
     no_args_is_help=False,
@@ -32,7 +33,7 @@ def entities(
 
     Example:
 
-        vt entities --vault examples/vault
+        vt entities --vault ~/my-vault
 
         vt entities --json
 
@@ -68,9 +69,9 @@ def entities(
         uses = "; ".join(f"{t} in {', '.join(n)}" for t, n in conflict.targets.items())
         reporter.text(f"\nlabel {conflict.label!r} maps to different targets: {uses}", "yellow")
     reporter.text(
-        f"\n{len(report.entities)} entities, {report.notes} review notes, "
-        f"{len(report.missing)} missing targets, {len(report.conflicts)} label "
-        f"conflicts"
+        f"\n{counted(len(report.entities), 'entity')}, {counted(report.notes, 'review note')}, "
+        f"{counted(len(report.missing), 'missing target')}, "
+        f"{counted(len(report.conflicts), 'label conflict')}"
     )
     finish(ExitCode.OK)
 

@@ -11,6 +11,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, UsageError, VtError
+from vault_tools.findings import counted
 
 
 @app.command()
@@ -51,7 +52,7 @@ def export(
 
     Example:
 
-        vt export --vault examples/vault > claims.jsonl
+        vt export --vault ~/my-vault > ~/claims.jsonl
 
         vt export --format csv --status ACCEPTED --status REPAIRED -o accepted.csv
 
@@ -74,5 +75,7 @@ def export(
     if reporter.mode == JSON:
         reporter.json(result.to_json())
     else:
-        reporter.text(f"exported {result.claims} claims to {result.output} ({result.format})")
+        reporter.text(
+            f"exported {counted(result.claims, 'claim')} to {result.output} ({result.format})"
+        )
     finish(ExitCode.OK)

@@ -10,6 +10,8 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
+from vault_tools.findings import counted
+from vault_tools.vocabulary import CONFLICT
 
 
 def _entry_lines(entry: Any) -> list[str]:
@@ -70,7 +72,7 @@ def history(
 
     Example:
 
-        vt history DV1-0001 --vault examples/vault
+        vt history DV1-0001 --vault ~/my-vault
 
         vt history DV1-0002 --json
     """
@@ -95,10 +97,11 @@ def history(
         reporter.json(found.to_json())
         finish(ExitCode.OK)
     reporter.text(
-        f"{found.claim_id}: {found.status} ({found.note}), {len(found.entries)} decision(s)"
+        f"{found.claim_id}: {found.status} ({found.note}), "
+        f"{counted(len(found.entries), 'decision')}"
     )
     if len(found.heads) > 1:
-        alike = "alike" if found.status != "CONFLICT" else "differently"
+        alike = "alike" if found.status != CONFLICT else "differently"
         reporter.text(
             f"  decided {alike} without seeing each other: "
             + "; ".join(f"{h['actor']} {h['action']} {h['id']}" for h in found.heads)

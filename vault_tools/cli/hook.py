@@ -7,10 +7,18 @@ from typing import Annotated
 
 import typer
 
-from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.common import (
+    DryRunOption,
+    JsonOption,
+    VaultOption,
+    finish,
+    settings_for,
+    would,
+)
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 
 hook_app = typer.Typer(
     help="The git pre-commit hook that checks staged review notes and the staged ledger.\n\n"
@@ -26,9 +34,8 @@ def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str)
     if reporter.mode == JSON:
         reporter.json({"changes": changes, "dry_run": dry_run})
         return
-    prefix = "would: " if dry_run else ""
     for change in changes:
-        reporter.text(prefix + change)
+        reporter.text(would(change) if dry_run else change)
     if not changes:
         reporter.text(none)
 
@@ -156,13 +163,15 @@ def refresh(vault: VaultOption = None) -> None:
     reporter = Reporter()
     if repaired is not None:
         reporter.text(
-            f"vt: {repaired.path} came with conflict markers: repaired, {repaired.kept} "
-            "events kept; commit it"
+            f"vt: {repaired.path} came with conflict markers: repaired, "
+            f"{counted(repaired.kept, 'event')} kept; commit it"
         )
     if result.kb_notes_written:
-        reporter.text(f"vt: {len(result.kb_notes_written)} knowledge-base notes brought up to date")
+        written = counted(len(result.kb_notes_written), "knowledge-base note")
+        reporter.text(f"vt: {written} brought up to date")
     if remarked.marked:
-        reporter.text(f"vt: {len(remarked.marked)} review notes marked as the ledger records them")
+        marked = counted(len(remarked.marked), "review note")
+        reporter.text(f"vt: {marked} marked as the ledger records them")
     for problem in [*result.kb_problems, *remarked.problems]:
         reporter.error(f"vt: {problem}")
     finish(ExitCode.OK)

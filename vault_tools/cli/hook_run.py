@@ -17,6 +17,7 @@ from typing import NamedTuple
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.running import finish, run_guarded, settings_for
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 from vault_tools.integrations.hook import run as run_hook
 
 
@@ -67,9 +68,9 @@ def check_and_report(vault: Path | None, as_json: bool, files: Sequence[Path]) -
             reporter.error(finding.plain())
         if report.errors:
             reporter.error(
-                f"vt hook: {report.errors} error(s) in the files given (see `vt validate`)"
+                f"vt hook: {counted(report.errors, 'error')} in the files given (see `vt validate`)"
                 if files
-                else f"vt hook: commit refused: {report.errors} error(s) in the staged "
+                else f"vt hook: commit refused: {counted(report.errors, 'error')} in the staged "
                 "notes or ledger (fix them and stage again; see `vt validate`)"
             )
     return ExitCode.FINDINGS if report.errors else ExitCode.OK

@@ -11,6 +11,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 
 
 @app.command("import")
@@ -34,7 +35,7 @@ def import_command(
 
     Example:
 
-        vt import examples/claims.jsonl --vault examples/vault --dry-run
+        vt import examples/claims.jsonl --vault ~/my-vault --dry-run
     """
     from vault_tools.integrations.importer import import_records
 
@@ -51,7 +52,7 @@ def import_command(
         for item in report.skipped:
             reporter.text(f"skipped {item.path}: {item.message}", "yellow")
         reporter.text(
-            f"{len(report.created)} {verb}, {len(report.skipped)} skipped, "
-            f"{len(report.errors)} invalid records"
+            f"{verb} {counted(len(report.created), 'note')}, {len(report.skipped)} skipped, "
+            f"{counted(len(report.errors), 'invalid record')}"
         )
     finish(ExitCode.FINDINGS if report.errors else ExitCode.OK)

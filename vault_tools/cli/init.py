@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from vault_tools.cli.common import DryRunOption, JsonOption, finish, settings_for
+from vault_tools.cli.common import DryRunOption, JsonOption, finish, settings_for, would
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, UsageError
@@ -55,9 +55,9 @@ def init(
 
     Example:
 
-        vt init examples/vault
+        vt init ~/my-vault
 
-        vt init --vault examples/vault --dry-run
+        vt init --vault ~/my-vault --dry-run
 
         vt init --signer-key ~/.ssh/id_ed25519.pub
     """
@@ -70,9 +70,8 @@ def init(
     if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(ExitCode.OK)
-    prefix = "would: " if dry_run else ""
     for change in result.changes:
-        reporter.text(prefix + change)
+        reporter.text(would(change) if dry_run else change)
     for note in result.notes:
         reporter.text(note, "yellow")
     if not result.changes:

@@ -19,11 +19,12 @@ from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.config import Settings
 from vault_tools.errors import ExitCode, IntegrityError, VtError
+from vault_tools.findings import counted
 from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
 ledger_app = typer.Typer(
     help="The Decision Ledger: verify it, read its log.\n\n"
-    "Example:\n\n    vt ledger verify --vault examples/vault",
+    "Example:\n\n    vt ledger verify --vault ~/my-vault",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -47,7 +48,7 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
     Example:
 
-        vt ledger verify --vault examples/vault
+        vt ledger verify --vault ~/my-vault
 
         vt ledger verify --json
     """
@@ -74,12 +75,13 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         )
     if not result.ok:
         reporter.error(
-            f"ledger does not verify: {len(result.problems)} problem(s) in {result.events} events"
+            f"ledger does not verify: {counted(len(result.problems), 'problem')} in "
+            f"{counted(result.events, 'event')}"
         )
     elif result.events == 0 and not settings.ledger_path.exists():
         reporter.text("no ledger yet (0 events)", "green")
     else:
-        reporter.text(f"ledger ok: {result.events} events, head {result.head}", "green")
+        reporter.text(f"ledger ok: {counted(result.events, 'event')}, head {result.head}", "green")
     if result.signed or settings.signing_required:
         reporter.text(_signature_summary(result.signed, result.unsigned, settings))
     finish(code)
@@ -89,11 +91,11 @@ def _signature_summary(signed: int, unsigned: int, settings: Settings) -> str:
     """How many events carry a checked signature, and how many were written unsigned
     before signatures were required (not tampering: the vault allows them)."""
     where = settings.allowed_signers or settings.relative(settings.allowed_signers_path)
-    text = f"signatures: {signed} signed event(s), checked against {where}"
+    text = f"signatures: {counted(signed, 'signed event')}, checked against {where}"
     if unsigned:
         since = (f"before seq {settings.signatures_from}, from which they are required"
                  if settings.signing_required else "while signatures are not required")  # fmt: skip
-        text += f"; {unsigned} unsigned event(s), written {since}"
+        text += f"; {counted(unsigned, 'unsigned event')}, written {since}"
     return text
 
 
@@ -251,11 +253,11 @@ def resolve(
         reporter.json({**result.to_json(), "dry_run": dry_run})
         finish(ExitCode.OK)
     if not result.changed:
-        reporter.text(f"{result.path}: nothing to resolve ({result.kept} events)")
+        reporter.text(f"{result.path}: nothing to resolve ({counted(result.kept, 'event')})")
     else:
         verb = "would keep" if dry_run else "kept"
         reporter.text(
-            f"{result.path}: {verb} {result.kept} events, {result.duplicates} "
-            "duplicates dropped, re-chained"
+            f"{result.path}: {verb} {counted(result.kept, 'event')}, "
+            f"{counted(result.duplicates, 'duplicate')} dropped, re-chained"
         )
     finish(ExitCode.OK)

@@ -12,6 +12,8 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, RICH, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
+from vault_tools.vocabulary import PREVIEW_FAILED, PREVIEW_READY
 
 
 @app.command()
@@ -36,7 +38,7 @@ def preview(
 
     Example:
 
-        vt preview --vault examples/vault
+        vt preview --vault ~/my-vault
 
         vt preview 03_claims/DV1-0003.md --dry-run
 
@@ -101,7 +103,7 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
     from rich.text import Text
 
     console = reporter.console
-    colour = {"PREVIEW_READY": "green", "PREVIEW_FAILED": "red"}.get(result.state, "red")
+    colour = {PREVIEW_READY: "green", PREVIEW_FAILED: "red"}.get(result.state, "red")
     claim = f" [dim]({escape(result.claim_id)})[/dim]" if result.claim_id else ""
     console.print(
         f"\n[bold]{escape(result.path)}[/bold]{claim}  "
@@ -152,9 +154,10 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
 
 
 def _summary(reporter: Reporter, previews: list[Any], dry_run: bool) -> None:
-    ready = sum(p.state == "PREVIEW_READY" and not p.failed for p in previews)
+    ready = sum(p.state == PREVIEW_READY and not p.failed for p in previews)
     failed = sum(p.failed for p in previews)
     written = sum(p.written for p in previews)
-    tail = "dry run: nothing written" if dry_run else f"{written} written"
+    would = counted(sum(p.would_write for p in previews), "note")
+    tail = f"dry run: would write {would}, nothing written" if dry_run else f"{written} written"
     summary = f"{len(previews)} previewed: {ready} ready, {failed} failed; {tail}"
     reporter.summary(summary, bool(failed), gap=True)

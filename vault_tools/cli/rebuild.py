@@ -6,6 +6,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
+from vault_tools.findings import counted
 
 
 @app.command()
@@ -18,7 +19,7 @@ def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
     Example:
 
-        vt rebuild --vault examples/vault
+        vt rebuild --vault ~/my-vault
 
         vt rebuild --json
     """
@@ -49,6 +50,9 @@ def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         finish(ExitCode.OK)
     for problem in problems:
         reporter.error(f"{problem} (knowledge-base block not updated)")
-    reporter.text(f"claim store rebuilt from the ledger: {events} events, {claims} claims")
-    reporter.text(f"{len(written)} knowledge-base notes updated")
+    reporter.text(
+        f"claim store rebuilt from the ledger: {counted(events, 'event')}, "
+        f"{counted(claims, 'claim')}"
+    )
+    reporter.text(f"{counted(len(written), 'knowledge-base note')} updated")
     finish(ExitCode.OK)

@@ -6,6 +6,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
+from vault_tools.findings import counted
 
 
 @app.command()
@@ -25,7 +26,7 @@ def report(
 
     Example:
 
-        vt report --vault examples/vault
+        vt report --vault ~/my-vault
 
         vt report --dry-run
 
@@ -57,9 +58,10 @@ def report(
         reporter.text(f"{result.path} is up to date (not rewritten)")
     s = result.summary
     reporter.text(
-        f"{s['notes']} review notes, {s['accepted_claims']} accepted claims on "
-        f"{s['entities']} entities, {sum(s['findings'].values())} findings; "
-        f"graph: {s['edges_shown']} of {s['edges']} edges shown"
+        f"{counted(s['notes'], 'review note')}, {counted(s['accepted_claims'], 'accepted claim')}"
+        f" on {counted(s['entities'], 'entity')}, "
+        f"{counted(sum(s['findings'].values()), 'finding')}; "
+        f"graph: {s['edges_shown']} of {counted(s['edges'], 'edge')} shown"
     )
     if s["unreadable"]:
         reporter.text(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
 
 from vault_tools.cli.running import finish
 from vault_tools.errors import VtError
-from vault_tools.findings import ERROR, Finding
+from vault_tools.findings import ERROR, Finding, counted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -311,8 +311,8 @@ def show_refresh(reporter: Reporter, refreshed: Any) -> None:
     """What the Claim Store refresh did (store.RefreshResult)."""
     written = list(refreshed.kb_notes_written)
     reporter.text(
-        f"claim store: {refreshed.catch_up.new_events} new events projected; "
-        f"{len(written)} knowledge-base notes updated",
+        f"claim store: {counted(refreshed.catch_up.new_events, 'new event')} projected; "
+        f"{counted(len(written), 'knowledge-base note')} updated",
         "dim",
     )
     for problem in getattr(refreshed, "kb_problems", []):
@@ -348,15 +348,15 @@ def watch_outcome(event: WatchEvent) -> str:
     if event.event == "ready":
         extra = event.extra
         return (
-            f"{_plural(extra.get('notes', 0), 'note')}, "
-            f"{_plural(extra.get('errors', 0), 'error')}, "
-            f"{_plural(extra.get('warnings', 0), 'warning')}"
+            f"{counted(extra.get('notes', 0), 'note')}, "
+            f"{counted(extra.get('errors', 0), 'error')}, "
+            f"{counted(extra.get('warnings', 0), 'warning')}"
         )
     if event.event == "previewed":
         written = "written" if event.extra.get("written") else "not written"
         return f"{event.state or 'no preview'}, {written}"
     if event.event == "validated" and event.findings:
-        return f"{_plural(event.errors, 'error')}, {_plural(event.warnings, 'warning')}"
+        return f"{counted(event.errors, 'error')}, {counted(event.warnings, 'warning')}"
     return "valid" if event.event == "validated" else event.event
 
 
@@ -364,18 +364,15 @@ def _watch_lines(event: WatchEvent) -> str:
     time = event.ts[11:19]
     if event.event == "ready":
         return (
-            f"{time} watching: {event.extra['notes']} notes, {event.extra['errors']} "
-            f"errors, {event.extra['warnings']} warnings\n"
+            f"{time} watching: {counted(event.extra['notes'], 'note')}, "
+            f"{counted(event.extra['errors'], 'error')}, "
+            f"{counted(event.extra['warnings'], 'warning')}\n"
         )
     if event.event == "stopped":
         return f"{time} stopped\n"
     lines = [f"{time} {event.event:<9} {event.path or '-'}: {watch_outcome(event)}\n"]
     lines += [f"  {finding.plain()}\n" for finding in event.findings]
     return "".join(lines)
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 class LiveView:
@@ -447,7 +444,7 @@ class LiveView:
         queue = Table.grid(padding=(0, 2))
         queue.add_row(
             "[bold]review queue[/bold]",
-            f"{counts.get('notes', 0)} notes",
+            counted(counts.get("notes", 0), "note"),
             f"[red]{counts.get('invalid', 0)} invalid[/red]",
         )
         queue.add_row("by action", _spaced(counts.get("by_action", {})), "")

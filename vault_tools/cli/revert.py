@@ -18,7 +18,8 @@ def revert(
     event_id: Annotated[
         str,
         typer.Argument(
-            help="The id of the event to revert (sha256:…, as vt ledger log shows it).",
+            help="The id of the event to revert (sha256:…, as vt ledger log shows it), or "
+            "the start of it that no other id shares (4 hex digits or more, sha256: optional).",
             show_default=False,
         ),
     ],
@@ -30,7 +31,8 @@ def revert(
     """Revert a decision: append a compensating REVERT event.
 
     Nothing is rewritten: the reverted event stays in the ledger and the REVERT names
-    it. An unknown id, a REVERT, or an event already reverted is refused (exit 1).
+    it. An unknown id, a REVERT, or an event already reverted is refused (exit 1); a
+    prefix that several ids start with is a usage error listing them (exit 2).
 
     Example:
 

@@ -6,6 +6,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
+from vault_tools.findings import counted
 from vault_tools.vocabulary import REVIEW_ACTIONS
 
 
@@ -23,7 +24,7 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
     Example:
 
-        vt status --vault examples/vault
+        vt status --vault ~/my-vault
 
         vt status --json
     """
@@ -46,7 +47,7 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     if reporter.mode == JSON:
         reporter.json(report.to_json())
         finish(failed)
-    reporter.text(f"{report.notes} review notes")
+    reporter.text(counted(report.notes, "review note"))
     reporter.text(f"  by review_action: {_counts(report.by_action)}")
     reporter.text(f"  by review_state:  {_counts(report.by_state)}")
     reporter.text(f"claims in the ledger: {_counts(report.claims)}")

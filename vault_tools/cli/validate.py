@@ -11,6 +11,7 @@ from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.reporter import JSON, FindingStream, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
+from vault_tools.findings import counted
 
 
 @app.command()
@@ -31,7 +32,7 @@ def validate(
 
     Example:
 
-        vt validate --vault examples/vault
+        vt validate --vault ~/my-vault
 
         vt validate 03_claims/SA260324R-0125.md --json
     """
@@ -50,7 +51,8 @@ def validate(
         stream.close({"notes": result.notes, "errors": result.errors, "warnings": result.warnings})
     else:
         reporter.summary(
-            f"{result.notes} notes checked: {result.errors} errors, {result.warnings} warnings",
+            f"{counted(result.notes, 'note')} checked: {counted(result.errors, 'error')}, "
+            f"{counted(result.warnings, 'warning')}",
             failed=bool(result.errors),
             gap=stream.any,
         )

@@ -24,9 +24,7 @@ if TYPE_CHECKING:
 def watch(
     vault_argument: Annotated[
         Path | None,
-        typer.Argument(
-            metavar="[VAULT]", help="Vault folder (same as --vault).", show_default=False
-        ),
+        typer.Argument(metavar="VAULT", help="Vault folder (same as --vault).", show_default=False),
     ] = None,
     vault: VaultOption = None,
     apply: Annotated[
@@ -61,9 +59,9 @@ def watch(
 
     Example:
 
-        vt watch examples/vault
+        vt watch ~/my-vault
 
-        vt watch --vault examples/vault --json
+        vt watch --vault ~/my-vault --json
 
         vt watch --debounce 300 --apply
     """

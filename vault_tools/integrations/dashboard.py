@@ -23,7 +23,7 @@ from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
-from vault_tools.findings import CODES, ERROR, Finding
+from vault_tools.findings import CODES, ERROR, Finding, counted
 from vault_tools.integrations.importer import create_file
 from vault_tools.notes import frontmatter, markdown, writer
 from vault_tools.notes import kb as kbmod
@@ -31,7 +31,12 @@ from vault_tools.notes.note import decode
 from vault_tools.notes.vault import UNREAD_CODES, markdown_files, review_note_bytes
 from vault_tools.review.status import NoteInfo, note_info
 from vault_tools.store.claims import ClaimStore
-from vault_tools.vocabulary import APPROVE_REPAIR, NEW, PENDING, REQUEST_REPAIR
+from vault_tools.vocabulary import (
+    APPROVE_REPAIR,
+    REQUEST_REPAIR,
+    review_action,
+    review_state,
+)
 
 Progress = Callable[[int, int], None]
 
@@ -148,7 +153,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     properties = frontmatter.read(lines, relative).properties
     if "claim_id" not in properties:
         return None
-    action = _prop(properties, "review_action", PENDING)
+    action = review_action(properties)
     stale = False
     if action in (REQUEST_REPAIR, APPROVE_REPAIR) and properties.get("vt_preview_hash"):
         info = note_info(settings, relative)
@@ -157,7 +162,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
         relative,
         _prop(properties, "claim_id", ""),
         action,
-        _prop(properties, "review_state", NEW),
+        review_state(properties),
         stale,
     )
 
@@ -215,7 +220,7 @@ def _queue(dash: Dashboard) -> list[str]:
     lines = [
         "## Review queue",
         "",
-        f"{len(dash.notes)} review notes; claims in the Decision Ledger: {claims}.",
+        f"{counted(len(dash.notes), 'review note')}; claims in the Decision Ledger: {claims}.",
         "",
     ]
     for heading, key in (("By review_action", "action"), ("By review_state", "state")):
@@ -369,7 +374,7 @@ def mermaid(edges: list[Edge], limit: int = EDGE_LIMIT) -> list[str]:
     lines += [f"  class {','.join(nodes)} internal-link", "```", ""]
     if len(edges) > limit:
         lines += [
-            f"Showing {limit} of {len(edges)} edges (the most used entities first); "
+            f"Showing {limit} of {counted(len(edges), 'edge')} (the most used entities first); "
             "`vt export` lists every accepted claim.",
             "",
         ]

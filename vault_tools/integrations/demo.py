@@ -20,11 +20,14 @@ from typing import Any
 from vault_tools.bundled import example_vault_dir
 from vault_tools.config import Settings, load_settings
 from vault_tools.errors import VtError
+from vault_tools.findings import counted
 from vault_tools.vocabulary import (
+    ACCEPT,
     APPROVE,
     APPROVE_REPAIR,
     CHECK_KEYS,
     PREVIEW_READY,
+    REPAIR,
     REPAIRED,
     REQUEST_REPAIR,
 )
@@ -157,8 +160,8 @@ class _Demo:
 
         report = validate(self.settings)
         step.lines.append(
-            f"$ vt validate  →  {report.notes} review notes: {report.errors} "
-            f"errors, {report.warnings} warnings"
+            f"$ vt validate  →  {counted(report.notes, 'review note')}: "
+            f"{counted(report.errors, 'error')}, {counted(report.warnings, 'warning')}"
         )
         for finding in report.findings:
             if finding.path == REPAIRED_NOTE:
@@ -166,7 +169,7 @@ class _Demo:
                     f"{finding.path}:{finding.line}: {finding.code}: {finding.message}"
                 )
         if report.errors:
-            raise StepFailed(f"the example vault has {report.errors} errors")
+            raise StepFailed(f"the example vault has {counted(report.errors, 'error')}")
 
     def draft(self, step: Step) -> None:
         from vault_tools.review.draft import draft_note
@@ -240,19 +243,20 @@ class _Demo:
         if report.refused or report.refresh_error:
             raise StepFailed(str(report.refresh_error or "a decision was refused"))
         done = {(a.path, a.action) for a in report.applied if a.marked}
-        if not {(REPAIRED_NOTE, "REPAIR"), (APPROVED_NOTE, "ACCEPT")} <= done:
+        if not {(REPAIRED_NOTE, REPAIR), (APPROVED_NOTE, ACCEPT)} <= done:
             raise StepFailed("IX2-0328's REPAIR and DV1-0001's ACCEPT were not both applied")
         if report.refresh is not None:
             step.lines.append(
-                f"  claim store updated; {len(report.refresh.kb_notes_written)} "
-                "knowledge-base notes now list the accepted claims that use them"
+                "  claim store updated; "
+                f"{counted(len(report.refresh.kb_notes_written), 'knowledge-base note')} "
+                "now list the accepted claims that use them"
             )
         for line in (self.vault / REPAIRED_NOTE).read_text(encoding="utf-8").split("\n"):
             if line.startswith(("review_state:", "vt_event_id:", "vt_applied_at:")):
                 step.lines.append(f"  {REPAIRED_NOTE}: {line}")
         again = apply_notes(self.settings)
         step.lines.append(
-            f"$ vt apply  (again)  →  {len(again.events)} events appended: "
+            f"$ vt apply  (again)  →  {counted(len(again.events), 'event')} appended: "
             "a decision is recorded once"
         )
         if again.events or again.refused:
@@ -280,7 +284,7 @@ class _Demo:
                                SignaturePolicy.of(self.settings))  # fmt: skip
         step.lines.append(
             f"$ vt ledger verify  →  {'ok' if result.ok else 'FAILED'}: "
-            f"{result.events} events, head {result.head[:19]}…"
+            f"{counted(result.events, 'event')}, head {result.head[:19]}…"
         )
         if not result.ok:
             raise StepFailed("; ".join(p.message for p in result.problems))
@@ -297,7 +301,7 @@ class _Demo:
                 f"seq {ev['seq']}  {ev['ts']}  {ev['actor']}  {ev['action']}  ({ev['note']})"
             )
             claim = ev.get("claim")
-            if ev["action"] == "REPAIR" and claim:
+            if ev["action"] == REPAIR and claim:
                 for change in repair_changes(
                     v1["atomic_claim"],
                     claim["atomic_claim"],
@@ -307,7 +311,7 @@ class _Demo:
                     {k: claim[k] for k in ("epistemic_mode", "mapping_status")},
                 ):
                     step.lines.append("    V1 → V2 " + change_line(change))
-        if [ev["action"] for ev in events] != ["REPAIR"]:
+        if [ev["action"] for ev in events] != [REPAIR]:
             raise StepFailed(f"IX2-0328's history is {[ev['action'] for ev in events]}")
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError
-from vault_tools.findings import ERROR, Finding, error
+from vault_tools.findings import ERROR, Finding, counted, error
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
@@ -531,7 +531,8 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
                     path,
                     None,
                     LEDGER_REWRITTEN,
-                    f"this merge drops {len(lost)} event(s) of parent {number} (first: {lost[0]}); "
+                    f"this merge drops {counted(len(lost), 'event')} of parent {number} "
+                    f"(first: {lost[0]}); "
                     "a merged ledger keeps every event of both sides",
                 )
             )

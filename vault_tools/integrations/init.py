@@ -39,8 +39,8 @@ PROPERTY_TYPES: dict[str, str] = {
 _CHECK_LIST = ", ".join(f'"{key}"' for key in CHECK_KEYS)
 VT_TOML = f"""\
 # vt configuration: every key is optional and the values shown are the defaults (where
-# a key has no default, an example). Uncomment a line to change it; see the README,
-# "Configuration".
+# a key has no default, an example). Uncomment a line to change it; each key is described in
+# vault_tools' docs/configuration.md.
 
 [paths]
 # claims_dir = "03_claims"

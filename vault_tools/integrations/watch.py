@@ -40,6 +40,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.infra.debounce import Debouncer
+from vault_tools.notes import markers
 from vault_tools.notes.frontmatter import read as read_frontmatter
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.note import Note, decode, parse_note
@@ -51,12 +52,17 @@ from vault_tools.notes.vault import (
     stat_signature,
 )
 from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.preview import BLOCK as PREVIEW_BLOCK
 from vault_tools.review.preview import preview_note
+from vault_tools.vocabulary import APPLIED as APPLIED_STATE
 from vault_tools.vocabulary import (
     LEDGER_ACTION_OF,
     PREVIEW_FAILED,
     PREVIEW_READY,
     REQUEST_REPAIR,
+    UNSET,
+    review_action,
+    review_state,
 )
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
@@ -65,7 +71,6 @@ DASHBOARD = "\0dashboard"  # debouncer key: refresh the Review Dashboard note (v
 DASHBOARD_QUIET = 2.0  # seconds without a review-note change before the dashboard refresh
 REVIEW_EVENTS = frozenset({"validated", "previewed", "applied", "deleted"})
 APPLY_ACTIONS = frozenset(LEDGER_ACTION_OF)
-PREVIEW_MARKER = b"<!-- vt:preview:start -->"
 # a note written by vt is re-checked; a save racing vt's write may need a second round
 MAX_ROUNDS = 3
 
@@ -141,8 +146,8 @@ class ReviewQueue:
         with self._lock:
             self._drop(path)
             self.notes[path] = status
-            self.by_action[status.review_action or "(unset)"] += 1
-            self.by_state[status.review_state or "(unset)"] += 1
+            self.by_action[status.review_action or UNSET] += 1
+            self.by_state[status.review_state or UNSET] += 1
             self.invalid += status.errors > 0
 
     def remove(self, path: str) -> NoteStatus | None:
@@ -156,9 +161,9 @@ class ReviewQueue:
                 (self.by_action, old.review_action),
                 (self.by_state, old.review_state),
             ):
-                counter[key or "(unset)"] -= 1
-                if counter[key or "(unset)"] <= 0:
-                    del counter[key or "(unset)"]
+                counter[key or UNSET] -= 1
+                if counter[key or UNSET] <= 0:
+                    del counter[key or UNSET]
             self.invalid -= old.errors > 0
         return old
 
@@ -366,8 +371,8 @@ class Watcher:
             relative,
             NoteStatus(
                 _text(properties.get("claim_id")),
-                _text(properties.get("review_action")),
-                _text(properties.get("review_state")),
+                review_action(properties),
+                review_state(properties),
                 errors,
                 warnings,
                 content_digest(raw),
@@ -452,8 +457,8 @@ class Watcher:
         note = parse_note(raw, relative)
         status = NoteStatus(
             result.claim_id,
-            _text(note.properties.get("review_action")),
-            _text(note.properties.get("review_state")),
+            review_action(note.properties),
+            review_state(note.properties),
             sum(f.severity == ERROR for f in result.findings),
             sum(f.severity == WARNING for f in result.findings),
             digest,
@@ -484,14 +489,14 @@ class Watcher:
     def _preview_due(self, note: Note, raw: bytes) -> bool:
         """A REQUEST_REPAIR note whose drafts differ from those its preview was made from."""
         properties = note.properties
-        if _text(properties.get("review_action")) != REQUEST_REPAIR:
+        if review_action(properties) != REQUEST_REPAIR:
             return False
         if note.drafts is None:
             return True  # preview_note says what to do (run vt draft); it writes nothing
         return not (
             _text(properties.get("review_state")) in (PREVIEW_READY, PREVIEW_FAILED)
             and _text(properties.get("vt_preview_hash")) == preview_hash(note)
-            and PREVIEW_MARKER in raw
+            and markers.has_start(raw, PREVIEW_BLOCK)
         )
 
     def _preview(self, relative: str, events: list[WatchEvent]) -> bool:
@@ -535,7 +540,7 @@ class Watcher:
                     APPLIED,
                     done.path,
                     done.claim_id,
-                    state="APPLIED" if done.marked else None,
+                    state=APPLIED_STATE if done.marked else None,
                     message=f"{done.action} appended as event {done.seq}"
                     if done.new
                     else f"{done.action} already in the ledger (event {done.seq}); note completed",

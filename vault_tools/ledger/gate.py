@@ -13,6 +13,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from vault_tools.errors import IntegrityError, RefusedError
+from vault_tools.findings import counted
 from vault_tools.infra.lock import FileLock
 from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.events import GENESIS
@@ -112,7 +113,8 @@ def gate(
         remembered = db.memory_size()
         if remembered:
             what = "missing" if fd is None else "empty"
-            message = f"the ledger is {what}, but {remembered} events were verified before"
+            verified = counted(remembered, "event")
+            message = f"the ledger is {what}, but {verified} verified before"
             raise _gate_error(path, state_dir, 1, message)
         return Head()
     if known is not None and known.size == size and db.stat_unchanged(fd, size):
@@ -208,7 +210,7 @@ def _refusal(path: Path, state_dir: Path, verifier: _Verifier, changed: bool) ->
         line = row[0] if row[0] is not None else verifier.events + 1
     what = _LINE_PREFIX.sub("", first.message)
     if len(problems) > 1:
-        what += f"; {len(problems) - 1} more problem(s)"
+        what += f"; {counted(len(problems) - 1, 'more problem')}"
     if changed:
         return _gate_error(
             path, state_dir, line, f"the ledger changed since it was verified ({what})"

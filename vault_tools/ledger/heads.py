@@ -8,7 +8,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from vault_tools.ledger.events import superseded_ids
-from vault_tools.vocabulary import ACCEPT, CONFLICT, REJECT, REJECTED, REPAIR, STATUS_BY_ACTION
+from vault_tools.vocabulary import (
+    ACCEPT,
+    CONFLICT,
+    REJECT,
+    REJECTED,
+    REPAIR,
+    REVERTED,
+    STATUS_BY_ACTION,
+)
 
 DECISION_KEYS = ("action", "claim", "preview", "reverts")
 
@@ -61,9 +69,9 @@ def _apply_event(state: ClaimState | None, ev: dict) -> ClaimState:
     elif ev.get("reverts") in superseded or (
         state.current is not None and ev.get("reverts") == state.current["id"]
     ):
-        state.current, state.decided = None, "REVERTED"
+        state.current, state.decided = None, REVERTED
     else:
-        state.decided = state.decided or "REVERTED"  # reverting a superseded event
+        state.decided = state.decided or REVERTED  # reverting a superseded event
     state.status = state.decided if len(state.heads) == 1 or state.agreed else CONFLICT
     return state
 

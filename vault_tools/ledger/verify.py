@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
+from vault_tools.findings import counted
 from vault_tools.infra.lock import lock_fd, unlock_fd
 from vault_tools.infra.osfiles import open_fd, read_at
 from vault_tools.infra.pool import beside, can_fork
@@ -265,13 +266,17 @@ class _Verifier:
         if self.after is not None:  # the prefix's digest proves every remembered id there
             self.memory_proven = True
             if self.dropped:
-                self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+                self.problems.append(
+                    Problem(None, None, f"… and {counted(self.dropped, 'more problem')}")
+                )
             return
         self.memory_proven = self._prefix_proves_memory()
         if not self.memory_proven:
             self._check_memory()
         if self.dropped:
-            self.problems.append(Problem(None, None, f"… and {self.dropped} more problems"))
+            self.problems.append(
+                Problem(None, None, f"… and {counted(self.dropped, 'more problem')}")
+            )
 
     def _unseen(self, line: int, target: str) -> list[str]:
         """The ids `target` (one id, or a JSON list of ids) names that are not earlier

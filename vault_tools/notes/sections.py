@@ -12,10 +12,8 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
+from vault_tools.notes import markers
 from vault_tools.notes.headings import atx_heading, fence_closes, fence_open, section_key
-
-_VT_START = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:start -->\s*$")
-_VT_END = re.compile(r"^<!-- vt:[a-z][a-z0-9_-]*:end -->\s*$")
 
 
 @dataclass(slots=True)
@@ -46,8 +44,8 @@ class Body:
 # from the newline before them is several times faster than a MULTILINE `^`, which is
 # tried at every character); the parsers then jump from one to the next instead of
 # looking at every line.
-_MARKED = re.compile(r"\n(?: {0,3}(?:```|~~~|#)|<!-- vt:)")
-_FIRST_MARKED = re.compile(r" {0,3}(?:```|~~~|#)|<!-- vt:")
+_MARKED = re.compile(rf"\n {{0,3}}(?:```|~~~|#|{markers.OPENING})")
+_FIRST_MARKED = re.compile(rf" {{0,3}}(?:```|~~~|#|{markers.OPENING})")
 
 
 # a marked line whose heading is not read yet (compared by identity: no heading has level 0)
@@ -131,7 +129,7 @@ def parts_of(body: Body, section: Section) -> list[Part]:
                 Part("code", index + 1, lines[index + 1 : close], info[0].lower() if info else "")
             )
             run = close + 1
-        elif line.startswith("<!-- vt:") and _VT_START.match(line):
+        elif (read := markers.read_marker(line)) is not None and read[1] == markers.START:
             if index > run:
                 _add_text(parts, run, lines[run:index])
             close, k = _vt_block_end(body, k, end)
@@ -159,7 +157,8 @@ def _vt_block_end(body: Body, k: int, limit: int) -> tuple[int, int]:
         index = marks[j]
         if index >= limit:
             return limit - 1, j  # the block runs on into the next section
-        if _VT_END.match(body.lines[index]):
+        read = markers.read_marker(body.lines[index])
+        if read is not None and read[1] == markers.END:
             return index, j + 1
     return limit - 1, len(marks)
 

@@ -22,7 +22,7 @@ from vault_tools.config import MAX_NOTE_BYTES
 from vault_tools.errors import RefusedError, VtError, io_failure
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.durable import exchange, fsync_folder, swap_in, write_temp
-from vault_tools.notes import headings
+from vault_tools.notes import headings, markers
 from vault_tools.notes.headings import fence_closes, fence_open, normalise_heading_title
 from vault_tools.notes.lines import (
     BOM_BYTES,
@@ -86,11 +86,8 @@ def find_heading(text: str, title: str) -> int | None:
     return None
 
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-
-
-def _marker(name: str, which: str) -> str:
-    return f"<!-- vt:{name}:{which} -->"
+_NAME = re.compile(rf"^{markers.NAME}$")
+_marker = markers.marker
 
 
 def _find_block(lines: list[str], name: str) -> tuple[int, int] | None:
@@ -99,14 +96,13 @@ def _find_block(lines: list[str], name: str) -> tuple[int, int] | None:
     Markers inside fenced code are text, not markers. A start without an end, or two
     blocks of one name, are refused rather than guessed at.
     """
-    pattern = re.compile(rf"^ {{0,3}}<!--[ \t]*vt:{re.escape(name)}:(start|end)[ \t]*-->[ \t]*$")
     start = _body_start(lines)
     mask = code_mask(lines, start)
     found: list[tuple[str, int]] = []
     for i in range(start, len(lines)):
-        m = None if mask[i] else pattern.match(without_ending(lines[i]))
-        if m:
-            found.append((m.group(1), i))
+        read = None if mask[i] else markers.read_marker(lines[i])
+        if read is not None and read[0] == name:
+            found.append((read[1], i))
     if not found:
         return None
     kinds = [kind for kind, _ in found]
@@ -157,9 +153,6 @@ def _insert_paragraph(lines: list[str], at: int | None, new: list[str], eol: str
     return [*before, *new, *lines[at:]]
 
 
-_ANY_START = re.compile(r"^ {0,3}<!--[ \t]*vt:([a-z0-9][a-z0-9_-]*):start[ \t]*-->[ \t]*$")
-
-
 def block_names(text: str) -> list[str]:
     """The names of vt's blocks in the note (start markers outside code), in order."""
     lines = split_lines(text)
@@ -167,9 +160,9 @@ def block_names(text: str) -> list[str]:
     mask = code_mask(lines, start)
     names = []
     for i in range(start, len(lines)):
-        m = None if mask[i] else _ANY_START.match(without_ending(lines[i]))
-        if m and m.group(1) not in names:
-            names.append(m.group(1))
+        read = None if mask[i] else markers.read_marker(lines[i])
+        if read is not None and read[1] == markers.START and read[0] not in names:
+            names.append(read[0])
     return names
 
 

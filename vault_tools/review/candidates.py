@@ -33,6 +33,7 @@ from vault_tools.vocabulary import (
     REJECT,
     REQUEST_REPAIR,
     REVIEW_ACTIONS,
+    review_action,
 )
 
 SKIP_REQUEST_REPAIR = f"preview, then set {APPROVE_REPAIR}"
@@ -90,8 +91,7 @@ def examine(
             else None
         )
     props = note.properties
-    action = props.get("review_action")
-    action = PENDING if action is None else str(action)
+    action = review_action(props)
     cand = Candidate(
         relative,
         note.claim_id,
@@ -109,7 +109,8 @@ def examine(
     elif action == REQUEST_REPAIR:
         cand.skip = SKIP_REQUEST_REPAIR
     elif action not in LEDGER_ACTION_OF:
-        cand.refuse = f"review_action {action!r} is not one of {', '.join(REVIEW_ACTIONS)}"
+        what = f"review_action {action!r}" if action else "review_action is unset:"
+        cand.refuse = f"{what} is not one of {', '.join(REVIEW_ACTIONS)}"
     elif unfit := [f for f in note.findings if f.code in NEVER_RECORDED]:
         # whatever the decision, such text must never reach the ledger
         cand.refuse = _errors_reason(unfit)

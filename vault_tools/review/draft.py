@@ -14,16 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_tools.config import Settings
-from vault_tools.errors import IOFailure, RefusedError, VtError
+from vault_tools.config import CONFIG_FILE, Settings
+from vault_tools.errors import IOFailure, RefusedError, UsageError, VtError
 from vault_tools.findings import ERROR, Finding, error
 from vault_tools.notes import writer
+from vault_tools.notes.headings import atx_heading, fence_open, section_key
 from vault_tools.notes.markdown import fence_for
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import given_notes
 from vault_tools.vocabulary import REQUEST_REPAIR
 
-HEADING = "## ⑤ V2 Draft（需要修正時直接編輯）"
+# the seed notes' heading title (written as a level-2 heading) and the callout under it;
+# a vault sets its own in vt.toml's [draft] table
+HEADING = "⑤ V2 Draft（需要修正時直接編輯）"
 BEFORE_HEADING = "Human Review"
 TIP = (
     "> [!tip] Inline repair\n"
@@ -31,6 +34,30 @@ TIP = (
     "再手動執行 Repair Preview。\n"
     "> 執行腳本前，Draft 不會寫入 Claim Store 或 Graph。\n"
 )
+
+
+def section_layout(settings: Settings) -> tuple[str, str]:
+    """(heading title, callout) of the sections vt draft writes in this vault. A heading
+    the parser would not read as the V2 Draft section, or a callout holding a heading or a
+    code fence (which would end or swallow the section), is a usage error: a draft written
+    with it would never be found again."""
+    heading = HEADING if settings.draft_heading is None else settings.draft_heading.strip()
+    if "\n" in heading or section_key(heading) != "drafts":
+        raise UsageError(
+            f"[draft] heading {heading!r}: not read as the V2 Draft section (its title, "
+            "less a leading number and a trailing (…), must be 'V2 Draft')",
+            CONFIG_FILE,
+        )
+    callout = TIP if settings.draft_callout is None else settings.draft_callout
+    callout = callout.replace("\r\n", "\n").strip("\n") + "\n"
+    for line in callout.split("\n"):
+        if atx_heading(line) is not None or fence_open(line) is not None:
+            raise UsageError(
+                f"[draft] callout: {line!r} would start a heading or a code block in the "
+                "V2 Draft section",
+                CONFIG_FILE,
+            )
+    return heading, callout
 
 
 @dataclass(slots=True)
@@ -71,8 +98,9 @@ class DraftReport:
         }
 
 
-def draft_section(note: Note) -> str:
-    """The V2 Draft section for `note` (LF endings), V1 copied into the three blocks."""
+def draft_section(note: Note, heading: str = HEADING, callout: str = TIP) -> str:
+    """The V2 Draft section for `note` (LF endings), V1 copied into the three blocks,
+    under `## heading` and `callout`."""
     assert note.claim is not None and note.frame is not None
     frame = note.frame.text
     claim = note.claim
@@ -83,7 +111,7 @@ def draft_section(note: Note) -> str:
     meta = json.dumps(metadata, ensure_ascii=False, indent=2)
     frame_fence, meta_fence = fence_for(frame), fence_for(meta)
     return (
-        f"{HEADING}\n{TIP}\n"
+        f"## {heading}\n{callout}\n"
         f"### V2 Atomic Claim Draft\n{claim.text.value}\n\n"
         f"### V2 Semantic Frame Draft\n{frame_fence}json\n{frame}\n{frame_fence}\n\n"
         f"### V2 Revision Metadata Draft\n{meta_fence}json\n{meta}\n{meta_fence}\n"
@@ -92,6 +120,7 @@ def draft_section(note: Note) -> str:
 
 def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> DraftResult:
     """Add the V2 Draft section to one vault note (refusals become findings)."""
+    heading, callout = section_layout(settings)
     result = DraftResult(relative)
     try:
         snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
@@ -105,7 +134,7 @@ def draft_note(settings: Settings, relative: str, *, dry_run: bool = False) -> D
     if problem is not None:
         result.findings.append(problem)
         return result
-    result.section = draft_section(note)
+    result.section = draft_section(note, heading, callout)
     if dry_run:
         return result
     text = writer.insert_section_before(snapshot.text, BEFORE_HEADING, result.section)

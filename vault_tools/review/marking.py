@@ -24,7 +24,7 @@ from vault_tools.notes.vault import list_vault
 from vault_tools.review.claims import decision_content
 from vault_tools.review.verdict import AGREES, judge
 from vault_tools.store.claims import ClaimStore
-from vault_tools.vocabulary import APPLIED, PENDING
+from vault_tools.vocabulary import APPLIED, review_action
 
 
 def mark_note(
@@ -169,8 +169,7 @@ def _read_marks(settings: Settings, relative: str) -> _Marks | None:
     if has_conflict(note.findings) is not None or not note.is_review_note:
         return None
     props = note.properties
-    action = props.get("review_action")
-    decision = decision_content(note, PENDING if action is None else str(action))
+    decision = decision_content(note, review_action(props))
     if decision is None or note.claim_id is None:
         return None
     state, event_id = props.get("review_state"), props.get("vt_event_id")

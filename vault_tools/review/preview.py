@@ -85,6 +85,7 @@ class PreviewResult:
     preview_hash: str | None = None
     written: bool = False
     remark: str = ""  # why a computed preview was not written, for the reader
+    would_write: bool = False  # a dry run: the note would have been written
     # the draft blocks missing or not parsing: what they change cannot be shown
     unread: list[str] = field(default_factory=list)
 
@@ -203,7 +204,7 @@ def _preview_loaded(
             f"{REQUEST_REPAIR}: shown, not written"
         )
     elif dry_run:
-        result.remark = "dry run: nothing written"
+        result.would_write, result.remark = _would_write(snapshot, result)
     else:
         return result, _write(snapshot, result, vault)
     return result, None
@@ -318,6 +319,18 @@ def _write(snapshot: writer.Snapshot, result: PreviewResult, vault: Path) -> byt
         result.remark = UP_TO_DATE
         return None
     return writer.encode_note(text, snapshot.bom)
+
+
+def _would_write(snapshot: writer.Snapshot, result: PreviewResult) -> tuple[bool, str]:
+    """What a dry run says instead of writing: whether the preview would change the note,
+    and the remark saying so."""
+    try:
+        text, _ = note_text_with_preview(snapshot.text, result)
+    except VtError as exc:
+        return False, f"dry run: would not write ({exc.message})"
+    if text == snapshot.text:
+        return False, f"dry run: {UP_TO_DATE}"
+    return True, "dry run: would write the preview into the note"
 
 
 def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[Finding]]:

@@ -1,5 +1,8 @@
 """`vt revert EVENT_ID`: append a compensating REVERT event (docs/ledger.md).
 
+The event is named by its id or, as git names a commit, by a prefix of it that no other
+event's id shares (with or without `sha256:`, at least MIN_PREFIX hex digits).
+
 Nothing is ever rewritten: the reverted event stays in the ledger, and the REVERT names
 it (`reverts`) and supersedes the claim's latest event. Notes are not touched either: a
 note still marked APPLIED for the reverted event is not applied again by `vt apply`
@@ -14,6 +17,7 @@ from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
+from vault_tools.findings import counted
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.lines import iter_lines
 from vault_tools.review.actor import runner
@@ -48,13 +52,45 @@ class RevertResult:
         }
 
 
+MIN_PREFIX = 4  # hex digits, git's shortest abbreviation
+_FULL = len("sha256:") + 64
+
+
 def _normalised(event_id: str) -> str:
+    """`event_id` as the ledger spells ids (`sha256:` and hex digits): a whole id, or a
+    prefix of one."""
     event_id = event_id.strip()
     if not event_id.startswith("sha256:"):
         event_id = "sha256:" + event_id  # accept the bare hex a user copies from the log
-    if len(event_id) != 71 or any(c not in "0123456789abcdef" for c in event_id[7:]):
-        raise UsageError(f"{event_id!r} is not an event id ('sha256:' and 64 hex digits)")
+    digits = event_id[7:]
+    if not MIN_PREFIX <= len(digits) <= 64 or any(c not in "0123456789abcdef" for c in digits):
+        raise UsageError(
+            f"{event_id!r} is not an event id ('sha256:' and 64 hex digits, or the first "
+            f"{MIN_PREFIX} or more of them)"
+        )
     return event_id
+
+
+def _resolved(txn: Transaction, prefix: str) -> str:
+    """The one id of the ledger that starts with `prefix`; `prefix` itself when none does
+    (refused later as unknown); a usage error naming them when several do."""
+    needle = f'"id":"{prefix}'.encode()
+    found: dict[str, dict] = {}
+    for end, raw in iter_lines(txn.ledger.path):
+        if end > txn.start.size:
+            break
+        if needle in raw:
+            event = json.loads(raw)
+            if str(event.get("id", "")).startswith(prefix):
+                found[event["id"]] = event
+    if len(found) > 1:
+        candidates = ", ".join(
+            f"{ev['id']} (seq {ev['seq']}, {ev['claim_id']} {ev['action']})"
+            for ev in sorted(found.values(), key=lambda ev: ev["seq"])
+        )
+        many = counted(len(found), "event")
+        raise UsageError(f"{prefix} is ambiguous: the ids of {many} start with it: {candidates}")
+    return next(iter(found), prefix)
 
 
 def _find(txn: Transaction, event_id: str) -> tuple[dict | None, dict | None]:
@@ -103,6 +139,8 @@ def _append(
     result: RevertResult | None = None
     try:
         with ledger.transaction() as txn:
+            if len(event_id) < _FULL:
+                event_id = _resolved(txn, event_id)
             target, reverted_by = _find(txn, event_id)
             _refusal(settings, event_id, target, reverted_by)
             assert target is not None

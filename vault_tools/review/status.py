@@ -34,11 +34,11 @@ from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import (
     APPLIED,
     APPROVE_REPAIR,
-    NEW,
-    PENDING,
     REPAIR,
     REQUEST_REPAIR,
     REVIEW_ACTIONS,
+    review_action,
+    review_state,
 )
 
 Progress = Callable[[int, int], None]
@@ -130,8 +130,8 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
         return conflict  # what it decides cannot be read until the merge is resolved
     if not note.is_review_note:
         return None
-    action = _prop(note, "review_action", PENDING) or PENDING
-    state = _prop(note, "review_state", NEW) or NEW
+    action = review_action(note.properties)
+    state = review_state(note.properties)
     return NoteInfo(
         relative,
         note.claim_id or "",

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.notes import kb as kbmod
-from vault_tools.notes import markdown, writer
+from vault_tools.notes import markdown, markers, writer
 from vault_tools.notes.vault import list_vault, read_file
 from vault_tools.store.claims import ClaimStore
 
 BLOCK = "claims"
 HEADER = "Accepted claims using this entity (maintained by vt from the Decision Ledger):"
-_MARKER = f"<!-- vt:{BLOCK}:start -->".encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +103,7 @@ def _sync_one(settings: Settings, relative: str, content: str | None) -> bool:
     if content is None:
         # the common case by far: no claims and no block; checked on bytes, no decoding
         try:
-            if _MARKER not in read_file(path, settings.max_note_bytes)[0]:
+            if not markers.has_start(read_file(path, settings.max_note_bytes)[0], BLOCK):
                 return False
         except OSError as exc:
             raise VtError(f"cannot read: {exc.strerror or exc}", relative) from None
