@@ -339,7 +339,7 @@ class Ledger:
                 *state_files(self.state_dir / STATE_DB),
             ):
                 writable_path(self.root, path)
-        with FileLock(self.lock_path):
+        with FileLock(self.lock_path, root=self.root):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = not self.path.exists()
             fd = open_fd(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -358,7 +358,7 @@ class Ledger:
         an exception inside the block appends nothing.
         """
         with self.locked() as (fd, torn):
-            db = _StateDB(self.state_dir)
+            db = _StateDB(self.state_dir, root=self.root)
             try:
                 size = os.fstat(fd).st_size
                 head = gate(self.path, self.state_dir, db, fd, size, True, self.policy)
@@ -383,7 +383,7 @@ class Ledger:
 
     def trusted_head(self) -> Head:
         """The head once the ledger has passed the gate (see `gate.trusted_head`)."""
-        return trusted_head(self.path, self.state_dir, self.policy)
+        return trusted_head(self.path, self.state_dir, self.policy, self.root)
 
     def verify(self) -> VerifyResult:
         return verify_ledger(self.path, self.state_dir, self.policy)

@@ -29,7 +29,12 @@ from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePoli
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 
 
-def trusted_head(path: Path, state_dir: Path, policy: SignaturePolicy | None = None) -> Head:
+def trusted_head(
+    path: Path,
+    state_dir: Path,
+    policy: SignaturePolicy | None = None,
+    root: Path | None = None,
+) -> Head:
     """The gate for a command that reads the ledger without appending (rebuild,
     export, status, history, report): the head of the ledger once it has passed the
     gate (raises IntegrityError otherwise). Lines after `size` were not checked.
@@ -38,29 +43,41 @@ def trusted_head(path: Path, state_dir: Path, policy: SignaturePolicy | None = N
     otherwise (another vt appending, a read-only vault) it checks without the lock
     and writes nothing, which only costs time the next run. A check made without the
     lock that fails is made again under it: an append may have been under way.
+
+    `root`: the vault, whose boundary the lock file and the state dir are held to.
+    With no ledger file nothing is locked or created (`05_ledger/` appears with the
+    first decision): there is nothing to trust but the rule for a missing ledger.
     """
-    lock = FileLock(lock_path(path), timeout=0)
+    if not os.path.lexists(path):
+        return _gate_now(path, state_dir, False, policy, root)
+    lock = FileLock(lock_path(path), timeout=0, root=root, folders=False)
     with suppress(RefusedError, OSError):
         lock.acquire()
     try:
-        return _gate_now(path, state_dir, lock.held, policy)
+        return _gate_now(path, state_dir, lock.held, policy, root)
     except IntegrityError:
         if lock.held:
             raise
     finally:
         lock.release()
     try:
-        lock = FileLock(lock_path(path))  # waits for the appender
+        lock = FileLock(lock_path(path), root=root, folders=False)  # waits for the appender
         lock.acquire()
     except OSError:  # a read-only vault: no appender can be at work
-        return _gate_now(path, state_dir, False, policy)
+        return _gate_now(path, state_dir, False, policy, root)
     try:
-        return _gate_now(path, state_dir, True, policy)
+        return _gate_now(path, state_dir, True, policy, root)
     finally:
         lock.release()
 
 
-def _gate_now(path: Path, state_dir: Path, locked: bool, policy: SignaturePolicy | None) -> Head:
+def _gate_now(
+    path: Path,
+    state_dir: Path,
+    locked: bool,
+    policy: SignaturePolicy | None,
+    root: Path | None = None,
+) -> Head:
     try:
         fd = open_fd(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -69,7 +86,7 @@ def _gate_now(path: Path, state_dir: Path, locked: bool, policy: SignaturePolicy
         db = None
         if locked:
             with suppress(OSError, sqlite3.Error):
-                db = _StateDB(state_dir)
+                db = _StateDB(state_dir, root=root)
         remember = db is not None
         db = db or _StateDB.read_only(state_dir)
         try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from queue import SimpleQueue
 
+from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.osfiles import read_at
 from vault_tools.infra.sqlitedb import connect
 from vault_tools.ledger.lines import Head
@@ -73,8 +74,14 @@ class _Trusted:
 class _StateDB:
     """`.vt/ledger-index.sqlite`. Only written while the ledger lock is held."""
 
-    def __init__(self, state_dir: Path, conn: sqlite3.Connection | None = None) -> None:
+    def __init__(
+        self, state_dir: Path, conn: sqlite3.Connection | None = None, root: Path | None = None
+    ) -> None:
+        """`root`: the vault, whose boundary the state dir and its files are held to."""
         if conn is None:
+            if root is not None:
+                for path in state_files(state_dir / STATE_DB):
+                    writable_path(root, path)
             state_dir.mkdir(parents=True, exist_ok=True)
             conn = connect(state_dir / STATE_DB, isolation_level=None)
             try:

@@ -196,10 +196,11 @@ class ClaimStore:
         ledger_path: Path,
         state_dir: Path,
         policy: SignaturePolicy | None = None,
+        root: Path | None = None,
     ) -> None:
         self.conn = conn
         self.ledger_path = ledger_path
-        self.ledger = Ledger(ledger_path, state_dir, policy=policy)
+        self.ledger = Ledger(ledger_path, state_dir, root=root, policy=policy)
 
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
@@ -215,7 +216,13 @@ class ClaimStore:
         # SQLite's default page cache (2 MiB): a larger one filled up as the store grew,
         # making every command that refreshes it (apply's last step) grow with the vault
         conn.execute(f"PRAGMA cache_size=-{STORE_CACHE_KIB}")
-        store = cls(conn, settings.ledger_path, settings.state_dir, SignaturePolicy.of(settings))
+        store = cls(
+            conn,
+            settings.ledger_path,
+            settings.state_dir,
+            SignaturePolicy.of(settings),
+            settings.vault,
+        )
         store._ensure_schema()
         return store
 
