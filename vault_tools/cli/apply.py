@@ -63,7 +63,7 @@ def apply(
     from vault_tools.review.apply import apply_notes
 
     reporter = Reporter(as_json)
-    settings = settings_for(vault)
+    settings = settings_for(vault, writes=True)
     with reporter.progress("Applying decisions") as progress:
         report = apply_notes(settings, paths or None, dry_run, progress)
     if reporter.mode == JSON:

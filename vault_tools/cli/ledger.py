@@ -246,7 +246,7 @@ def resolve(
     from vault_tools.integrations.hook import resolve_file
 
     reporter = Reporter(as_json)
-    result = resolve_file(settings_for(vault), dry_run)
+    result = resolve_file(settings_for(vault, writes=True), dry_run)
     if reporter.mode == JSON:
         reporter.json({**result.to_json(), "dry_run": dry_run})
         finish(ExitCode.OK)
