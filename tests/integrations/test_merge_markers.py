@@ -149,7 +149,13 @@ def test_a_lost_event_comes_back_with_its_own_ts(tmp_path: Path) -> None:
     # note knows it now
     shutil.rmtree(alice / ".vt")
     assert reject["id"] not in stamps(alice)
-    report = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
+    # the note alone is not taken at its word: refused, until asked for explicitly
+    refused = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
+    assert not refused.applied and "--record-lost" in refused.refused[0].reason
+    assert reject["id"] not in stamps(alice)
+    report = apply_notes(
+        load_settings(alice), [alice / "03_claims" / "DV1-0002.md"], record_lost=True
+    )
     (again,) = report.applied
     assert again.new and again.id == reject["id"] and again.ts == reject["ts"]
     assert stamps(alice) == {reject["id"]: reject["ts"]}

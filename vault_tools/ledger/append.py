@@ -42,6 +42,7 @@ from vault_tools.ledger.lines import (
     lock_path,
     torn_path,
 )
+from vault_tools.ledger.lost import check_not_lost
 from vault_tools.ledger.problems import VerifyResult
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.signing import Signer, signed_message
@@ -340,8 +341,10 @@ class Ledger:
             ):
                 writable_path(self.root, path)
         with FileLock(self.lock_path, root=self.root):
+            created = not os.path.lexists(self.path)
+            if created:  # an empty new file would hide the loss of a ledger verified before
+                check_not_lost(self.path, self.state_dir)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            created = not self.path.exists()
             fd = open_fd(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             try:
                 if created:

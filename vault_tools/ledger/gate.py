@@ -25,6 +25,7 @@ from vault_tools.ledger.lines import (
     iter_lines,
     lock_path,
 )
+from vault_tools.ledger.lost import lost_error, lost_in
 from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 
@@ -128,9 +129,7 @@ def gate(
     if fd is None or size == 0:
         remembered = db.memory_size()
         if remembered:
-            what = "missing" if fd is None else "empty"
-            message = f"the ledger is {what}, but {remembered} events were verified before"
-            raise _gate_error(path, state_dir, 1, message)
+            raise lost_error(path, state_dir, remembered, None if fd is None else 0, 1)
         return Head()
     if known is not None and known.size == size and db.stat_unchanged(fd, size):
         return known.head  # not a byte written since it was hashed: nothing to hash
@@ -214,6 +213,9 @@ def _trust(
 def _refusal(path: Path, state_dir: Path, verifier: _Verifier, changed: bool) -> IntegrityError:
     """One error for the first problem: its line (a lost event: the first line that is
     not one verified before, or the line after the last), what it is, and what to run."""
+    lost = _lost(path, state_dir, verifier)
+    if lost is not None:
+        return lost
     problems = sorted(verifier.problems, key=lambda p: (p.line is None, p.line or 0))
     first = problems[0]
     line = first.line
@@ -234,6 +236,18 @@ def _refusal(path: Path, state_dir: Path, verifier: _Verifier, changed: bool) ->
 
 
 _LINE_PREFIX = re.compile(r"^line \d+: ")
+
+
+def _lost(path: Path, state_dir: Path, verifier: _Verifier) -> IntegrityError | None:
+    """The lost-ledger error (lost.py) when the file verifies by itself but lacks events
+    verified before: the rule every command shares, not a tampering report."""
+    if verifier.after is not None or any(p.line is not None for p in verifier.problems):
+        return None
+    if not lost_in(verifier):
+        return None
+    return lost_error(
+        path, state_dir, verifier.db.memory_size(), verifier.events, verifier.events + 1
+    )
 
 
 def _gate_error(path: Path, state_dir: Path, line: int, message: str) -> IntegrityError:

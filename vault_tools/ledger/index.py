@@ -122,6 +122,30 @@ class _StateDB:
         conn.executescript(_SCHEMA_SQL)
         return cls(state_dir, conn)
 
+    @classmethod
+    def empty(cls) -> _StateDB:
+        """No memory at all, in memory: for verifying a ledger by itself alone."""
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.executescript(_SCHEMA_SQL)
+        return cls(Path(os.devnull), conn)
+
+    def forget(self, ids: Iterable[str]) -> None:
+        """Forget the events `ids` and the trusted prefix with its index, in one
+        transaction: the next gate verifies the whole ledger and remembers it anew."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("DELETE FROM verified WHERE id=?", ((i,) for i in ids))
+            conn.execute("DELETE FROM idx_event")
+            conn.execute("DELETE FROM idx_latest")
+            keys = (*_TRUST_KEYS, "trust_stat")
+            marks = ",".join("?" * len(keys))
+            conn.execute(f"DELETE FROM meta WHERE key IN ({marks})", keys)  # noqa: S608
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
         self.conn.close()
 
