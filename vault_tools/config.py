@@ -43,6 +43,9 @@ class Settings:
     signing_required: bool = False
     signatures_from: int = 1  # the first `seq` that must be signed, when required
     allowed_signers: str | None = None  # None: `allowed_signers` beside the ledger
+    # the command writes to the vault (see `load_settings`); one that only reads creates
+    # nothing outside `.vt/`, not even the ledger's lock file
+    writes: bool = False
 
     @property
     def state_dir(self) -> Path:
@@ -156,7 +159,7 @@ def load_settings(
     (see `vault_warnings`) is refused rather than warned about.
     """
     vault = find_vault(explicit, cwd)
-    settings = Settings(vault=vault)
+    settings = Settings(vault=vault, writes=writes)
     config_path = vault / CONFIG_FILE
     if config_path.is_file():
         text = _read_text(config_path)

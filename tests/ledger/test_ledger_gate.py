@@ -425,3 +425,40 @@ def test_a_write_after_the_signature_is_caught(
     assert os.stat(path).st_ino == before.st_ino
     with pytest.raises(IntegrityError):
         gate_once(vault)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status",),
+        ("history", "DV1-0001"),
+        ("export",),
+        ("entities",),
+        ("report", "--dry-run"),
+        ("ledger", "log"),
+        ("ledger", "verify"),
+        ("validate",),
+    ],
+)
+def test_a_command_that_only_reads_creates_no_lock_file(vault: Path, args: tuple[str, ...]) -> None:
+    """A clone: the ledger committed, no lock file (git-ignored) and no `.vt/`. A reader
+    checks the ledger all the same and creates nothing outside `.vt/`."""
+    (vault / f"{LEDGER}.lock").unlink()
+    for path in sorted((vault / ".vt").iterdir()):
+        path.unlink()
+    outside_state = {p for p in vault.rglob("*") if ".vt" not in p.relative_to(vault).parts}
+    done = vt(vault, *args)
+    assert done.returncode in (0, 1), (args, done.stderr)
+    assert {p for p in vault.rglob("*") if ".vt" not in p.relative_to(vault).parts} == (
+        outside_state
+    )
+    (vault / LEDGER).write_bytes(same_length_edit(lines_of(vault)))
+    if args[0] not in ("validate", "report"):
+        assert vt(vault, *args).returncode == 3  # and the gate still stops a tampered ledger
+    assert not (vault / f"{LEDGER}.lock").exists()
+
+
+def test_a_vault_never_set_up_gets_no_ledger_folder_from_a_reader(example_vault: Path) -> None:
+    for args in (("status",), ("export",), ("ledger", "log"), ("history", "DV1-0001")):
+        vt(example_vault, *args)
+        assert not (example_vault / "05_ledger").exists(), args

@@ -169,7 +169,7 @@ def log(
     settings = settings_for(vault)
     try:
         ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault,
-                        policy=SignaturePolicy.of(settings))  # fmt: skip
+                        policy=SignaturePolicy.of(settings), create_lock=False)  # fmt: skip
         head = ledger.trusted_head()
         events = list(
             islice(

@@ -95,9 +95,9 @@ class FileLock:
     """`with FileLock(path):` holds an exclusive lock on `path` (created if missing).
 
     `root`: the vault; the lock file (and any folder made for it) is held to the vault
-    boundary (BoundaryError before anything is created). `folders`: make the lock's
-    missing folders; without it a missing folder is a FileNotFoundError, so a command
-    that only reads never makes a folder for its lock.
+    boundary (BoundaryError before anything is created). `create`: make the lock file
+    (and, with `folders`, its missing folders) if missing; without it a missing lock file
+    is a FileNotFoundError, so a command that only reads creates nothing for its lock.
     """
 
     def __init__(
@@ -107,11 +107,13 @@ class FileLock:
         *,
         root: Path | None = None,
         folders: bool = True,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
         self.timeout = timeout  # None: wait as long as it takes
         self.root = root
-        self.folders = folders
+        self.folders = folders and create
+        self.create = create
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -119,7 +121,7 @@ class FileLock:
             writable_path(self.root, self.path)
         if self.folders:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = open_fd(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_fd(self.path, os.O_RDWR | (os.O_CREAT if self.create else 0), 0o644)
         try:
             self._lock(fd)
         except BaseException:

@@ -304,6 +304,8 @@ class Ledger:
     write, a ledger, lock, `.torn` or state file that leads outside it (see boundary.py).
     None only for a private ledger of no vault (a dry run's scratch copy). `policy`:
     the signatures every gate checks; `signer`: signs every event appended.
+    `create_lock`: `trusted_head` may create the lock file (a command that writes);
+    without it only an existing one is taken. Appending always creates it.
     """
 
     def __init__(
@@ -314,8 +316,10 @@ class Ledger:
         root: Path | None = None,
         policy: SignaturePolicy | None = None,
         signer: Signer | None = None,
+        create_lock: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.create_lock = create_lock
         self.state_dir = Path(state_dir)
         self.root = root
         self.policy = policy or SignaturePolicy()  # what the gate checks signatures against
@@ -386,7 +390,7 @@ class Ledger:
 
     def trusted_head(self) -> Head:
         """The head once the ledger has passed the gate (see `gate.trusted_head`)."""
-        return trusted_head(self.path, self.state_dir, self.policy, self.root)
+        return trusted_head(self.path, self.state_dir, self.policy, self.root, self.create_lock)
 
     def verify(self) -> VerifyResult:
         return verify_ledger(self.path, self.state_dir, self.policy)

@@ -35,6 +35,7 @@ def trusted_head(
     state_dir: Path,
     policy: SignaturePolicy | None = None,
     root: Path | None = None,
+    create_lock: bool = True,
 ) -> Head:
     """The gate for a command that reads the ledger without appending (rebuild,
     export, status, history, report): the head of the ledger once it has passed the
@@ -48,10 +49,12 @@ def trusted_head(
     `root`: the vault, whose boundary the lock file and the state dir are held to.
     With no ledger file nothing is locked or created (`05_ledger/` appears with the
     first decision): there is nothing to trust but the rule for a missing ledger.
+    Without `create_lock` (a command that only reads) only an existing lock file is
+    taken: with none, the check is made and nothing is remembered.
     """
     if not os.path.lexists(path):
         return _gate_now(path, state_dir, False, policy, root)
-    lock = FileLock(lock_path(path), timeout=0, root=root, folders=False)
+    lock = FileLock(lock_path(path), timeout=0, root=root, folders=False, create=create_lock)
     with suppress(RefusedError, OSError):
         lock.acquire()
     try:
@@ -62,7 +65,8 @@ def trusted_head(
     finally:
         lock.release()
     try:
-        lock = FileLock(lock_path(path), root=root, folders=False)  # waits for the appender
+        # waits for the appender
+        lock = FileLock(lock_path(path), root=root, folders=False, create=create_lock)
         lock.acquire()
     except OSError:  # a read-only vault: no appender can be at work
         return _gate_now(path, state_dir, False, policy, root)

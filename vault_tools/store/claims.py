@@ -197,10 +197,13 @@ class ClaimStore:
         state_dir: Path,
         policy: SignaturePolicy | None = None,
         root: Path | None = None,
+        create_lock: bool = True,
     ) -> None:
         self.conn = conn
         self.ledger_path = ledger_path
-        self.ledger = Ledger(ledger_path, state_dir, root=root, policy=policy)
+        self.ledger = Ledger(
+            ledger_path, state_dir, root=root, policy=policy, create_lock=create_lock
+        )
 
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
@@ -222,6 +225,7 @@ class ClaimStore:
             settings.state_dir,
             SignaturePolicy.of(settings),
             settings.vault,
+            settings.writes,  # a command that only reads creates no lock file
         )
         store._ensure_schema()
         return store
