@@ -190,10 +190,10 @@ def vault_warnings(settings: Settings, *, writes: bool = False) -> list[str]:
     vault, claims = settings.vault, settings.claims_dir.rstrip("/")
     if (vault / claims).is_dir():
         return []
-    if writes:
-        _refuse_above_vault(settings)
     likely = _likely_vault(vault, claims)
     if likely is not None:
+        if writes:
+            raise _above_vault(vault, claims, likely)
         where = likely.relative_to(vault).as_posix()
         return [
             f"{vault}: no {claims}/ folder here, but {where}/ has one: it is likely "
@@ -222,13 +222,16 @@ def _refuse_above_vault(settings: Settings) -> None:
         return
     likely = _likely_vault(vault, claims)
     if likely is not None:
-        where = likely.relative_to(vault).as_posix()
-        raise UsageError(
-            f"not a vault: no {claims}/ folder here, but {where}/ has one: "
-            f"did you mean --vault {where}? (a command that writes refuses a folder "
-            "that is not the vault)",
-            str(vault),
-        )
+        raise _above_vault(vault, claims, likely)
+
+
+def _above_vault(vault: Path, claims: str, likely: Path) -> UsageError:
+    where = likely.relative_to(vault).as_posix()
+    return UsageError(
+        f"not a vault: no {claims}/ folder here, but {where}/ has one: did you mean "
+        f"--vault {where}? (a command that writes refuses a folder that is not the vault)",
+        str(vault),
+    )
 
 
 def _likely_vault(folder: Path, claims: str) -> Path | None:
