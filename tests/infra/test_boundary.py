@@ -529,3 +529,29 @@ def test_init_gitignore_covers_vt_temp_files(
         text=True,
     )
     assert note.returncode == 1  # the notes themselves are not ignored
+
+
+def test_a_pull_runs_the_post_merge_refresh_without_writing_outside(tmp_path: Path) -> None:
+    """The reported case: a plain `git pull` whose post-merge hook refreshes the Claim
+    Store, in a clone whose ledger lock is a dangling symlink leading out of the vault."""
+    from tests.integrations.test_merge_git import commit_all
+    from tests.integrations.test_merge_markers import decide, team
+
+    alice, bob = team(tmp_path, ("alice", "bob"), without_driver=())
+    decide(alice, "DV1-0001.md", "APPROVE")
+    commit_all(alice, "alice accepts DV1-0001")
+    git(alice, "push", "-q", "origin", "main")
+    git(bob, "pull", "-q", "--no-rebase", "origin", "main")
+    lock = bob / (LEDGER + ".lock")
+    lock.unlink(missing_ok=True)
+    outside = tmp_path / "outside"
+    os.symlink(outside / "made" / "by-vt.lock", lock)
+    decide(alice, "DV1-0002.md", "REJECT")
+    commit_all(alice, "alice rejects DV1-0002")
+    git(alice, "push", "-q", "origin", "main")
+    pulled = subprocess.run(
+        ["git", "pull", "--no-rebase", "origin", "main"], cwd=bob, capture_output=True, text=True
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    assert "leads outside the vault through the symlink" in pulled.stdout + pulled.stderr
+    assert not outside.exists()
