@@ -66,8 +66,8 @@ def test_a_ledger_restored_from_git_is_refused_naming_what_was_verified(vault: P
         assert done.returncode == 3, (args, done.stderr)
         said = [line for line in done.stderr.splitlines() if line.startswith("vt: ")]
         assert said == [
-            f"vt: {LEDGER}:3: the ledger holds 2 events, but 3 were verified before: at "
-            "least 1 lost (restored from an older copy?) (get the file back from git, or "
+            f"vt: {LEDGER}:3: the ledger holds 2 events, but 3 were verified before: "
+            "1 lost (restored from an older copy?) (get the file back from git, or "
             "accept the loss with `vt ledger forget`); run `vt ledger verify` to list them"
         ], (args, done.stderr)
     listed = vt(vault, "ledger", "verify")

@@ -49,10 +49,10 @@ def lost_error(
         what = f"the ledger is missing, but {remembered} events were verified before"
         line = None
     else:
-        lost = max(remembered - held, 1)
+        # every event it holds was verified before (else it is a rewrite, not a loss)
         what = (
             f"the ledger holds {held} events, but {remembered} were verified before: "
-            f"at least {lost} lost (restored from an older copy?)"
+            f"{remembered - held} lost (restored from an older copy?)"
         )
     return IntegrityError(
         f"{what} (get the file back from git, or accept the loss with `{FORGET}`); "
