@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import copy_example_vault
 from vault_tools.config import CHECKS, SPEC, find_vault, load_settings
 from vault_tools.errors import ExitCode, UsageError
 
@@ -429,3 +430,51 @@ def test_a_repository_root_given_as_the_vault_is_warned_of_naming_the_vault(tmp_
     assert "--vault examples/vault" in done.stderr
     assert _vt_in("validate", "--json", "--vault", ".", cwd=repo).stdout.startswith("{")
     assert "vt: warning" not in _vt_in("validate", "--vault", "examples/vault", cwd=repo).stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["apply"],
+        ["apply", "--dry-run"],
+        ["revert", "x"],
+        ["preview"],
+        ["draft", "vault_dir/03_claims"],
+        ["rebuild"],
+        ["report"],
+        ["hook", "refresh"],
+        ["init"],
+        ["import", "records.jsonl"],
+        ["entities", "new", "X"],
+    ],
+)
+def test_a_command_that_writes_refuses_the_folder_above_the_vault(
+    tmp_path: Path, command: list[str]
+) -> None:
+    parent = tmp_path / "parent"
+    vault = copy_example_vault(parent / "vault_dir")
+    before = sorted(p.relative_to(parent) for p in parent.rglob("*"))
+    done = _vt_in(*command, "--vault", ".", cwd=parent)
+    assert done.returncode == ExitCode.USAGE, (done.stdout, done.stderr)
+    assert "did you mean --vault vault_dir?" in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    # nothing made in the parent, nothing changed in the vault below it
+    assert sorted(p.relative_to(parent) for p in parent.rglob("*")) == before
+    assert not (vault / "05_ledger").exists() or (vault / "05_ledger").is_dir()
+
+
+def test_a_read_only_command_on_the_folder_above_the_vault_warns_and_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    parent = tmp_path / "parent"
+    copy_example_vault(parent / "vault_dir")
+    before = sorted(p.relative_to(parent) for p in parent.rglob("*"))
+    for command in (["status"], ["history", "X"], ["export"], ["ledger", "log"]):
+        done = _vt_in(*command, "--vault", ".", cwd=parent)
+        assert "--vault vault_dir" in done.stderr, (command, done.stderr)
+        created = [
+            p
+            for p in sorted(p.relative_to(parent) for p in parent.rglob("*"))
+            if p not in before and p.parts[0] != ".vt"
+        ]
+        assert created == [], (command, created)

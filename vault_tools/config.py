@@ -48,6 +48,9 @@ class Settings:
     allowed_signers: str | None = None  # None: `allowed_signers` beside the ledger
     draft_heading: str | None = None  # `[draft] heading`; None: the seed notes' heading
     draft_callout: str | None = None  # `[draft] callout`; None: the seed notes' tip
+    # the command writes to the vault (see `load_settings`); one that only reads creates
+    # nothing outside `.vt/`, not even the ledger's lock file
+    writes: bool = False
 
     @property
     def state_dir(self) -> Path:
@@ -147,22 +150,31 @@ _KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
 
 
 def load_settings(
-    explicit: Path | None = None, cwd: Path | None = None, *, new_vault: bool = False
+    explicit: Path | None = None,
+    cwd: Path | None = None,
+    *,
+    new_vault: bool = False,
+    writes: bool = False,
 ) -> Settings:
     """The settings of the vault found (see `find_vault`).
 
     Unless `new_vault` (`vt init`, which makes a folder a vault), a folder that holds no
     claims folder, no knowledge base, no ledger, no `.obsidian/` and no `vt.toml` is not
     a vault: a usage error naming what is missing, rather than "0 notes checked".
+    `writes`: the command writes to the vault, so a folder that is probably not the vault
+    (see `vault_warnings`) is refused rather than warned about.
     """
     vault = find_vault(explicit, cwd)
-    settings = Settings(vault=vault)
+    settings = Settings(vault=vault, writes=writes)
     config_path = vault / CONFIG_FILE
     if config_path.is_file():
         text = _read_text(config_path)
         _apply_config(settings, _parse_toml(text), text.splitlines())
-    if not new_vault:
-        settings.warnings = vault_warnings(settings)
+    if new_vault:
+        if writes:
+            _refuse_above_vault(settings)
+    else:
+        settings.warnings = vault_warnings(settings, writes=writes)
     return settings
 
 
@@ -172,16 +184,22 @@ _SEARCH_DEPTH = 3
 _SEARCH_FOLDERS = 2000  # a home folder given by mistake is not walked whole
 
 
-def vault_warnings(settings: Settings) -> list[str]:
+def vault_warnings(settings: Settings, *, writes: bool = False) -> list[str]:
     """Nothing for a folder holding the claims folder. For one that does not: a warning
     naming the likely vault (a subfolder holding it: the folder given is probably the
     repository around the vault, whose tests and build files would be scanned as notes),
-    else a usage error when nothing else marks the folder as a vault either."""
+    else a usage error when nothing else marks the folder as a vault either.
+
+    This is the one definition of "a vault": with `writes` (a command that writes), the
+    folder a warning is about is refused too, a usage error naming the likely vault:
+    a ledger, `.vt/` and note marks made there would land beside the real vault's."""
     vault, claims = settings.vault, settings.claims_dir.rstrip("/")
     if (vault / claims).is_dir():
         return []
     likely = _likely_vault(vault, claims)
     if likely is not None:
+        if writes:
+            raise _above_vault(vault, claims, likely)
         where = likely.relative_to(vault).as_posix()
         return [
             f"{vault}: no {claims}/ folder here, but {where}/ has one: it is likely "
@@ -200,6 +218,26 @@ def vault_warnings(settings: Settings) -> list[str]:
             str(vault),
         )
     return []
+
+
+def _refuse_above_vault(settings: Settings) -> None:
+    """A usage error when the folder holds no claims folder but a subfolder does: the
+    folder given is then the one around the vault (`--vault .` from its parent)."""
+    vault, claims = settings.vault, settings.claims_dir.rstrip("/")
+    if (vault / claims).is_dir():
+        return
+    likely = _likely_vault(vault, claims)
+    if likely is not None:
+        raise _above_vault(vault, claims, likely)
+
+
+def _above_vault(vault: Path, claims: str, likely: Path) -> UsageError:
+    where = likely.relative_to(vault).as_posix()
+    return UsageError(
+        f"not a vault: no {claims}/ folder here, but {where}/ has one: did you mean "
+        f"--vault {where}? (a command that writes refuses a folder that is not the vault)",
+        str(vault),
+    )
 
 
 def _likely_vault(folder: Path, claims: str) -> Path | None:

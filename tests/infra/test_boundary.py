@@ -188,7 +188,23 @@ def _hook_file(vault: Path, outside: Path) -> None:
     _move_out(vault, outside, ".git/hooks/pre-commit")
 
 
+def _dangling_lock(vault: Path, outside: Path) -> None:
+    """The ledger's lock as a clone can carry it: a symlink to a file (and folder) that
+    does not exist outside the vault."""
+    lock = vault / (LEDGER + ".lock")
+    lock.unlink()
+    os.symlink(outside / "made" / "by-vt.lock", lock)
+
+
+def _ledger_configured_outside(vault: Path, outside: Path) -> None:
+    """`[paths] ledger` naming a file beside the vault, not in it."""
+    shutil.move(vault / LEDGER, outside / "ledger.jsonl")
+    (vault / "vt.toml").write_text('[paths]\nledger = "../outside/ledger.jsonl"\n')
+
+
 PLACEMENTS: dict[str, Callable[[Path, Path], None]] = {
+    "lock-dangling": _dangling_lock,
+    "ledger-configured-outside": _ledger_configured_outside,
     "note": _each_file(CLAIMS),
     "claims-dir": lambda v, o: _move_out(v, o, CLAIMS),
     "kb-note": _each_file(KB),
@@ -204,8 +220,8 @@ PLACEMENTS: dict[str, Callable[[Path, Path], None]] = {
 }
 
 
-def _first_event(vault: Path) -> str:
-    return json.loads((vault / LEDGER).read_bytes().split(b"\n")[0])["id"]
+def _first_event(vault: Path, field: str = "id") -> str:
+    return json.loads((vault / LEDGER).read_bytes().split(b"\n")[0])[field]
 
 
 def _import_file(tmp: Path) -> Path:
@@ -225,6 +241,12 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "revert": lambda v, t: ["revert", _first_event(v), "--vault", str(v)],
     "rebuild": lambda v, t: ["rebuild", "--vault", str(v)],
     "status": lambda v, t: ["status", "--vault", str(v)],
+    "history": lambda v, t: ["history", _first_event(v, "claim_id"), "--vault", str(v)],
+    "export": lambda v, t: ["export", "--vault", str(v)],
+    "entities": lambda v, t: ["entities", "--vault", str(v)],
+    "hook-refresh": lambda v, t: ["hook", "refresh", "--vault", str(v)],
+    "ledger-log": lambda v, t: ["ledger", "log", "--vault", str(v)],
+    "ledger-verify": lambda v, t: ["ledger", "verify", "--vault", str(v)],
     "report": lambda v, t: ["report", "--vault", str(v)],
     "init": lambda v, t: ["init", str(v)],
     "import": lambda v, t: ["import", str(_import_file(t)), "--vault", str(v)],
@@ -263,6 +285,23 @@ REFUSED = {
     ("entities-new", "kb-dir"),
     ("hook-install", "gitattributes"),
     ("hook-install", "hook"),
+    # the ledger's lock: every command that takes it (readers too) refuses to make it
+    # through a dangling symlink or beside a ledger configured outside the vault
+    *(
+        (command, placement)
+        for command in (
+            "apply",
+            "revert",
+            "rebuild",
+            "status",
+            "history",
+            "export",
+            "report",
+            "entities",
+            "hook-refresh",
+        )
+        for placement in ("lock-dangling", "ledger-configured-outside")
+    ),
 }
 
 
@@ -490,3 +529,29 @@ def test_init_gitignore_covers_vt_temp_files(
         text=True,
     )
     assert note.returncode == 1  # the notes themselves are not ignored
+
+
+def test_a_pull_runs_the_post_merge_refresh_without_writing_outside(tmp_path: Path) -> None:
+    """The reported case: a plain `git pull` whose post-merge hook refreshes the Claim
+    Store, in a clone whose ledger lock is a dangling symlink leading out of the vault."""
+    from tests.integrations.test_merge_git import commit_all
+    from tests.integrations.test_merge_markers import decide, team
+
+    alice, bob = team(tmp_path, ("alice", "bob"), without_driver=())
+    decide(alice, "DV1-0001.md", "APPROVE")
+    commit_all(alice, "alice accepts DV1-0001")
+    git(alice, "push", "-q", "origin", "main")
+    git(bob, "pull", "-q", "--no-rebase", "origin", "main")
+    lock = bob / (LEDGER + ".lock")
+    lock.unlink(missing_ok=True)
+    outside = tmp_path / "outside"
+    os.symlink(outside / "made" / "by-vt.lock", lock)
+    decide(alice, "DV1-0002.md", "REJECT")
+    commit_all(alice, "alice rejects DV1-0002")
+    git(alice, "push", "-q", "origin", "main")
+    pulled = subprocess.run(
+        ["git", "pull", "--no-rebase", "origin", "main"], cwd=bob, capture_output=True, text=True
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    assert "leads outside the vault through the symlink" in pulled.stdout + pulled.stderr
+    assert not outside.exists()

@@ -153,9 +153,15 @@ def test_a_lost_event_comes_back_with_its_own_ts(tmp_path: Path) -> None:
     report = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
     assert not report.applied and [o.claim_id for o in report.others] == ["DV1-0002"]
     assert stamps(alice) == {}
-    # carol herself (here, at alice's machine) records it again, with its own ts
+    # carol herself (here, at alice's machine): the note alone is not taken at its word,
+    # refused until asked for explicitly, then recorded again with its own ts
     configure(alice, "carol")
-    report = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
+    refused = apply_notes(load_settings(alice), [alice / "03_claims" / "DV1-0002.md"])
+    assert not refused.applied and "--record-lost" in refused.refused[0].reason
+    assert reject["id"] not in stamps(alice)
+    report = apply_notes(
+        load_settings(alice), [alice / "03_claims" / "DV1-0002.md"], record_lost=True
+    )
     (again,) = report.applied
     assert again.new and again.id == reject["id"] and again.ts == reject["ts"]
     assert stamps(alice) == {reject["id"]: reject["ts"]}

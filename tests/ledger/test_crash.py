@@ -14,6 +14,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,24 @@ def test_an_os_error_escaping_a_command_exits_4(tmp_path: Path, code: int) -> No
     assert done.returncode == ExitCode.IO, done.stderr
     name = errno.errorcode[code]
     assert done.stderr == f"vt: {vault}/.vt: I/O error: {os.strerror(code)} ({name})\n"
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_crash_report_never_goes_through_a_state_dir_leading_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dangling: bool
+) -> None:
+    """A `.vt` symlink a clone carries, to a folder outside (or to none yet): the report
+    goes to the temporary folder instead, and nothing is made outside the vault."""
+    vault = copy_example_vault(tmp_path / "vault")
+    outside, temp = tmp_path / "outside", tmp_path / "temp"
+    temp.mkdir()
+    if not dangling:
+        outside.mkdir()
+    os.symlink(outside, vault / ".vt")
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    report = crash.write_report("Traceback\n", ["vt", "status", "--vault", str(vault)])
+    assert report is not None and report.parent == temp
+    if dangling:
+        assert not outside.exists()
+    else:
+        assert list(outside.iterdir()) == []

@@ -169,7 +169,7 @@ def assert_refused(result: subprocess.CompletedProcess[str], line: int) -> None:
     said = [ln for ln in result.stderr.splitlines() if ln.startswith("vt: ")]
     assert len(said) == 1, result.stderr
     assert said[0].startswith(f"vt: {LEDGER}:{line}: "), said
-    assert said[0].endswith("; run `vt ledger verify`"), said
+    assert "; run `vt ledger verify`" in said[0], said
     assert "Traceback" not in result.stderr
 
 
@@ -258,12 +258,48 @@ def test_a_deleted_state_dir_means_a_full_verify(vault: Path) -> None:
     assert_refused(vt(vault, "apply"), 3)  # no memory, but the chain itself is broken
 
 
-def test_a_deleted_ledger_is_refused(vault: Path) -> None:
+LOST_WAY_OUT = (
+    "(get the file back from git, or accept the loss with `vt ledger forget`); "
+    "run `vt ledger verify` to list them"
+)
+EVERY_COMMAND = [
+    ("status",),
+    ("history", "DV1-0001"),
+    ("export",),
+    ("report",),
+    ("entities",),
+    ("rebuild",),
+    ("ledger", "log"),
+    ("apply",),
+    ("apply", "--dry-run"),
+    ("revert", "sha256:" + "ab" * 32),
+    ("hook", "refresh"),
+]
+
+
+@pytest.mark.parametrize("args", EVERY_COMMAND)
+def test_a_deleted_ledger_is_one_refusal_for_every_command(
+    vault: Path, args: tuple[str, ...]
+) -> None:
     (vault / LEDGER).unlink()
-    assert "the ledger is missing, but 5 events" in vt(vault, "status").stderr
-    result = vt(vault, "apply")  # the lock holder opens (creates) the file: it is empty
-    assert result.returncode == 3 and "the ledger is empty, but 5 events" in result.stderr
-    assert (vault / LEDGER).read_bytes() == b""
+    notes = notes_of(vault)
+    result = vt(vault, *args)
+    assert result.returncode == 3, (result.stdout, result.stderr)
+    said = [ln for ln in result.stderr.splitlines() if ln.startswith("vt: ")]
+    assert said == [
+        f"vt: {LEDGER}: the ledger is missing, but 5 events were verified before " + LOST_WAY_OUT
+    ], result.stderr
+    assert not (vault / LEDGER).exists()  # no empty new ledger that would hide the loss
+    assert notes_of(vault) == notes
+
+
+def test_verify_lists_each_event_a_deleted_ledger_lost(vault: Path) -> None:
+    ids = [json.loads(line)["id"] for line in lines_of(vault)]
+    (vault / LEDGER).unlink()
+    result = vt(vault, "ledger", "verify")
+    assert result.returncode == 3
+    for event_id in ids:
+        assert f"event {event_id} verified before is missing" in result.stdout + result.stderr
 
 
 def test_a_reader_checks_without_waiting_and_rechecks_a_failure_under_the_lock(vault: Path) -> None:
@@ -398,3 +434,40 @@ def test_a_write_after_the_signature_is_caught(
     assert os.stat(path).st_ino == before.st_ino
     with pytest.raises(IntegrityError):
         gate_once(vault)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("status",),
+        ("history", "DV1-0001"),
+        ("export",),
+        ("entities",),
+        ("report", "--dry-run"),
+        ("ledger", "log"),
+        ("ledger", "verify"),
+        ("validate",),
+    ],
+)
+def test_a_command_that_only_reads_creates_no_lock_file(vault: Path, args: tuple[str, ...]) -> None:
+    """A clone: the ledger committed, no lock file (git-ignored) and no `.vt/`. A reader
+    checks the ledger all the same and creates nothing outside `.vt/`."""
+    (vault / f"{LEDGER}.lock").unlink()
+    for path in sorted((vault / ".vt").iterdir()):
+        path.unlink()
+    outside_state = {p for p in vault.rglob("*") if ".vt" not in p.relative_to(vault).parts}
+    done = vt(vault, *args)
+    assert done.returncode in (0, 1), (args, done.stderr)
+    assert {p for p in vault.rglob("*") if ".vt" not in p.relative_to(vault).parts} == (
+        outside_state
+    )
+    (vault / LEDGER).write_bytes(same_length_edit(lines_of(vault)))
+    if args[0] not in ("validate", "report"):
+        assert vt(vault, *args).returncode == 3  # and the gate still stops a tampered ledger
+    assert not (vault / f"{LEDGER}.lock").exists()
+
+
+def test_a_vault_never_set_up_gets_no_ledger_folder_from_a_reader(example_vault: Path) -> None:
+    for args in (("status",), ("export",), ("ledger", "log"), ("history", "DV1-0001")):
+        vt(example_vault, *args)
+        assert not (example_vault / "05_ledger").exists(), args

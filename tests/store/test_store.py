@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -266,7 +270,7 @@ def test_a_shrunken_ledger_is_refused_and_the_store_kept(cfg: Settings) -> None:
     ledger.path.write_bytes(first_line)
     for project in (ClaimStore.catch_up, ClaimStore.rebuild):
         with ClaimStore.open(cfg) as store:
-            with pytest.raises(IntegrityError, match="changed since it was verified") as exc:
+            with pytest.raises(IntegrityError, match="holds 1 events, but 2 were") as exc:
                 project(store)
             assert exc.value.line == 2  # the first line that is gone
             assert store.claim("B") is not None
@@ -419,3 +423,84 @@ def test_a_store_of_the_previous_schema_is_rebuilt(cfg: Settings) -> None:
         assert store.catch_up().rebuilt
         assert store.status_counts() == {"ACCEPTED": 1, "REJECTED": 1}
         assert store.forked() == {}
+
+
+# ---------------------------------------------------------------- the seal
+
+# edits made to the store with sqlite3, as a user or a script could
+STORE_EDITS = {
+    "status": ["UPDATE claims SET status='ACCEPTED'"],
+    "claim": ["UPDATE claims SET claim=NULL"],
+    "edges": ["DELETE FROM edges"],
+    "event": ["UPDATE events SET actor='mallory'"],
+    "mark": ["UPDATE meta SET value='1' WHERE key='seq'"],
+    "trigger-dropped": [
+        "DROP TRIGGER vt_seal_claims_update",
+        "UPDATE claims SET status='ACCEPTED'",
+    ],
+}
+READERS = {
+    "status": ("status", "--json"),
+    "export": ("export",),
+    "history": ("history", "DV1-0002", "--json"),
+    "report": ("report", "--json"),
+    "entities": ("entities", "--json"),
+}
+
+
+def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "VT_VAULT": ""},
+    )
+
+
+@pytest.fixture(scope="module")
+def decided(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example vault with its two decisions applied: DV1-0001 ACCEPTED, DV1-0002
+    REJECTED, each command's output recorded before any edit."""
+    from tests.conftest import copy_example_vault
+
+    vault = copy_example_vault(tmp_path_factory.mktemp("sealed") / "vault")
+    assert _vt(vault, "apply").returncode == 0
+    return vault
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("edit", sorted(STORE_EDITS))
+def test_a_store_edited_by_hand_is_rebuilt_before_it_is_shown(
+    decided: Path, tmp_path: Path, edit: str, reader: str
+) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(decided, vault)
+    _vt(vault, *READERS[reader])  # the dashboard written once: the second run writes none
+    truth = _vt(vault, *READERS[reader])
+    assert truth.returncode == 0, truth.stderr
+    conn = sqlite3.connect(vault / ".vt" / "claims.sqlite")
+    for statement in STORE_EDITS[edit]:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    shown = _vt(vault, *READERS[reader])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == truth.stdout
+    assert "mallory" not in shown.stdout
+    # and the store holds the ledger's projection again, sealed
+    with ClaimStore.open(vault_settings(vault)) as store:
+        assert store.claim("DV1-0002").status == "REJECTED"  # type: ignore[union-attr]
+        assert store._sealed()
+
+
+def test_the_seal_costs_no_rebuild_when_nothing_else_wrote(cfg: Settings) -> None:
+    ledger_for(cfg).append([decision("C1")])
+    with ClaimStore.open(cfg) as store:
+        assert store.catch_up().rebuilt
+        assert not store.catch_up().rebuilt
+        ledger_for(cfg).append([decision("C2")])
+        caught = store.catch_up()
+        assert (caught.rebuilt, caught.new_events) == (False, 1)
+        store.conn.execute("UPDATE claims SET status='REJECTED' WHERE claim_id='C1'")
+        assert store.catch_up().rebuilt
+        assert store.claim("C1").status == "ACCEPTED"  # type: ignore[union-attr]

@@ -40,6 +40,15 @@ def apply(
             "them in one line). Example: vt apply -v",
         ),
     ] = False,
+    record_lost: Annotated[
+        bool,
+        typer.Option(
+            "--record-lost",
+            help="Record again the decision of a note marked APPLIED whose event the "
+            "ledger does not hold (lost, or never in this clone's ledger), with the ts the "
+            "note keeps. Without it such a note is refused. See docs/exit-codes.md.",
+        ),
+    ] = False,
 ) -> None:
     """Apply bridge: turn approved decisions into Decision Ledger events.
 
@@ -66,9 +75,9 @@ def apply(
     from vault_tools.review.apply import apply_notes
 
     reporter = Reporter(as_json)
-    settings = settings_for(vault)
+    settings = settings_for(vault, writes=True)
     with reporter.progress("Applying decisions") as progress:
-        report = apply_notes(settings, paths or None, dry_run, progress)
+        report = apply_notes(settings, paths or None, dry_run, progress, record_lost)
     if reporter.mode == JSON:
         reporter.json_streamed(report.json_items())
     else:

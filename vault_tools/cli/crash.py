@@ -21,7 +21,15 @@ from pathlib import Path
 
 from vault_tools import __version__
 from vault_tools.config import STATE_DIR, find_vault
-from vault_tools.errors import ExitCode, IOFailure, VtError, io_failure, is_storage_error
+from vault_tools.errors import (
+    BoundaryError,
+    ExitCode,
+    IOFailure,
+    VtError,
+    io_failure,
+    is_storage_error,
+)
+from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.sqlitedb import io_failure as sqlite_failure
 from vault_tools.infra.sqlitedb import is_io_error
 
@@ -68,22 +76,26 @@ def write_report(text: str, argv: list[str]) -> Path | None:
         f"working folder: {os.getcwd() if os.path.isdir('.') else '?'}\n\n{text}"
     )
     name = f"crash-{stamp}-{os.getpid()}.log"
-    for folder in (_state_dir(argv), Path(tempfile.gettempdir())):
-        if folder is None:
-            continue
+    vault = _vault(argv)
+    places: list[tuple[Path | None, Path]] = [(None, Path(tempfile.gettempdir()))]
+    if vault is not None:  # the vault's own `.vt/`, held to its boundary like every write
+        places.insert(0, (vault, vault / STATE_DIR))
+    for root, folder in places:
         try:
-            folder.mkdir(exist_ok=True)
             path = folder / name
+            if root is not None:
+                path = writable_path(root, path)
+            folder.mkdir(exist_ok=True)
             with open(path, "x", encoding="utf-8") as out:
                 out.write(body)
             return path
-        except OSError:
+        except (OSError, BoundaryError):
             continue
     return None
 
 
-def _state_dir(argv: list[str]) -> Path | None:
-    """`<vault>/.vt` of the vault the command ran on, when it can be found."""
+def _vault(argv: list[str]) -> Path | None:
+    """The vault the command ran on, when it can be found."""
     explicit = None
     for i, arg in enumerate(argv):
         if arg == "--vault" and i + 1 < len(argv):
@@ -91,6 +103,6 @@ def _state_dir(argv: list[str]) -> Path | None:
         elif arg.startswith("--vault="):
             explicit = Path(arg.split("=", 1)[1])
     try:
-        return find_vault(explicit) / STATE_DIR
+        return find_vault(explicit)
     except (VtError, OSError):
         return None

@@ -38,7 +38,7 @@ def draft(
     from vault_tools.review.draft import draft_notes
 
     reporter = Reporter(as_json)
-    settings = settings_for(vault)
+    settings = settings_for(vault, writes=True)
     report = draft_notes(settings, paths, dry_run)
     if reporter.mode == JSON:
         reporter.json(report.to_json())

@@ -101,7 +101,7 @@ def new(
     from vault_tools.integrations.entities import new_entity
 
     reporter = Reporter(as_json)
-    result = new_entity(settings_for(vault), name, alias or [], dry_run)
+    result = new_entity(settings_for(vault, writes=True), name, alias or [], dry_run)
     if reporter.mode == JSON:
         reporter.json({**result.to_json(), "dry_run": dry_run})
         finish(ExitCode.OK)

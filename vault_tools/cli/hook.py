@@ -59,7 +59,7 @@ def install(
     """
     from vault_tools.integrations.hook import install as run_install
 
-    changes = run_install(settings_for(vault), dry_run)
+    changes = run_install(settings_for(vault, writes=True), dry_run)
     _report_changes(
         changes, as_json, dry_run, "the hook and the merge driver are already installed"
     )
@@ -80,7 +80,7 @@ def uninstall(
     """
     from vault_tools.integrations.hook import uninstall as run_uninstall
 
-    changes = run_uninstall(settings_for(vault), dry_run)
+    changes = run_uninstall(settings_for(vault, writes=True), dry_run)
     _report_changes(changes, as_json, dry_run, "nothing of vt's hook is installed")
     finish(ExitCode.OK)
 
@@ -159,7 +159,7 @@ def refresh(vault: VaultOption = None) -> None:
     """
     from vault_tools.integrations.hook import refresh_after_pull
 
-    repaired, result, remarked = refresh_after_pull(settings_for(vault))
+    repaired, result, remarked = refresh_after_pull(settings_for(vault, writes=True))
     reporter = Reporter()
     if repaired is not None:
         reporter.text(

@@ -40,7 +40,7 @@ def import_command(
     from vault_tools.integrations.importer import import_records
 
     reporter = Reporter(as_json)
-    report = import_records(settings_for(vault), file, dry_run)
+    report = import_records(settings_for(vault, writes=True), file, dry_run)
     if reporter.mode == JSON:
         reporter.json(report.to_json())
     else:

@@ -66,7 +66,9 @@ def init(
     reporter = Reporter(as_json)
     if vault is not None and vault_option is not None and vault != vault_option:
         raise UsageError(f"two vaults given: {vault} and --vault {vault_option}")
-    result = init_vault(settings_for(vault or vault_option, new_vault=True), dry_run, signer_key)
+    result = init_vault(
+        settings_for(vault or vault_option, new_vault=True, writes=True), dry_run, signer_key
+    )
     if reporter.mode == JSON:
         reporter.json(result.to_json())
         finish(ExitCode.OK)

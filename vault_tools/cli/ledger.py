@@ -1,4 +1,4 @@
-"""`vt ledger verify | log | merge | resolve`: the Decision Ledger's own commands.
+"""`vt ledger verify | log | merge | resolve | forget`: the Decision Ledger's own commands.
 
 Each subcommand is one function decorated with `@ledger_app.command()`, in the order
 `vt ledger --help` lists them.
@@ -152,7 +152,8 @@ def log(
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """The ledger's events, newest first, optionally filtered.
+    """The ledger's events, newest first, optionally filtered. Only a ledger that passes
+    the gate is shown (exit 3 otherwise, as for `vt status`).
 
     Example:
 
@@ -160,13 +161,18 @@ def log(
 
         vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
     """
+    from vault_tools.ledger.append import Ledger
     from vault_tools.ledger.lines import iter_log
+    from vault_tools.ledger.signatures import SignaturePolicy
 
     if action is not None and action.upper() not in ACTIONS:
         raise typer.BadParameter(f"must be one of {', '.join(ACTIONS)}", param_hint="--action")
     reporter = Reporter(as_json)
     settings = settings_for(vault)
     try:
+        ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault,
+                        policy=SignaturePolicy.of(settings), create_lock=False)  # fmt: skip
+        head = ledger.trusted_head()
         events = list(
             islice(
                 iter_log(
@@ -176,6 +182,7 @@ def log(
                     action.upper() if action else None,
                     _bound(since, "--since"),
                     _bound(until, "--until"),
+                    head.size,
                 ),
                 limit,
             )
@@ -248,7 +255,7 @@ def resolve(
     from vault_tools.integrations.hook import resolve_file
 
     reporter = Reporter(as_json)
-    result = resolve_file(settings_for(vault), dry_run)
+    result = resolve_file(settings_for(vault, writes=True), dry_run)
     if reporter.mode == JSON:
         reporter.json({**result.to_json(), "dry_run": dry_run})
         finish(ExitCode.OK)
@@ -260,4 +267,50 @@ def resolve(
             f"{result.path}: {verb} {counted(result.kept, 'event')}, "
             f"{counted(result.duplicates, 'duplicate')} dropped, re-chained"
         )
+    finish(ExitCode.OK)
+
+
+@ledger_app.command()
+def forget(
+    vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
+) -> None:
+    """Accept a ledger that lost events verified before (restored from an older copy, or
+    deleted for a fresh start): list the events `.vt/` remembers that the ledger no longer
+    holds, and forget them, so that the ledger as it stands is trusted again. The ledger
+    itself must verify (exit 3 otherwise); nothing in it is changed. Notes still marked
+    APPLIED for a forgotten event are refused by `vt apply` until `vt apply --record-lost`
+    records their decisions again.
+
+    Example:
+
+        vt ledger forget --dry-run
+
+        vt ledger forget --vault . --json
+    """
+    from vault_tools.ledger.lost import forget_lost
+    from vault_tools.ledger.signatures import SignaturePolicy
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault, writes=True)
+    try:
+        result = forget_lost(
+            settings.ledger_path,
+            settings.state_dir,
+            settings.vault,
+            SignaturePolicy.of(settings),
+            dry_run,
+        )
+    except VtError as exc:
+        reporter.fail(exc)
+    if reporter.mode == JSON:
+        reporter.json(result.to_json())
+        finish(ExitCode.OK)
+    verb = "would forget" if dry_run else "forgot"
+    for event_id, ts in result.forgotten:
+        reporter.text(f"{verb}: {event_id} ({ts}), no longer in {result.path}")
+    done = "would be forgotten (dry run: nothing written)" if dry_run else "forgotten"
+    reporter.text(
+        f"{result.path}: {len(result.forgotten)} lost events {done}; "
+        f"the {result.events} events it holds are verified as they stand"
+    )
     finish(ExitCode.OK)

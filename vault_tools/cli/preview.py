@@ -47,7 +47,7 @@ def preview(
     from vault_tools.review.preview import preview_vault
 
     reporter = Reporter(as_json)
-    settings = settings_for(vault)
+    settings = settings_for(vault, writes=True)
     with reporter.progress("Previewing notes") as progress:
         report = preview_vault(settings, paths or None, dry_run, progress)
     if reporter.mode == JSON:

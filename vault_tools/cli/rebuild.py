@@ -27,7 +27,7 @@ def rebuild(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     from vault_tools.store.graph import sync_kb_blocks
 
     reporter = Reporter(as_json)
-    settings = settings_for(vault)
+    settings = settings_for(vault, writes=True)
     problems: list[str] = []
     try:
         with ClaimStore.open(settings) as store:

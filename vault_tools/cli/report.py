@@ -36,7 +36,7 @@ def report(
 
     reporter = Reporter(as_json)
     try:
-        settings = settings_for(vault)
+        settings = settings_for(vault, writes=not dry_run)
         with reporter.progress("Reading notes") as progress:
             result = run_report(settings, dry_run, progress)
     except VtError as exc:

@@ -43,7 +43,7 @@ def revert(
     from vault_tools.review.revert import revert_event
 
     reporter = Reporter(as_json)
-    settings = settings_for(vault)
+    settings = settings_for(vault, writes=True)
     result = revert_event(settings, event_id, comment, dry_run)
     if reporter.mode == JSON:
         reporter.json(result.to_json())

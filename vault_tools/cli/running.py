@@ -16,10 +16,11 @@ from vault_tools.config import Settings, load_settings
 from vault_tools.errors import ExitCode, VtError
 
 
-def settings_for(vault: Path | None, *, new_vault: bool = False) -> Settings:
+def settings_for(vault: Path | None, *, new_vault: bool = False, writes: bool = False) -> Settings:
     """The settings of the vault; what is doubtful about the vault (see
-    `config.vault_warnings`) is said on stderr first, so stdout stays the command's."""
-    settings = load_settings(vault, new_vault=new_vault)
+    `config.vault_warnings`) is said on stderr first, so stdout stays the command's.
+    `writes`: the command writes to the vault, so a doubtful folder is refused."""
+    settings = load_settings(vault, new_vault=new_vault, writes=writes)
     for warning in settings.warnings:
         sys.stderr.write(f"vt: warning: {warning}\n")
     return settings

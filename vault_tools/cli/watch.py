@@ -71,7 +71,7 @@ def watch(
         and vault_argument.resolve() != vault.resolve()
     ):
         raise UsageError(f"two different vaults given: {vault_argument} and --vault {vault}")
-    settings = settings_for(vault_argument or vault)
+    settings = settings_for(vault_argument or vault, writes=True)
 
     from vault_tools.integrations.watch import Watcher
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 
 from vault_tools.errors import RefusedError
+from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.osfiles import open_fd
 
 POLL = 0.01  # seconds between two tries of a lock that is held elsewhere
@@ -91,16 +92,36 @@ def unlock_fd(fd: int) -> None:
 
 
 class FileLock:
-    """`with FileLock(path):` holds an exclusive lock on `path` (created if missing)."""
+    """`with FileLock(path):` holds an exclusive lock on `path` (created if missing).
 
-    def __init__(self, path: Path | str, timeout: float | None = None) -> None:
+    `root`: the vault; the lock file (and any folder made for it) is held to the vault
+    boundary (BoundaryError before anything is created). `create`: make the lock file
+    (and, with `folders`, its missing folders) if missing; without it a missing lock file
+    is a FileNotFoundError, so a command that only reads creates nothing for its lock.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        timeout: float | None = None,
+        *,
+        root: Path | None = None,
+        folders: bool = True,
+        create: bool = True,
+    ) -> None:
         self.path = Path(path)
         self.timeout = timeout  # None: wait as long as it takes
+        self.root = root
+        self.folders = folders and create
+        self.create = create
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = open_fd(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        if self.root is not None:
+            writable_path(self.root, self.path)
+        if self.folders:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = open_fd(self.path, os.O_RDWR | (os.O_CREAT if self.create else 0), 0o644)
         try:
             self._lock(fd)
         except BaseException:

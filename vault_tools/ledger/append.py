@@ -42,6 +42,7 @@ from vault_tools.ledger.lines import (
     lock_path,
     torn_path,
 )
+from vault_tools.ledger.lost import check_not_lost
 from vault_tools.ledger.problems import VerifyResult
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.signing import Signer, signed_message
@@ -303,6 +304,8 @@ class Ledger:
     write, a ledger, lock, `.torn` or state file that leads outside it (see boundary.py).
     None only for a private ledger of no vault (a dry run's scratch copy). `policy`:
     the signatures every gate checks; `signer`: signs every event appended.
+    `create_lock`: `trusted_head` may create the lock file (a command that writes);
+    without it only an existing one is taken. Appending always creates it.
     """
 
     def __init__(
@@ -313,8 +316,10 @@ class Ledger:
         root: Path | None = None,
         policy: SignaturePolicy | None = None,
         signer: Signer | None = None,
+        create_lock: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.create_lock = create_lock
         self.state_dir = Path(state_dir)
         self.root = root
         self.policy = policy or SignaturePolicy()  # what the gate checks signatures against
@@ -339,9 +344,11 @@ class Ledger:
                 *state_files(self.state_dir / STATE_DB),
             ):
                 writable_path(self.root, path)
-        with FileLock(self.lock_path):
+        with FileLock(self.lock_path, root=self.root):
+            created = not os.path.lexists(self.path)
+            if created:  # an empty new file would hide the loss of a ledger verified before
+                check_not_lost(self.path, self.state_dir)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            created = not self.path.exists()
             fd = open_fd(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
             try:
                 if created:
@@ -358,7 +365,7 @@ class Ledger:
         an exception inside the block appends nothing.
         """
         with self.locked() as (fd, torn):
-            db = _StateDB(self.state_dir)
+            db = _StateDB(self.state_dir, root=self.root)
             try:
                 size = os.fstat(fd).st_size
                 head = gate(self.path, self.state_dir, db, fd, size, True, self.policy)
@@ -383,7 +390,7 @@ class Ledger:
 
     def trusted_head(self) -> Head:
         """The head once the ledger has passed the gate (see `gate.trusted_head`)."""
-        return trusted_head(self.path, self.state_dir, self.policy)
+        return trusted_head(self.path, self.state_dir, self.policy, self.root, self.create_lock)
 
     def verify(self) -> VerifyResult:
         return verify_ledger(self.path, self.state_dir, self.policy)

@@ -26,11 +26,18 @@ from vault_tools.ledger.lines import (
     iter_lines,
     lock_path,
 )
+from vault_tools.ledger.lost import lost_error, lost_in
 from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 
 
-def trusted_head(path: Path, state_dir: Path, policy: SignaturePolicy | None = None) -> Head:
+def trusted_head(
+    path: Path,
+    state_dir: Path,
+    policy: SignaturePolicy | None = None,
+    root: Path | None = None,
+    create_lock: bool = True,
+) -> Head:
     """The gate for a command that reads the ledger without appending (rebuild,
     export, status, history, report): the head of the ledger once it has passed the
     gate (raises IntegrityError otherwise). Lines after `size` were not checked.
@@ -39,29 +46,44 @@ def trusted_head(path: Path, state_dir: Path, policy: SignaturePolicy | None = N
     otherwise (another vt appending, a read-only vault) it checks without the lock
     and writes nothing, which only costs time the next run. A check made without the
     lock that fails is made again under it: an append may have been under way.
+
+    `root`: the vault, whose boundary the lock file and the state dir are held to.
+    With no ledger file nothing is locked or created (`05_ledger/` appears with the
+    first decision): there is nothing to trust but the rule for a missing ledger.
+    Without `create_lock` (a command that only reads) only an existing lock file is
+    taken: with none, the check is made and nothing is remembered.
     """
-    lock = FileLock(lock_path(path), timeout=0)
+    if not os.path.lexists(path):
+        return _gate_now(path, state_dir, False, policy, root)
+    lock = FileLock(lock_path(path), timeout=0, root=root, folders=False, create=create_lock)
     with suppress(RefusedError, OSError):
         lock.acquire()
     try:
-        return _gate_now(path, state_dir, lock.held, policy)
+        return _gate_now(path, state_dir, lock.held, policy, root)
     except IntegrityError:
         if lock.held:
             raise
     finally:
         lock.release()
     try:
-        lock = FileLock(lock_path(path))  # waits for the appender
+        # waits for the appender
+        lock = FileLock(lock_path(path), root=root, folders=False, create=create_lock)
         lock.acquire()
     except OSError:  # a read-only vault: no appender can be at work
-        return _gate_now(path, state_dir, False, policy)
+        return _gate_now(path, state_dir, False, policy, root)
     try:
-        return _gate_now(path, state_dir, True, policy)
+        return _gate_now(path, state_dir, True, policy, root)
     finally:
         lock.release()
 
 
-def _gate_now(path: Path, state_dir: Path, locked: bool, policy: SignaturePolicy | None) -> Head:
+def _gate_now(
+    path: Path,
+    state_dir: Path,
+    locked: bool,
+    policy: SignaturePolicy | None,
+    root: Path | None = None,
+) -> Head:
     try:
         fd = open_fd(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -70,7 +92,7 @@ def _gate_now(path: Path, state_dir: Path, locked: bool, policy: SignaturePolicy
         db = None
         if locked:
             with suppress(OSError, sqlite3.Error):
-                db = _StateDB(state_dir)
+                db = _StateDB(state_dir, root=root)
         remember = db is not None
         db = db or _StateDB.read_only(state_dir)
         try:
@@ -112,10 +134,7 @@ def gate(
     if fd is None or size == 0:
         remembered = db.memory_size()
         if remembered:
-            what = "missing" if fd is None else "empty"
-            verified = counted(remembered, "event")
-            message = f"the ledger is {what}, but {verified} verified before"
-            raise _gate_error(path, state_dir, 1, message)
+            raise lost_error(path, state_dir, remembered, None if fd is None else 0, 1)
         return Head()
     if known is not None and known.size == size and db.stat_unchanged(fd, size):
         return known.head  # not a byte written since it was hashed: nothing to hash
@@ -199,6 +218,9 @@ def _trust(
 def _refusal(path: Path, state_dir: Path, verifier: _Verifier, changed: bool) -> IntegrityError:
     """One error for the first problem: its line (a lost event: the first line that is
     not one verified before, or the line after the last), what it is, and what to run."""
+    lost = _lost(path, state_dir, verifier)
+    if lost is not None:
+        return lost
     problems = sorted(verifier.problems, key=lambda p: (p.line is None, p.line or 0))
     first = problems[0]
     line = first.line
@@ -219,6 +241,18 @@ def _refusal(path: Path, state_dir: Path, verifier: _Verifier, changed: bool) ->
 
 
 _LINE_PREFIX = re.compile(r"^line \d+: ")
+
+
+def _lost(path: Path, state_dir: Path, verifier: _Verifier) -> IntegrityError | None:
+    """The lost-ledger error (lost.py) when the file verifies by itself but lacks events
+    verified before: the rule every command shares, not a tampering report."""
+    if verifier.after is not None or any(p.line is not None for p in verifier.problems):
+        return None
+    if not lost_in(verifier):
+        return None
+    return lost_error(
+        path, state_dir, verifier.db.memory_size(), verifier.events, verifier.events + 1
+    )
 
 
 def _gate_error(path: Path, state_dir: Path, line: int, message: str) -> IntegrityError:

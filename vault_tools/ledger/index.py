@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from queue import SimpleQueue
 
+from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.osfiles import read_at
 from vault_tools.infra.sqlitedb import connect
 from vault_tools.ledger.lines import Head
@@ -73,8 +74,14 @@ class _Trusted:
 class _StateDB:
     """`.vt/ledger-index.sqlite`. Only written while the ledger lock is held."""
 
-    def __init__(self, state_dir: Path, conn: sqlite3.Connection | None = None) -> None:
+    def __init__(
+        self, state_dir: Path, conn: sqlite3.Connection | None = None, root: Path | None = None
+    ) -> None:
+        """`root`: the vault, whose boundary the state dir and its files are held to."""
         if conn is None:
+            if root is not None:
+                for path in state_files(state_dir / STATE_DB):
+                    writable_path(root, path)
             state_dir.mkdir(parents=True, exist_ok=True)
             conn = connect(state_dir / STATE_DB, isolation_level=None)
             try:
@@ -114,6 +121,30 @@ class _StateDB:
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.executescript(_SCHEMA_SQL)
         return cls(state_dir, conn)
+
+    @classmethod
+    def empty(cls) -> _StateDB:
+        """No memory at all, in memory: for verifying a ledger by itself alone."""
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.executescript(_SCHEMA_SQL)
+        return cls(Path(os.devnull), conn)
+
+    def forget(self, ids: Iterable[str]) -> None:
+        """Forget the events `ids` and the trusted prefix with its index, in one
+        transaction: the next gate verifies the whole ledger and remembers it anew."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("DELETE FROM verified WHERE id=?", ((i,) for i in ids))
+            conn.execute("DELETE FROM idx_event")
+            conn.execute("DELETE FROM idx_latest")
+            keys = (*_TRUST_KEYS, "trust_stat")
+            marks = ",".join("?" * len(keys))
+            conn.execute(f"DELETE FROM meta WHERE key IN ({marks})", keys)  # noqa: S608
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self.conn.close()

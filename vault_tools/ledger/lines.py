@@ -132,19 +132,22 @@ def iter_events(path: Path | str, start: int = 0) -> Iterator[dict]:
         yield _parse_line(raw, n, str(path))
 
 
-def _iter_lines_reversed(path: Path | str) -> Iterator[bytes]:
+def _iter_lines_reversed(path: Path | str, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line) for every complete line, last first; only the lines
+    ending by byte `stop` when given."""
     try:
         fd = open_fd(path, os.O_RDONLY)
     except FileNotFoundError:
         return
     try:
-        end = os.fstat(fd).st_size
+        end = os.fstat(fd).st_size if stop is None else min(stop, os.fstat(fd).st_size)
         if end and read_at(fd, 1, end - 1) != b"\n":
             end = _line_start(fd, end + 1)  # skip a torn tail
+        n = _count_lines(fd, 0, end)
         while end > 0:
             start = _line_start(fd, end)
-            yield read_at(fd, end - start, start)
-            end = start
+            yield n, read_at(fd, end - start, start)
+            end, n = start, n - 1
     finally:
         os.close(fd)
 
@@ -228,11 +231,13 @@ def iter_log(
     action: str | None = None,
     since: str | date | datetime | None = None,
     until: str | date | datetime | None = None,
+    stop: int | None = None,
 ) -> Iterator[dict]:
-    """Events newest first (by position in the file), filtered; `until` is inclusive."""
+    """Events newest first (by position in the file), filtered; `until` is inclusive.
+    `stop`: only the lines ending by that byte (those the gate checked)."""
     lo, hi = _day_bound(since, end=False), _day_bound(until, end=True)
-    for raw in _iter_lines_reversed(path):
-        ev = _parse_line(raw, 0, str(path))
+    for n, raw in _iter_lines_reversed(path, stop):
+        ev = _parse_line(raw, n, str(path))
         ts = ev.get("ts", "")
         if (
             (claim_id is None or ev.get("claim_id") == claim_id)

@@ -48,6 +48,7 @@ from vault_tools.infra.spool import Spool, SpooledList
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import is_timestamp
+from vault_tools.ledger.lost import check_not_lost, lost_event
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
 from vault_tools.notes.note import parse_note
@@ -185,8 +186,10 @@ class _Decider:
         report: ApplyReport,
         decided: Spool,
         me: Runner,
+        record_lost: bool = False,
     ) -> None:
         self.settings = settings
+        self.record_lost = record_lost  # see ledger/lost.py
         self.ctx: CheckContext | None = None  # made when a late check needs it (rare)
         self.txn = txn
         self.report = report
@@ -235,6 +238,12 @@ class _Decider:
         decision = cand.decision
         assert decision is not None and cand.claim_id is not None
         applied_id = cand.event_id if cand.review_state == APPLIED else None
+        if applied_id is not None and not self.record_lost and not self.txn.has_id(applied_id):
+            # a teammate's note is theirs to record again (listed under others by
+            # _recorded_as); only the runner's own lost decision is refused
+            if self._recorded_as(cand) is not None:
+                self.report.refused.append(Entry(cand.path, cand.claim_id, lost_event(applied_id)))
+            return
         verdict = judge(decision, self._heads(cand.claim_id), applied_id, self._event_of)
         if verdict.kind == AGREES:
             assert verdict.event is not None
@@ -280,8 +289,8 @@ class _Decider:
 
     def _keep_ts(self, cand: Candidate, decision: dict) -> dict:
         """The decision, with the `ts` it was first appended at when the note names this
-        very event (`vt_event_id`, `vt_applied_at`) and the ledger lost it: an id never
-        comes back with another ts, which every clone that saw it first would refuse."""
+        very event (`vt_event_id`, `vt_applied_at`) and the ledger lost it (only with
+        `--record-lost`): the event comes back as every clone saw it first."""
         if cand.event_id is None or cand.applied_at is None:
             return decision
         if self.txn.prepare(decision)["id"] != cand.event_id:
@@ -399,8 +408,12 @@ def apply_notes(
     paths: list[Path] | None = None,
     dry_run: bool = False,
     progress: Progress | None = None,
+    record_lost: bool = False,
 ) -> ApplyReport:
-    """`vt apply [NOTE…]`: every decided note of the vault, or the notes given."""
+    """`vt apply [NOTE…]`: every decided note of the vault, or the notes given.
+
+    A note marked APPLIED whose event the ledger does not hold is refused; `record_lost`
+    records its decision again, with the `ts` the note keeps (ledger/lost.py)."""
     report = ApplyReport(dry_run=dry_run)
     with Spool() as examined, Spool() as owners:
         claim_hashes = _examine_all(settings, paths, report, progress, examined, owners)
@@ -410,7 +423,7 @@ def apply_notes(
         if not deciding.count:
             return report
         with deciding, Spool() as decided:
-            _decide_all(settings, deciding, report, decided, dry_run)
+            _decide_all(settings, deciding, report, decided, dry_run, record_lost)
             deciding.close()
             if dry_run:
                 report.applied = SpooledList(mark.applied for mark in decided)
@@ -496,14 +509,19 @@ def _without_shared(examined: Spool, shared: dict[str, list[str]], report: Apply
 
 
 def _decide_all(
-    settings: Settings, deciding: Spool, report: ApplyReport, decided: Spool, dry_run: bool
+    settings: Settings,
+    deciding: Spool,
+    report: ApplyReport,
+    decided: Spool,
+    dry_run: bool,
+    record_lost: bool = False,
 ) -> None:
     """Phase 2, in one transaction, BATCH notes at a time."""
     # before the ledger is opened: a key the allowed signers do not know creates nothing
     me = runner(settings, signer_for(settings))
     with _transaction(settings, dry_run) as txn:
         report.torn = txn.torn
-        _Decider(settings, txn, report, decided, me).run(deciding.batches(BATCH))
+        _Decider(settings, txn, report, decided, me, record_lost).run(deciding.batches(BATCH))
 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
@@ -529,6 +547,7 @@ def _transaction(settings: Settings, dry_run: bool) -> Iterator[Transaction]:
             _remove_stale_temps(settings)
             yield txn
         return
+    check_not_lost(settings.ledger_path, settings.state_dir)  # as the real run would
     with TemporaryDirectory(prefix="vt-dry-run-") as scratch:
         if settings.ledger_path.exists():
             ledger = Ledger(settings.ledger_path, settings.state_dir, root=settings.vault,

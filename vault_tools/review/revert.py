@@ -20,6 +20,7 @@ from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.findings import counted
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.lines import iter_lines
+from vault_tools.ledger.lost import check_not_lost
 from vault_tools.review.actor import runner
 from vault_tools.review.signer import signing_ledger
 from vault_tools.store.refresh import RefreshResult, refresh
@@ -119,6 +120,7 @@ def revert_event(
     event_id = _normalised(event_id)
     ledger = signing_ledger(settings, root=settings.vault)
     if not ledger.path.exists():
+        check_not_lost(ledger.path, ledger.state_dir)  # a ledger lost is not an empty one
         raise UnknownEventError(f"no event {event_id}: the ledger is empty", str(settings.ledger))
     result = _append(settings, ledger, event_id, comment, dry_run)
     if not dry_run:

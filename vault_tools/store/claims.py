@@ -72,6 +72,17 @@ CREATE INDEX IF NOT EXISTS edges_target ON edges(target_key);
 # a full projection walks the events claim by claim through this one index, made first
 _EVENTS_CLAIM_INDEX = "CREATE INDEX IF NOT EXISTS events_claim ON events(claim_id, seq)"
 _DERIVED = ("events", "claims", "edges")
+# The seal (docs/claim-store.md): a trigger on every write to a table of the store,
+# dropped while vt itself writes and made again with `sealed` set to 1 as its
+# transaction ends. A write made any other way (an `UPDATE` in a sqlite3 session) sets
+# `sealed` to 0, and the next catch-up rebuilds the store from the ledger. Checking it
+# costs one query, where a digest of the tables would read them whole.
+_SEALED = "sealed"
+_SEAL_TRIGGERS = {
+    f"vt_seal_{table}_{op.lower()}": (table, op)
+    for table in (*_DERIVED, "meta")
+    for op in ("INSERT", "UPDATE", "DELETE")
+}
 T = TypeVar("T")
 
 
@@ -196,10 +207,14 @@ class ClaimStore:
         ledger_path: Path,
         state_dir: Path,
         policy: SignaturePolicy | None = None,
+        root: Path | None = None,
+        create_lock: bool = True,
     ) -> None:
         self.conn = conn
         self.ledger_path = ledger_path
-        self.ledger = Ledger(ledger_path, state_dir, policy=policy)
+        self.ledger = Ledger(
+            ledger_path, state_dir, root=root, policy=policy, create_lock=create_lock
+        )
 
     @classmethod
     def open(cls, settings: Settings) -> ClaimStore:
@@ -215,7 +230,14 @@ class ClaimStore:
         # SQLite's default page cache (2 MiB): a larger one filled up as the store grew,
         # making every command that refreshes it (apply's last step) grow with the vault
         conn.execute(f"PRAGMA cache_size=-{STORE_CACHE_KIB}")
-        store = cls(conn, settings.ledger_path, settings.state_dir, SignaturePolicy.of(settings))
+        store = cls(
+            conn,
+            settings.ledger_path,
+            settings.state_dir,
+            SignaturePolicy.of(settings),
+            settings.vault,
+            settings.writes,  # a command that only reads creates no lock file
+        )
         store._ensure_schema()
         return store
 
@@ -272,6 +294,31 @@ class ClaimStore:
         start, end, seq, hash_, _ = values
         return _Mark(int(start), int(end), int(seq), hash_)  # type: ignore[arg-type]
 
+    def _sealed(self) -> bool:
+        """Whether nothing but vt wrote to the store since vt last sealed it."""
+        if self._get(_SEALED) != "1":
+            return False
+        marks = ",".join("?" * len(_SEAL_TRIGGERS))
+        (count,) = self.conn.execute(
+            f"SELECT COUNT(*) FROM sqlite_master WHERE type='trigger' AND name IN ({marks})",  # noqa: S608
+            list(_SEAL_TRIGGERS),
+        ).fetchone()
+        return count == len(_SEAL_TRIGGERS)
+
+    def _unseal(self) -> None:
+        """Drop the seal's triggers for vt's own writes (inside its transaction)."""
+        for name in _SEAL_TRIGGERS:
+            self.conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+
+    def _seal(self) -> None:
+        """Mark the store as vt left it, and arm the triggers that unmark it."""
+        self._put(**{_SEALED: 1})
+        for name, (table, op) in _SEAL_TRIGGERS.items():
+            self.conn.execute(
+                f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {op} ON {table} BEGIN "
+                f"UPDATE meta SET value = '0' WHERE key = '{_SEALED}' AND value != '0'; END"
+            )
+
     def _clear(self) -> None:
         """Empty the derived tables, leaving them without indexes (see _INDEXES_SQL).
 
@@ -315,10 +362,17 @@ class ClaimStore:
         self.conn.execute("BEGIN IMMEDIATE")  # one writer at a time; readers see a snapshot
         try:
             mark = self._mark()
-            if mark is None or not self._still_valid(mark):
+            sealed = self._sealed()  # else written by something other than vt: rebuilt
+            if mark is None or not sealed or not self._still_valid(mark):
+                self._unseal()
                 result = CatchUp(self._project_all(stop), rebuilt=True)
-            else:
+                self._seal()
+            elif mark.end < stop:
+                self._unseal()  # only when there is something to write: DDL is not free
                 result = CatchUp(self._project_from(mark, stop), rebuilt=False)
+                self._seal()
+            else:
+                result = CatchUp(0, rebuilt=False)
             self.conn.execute("COMMIT")
         except BaseException:
             rollback(self.conn)
@@ -359,7 +413,9 @@ class ClaimStore:
     def _transaction(self, work: Callable[[], T]) -> T:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
+            self._unseal()
             result = work()
+            self._seal()
             self.conn.execute("COMMIT")
         except BaseException:
             rollback(self.conn)
