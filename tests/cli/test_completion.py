@@ -14,10 +14,7 @@ VT = str(Path(sys.executable).parent / "vt")
 
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("_VT_", "COMP_", "VT_"))}
-    return subprocess.run(
-        [VT, *args], capture_output=True, text=True, env={**base, **env}, timeout=60
-    )
+    return _run_command([VT, *args], env)
 
 
 def _complete(words: str) -> list[str]:
@@ -28,8 +25,19 @@ def _complete(words: str) -> list[str]:
     return done.stdout.split()
 
 
+def _in_bash(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`vt ARGS` as a child of a running bash: Typer finds the shell among the process's
+    ancestors, which a test run started from no shell (a detached job) does not have."""
+    return _run_command(["bash", "-c", '"$@"; exit $?', "bash", VT, *args], env)
+
+
+def _run_command(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("_VT_", "COMP_", "VT_"))}
+    return subprocess.run(command, capture_output=True, text=True, env={**base, **env}, timeout=60)
+
+
 def test_show_completion_prints_the_bash_function() -> None:
-    done = _run("--show-completion", "bash", SHELL="/bin/bash")
+    done = _in_bash("--show-completion", "bash", SHELL="/bin/bash")
     assert done.returncode == 0, done.stderr
     assert "_vt_completion()" in done.stdout
     assert "_VT_COMPLETE=complete_bash" in done.stdout
@@ -47,7 +55,7 @@ def test_a_groups_subcommands_and_a_commands_options_are_completed() -> None:
 
 
 def test_install_completion_writes_the_script_and_sources_it(tmp_path: Path) -> None:
-    done = _run("--install-completion", "bash", HOME=str(tmp_path), SHELL="/bin/bash")
+    done = _in_bash("--install-completion", "bash", HOME=str(tmp_path), SHELL="/bin/bash")
     assert done.returncode == 0, done.stderr
     script = tmp_path / ".bash_completions" / "vt.sh"
     assert "_vt_completion()" in script.read_text(encoding="utf-8")
