@@ -502,8 +502,8 @@ def test_a_merge_must_keep_every_event_of_both_parents(tmp_path: Path) -> None:
     theirs.append([decision("C-2", actor="bob")])
     a, b = ours.path.read_bytes(), theirs.path.read_bytes()
     both = _rechain([*iter_events(ours.path), *iter_events(theirs.path)])
-    assert hook.check_staged_ledger(LEDGER, both, [a, b], merge=True) == []
-    lost = hook.check_staged_ledger(LEDGER, a, [a, b], merge=True)
+    assert hook.check_staged_ledger(LEDGER, both, [a, b]) == []
+    lost = hook.check_staged_ledger(LEDGER, a, [a, b])
     assert [f.code for f in lost] == ["ledger-rewritten"]
     assert "parent 2" in lost[0].message
     # outside a merge, theirs' events re-chained after ours is not an append to HEAD
