@@ -5,23 +5,28 @@ appended to.
 
 Three git processes read the whole history, never one per commit: `git log` lists the
 commits, each with its parents rewritten to the nearest commits that touched the ledger;
-`git cat-file --batch-check` names each one's ledger blob; `git cat-file --batch` streams
-each distinct blob once, parents before children. A version of the ledger is verified
-once, and from its parent's head when it only appends; its bytes are dropped as soon as
-no commit left to check needs them.
+`git cat-file --batch-check` names each one's ledger blob and its size; one `git cat-file
+--batch` reads the blobs that must be read (see `_Walk`). A version of the ledger is
+verified once, and from its parent's head when it only appends; it is dropped as soon as
+no commit left to check needs it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
-import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from vault_tools.errors import UsageError
 from vault_tools.integrations.gitrepo import GitError, GitRepo
-from vault_tools.ledger.history import Version, extension_problems, read_version
+from vault_tools.ledger.history import (
+    Version,
+    extension_problems,
+    prefix_version,
+    read_version,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,77 +87,105 @@ def audit(repo: GitRepo, ledger: str, tip: str = "HEAD", since: str | None = Non
         result.since = _commit_of(repo, since)
     commits = _commits(repo, ledger, result.tip, result.since)
     shas = {c.sha for c in commits}
-    outside = [p for c in commits for p in c.parents if p not in shas]
     ends = [result.tip, *([result.since] if result.since else [])]
-    blobs = _blob_ids(repo, ledger, [*dict.fromkeys([*outside, *(c.sha for c in commits), *ends])])
-    # every use of a blob, in the order the walk below meets them: each blob is read
-    # once, at its first use, and dropped after its last
-    met = [blobs[sha] for sha in outside]
-    met += [blobs[sha] for commit in commits for sha in (*commit.parents, commit.sha)]
-    met += [blobs[sha] for sha in ends]
-    uses = Counter(blob for blob in met[len(outside) :] if blob)
-    versions: dict[str, Version] = {}
-    with _BlobReader(repo, [*dict.fromkeys(blob for blob in met if blob)]) as reader:
-        for sha in dict.fromkeys(outside):  # the baseline: trusted, not reported
-            blob = blobs[sha]
-            if blob and blob not in versions:
-                versions[blob] = read_version(reader.read(blob))
+    parents = [p for c in commits for p in c.parents]
+    blobs = _blob_ids(repo, ledger, [*dict.fromkeys([*ends, *(c.sha for c in commits), *parents])])
+    # every use of a blob by the walk below: its version is dropped after the last
+    uses = Counter(blob[0] for c in commits for sha in (*c.parents, c.sha) if (blob := blobs[sha]))
+    with _BlobReader(repo) as reader:
+        walk = _Walk(reader, blobs, uses)
+        walk.reference = walk.version(result.tip)
         for commit in commits:
-            _check_commit(commit, blobs, versions, reader, result)
-            for sha in (*commit.parents, commit.sha):
-                _release(blobs[sha], uses, versions)
-        tip_version = _version(blobs[result.tip], versions, reader)
-        result.events = tip_version.count if tip_version else 0
+            walk.check(commit, result, outside=[p for p in commit.parents if p not in shas])
+        result.events = walk.reference.count if walk.reference else 0
         if result.since and not _is_ancestor(repo, result.since, result.tip):
-            base = _version(blobs[result.since], versions, reader)
-            _rewritten_since(repo, result, base, tip_version)
+            _rewritten_since(repo, result, walk.version(result.since), walk.reference)
     result.commits = len(commits)
     return result
 
 
-def _check_commit(
-    commit: _Commit,
-    blobs: dict[str, str | None],
-    versions: dict[str, Version],
-    reader: _BlobReader,
-    result: AuditResult,
-) -> None:
-    parents = [_version(blobs[p], versions, reader) for p in commit.parents]
-    blob = blobs[commit.sha]
-    if blob is None:
-        if any(p and p.data for p in parents):
-            message = "the ledger is deleted in this commit; it is append-only"
-            result.problems.append(Breach(commit.sha, commit.author, None, message))
-        return
-    if blob in versions:
-        child = versions[blob]  # the same bytes as a version judged before: said once
-        problems = []
-    else:
-        child = versions[blob] = read_version(reader.read(blob), parents)
-        inherited = {problem for p in parents if p for problem in p.problems}
-        problems = [p for p in child.problems if p not in inherited]
-        if child.resolvable and not child.ok:
-            result.unresolved.append(commit.sha)
-            problems = []  # re-chaining them is `vt ledger resolve`'s work, not a rewrite
-    names = [f"the ledger of parent {p[:12]}" for p in commit.parents]
-    problems += extension_problems(child, parents, names)
-    result.problems += [Breach(commit.sha, commit.author, line, msg) for line, msg in problems]
+class _Walk:
+    """The versions of the ledger met in the walk. The tip's ledger is read first, whole:
+    when it verifies, a version whose blob id is that of one of its prefixes (git names
+    a blob by the hash of its bytes) is known without reading it, so a history that only
+    appended reads one blob; any other version is read and verified, from its parent's
+    head when it extends one."""
+
+    def __init__(self, reader: _BlobReader, blobs: dict[str, tuple[str, int] | None],
+                 uses: Counter[str]) -> None:  # fmt: skip
+        self.reader, self.blobs, self.uses = reader, blobs, uses
+        self.versions: dict[str, Version] = {}
+        self.reference: Version | None = None
+        self.prefixes: dict[str, Version | None] = {}
+
+    def version(self, sha: str, parents: Sequence[Version | None] = ()) -> Version | None:
+        """The ledger of commit `sha` (None: it has none), judged against `parents`
+        when it must be read."""
+        blob = self.blobs[sha]
+        if blob is None:
+            return None
+        name, size = blob
+        found = self.versions.get(name) or self._prefix(name, size)
+        if found is None:
+            found = read_version(self.reader.read(name), parents)
+        if self.uses[name] > 0:
+            self.versions[name] = found
+        return found
+
+    def _prefix(self, name: str, size: int) -> Version | None:
+        """The version of blob `name` as a prefix of the reference, if it is one."""
+        if name in self.prefixes:
+            return self.prefixes[name]
+        found = None
+        reference = self.reference
+        if reference is not None and size <= len(reference.data):
+            candidate = prefix_version(reference, size)
+            if candidate is not None and _blob_name(reference.data, size, name) == name:
+                found = candidate
+        self.prefixes[name] = found
+        return found
+
+    def check(self, commit: _Commit, result: AuditResult, outside: list[str]) -> None:
+        for sha in outside:  # before the walk (--since, a shallow clone): its baseline
+            self.version(sha)
+        parents = [self.version(p) for p in commit.parents]
+        blob = self.blobs[commit.sha]
+        problems: list[tuple[int | None, str]] = []
+        if blob is None:
+            if any(p and p.has_lines() for p in parents):
+                problems.append((None, "the ledger is deleted in this commit; it is append-only"))
+        else:
+            known = blob[0] in self.versions or self._prefix(*blob) is not None
+            child = self.version(commit.sha, parents)
+            assert child is not None
+            if not known:  # read now: what is wrong in it is said for this commit
+                inherited = {problem for p in parents if p for problem in p.problems}
+                problems = [p for p in child.problems if p not in inherited]
+                if child.resolvable and not child.ok:
+                    result.unresolved.append(commit.sha)
+                    problems = []  # re-chaining is `vt ledger resolve`'s work, no rewrite
+            names = [f"the ledger of parent {p[:12]}" for p in commit.parents]
+            problems += extension_problems(child, parents, names)
+        result.problems += [Breach(commit.sha, commit.author, line, msg) for line, msg in problems]
+        for sha in (*commit.parents, commit.sha):
+            self._release(sha)
+
+    def _release(self, sha: str) -> None:
+        """One use of the commit's blob done: its version is dropped with its last use."""
+        blob = self.blobs[sha]
+        if blob is not None:
+            self.uses[blob[0]] -= 1
+            if self.uses[blob[0]] <= 0:
+                self.versions.pop(blob[0], None)
 
 
-def _version(blob: str | None, versions: dict[str, Version], reader: _BlobReader) -> Version | None:
-    if blob is None:
-        return None
-    if blob not in versions:  # a parent outside the walk (a shallow clone's edge)
-        versions[blob] = read_version(reader.read(blob))
-    return versions[blob]
-
-
-def _release(blob: str | None, uses: Counter[str], versions: dict[str, Version]) -> None:
-    """One use of `blob` done: its version is dropped with its last use."""
-    if blob:
-        uses[blob] -= 1
-        if uses[blob] <= 0:
-            versions.pop(blob, None)
+def _blob_name(data: bytes, size: int, like: str) -> str:
+    """git's name of a blob of the first `size` bytes of `data`, hashed as `like` is
+    (sha1, or sha256 in a repository of that object format)."""
+    digest = hashlib.sha1() if len(like) == 40 else hashlib.sha256()  # noqa: S324 - git's
+    digest.update(b"blob %d\0" % size)
+    digest.update(memoryview(data)[:size])
+    return digest.hexdigest()
 
 
 def _rewritten_since(
@@ -208,72 +241,51 @@ def _commits(repo: GitRepo, ledger: str, tip: str, since: str | None) -> list[_C
     return commits
 
 
-def _blob_ids(repo: GitRepo, ledger: str, shas: list[str]) -> dict[str, str | None]:
-    """Each commit's ledger blob (None: the commit has no ledger), in one process."""
-    if not shas:
-        return {}
+def _blob_ids(repo: GitRepo, ledger: str, shas: list[str]) -> dict[str, tuple[str, int] | None]:
+    """Each commit's ledger blob and its size (None: the commit has no ledger), in one
+    process: git reads an object's size from its header, without inflating it."""
     request = "".join(f"{sha}:{ledger}\n" for sha in shas).encode("utf-8", "surrogateescape")
-    out = repo.git("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=request).stdout
-    blobs: dict[str, str | None] = {}
+    check = "--batch-check=%(objecttype) %(objectname) %(objectsize)"
+    out = repo.git("cat-file", check, stdin=request).stdout if shas else b""
+    blobs: dict[str, tuple[str, int] | None] = {}
     for sha, line in zip(shas, out.decode("utf-8", "replace").splitlines(), strict=True):
-        name, _, kind = line.rpartition(" ")
-        blobs[sha] = name if kind == "blob" else None
+        kind, name, size = (line.split(" ") + ["", "", ""])[:3]
+        blobs[sha] = (name, int(size)) if kind == "blob" else None
     return blobs
 
 
 class _BlobReader:
-    """One `git cat-file --batch` streaming the given blobs in order; `read` takes them
-    in that same order."""
+    """One `git cat-file --batch` for the whole walk, asked for one blob at a time."""
 
-    def __init__(self, repo: GitRepo, blobs: list[str]) -> None:
-        self.repo, self.blobs = repo, blobs
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
         self.process: subprocess.Popen[bytes] | None = None
-        self.stream: Iterator[tuple[str, bytes]] = iter(())
 
     def __enter__(self) -> _BlobReader:
-        if not self.blobs:
-            return self
-        try:
-            self.process = subprocess.Popen(
-                ["git", "cat-file", "--batch"], cwd=self.repo.root, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-        except FileNotFoundError:
-            raise GitError("git is not installed (or not on PATH)") from None
-        request = "".join(f"{blob}\n" for blob in self.blobs).encode()
-        # written by a thread: git answers while it reads, and both pipes would fill
-        threading.Thread(target=self._feed, args=(request,), daemon=True).start()
-        self.stream = self._answers()
         return self
 
-    def _feed(self, request: bytes) -> None:
-        assert self.process is not None and self.process.stdin is not None
-        try:
-            self.process.stdin.write(request)
-            self.process.stdin.close()
-        except OSError:
-            pass  # git stopped early; `read` says so
-
-    def _answers(self) -> Iterator[tuple[str, bytes]]:
-        assert self.process is not None and self.process.stdout is not None
-        out = self.process.stdout
-        for _ in self.blobs:
-            header = out.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                raise GitError(f"git cat-file: no blob {header[:1]!r}", str(self.repo.root))
-            data = out.read(int(header[2]))
-            out.read(1)  # the newline after each object
-            yield header[0].decode(), data
-
     def read(self, blob: str) -> bytes:
-        for name, data in self.stream:
-            if name == blob:
-                return data
-        raise GitError(f"git cat-file: blob {blob} not read", str(self.repo.root))
+        if self.process is None:
+            try:
+                self.process = subprocess.Popen(
+                    ["git", "cat-file", "--batch"], cwd=self.repo.root, stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+            except FileNotFoundError:
+                raise GitError("git is not installed (or not on PATH)") from None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(f"{blob}\n".encode())
+        self.process.stdin.flush()
+        header = self.process.stdout.readline().split()
+        if len(header) != 3 or header[1] != b"blob":
+            raise GitError(f"git cat-file: no blob {blob}", str(self.repo.root))
+        data = self.process.stdout.read(int(header[2]))
+        self.process.stdout.read(1)  # the newline after each object
+        return data
 
     def __exit__(self, *exc: object) -> None:
         if self.process is not None:
-            self.process.kill()
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    pipe.close()
             self.process.wait()
-            if self.process.stdout is not None:
-                self.process.stdout.close()

@@ -18,9 +18,10 @@ merge rule, since re-chaining it is the fix, not a rewrite.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from vault_tools.findings import Finding, error
 from vault_tools.ledger.events import (
@@ -44,6 +45,7 @@ LEDGER_CONFLICT = "ledger-conflict-markers"
 LEDGER_INVALID = "ledger-invalid"
 
 Problem = tuple[int | None, str]  # (line of the ledger, message)
+_S = TypeVar("_S", bytes, list[str])
 
 
 # ---------------------------------------------------------------- one version, verified
@@ -54,29 +56,35 @@ class _Events:
     that only appends extends its parent's lists in place, so a history of thousands of
     commits keeps one list per line of descent, not one per commit."""
 
-    __slots__ = ("claims", "ids", "where")
+    __slots__ = ("claims", "ends", "hashes", "ids", "where")
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.claims: list[str] = []
         self.where: dict[str, int] = {}  # id -> index of its first line
+        # of a version that verifies, where each line ends and its hash: any of its
+        # prefixes is then a version of its own at no cost (`prefix_version`)
+        self.ends: list[int] = []
+        self.hashes: list[str] = []
 
     def fork(self, count: int) -> _Events:
         """A copy of the first `count` events, for a version that goes its own way."""
         copy = _Events()
         copy.ids, copy.claims = self.ids[:count], self.claims[:count]
+        copy.ends, copy.hashes = self.ends[:count], self.hashes[:count]
         copy.where = {i: n for n, i in enumerate(copy.ids) if i not in copy.where}
         return copy
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Version:
     """One version of the ledger (a blob), as judged: whether it verifies (`ok`), or at
     least holds only sound events (`resolvable`: conflict markers or a broken chain that
     `vt ledger resolve` mends), its events (the first `count` of `events`, in file order,
-    each id once), its head and its bytes (complete lines only)."""
+    each id once), its head and its bytes (complete lines only). A prefix of a version
+    that verifies (`within`) holds its bytes only once they are asked for."""
 
-    data: bytes
+    raw: bytes | None
     events: _Events
     count: int = 0
     seq: int = 0
@@ -84,6 +92,18 @@ class Version:
     ok: bool = True
     resolvable: bool = True
     problems: list[Problem] = field(default_factory=list)
+    within: Version | None = None
+    size: int = 0  # of the prefix of `within`
+
+    @property
+    def data(self) -> bytes:
+        if self.raw is None:
+            assert self.within is not None
+            self.raw = self.within.data[: self.size]
+        return self.raw
+
+    def has_lines(self) -> bool:
+        return self.size > 0 if self.raw is None else bool(self.raw)
 
     def index(self, event_id: str) -> int | None:
         """The 0-based place of an event in this version, None when it is not there."""
@@ -99,17 +119,40 @@ class Version:
         return self.events.fork(self.count)
 
 
+def starts_with(child: Version, parent: Version) -> bool:
+    """Whether `parent`'s bytes are the start of `child`'s (by their sizes alone when
+    both are prefixes of one version)."""
+    if child.within is not None and child.within is parent.within:
+        return parent.size <= child.size
+    return child.data.startswith(parent.data)
+
+
+def prefix_version(version: Version, size: int) -> Version | None:
+    """The first `size` bytes of a version that verifies, as a version of its own (it
+    verifies too: every check of a line looks only at the lines before it), or None when
+    `size` does not end one of its lines."""
+    if size == 0:
+        return Version(b"", _Events())
+    if not version.ok or version.within is not None:
+        return None
+    k = bisect_left(version.events.ends, size, 0, version.count)
+    if k >= version.count or version.events.ends[k] != size:
+        return None
+    return Version(None, version.events, k + 1, k + 1, version.events.hashes[k],
+                   within=version, size=size)  # fmt: skip
+
+
 def read_version(data: bytes | None, parents: Sequence[Version | None] = ()) -> Version:
     """`data` verified as a whole ledger. When it starts with (a line-aligned part of) a
     parent that verifies, only the lines after that part are checked, from that parent's
     head: the parent's own verdict covers the rest."""
     data = data or b""
-    complete = data[: data.rfind(b"\n") + 1]
+    complete = data if data.endswith(b"\n") else data[: data.rfind(b"\n") + 1]
     base, start = _longest_shared(complete, parents)
     if base is None:
         version = Version(complete, _Events())
     else:
-        count = complete.count(b"\n", 0, start)
+        count = base.count if start == len(base.data) else complete.count(b"\n", 0, start)
         if count == base.count:
             version = Version(complete, base._events_to_extend(), count, base.seq, base.head)
         else:
@@ -129,27 +172,14 @@ def _longest_shared(data: bytes, parents: Sequence[Version | None]) -> tuple[Ver
     for parent in parents:
         if parent is None or not parent.ok or not parent.data:
             continue
-        if data.startswith(parent.data):
+        if len(data) >= len(parent.data) and data.startswith(parent.data):
             size = len(parent.data)
         else:
-            size = _common_prefix(data, parent.data)
+            size = _common_start(data, parent.data)
             size = data.rfind(b"\n", 0, size) + 1  # back to a line's start
         if size > best_size:
             best, best_size = parent, size
     return best, best_size
-
-
-def _common_prefix(a: bytes, b: bytes) -> int:
-    """How many first bytes `a` and `b` share: a binary search of slice comparisons, each
-    a memcmp, rather than a Python loop over the bytes."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _hash_of_line(data: bytes) -> str | None:
@@ -174,9 +204,11 @@ def _check_lines(version: Version, data: bytes, start: int) -> None:
     `supersedes` and `reverts` naming an earlier event of the same claim."""
     events = version.events
     ids, claims, where = events.ids, events.claims, events.where
-    n = data.count(b"\n", 0, start)
+    n = version.count if start and version.ok else data.count(b"\n", 0, start)
+    end = start
     for body in data[start:].split(b"\n")[:-1]:
         n += 1
+        end += len(body) + 1
         if conflict_marker(body):
             merged = "the ledger was merged without the vt merge driver"
             message = f"line {n}: a git conflict marker: {merged}; run `vt ledger resolve`"
@@ -201,6 +233,8 @@ def _check_lines(version: Version, data: bytes, start: int) -> None:
             where[event_id] = version.count
             ids.append(event_id)
             claims.append(ev["claim_id"])
+            events.ends.append(end)
+            events.hashes.append(ev["hash"])
             version.count += 1
 
 
@@ -246,12 +280,12 @@ def extension_problems(
     one), each parent called by its name in `names` (default: "the ledger of parent N").
     Empty when it keeps the rule."""
     names = list(names) or [f"the ledger of parent {k}" for k in range(1, len(parents) + 1)]
-    present = [(p, name) for p, name in zip(parents, names, strict=True) if p and p.data]
+    present = [(p, name) for p, name in zip(parents, names, strict=True) if p and p.has_lines()]
     if not present:
         return []
     if len(parents) == 1:
         parent, name = present[0]
-        if child.data.startswith(parent.data):
+        if starts_with(child, parent):
             return []
         if parent.ok:
             return [_first_difference(parent.data, child.data, name)]
@@ -276,28 +310,44 @@ def _merge_problems(child: Version, parents: list[tuple[Version, str]]) -> list[
     problems: list[Problem] = []
     earlier: list[Version] = []
     for parent, name in parents:
+        if starts_with(child, parent):  # every event kept, in its place
+            earlier.append(parent)
+            continue
         ids = parent.ids()
-        lost = [(k, i) for k, i in enumerate(ids) if child.index(i) is None]
+        same = _common_start(ids, child.ids())  # events in the same places: kept, in order
+        lost = [(k, i) for k, i in enumerate(ids[same:], same) if child.index(i) is None]
         if lost:
             k, first = lost[0]
             problems.append((None, f"drops {len(lost)} event(s) of {name} (first: {first}, "
                                    f"its line {k + 1}); a merged ledger keeps every event "
                                    "of both sides"))  # fmt: skip
             continue
-        if earlier or not child.data.startswith(parent.data):
-            moved = _moved(child, ids, earlier)
-            if moved is not None:
-                problems.append((moved + 1, f"line {moved + 1}: event {child.ids()[moved]} of "
-                                            f"{name} is moved before events it followed "
-                                            "there; a merge keeps each side's order"))  # fmt: skip
+        moved = _moved(child, ids[same:], earlier, same - 1)
+        if moved is not None:
+            problems.append((moved + 1, f"line {moved + 1}: event {child.ids()[moved]} of "
+                                        f"{name} is moved before events it followed there; "
+                                        "a merge keeps each side's order"))  # fmt: skip
         earlier.append(parent)
     return problems
 
 
-def _moved(child: Version, ids: list[str], earlier: list[Version]) -> int | None:
-    """The place in `child` of the first of `ids` (a parent's events, in order) that
-    stands before one it followed, leaving out those an earlier parent holds."""
-    last = -1
+def _common_start(a: _S, b: _S) -> int:
+    """How many first items (bytes, ids) `a` and `b` share: a binary search of slice
+    comparisons, each done in C, rather than a Python loop over the items."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _moved(child: Version, ids: list[str], earlier: list[Version], last: int) -> int | None:
+    """The place in `child` of the first of `ids` (a parent's events, in order, after
+    those at `last` and before) that stands before one it followed, leaving out those an
+    earlier parent holds."""
     for i in ids:
         if any(p.index(i) is not None for p in earlier):
             continue  # placed where an earlier parent has it
