@@ -117,6 +117,7 @@ class _Walk:
         self.versions: dict[str, Version] = {}
         self.reference: Version | None = None
         self.prefixes: dict[str, Version | None] = {}
+        self.said: set[str] = set()  # blobs whose own problems were reported
 
     def version(self, sha: str, parents: Sequence[Version | None] = ()) -> Version | None:
         """The ledger of commit `sha` (None: it has none), judged against `parents`
@@ -155,10 +156,10 @@ class _Walk:
             if any(p and p.has_lines() for p in parents):
                 problems.append((None, "the ledger is deleted in this commit; it is append-only"))
         else:
-            known = blob[0] in self.versions or self._prefix(*blob) is not None
             child = self.version(commit.sha, parents)
             assert child is not None
-            if not known:  # read now: what is wrong in it is said for this commit
+            if blob[0] not in self.said:  # what is wrong in it is said for its first commit
+                self.said.add(blob[0])
                 inherited = {problem for p in parents if p for problem in p.problems}
                 problems = [p for p in child.problems if p not in inherited]
                 if child.resolvable and not child.ok:
