@@ -204,6 +204,7 @@ def test_a_commit_that_shortens_the_ledger_is_named(tmp_path: Path) -> None:
     )
     assert verify.returncode == 0  # the shortened ledger verifies on its own
     assert_named(audit(fresh), bad, "mallory", 2, "line 2 of the ledger of parent")
+    assert "is deleted; the ledger is append-only" in audit(fresh).stderr
 
 
 def test_a_commit_that_deletes_the_last_lines_is_named(tmp_path: Path) -> None:
@@ -342,7 +343,7 @@ def test_since_checks_only_the_commits_after_it(tmp_path: Path) -> None:
     append(alice, decision("C-3"))
     append(alice, decision("C-4"))
     full = audit(alice)
-    assert_named(full, bad, "mallory", 1, "is changed")
+    assert_named(full, bad, "mallory", 1, "is deleted")
     recent = audit(alice, "--since", "HEAD~1", "--json")
     assert recent.returncode == 0, recent.stderr
     report = json.loads(recent.stdout)

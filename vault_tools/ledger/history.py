@@ -288,18 +288,20 @@ def extension_problems(
         if starts_with(child, parent):
             return []
         if parent.ok:
-            return [_first_difference(parent.data, child.data, name)]
+            return [_first_difference(parent, child, name)]
     return _merge_problems(child, present)
 
 
-def _first_difference(old: bytes, new: bytes, name: str) -> Problem:
-    old_lines, new_lines = old.split(b"\n")[:-1], new.split(b"\n")[:-1]
-    pairs = zip(old_lines, new_lines, strict=False)
-    n = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(old_lines), len(new_lines)))
-    deleted = n >= len(new_lines) or (
-        len(new_lines) < len(old_lines) and old_lines[n + 1 :] == new_lines[n:]
-    )
-    what = "deleted" if deleted else "changed"
+def _first_difference(parent: Version, child: Version, name: str) -> Problem:
+    """The first line of the parent's (verified) ledger that the child does not keep
+    as it was: deleted when its event is gone and no new one stands in its place."""
+    old, new = parent.data.split(b"\n")[:-1], child.data.split(b"\n")[:-1]
+    pairs = zip(old, new, strict=False)
+    n = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(old), len(new)))
+    gone = n < parent.count and child.index(parent.events.ids[n]) is None
+    # a new event in its place: the line was rewritten, not deleted
+    replaced = n < child.count and parent.index(child.events.ids[n]) is None
+    what = "deleted" if n >= len(new) or (gone and not replaced) else "changed"
     return (n + 1, f"line {n + 1} of {name} is {what}; the ledger is append-only "
                    "(only new lines at the end may be committed)")  # fmt: skip
 
