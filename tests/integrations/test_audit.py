@@ -217,6 +217,18 @@ def test_a_commit_that_deletes_the_last_lines_is_named(tmp_path: Path) -> None:
     assert_named(audit(fresh_clone(tmp_path)), bad, "mallory", 2, "is deleted")
 
 
+def test_a_line_cut_out_without_rechaining_is_named(tmp_path: Path) -> None:
+    """Every line left is a sound event, as in a ledger merged without the driver, but one
+    of the parent's events is gone."""
+    (alice,) = origin_with_clones(tmp_path, "alice")
+    append(alice, decision("C-1"), decision("C-2"), decision("C-3"))
+    as_user(alice, "mallory")
+    lines = (alice / LEDGER).read_bytes().splitlines(keepends=True)
+    bad = commit_ledger(alice, lines[0] + lines[2])
+    git(alice, "push", "-q", "origin", "main")
+    assert_named(audit(fresh_clone(tmp_path)), bad, "mallory", None, "drops 1 event(s)")
+
+
 def test_a_rewritten_decision_is_named(tmp_path: Path) -> None:
     """An event's decision changed and every hash and id recomputed: a valid chain."""
     (alice,) = origin_with_clones(tmp_path, "alice")

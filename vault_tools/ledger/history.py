@@ -1,7 +1,7 @@
-"""The ledger through git history (docs/ledger.md#history): the rule each commit's ledger
-must follow against its parents' ledgers, shared by the pre-commit hook (the commit being
-made) and `vt ledger audit` (every commit that touched the ledger), and the in-memory
-verifier the audit runs on each version of the ledger.
+"""The ledger through git history (docs/ledger.md#the-ledger-through-git-history): the
+rule each commit's ledger must follow against its parents' ledgers, shared by the
+pre-commit hook (the commit being made) and `vt ledger audit` (every commit that touched
+the ledger), and the in-memory verifier the audit runs on each version of the ledger.
 
 The rule. A commit with one parent may only append lines to the parent's ledger: the
 parent's bytes are the start of the commit's. A merge keeps every event of every parent,
@@ -287,7 +287,7 @@ def extension_problems(
         parent, name = present[0]
         if starts_with(child, parent):
             return []
-        if parent.ok:
+        if parent.ok and (child.ok or not child.resolvable):
             return [_first_difference(parent, child, name)]
     return _merge_problems(child, present)
 
