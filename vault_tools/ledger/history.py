@@ -287,8 +287,12 @@ def extension_problems(
         parent, name = present[0]
         if starts_with(child, parent):
             return []
-        if parent.ok and (child.ok or not child.resolvable):
-            return [_first_difference(parent, child, name)]
+        if parent.ok:
+            # sound lines left unchained (as a merge without the driver leaves them) are
+            # no rewrite while they keep the parent's events in order
+            if child.ok or not child.resolvable or _merge_problems(child, present):
+                return [_first_difference(parent, child, name)]
+            return []
     return _merge_problems(child, present)
 
 
