@@ -110,7 +110,7 @@ def audit(
 
         vt ledger audit
 
-        vt ledger audit --since origin/main --json
+        vt ledger audit --json
     """
     from vault_tools.integrations.audit import audit as audit_history
     from vault_tools.integrations.gitrepo import GitRepo
