@@ -412,3 +412,22 @@ def test_every_reliability_guarantee_names_a_test_that_exists() -> None:
                 if isinstance(node, ast.FunctionDef)
             }
             assert name in defined, f"{path}::{name} is not a test"
+
+
+@pytest.mark.parametrize("page", ["ledger.md", "signing.md"])
+def test_every_threat_names_a_test_that_exists(page: str) -> None:
+    """The tables of threats against checks name the test showing each row; a test
+    renamed or removed must take its row with it."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    start = text.index("| threat |")
+    table = text[start : text.index("\n\n", start)]
+    refs = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", table)
+    assert len(refs) >= 3
+    for path, name in refs:
+        source = REPO / path
+        defined = {
+            node.name
+            for node in ast.walk(ast.parse(source.read_text("utf-8")))
+            if isinstance(node, ast.FunctionDef)
+        }
+        assert name in defined, f"{page}: {path}::{name} is not a test"

@@ -50,7 +50,7 @@ def test_the_commands_are_completed() -> None:
 
 
 def test_a_groups_subcommands_and_a_commands_options_are_completed() -> None:
-    assert set(_complete("vt ledger ")) == {"verify", "log", "merge", "resolve", "forget"}
+    assert set(_complete("vt ledger ")) == {"verify", "audit", "log", "merge", "resolve", "forget"}
     assert {"--vault", "--json"} <= set(_complete("vt validate --"))
 
 

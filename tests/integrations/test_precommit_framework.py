@@ -304,6 +304,7 @@ def test_the_readme_ci_steps_fail_on_a_committed_invalid_note_and_pass_when_clea
         "pre-commit run --all-files --show-diff-on-failure",
         "vt validate --vault . --json",
         "vt ledger verify --vault .",
+        "vt ledger audit --vault .   # the ledger's history: check out with fetch-depth 0",
     ]
     _local_config(vault)  # the README's config, with the hook run by the installed vt
     _apply(vault)
@@ -320,9 +321,11 @@ def test_the_readme_ci_steps_fail_on_a_committed_invalid_note_and_pass_when_clea
     break_note(vault / NOTE)
     _tamper_first_event(vault)
     commit_unchecked(vault, "broken, bypassing the hook")
-    hook, validate, verify = (run(step) for step in steps)
+    hook, validate, verify, audit = (run(step) for step in steps)
     assert hook.returncode == 1, hook.stdout + hook.stderr
     assert re.search(rf"{NOTE}:\d+: frame-schema:", hook.stdout)  # marked APPLIED: 2 lines more
     assert f"{LEDGER}:1: ledger-invalid:" in hook.stdout
     assert validate.returncode == 1 and f'"path": "{NOTE}"' in validate.stdout
     assert verify.returncode == 3 and f"{LEDGER}:1:" in verify.stderr
+    # the audit names the commit that changed line 1, and its author
+    assert audit.returncode == 3 and f"{LEDGER}:1: commit " in audit.stderr, audit.stderr

@@ -1,4 +1,4 @@
-"""`vt ledger verify | log | merge | resolve | forget`: the Decision Ledger's own commands.
+"""`vt ledger verify | audit | log | merge | resolve | forget`: the Decision Ledger's own commands.
 
 Each subcommand is one function decorated with `@ledger_app.command()`, in the order
 `vt ledger --help` lists them.
@@ -18,7 +18,7 @@ from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish
 from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.config import Settings
-from vault_tools.errors import ExitCode, IntegrityError, VtError
+from vault_tools.errors import ExitCode, IntegrityError, UsageError, VtError
 from vault_tools.findings import counted
 from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
 
@@ -84,6 +84,70 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         reporter.text(f"ledger ok: {counted(result.events, 'event')}, head {result.head}", "green")
     if result.signed or settings.signing_required:
         reporter.text(_signature_summary(result.signed, result.unsigned, settings))
+    finish(code)
+
+
+@ledger_app.command()
+def audit(
+    rev: Annotated[
+        str, typer.Argument(help="The commit whose history is audited.", show_default=True)
+    ] = "HEAD",
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Check only the commits not reachable from this one (the last audited).",
+            show_default=False,
+        ),
+    ] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check the ledger through git history: every commit that touched it, merges
+    included, may only have appended to its parent's ledger, and a merge keeps every
+    event of every parent in each one's order. Runs in a fresh clone and in CI; a commit
+    that shortened, reordered or rewrote the ledger is named with its author, exit 3.
+
+    Example:
+
+        vt ledger audit
+
+        vt ledger audit --json
+    """
+    from vault_tools.integrations.audit import audit as audit_history
+    from vault_tools.integrations.gitrepo import GitRepo
+
+    reporter = Reporter(as_json)
+    settings = settings_for(vault)
+    try:
+        repo = GitRepo.find(settings.vault)
+        if repo is None:
+            raise UsageError("not inside a git repository: the audit reads the ledger's "
+                             "history from git", str(settings.vault))  # fmt: skip
+        ledger = "/".join(part for part in (repo.relative(settings.vault), settings.ledger) if part)
+        result = audit_history(repo, ledger, rev, since)
+    except VtError as exc:
+        reporter.fail(exc)
+    code = ExitCode.OK if result.ok else ExitCode.INTEGRITY
+    if reporter.mode == JSON:
+        reporter.json(result.to_json())
+        finish(code)
+    for problem in result.problems:
+        message = _LINE_PREFIX.sub("", problem.message)
+        reporter.error(f"{_where(settings.ledger, problem.line)}: commit {problem.commit[:12]} "
+                       f"({problem.author}): {message}")  # fmt: skip
+    for sha in result.unresolved:
+        reporter.text(f"{settings.ledger}: commit {sha[:12]} holds a ledger merged without "
+                      "the vt merge driver (its events kept; `vt ledger resolve` re-chains "
+                      "them)")  # fmt: skip
+    after = f" after {result.since[:12]}" if result.since else ""
+    checked = f"{result.commits} commit(s){after}"
+    if result.ok:
+        reporter.text(f"ledger history ok: {checked} checked; {result.events} events at "
+                      f"{result.tip[:12]}", "green")  # fmt: skip
+    else:
+        reporter.error(f"ledger history does not verify: {len(result.problems)} problem(s) "
+                       f"in {checked}")  # fmt: skip
     finish(code)
 
 

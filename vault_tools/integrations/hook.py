@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError
-from vault_tools.findings import ERROR, Finding, counted, error
+from vault_tools.findings import ERROR, Finding
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
 from vault_tools.integrations.gitrepo import GitRepo
@@ -49,11 +49,6 @@ SIGNATURE = "# vt-hook: written by `vt hook install` (vault_tools); `vt hook uni
 DRIVER = "vt-ledger"
 DRIVER_NAME = "vt decision ledger"
 GITATTRIBUTES = ".gitattributes"
-
-# codes of the hook's ledger findings (the note findings use the CODES of findings.py)
-LEDGER_REWRITTEN = "ledger-rewritten"
-LEDGER_CONFLICT = "ledger-conflict-markers"
-LEDGER_INVALID = "ledger-invalid"
 
 
 # ---------------------------------------------------------------- install / uninstall
@@ -286,9 +281,7 @@ def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] =
         # is checked against the edit: see docs/signing.md on what that means)
         policy = SignaturePolicy.of(settings)
         staged_ledger = blobs[f":{ledger}"]
-        report.findings += check_staged_ledger(
-            settings.ledger, staged_ledger, parents, bool(merge_heads), policy
-        )
+        report.findings += check_staged_ledger(settings.ledger, staged_ledger, parents, policy)
     return report
 
 
@@ -363,7 +356,7 @@ def _check_working_ledger(settings: Settings, repo: GitRepo | None) -> list[Find
     from vault_tools.ledger.signatures import SignaturePolicy
 
     policy = SignaturePolicy.of(settings)
-    return check_staged_ledger(settings.ledger, data, parents, bool(merge_heads), policy)
+    return check_staged_ledger(settings.ledger, data, parents, policy)
 
 
 def _link_targets(repo: GitRepo, prefix: str, links: list[str]) -> dict[str, str | None]:
@@ -429,128 +422,14 @@ def check_staged_ledger(
     path: str,
     staged: bytes | None,
     parents: list[bytes | None],
-    merge: bool = False,
     policy: SignaturePolicy | None = None,
 ) -> list[Finding]:
-    """The staged ledger against the committed one(s) (`parents[0]` is HEAD's).
+    """The staged ledger against the ledger of every parent of the commit being made
+    (`parents[0]` is HEAD's, then each MERGE_HEAD's): the rule of ledger/history.py,
+    which `vt ledger audit` applies to every commit already made."""
+    from vault_tools.ledger.history import check_staged_ledger as check
 
-    A plain commit may only append lines to HEAD's ledger; a merge commit must keep every
-    event of every parent. Either way: no conflict markers, a torn last line or a broken
-    chain.
-    """
-    if staged is None:
-        if any(p for p in parents):
-            return [
-                error(
-                    path,
-                    None,
-                    LEDGER_REWRITTEN,
-                    "the decision ledger is deleted in this commit; it is append-only",
-                )
-            ]
-        return []
-    markers = [n for n, raw in enumerate(staged.split(b"\n"), 1) if conflict_marker(raw)]
-    if markers:
-        return [
-            error(
-                path,
-                n,
-                LEDGER_CONFLICT,
-                "git conflict marker in the decision ledger; "
-                "run `vt ledger resolve`, then stage the ledger again",
-            )
-            for n in markers
-        ]
-    if staged and not staged.endswith(b"\n"):
-        return [
-            error(
-                path,
-                staged.count(b"\n") + 1,
-                LEDGER_INVALID,
-                "the last line of the decision ledger has no final newline (torn)",
-            )
-        ]
-    findings = (
-        _merged_events_kept(path, staged, parents)
-        if merge
-        else _appended_only(path, staged, parents[0])
-    )
-    return findings or _verify_bytes(path, staged, policy)
-
-
-def _appended_only(path: str, staged: bytes, committed: bytes | None) -> list[Finding]:
-    if not committed or staged.startswith(committed):
-        return []
-    if _needs_resolving(committed) and not _event_ids(committed) - _event_ids(staged):
-        return []  # HEAD holds a merge made without the driver; this commit resolves it
-    old, new = committed.split(b"\n"), staged.split(b"\n")
-    pairs = enumerate(zip(old, new, strict=False))
-    n = next((i for i, (a, b) in pairs if a != b), min(len(old), len(new)))
-    what = "deleted" if len(new) < len(old) and old[n + 1 :] == new[n:] else "changed"
-    return [
-        error(
-            path,
-            n + 1,
-            LEDGER_REWRITTEN,
-            f"line {n + 1} of the committed decision ledger is {what} in this commit; "
-            "the ledger is append-only (only new lines at the end may be committed)",
-        )
-    ]
-
-
-def _needs_resolving(committed: bytes) -> bool:
-    """HEAD's ledger has conflict markers or a broken chain (a `merge=union` or server-side
-    merge committed as is): re-chaining it is then the fix, not a rewrite."""
-    has_markers = any(conflict_marker(raw) for raw in committed.split(b"\n"))
-    return has_markers or bool(_verify_bytes("", committed))
-
-
-def _event_ids(data: bytes) -> set[str]:
-    import json
-
-    ids = set()
-    for raw in data.split(b"\n"):
-        if raw.strip():
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                continue  # reported by the verification of that side's own commit
-            if isinstance(event, dict) and isinstance(event.get("id"), str):
-                ids.add(event["id"])
-    return ids
-
-
-def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -> list[Finding]:
-    present = _event_ids(staged)
-    findings = []
-    for number, parent in enumerate(parents, 1):
-        lost = sorted(_event_ids(parent or b"") - present)
-        if lost:
-            findings.append(
-                error(
-                    path,
-                    None,
-                    LEDGER_REWRITTEN,
-                    f"this merge drops {counted(len(lost), 'event')} of parent {number} "
-                    f"(first: {lost[0]}); "
-                    "a merged ledger keeps every event of both sides",
-                )
-            )
-    return findings
-
-
-def _verify_bytes(path: str, data: bytes, policy: SignaturePolicy | None = None) -> list[Finding]:
-    """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched;
-    signatures are checked against `policy` (None: the chain alone)."""
-    import tempfile  # with shutil, bz2 and lzma: only a commit that stages the ledger
-
-    from vault_tools.ledger.verify import verify_ledger
-
-    with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
-        copy = Path(tmp) / "ledger.jsonl"
-        copy.write_bytes(data)
-        result = verify_ledger(copy, Path(tmp) / "state", policy)
-    return [error(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
+    return check(path, staged, parents, policy)
 
 
 # ---------------------------------------------------------------- the merge driver
