@@ -169,6 +169,10 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     shutil.copytree(REPO / "examples/vault", vault, dirs_exist_ok=True)
     git(vault, "add", "-A")
     git(vault, "commit", "-q", "-m", "the vault")
+    # a team's vault has a remote: `vt ledger audit --since origin/main` names it
+    git(base, "init", "-q", "--bare", "origin.git")
+    git(vault, "remote", "add", "origin", str(base / "origin.git"))
+    git(vault, "push", "-q", "origin", "main")
     done = subprocess.run(
         ["vt", "apply"], cwd=vault, env=_env(base), capture_output=True, text=True
     )

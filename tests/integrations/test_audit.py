@@ -292,7 +292,7 @@ def test_a_merge_that_drops_the_other_side_is_named(tmp_path: Path) -> None:
     git(alice, "merge", "-q", "--no-verify", "-s", "ours", "--no-edit", "origin/main")
     bad = git(alice, "rev-parse", "HEAD").stdout.strip()
     git(alice, "push", "-q", "origin", "main")
-    assert_named(audit(fresh_clone(tmp_path)), bad, "mallory", None, "drops 1 event(s)")
+    assert_named(audit(fresh_clone(tmp_path)), bad, "mallory", None, "drops 1 event")
 
 
 def test_a_merge_that_reorders_one_side_is_named(tmp_path: Path) -> None:

@@ -141,13 +141,13 @@ def audit(
                       "the vt merge driver (its events kept; `vt ledger resolve` re-chains "
                       "them)")  # fmt: skip
     after = f" after {result.since[:12]}" if result.since else ""
-    checked = f"{result.commits} commit(s){after}"
+    checked = f"{counted(result.commits, 'commit')}{after}"
     if result.ok:
-        reporter.text(f"ledger history ok: {checked} checked; {result.events} events at "
+        reporter.text(f"ledger history ok: {checked} checked; {counted(result.events, 'event')} at "
                       f"{result.tip[:12]}", "green")  # fmt: skip
     else:
-        reporter.error(f"ledger history does not verify: {len(result.problems)} problem(s) "
-                       f"in {checked}")  # fmt: skip
+        problems = counted(len(result.problems), "problem")
+        reporter.error(f"ledger history does not verify: {problems} in {checked}")
     finish(code)
 
 
@@ -374,7 +374,7 @@ def forget(
         reporter.text(f"{verb}: {event_id} ({ts}), no longer in {result.path}")
     done = "would be forgotten (dry run: nothing written)" if dry_run else "forgotten"
     reporter.text(
-        f"{result.path}: {len(result.forgotten)} lost events {done}; "
-        f"the {result.events} events it holds are verified as they stand"
+        f"{result.path}: {counted(len(result.forgotten), 'lost event')} {done}; "
+        f"the {counted(result.events, 'event')} it holds are verified as they stand"
     )
     finish(ExitCode.OK)

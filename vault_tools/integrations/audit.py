@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from vault_tools.errors import UsageError
+from vault_tools.findings import counted
 from vault_tools.integrations.gitrepo import GitError, GitRepo
 from vault_tools.ledger.history import (
     Version,
@@ -199,7 +200,7 @@ def _rewritten_since(
         return
     k, first = lost[0]
     since = (result.since or "")[:12]
-    message = (f"drops {len(lost)} event(s) of the ledger of {since} (first: {first}, its "
+    message = (f"drops {counted(len(lost), 'event')} of the ledger of {since} (first: {first}, its "
                f"line {k + 1}), which is not an ancestor of this commit: the history was "
                f"rewritten since {since} (a force-push?)")  # fmt: skip
     result.problems.append(Breach(result.tip, _author(repo, result.tip), None, message))

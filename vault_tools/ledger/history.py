@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from vault_tools.findings import Finding, error
+from vault_tools.findings import Finding, counted, error
 from vault_tools.ledger.events import (
     GENESIS,
     _digests,
@@ -324,7 +324,8 @@ def _merge_problems(child: Version, parents: list[tuple[Version, str]]) -> list[
         lost = [(k, i) for k, i in enumerate(ids[same:], same) if child.index(i) is None]
         if lost:
             k, first = lost[0]
-            problems.append((None, f"drops {len(lost)} event(s) of {name} (first: {first}, "
+            dropped = counted(len(lost), "event")
+            problems.append((None, f"drops {dropped} of {name} (first: {first}, "
                                    f"its line {k + 1}); a merged ledger keeps every event "
                                    "of both sides"))  # fmt: skip
             continue

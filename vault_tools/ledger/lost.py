@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vault_tools.errors import IntegrityError
+from vault_tools.findings import counted
 from vault_tools.infra.lock import FileLock
 from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.index import _StateDB
@@ -46,12 +47,12 @@ def lost_error(
     is no file); `line`: the first line where a lost event is missing, if known.
     """
     if held is None:
-        what = f"the ledger is missing, but {remembered} events were verified before"
+        what = f"the ledger is missing, but {counted(remembered, 'event')} verified before"
         line = None
     else:
         # every event it holds was verified before (else it is a rewrite, not a loss)
         what = (
-            f"the ledger holds {held} events, but {remembered} were verified before: "
+            f"the ledger holds {counted(held, 'event')}, but {remembered} were verified before: "
             f"{remembered - held} lost (restored from an older copy?)"
         )
     return IntegrityError(
