@@ -86,7 +86,7 @@ def test_forget_accepts_the_loss_listing_what_it_forgets(vault: Path) -> None:
     done = vt(vault, "ledger", "forget")
     assert done.returncode == 0, done.stderr
     assert f"forgot: {reverted}" in done.stdout
-    assert "1 lost events forgotten; the 2 events it holds are verified as they stand" in (
+    assert "1 lost event forgotten; the 2 events it holds are verified as they stand" in (
         done.stdout
     )
     assert (vault / LEDGER).read_bytes() == before  # the ledger itself is never changed
