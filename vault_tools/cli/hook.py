@@ -137,7 +137,18 @@ def merge_note(
 
 
 @hook_app.command()
-def refresh(vault: VaultOption = None) -> None:
+def refresh(
+    vault: VaultOption = None,
+    after: Annotated[
+        str | None,
+        typer.Option(
+            "--after",
+            help="The git hook running it (post-merge, post-commit, post-checkout): after "
+            "a merge or a pull, what the refresh rewrote is committed.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Bring the Claim Store, the knowledge-base blocks and the review notes' marks
     (`review_state`, `vt_event_id`, `vt_applied_at`) up to date with the ledger (what
     the post-merge and post-checkout hooks run after a pull or a checkout). Nothing is
@@ -146,23 +157,34 @@ def refresh(vault: VaultOption = None) -> None:
     A ledger that arrived with conflict markers (committed by a clone without vt's
     merge driver) is repaired first, as `vt ledger resolve` does; commit it.
 
+    Run by the post-merge or post-commit hook (`--after`), the files it rewrote that
+    held no uncommitted edit go into the merge commit just made (amended), or into a
+    commit of their own after a fast-forward, so `git status` stays clean.
+
     Example:
 
         vt hook refresh --vault .
     """
-    from vault_tools.integrations.hook import refresh_after_pull
+    from vault_tools.integrations.pullcommit import AMEND, refresh_and_commit
 
-    repaired, result, remarked = refresh_after_pull(settings_for(vault))
+    repaired, result, remarked, committed = refresh_and_commit(settings_for(vault), after or "")
     reporter = Reporter()
     if repaired is not None:
         reporter.text(
             f"vt: {repaired.path} came with conflict markers: repaired, {repaired.kept} "
-            "events kept; commit it"
+            "events kept" + ("" if committed.committed else "; commit it")
         )
     if result.kb_notes_written:
         reporter.text(f"vt: {len(result.kb_notes_written)} knowledge-base notes brought up to date")
     if remarked.marked:
         reporter.text(f"vt: {len(remarked.marked)} review notes marked as the ledger records them")
+    if committed.committed:
+        where = "the merge commit" if committed.how == AMEND else "a commit of their own"
+        reporter.text(f"vt: {len(committed.committed)} refreshed files committed in {where}")
+    for path in committed.left:
+        reporter.error(f"vt: {path}: refreshed beside your uncommitted edit; not committed")
+    if committed.problem is not None:
+        reporter.error(f"vt: the refreshed files are not committed: {committed.problem}")
     for problem in [*result.kb_problems, *remarked.problems]:
         reporter.error(f"vt: {problem}")
     finish(ExitCode.OK)

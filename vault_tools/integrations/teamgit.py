@@ -46,9 +46,10 @@ def post_hook_script(repo: GitRepo, settings: Settings, name: str) -> str:
     return (
         "#!/bin/sh\n"
         f"{POST_SIGNATURE}\n"
-        "# The Claim Store and the knowledge-base blocks, from the ledger now checked out.\n"
+        "# The Claim Store and the knowledge-base blocks, from the ledger now checked out;\n"
+        "# after a merge or a pull, what that rewrote is committed (pullcommit.py).\n"
         f"{files_only}"
-        f"exec {python} -m vault_tools hook refresh --vault {shlex.quote(vault)}\n"
+        f"exec {python} -m vault_tools hook refresh --vault {shlex.quote(vault)} --after {name}\n"
     )
 
 
