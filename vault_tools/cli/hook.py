@@ -136,6 +136,29 @@ def merge_note(
     finish(ExitCode.OK if clean else ExitCode.FINDINGS)
 
 
+@hook_app.command("merge-signers")
+def merge_signers(
+    base: Annotated[Path, typer.Argument(help="The merge base's file (git's %O).")],
+    ours: Annotated[Path, typer.Argument(help="Our file (git's %A); the result goes here.")],
+    theirs: Annotated[Path, typer.Argument(help="Their file (git's %B).")],
+) -> None:
+    """The git merge driver for the allowed signers file: a three-way union of lines.
+
+    A line either side removed stays removed, a line either side added is kept (the
+    base's order, then ours' new lines, then theirs'), each once. A side with a line
+    that is not an allowed signers line is a conflict (exit 1), left to git with its
+    markers. Registered by `vt hook install`.
+
+    Example:
+
+        git config merge.vt-signers.driver "python -m vault_tools hook merge-signers %O %A %B"
+    """
+    from vault_tools.integrations.signersmerge import merge_driver as run_driver
+
+    clean = run_driver(base, ours, theirs)
+    finish(ExitCode.OK if clean else ExitCode.FINDINGS)
+
+
 @hook_app.command()
 def refresh(
     vault: VaultOption = None,

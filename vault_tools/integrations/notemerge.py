@@ -101,7 +101,7 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[byte
         )  # fmt: skip
     except (VtError, ValueError, UnicodeError):
         pass  # not a note vt can read (no UTF-8, broken markers): git merges it as it is
-    return _merge_file(base, ours, theirs, path)
+    return merge_file(base, ours, theirs, path)
 
 
 def _agree(ours: str, theirs: str, path: str) -> bool:
@@ -132,7 +132,7 @@ def _beside_decision_settled(texts: list[str]) -> list[str]:
     return [with_entry_chunks(text, wanted) for text in texts]
 
 
-def _merge_file(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[bytes, bool]:
+def merge_file(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[bytes, bool]:
     with tempfile.TemporaryDirectory(prefix="vt-merge-") as tmp:
         files = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
