@@ -52,7 +52,7 @@ def install(
     """
     from vault_tools.integrations.hook import install as run_install
 
-    changes = run_install(settings_for(vault), dry_run)
+    changes = run_install(settings_for(vault, setting_up=True), dry_run)
     _report_changes(
         changes, as_json, dry_run, "the hook and the merge driver are already installed"
     )
@@ -73,7 +73,7 @@ def uninstall(
     """
     from vault_tools.integrations.hook import uninstall as run_uninstall
 
-    changes = run_uninstall(settings_for(vault), dry_run)
+    changes = run_uninstall(settings_for(vault, setting_up=True), dry_run)
     _report_changes(changes, as_json, dry_run, "nothing of vt's hook is installed")
     finish(ExitCode.OK)
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from vault_tools.integrations.notemerge import merge_file
 from vault_tools.ledger.signatures import allowed_signers_problem
 
-SIGNERS_DRIVER = "vt-signers"
 SIGNERS_DRIVER_NAME = "vt allowed signers (a three-way union of lines)"
 
 

@@ -13,15 +13,19 @@ from pathlib import Path
 
 from vault_tools.config import Settings
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
+from vault_tools.integrations.clonesetup import (
+    HOOK_MARK,
+    NOTE_DRIVER,
+    POST_HOOKS,
+    SIGNERS_DRIVER,
+)
 from vault_tools.integrations.gitrepo import GitRepo
-from vault_tools.integrations.signersmerge import SIGNERS_DRIVER, SIGNERS_DRIVER_NAME
+from vault_tools.integrations.signersmerge import SIGNERS_DRIVER_NAME
 
-NOTE_DRIVER = "vt-note"
 NOTE_DRIVER_NAME = "vt review notes (vt's own bytes recomputed, the rest merged by git)"
 # post-commit: git runs no post-merge after a merge that stopped on a conflict, so the
 # commit that concludes it refreshes instead (only a merge commit: one with two parents)
-POST_HOOKS = ("post-merge", "post-checkout", "post-commit")
-POST_SIGNATURE = "# vt-hook: written by `vt hook install` (vault_tools): refreshes after a pull"
+POST_SIGNATURE = f"{HOOK_MARK}: refreshes after a pull"
 GITATTRIBUTES = ".gitattributes"
 
 
