@@ -5,13 +5,16 @@ user's uncommitted edit. Real clones through a bare origin, real hooks and drive
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import git
-from tests.integrations.test_merge_git import commit_all, two_clones
+from tests.integrations.test_merge_git import EXAMPLE_VAULT, commit_all, configure, two_clones
 from tests.review.test_apply_conflicts import LEDGER, NOTE, events, props, vt_json
+from vault_tools.config import load_settings
+from vault_tools.integrations.init import init_vault
 from vault_tools.integrations.pullcommit import SUBJECT
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -182,3 +185,33 @@ def test_reviewers_who_agree_merge_over_git(tmp_path: Path) -> None:
     mine = [e for e in events(bob) if e["claim_id"] == "DV1-0002"]
     assert sorted(e["comment"] for e in mine) == ["fine", "the source checks out"]
     assert vt_json(bob, "status")["claims"].get("CONFLICT") is None
+
+
+def test_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:
+    """The refreshed files are committed by their repository paths, and a file outside
+    the vault that the user left uncommitted stays theirs."""
+    seed = tmp_path / "seed"
+    shutil.copytree(EXAMPLE_VAULT, seed / "vault", ignore=shutil.ignore_patterns(".vt"))
+    (seed / "README.md").write_text("the team's vault\n", encoding="utf-8")
+    git(seed, "init", "-q", "-b", "main")
+    configure(seed, "seed")
+    init_vault(load_settings(seed / "vault"))
+    commit_all(seed, "vault")
+    git(tmp_path, "clone", "-q", "--bare", str(seed), "origin.git")
+    alice, bob = (tmp_path / name for name in ("alice", "bob"))
+    for clone in (alice, bob):
+        git(tmp_path, "clone", "-q", "origin.git", clone.name)
+        configure(clone, clone.name)
+        init_vault(load_settings(clone / "vault"))
+    decide(alice / "vault", "DV1-0001", "APPROVE")
+    commit_all(alice, "alice accepts DV1-0001")
+    push(alice)
+    decide(bob / "vault", "DV1-0001", "REJECT")
+    commit_all(bob, "bob rejects DV1-0001")
+    (bob / "README.md").write_text("the team's vault, and bob's notes\n", encoding="utf-8")
+
+    done = git(bob, "pull", "-q", "--no-rebase", "origin", "main", check=False)
+    assert done.returncode == 0, done.stderr
+    assert git(bob, "status", "--porcelain").stdout == " M README.md\n"
+    changed = git(bob, "diff", "--name-only", "HEAD@{1}", "HEAD").stdout.splitlines()
+    assert changed and all(p.startswith("vault/04_knowledge_base/") for p in changed)
