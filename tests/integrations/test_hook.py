@@ -613,7 +613,7 @@ def test_uninstall_keeps_other_attributes_and_foreign_hooks(repo: Path) -> None:
     attributes = repo / ".gitattributes"
     attributes.write_text("*.png binary\n" + attributes.read_text() + "*.md text\n")
     changes = hook.uninstall(settings)
-    assert len(changes) == 10  # 4 hooks, 3 drivers' config, 3 attribute lines
+    assert len(changes) == 11  # 5 hooks, 3 drivers' config, 3 attribute lines
     assert not (repo / ".git" / "hooks" / "post-merge").exists()
     assert attributes.read_text() == "*.png binary\n*.md text\n"
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
@@ -639,7 +639,7 @@ def test_dry_run_install_writes_nothing(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     copy_vault(root / "vault")
     changes = hook.install(load_settings(root / "vault"), dry_run=True)
-    assert len(changes) == 13
+    assert len(changes) == 14
     assert not (root / ".git" / "hooks" / "post-merge").exists()
     assert not (root / ".git" / "hooks" / "pre-commit").exists()
     assert not (root / ".gitattributes").exists()

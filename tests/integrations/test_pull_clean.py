@@ -184,7 +184,7 @@ def test_reviewers_who_agree_merge_over_git(tmp_path: Path) -> None:
     assert "<<<<<<<" not in note and 'reviewer: "bob"' in note and '"fine"' in note
     mine = [e for e in events(bob) if e["claim_id"] == "DV1-0002"]
     assert sorted(e["comment"] for e in mine) == ["fine", "the source checks out"]
-    assert vt_json(bob, "status")["claims"].get("CONFLICT") is None
+    assert vt_json(bob, "status")["claims"].get("CONFLICT") == 1  # DV1-0001: two heads
 
 
 def test_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:
@@ -215,3 +215,31 @@ def test_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:
     assert git(bob, "status", "--porcelain").stdout == " M README.md\n"
     changed = git(bob, "diff", "--name-only", "HEAD@{1}", "HEAD").stdout.splitlines()
     assert changed and all(p.startswith("vault/04_knowledge_base/") for p in changed)
+
+
+def test_a_rebasing_pull_leaves_git_clean(tmp_path: Path) -> None:
+    """`git pull --rebase`: no refresh while the upstream is checked out mid-rebase (its
+    ledger lacks our events), one after it (post-rewrite), committed on its own if the
+    replayed commits carry stale blocks; the next rebasing pull is never refused."""
+    alice, bob = two_clones(tmp_path)
+    # first the same claim decided two ways (bob's replayed commit carries blocks and
+    # marks of a ledger without alice's event: stale), then two claims apart
+    for a_note, b_note, stale in (("DV1-0001", "DV1-0001", True), ("DV1-0004", "IX2-0328", False)):
+        decide(alice, a_note, "APPROVE")
+        commit_all(alice, f"alice accepts {a_note}")
+        push(alice)
+        decide(bob, b_note, "REJECT")
+        commit_all(bob, f"bob rejects {b_note}")
+        done = git(bob, "pull", "--rebase", "origin", "main", check=False)
+        assert done.returncode == 0, done.stderr
+        assert "changed since it was verified" not in done.stderr  # nothing ran mid-rebase
+        assert git(bob, "status", "--porcelain").stdout == ""
+        assert len(parents(bob)) == 1  # rebased: no merge commit
+        subjects = git(bob, "log", "-2", "--format=%s").stdout.splitlines()
+        mine = f"bob rejects {b_note}"
+        expected = [SUBJECT, mine] if stale else [mine, f"alice accepts {a_note}"]
+        assert subjects == expected
+        git(bob, "push", "-q", "origin", "main")
+        pull(alice)  # a fast-forward to bob's commits: consistent, nothing to rewrite
+        assert head(alice) == head(bob)
+    assert vt_json(bob, "status")["claims"].get("CONFLICT") == 1  # DV1-0001: two heads

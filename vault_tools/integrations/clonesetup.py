@@ -20,7 +20,7 @@ LEDGER_DRIVER = "vt-ledger"
 NOTE_DRIVER = "vt-note"
 SIGNERS_DRIVER = "vt-signers"
 DRIVERS = (LEDGER_DRIVER, NOTE_DRIVER, SIGNERS_DRIVER)
-POST_HOOKS = ("post-merge", "post-checkout", "post-commit")
+POST_HOOKS = ("post-merge", "post-checkout", "post-commit", "post-rewrite")
 HOOKS = ("pre-commit", *POST_HOOKS)
 # what each hook vt writes starts with (hook.SIGNATURE, teamgit.POST_SIGNATURE)
 HOOK_MARK = "# vt-hook: written by `vt hook install` (vault_tools)"

@@ -56,6 +56,8 @@ class PullCommit:
 
 def how_to_commit(repo: GitRepo, after: str) -> str | None:
     """AMEND, OWN_COMMIT or None for the refresh run by the hook `after`."""
+    if after == "post-rewrite":
+        return OWN_COMMIT  # after a rebase: the replayed commits stay as they are
     if after not in ("post-merge", "post-commit"):
         return None  # a checkout: nothing was committed to commit into
     done = repo.git("log", "-1", "--format=%H %P", "HEAD", check=False)

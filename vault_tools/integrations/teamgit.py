@@ -77,19 +77,32 @@ def _attribute_lines(repo: GitRepo, settings: Settings) -> list[str]:
     return [note_attributes_line(repo, settings), *([signers] if signers else [])]
 
 
+# when each hook acts (the shell tests before Python starts)
+_WHEN = {
+    "post-merge": "",
+    # its third argument is 0 for a checkout of files: nothing moved. A rebase checks
+    # out the upstream first, before replaying ours: the ledger then lacks our events,
+    # and writing the blocks would stop the rebase; post-rewrite refreshes after it
+    "post-checkout": 'if [ "$3" = "0" ]; then exit 0; fi\n'
+    'git_dir="$(git rev-parse --git-dir)" || exit 0\n'
+    'if [ -d "$git_dir/rebase-merge" ] || [ -d "$git_dir/rebase-apply" ]; then exit 0; fi\n',
+    # only the commit that concludes a merge stopped on a conflict: a merge commit
+    "post-commit": "git rev-parse -q --verify HEAD^2 >/dev/null || exit 0\n",
+    # only after a rebase (`git pull --rebase`), not after `git commit --amend`
+    # (git writes the rewritten commits to stdin: read, so git never meets a closed pipe)
+    "post-rewrite": 'cat >/dev/null\nif [ "$1" != "rebase" ]; then exit 0; fi\n',
+}
+
+
 def post_hook_script(repo: GitRepo, settings: Settings, name: str) -> str:
     vault = repo.relative(settings.vault) or "."
     python = shlex.quote(sys.executable)
-    # post-checkout's third argument is 0 for a checkout of files: nothing moved
-    files_only = 'if [ "$3" = "0" ]; then exit 0; fi\n' if name == "post-checkout" else ""
-    if name == "post-commit":
-        files_only = "git rev-parse -q --verify HEAD^2 >/dev/null || exit 0\n"
     return (
         "#!/bin/sh\n"
         f"{POST_SIGNATURE}\n"
         "# The Claim Store and the knowledge-base blocks, from the ledger now checked out;\n"
         "# after a merge or a pull, what that rewrote is committed (pullcommit.py).\n"
-        f"{files_only}"
+        f"{_WHEN[name]}"
         f"exec {python} -m vault_tools hook refresh --vault {shlex.quote(vault)} --after {name}\n"
     )
 
