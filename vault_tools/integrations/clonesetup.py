@@ -98,7 +98,7 @@ def _hook_state(hooks: Path, name: str) -> str | None:
 
 
 def _ask_git(root: Path, *args: str) -> str | None:
-    import subprocess  # only when a file says something is missing: ~3 ms to import
+    import subprocess  # imported only when a file says something is missing
 
     try:
         done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
