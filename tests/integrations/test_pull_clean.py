@@ -184,7 +184,7 @@ def test_reviewers_who_agree_merge_over_git(tmp_path: Path) -> None:
     assert "<<<<<<<" not in note and 'reviewer: "bob"' in note and '"fine"' in note
     mine = [e for e in events(bob) if e["claim_id"] == "DV1-0002"]
     assert sorted(e["comment"] for e in mine) == ["fine", "the source checks out"]
-    assert vt_json(bob, "status")["claims"].get("CONFLICT") == 1  # DV1-0001: two heads
+    assert vt_json(bob, "status")["claims"] == {"ACCEPTED": 1}  # an agreement, no CONFLICT
 
 
 def test_a_vault_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:

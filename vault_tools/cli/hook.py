@@ -37,8 +37,9 @@ def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str)
 def install(
     vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
 ) -> None:
-    """Install the pre-commit hook, the ledger and note merge drivers, and the
-    post-merge / post-checkout hooks that refresh the Claim Store and blocks.
+    """Install the pre-commit hook, the ledger, note and allowed signers merge drivers,
+    and the post-merge / post-checkout / post-commit / post-rewrite hooks that refresh
+    the Claim Store, the blocks and the marks after a pull, and commit what they rewrote.
 
     The hooks go to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
     the merge drivers are registered in the repository's git config and .gitattributes.
@@ -63,9 +64,9 @@ def install(
 def uninstall(
     vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
 ) -> None:
-    """Remove vt's pre-commit hook and merge driver.
+    """Remove vt's hooks and merge drivers.
 
-    A chained hook is restored; the merge driver's git config and .gitattributes line go.
+    A chained hook is restored; the merge drivers' git config and .gitattributes lines go.
 
     Example:
 

@@ -107,14 +107,17 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[byte
 def _agree(ours: str, theirs: str, path: str) -> bool:
     """Do both sides ask for the same: the same review_action and, when it decides
     something, the same decision (the V2 drafts and approved preview of a repair)."""
+    from vault_tools.ledger.heads import same_decision
     from vault_tools.review.claims import decision_content
 
     notes = [parse_note(text.encode("utf-8"), path) for text in (ours, theirs)]
     actions = [note.properties.get("review_action") for note in notes]
     if actions[0] != actions[1] or not isinstance(actions[0], str):
         return False
-    decided = [decision_content(note, actions[0]) for note in notes]
-    return decided[0] == decided[1]
+    mine, other = (decision_content(note, actions[0]) for note in notes)
+    if mine is None or other is None:
+        return mine is other  # PENDING, REQUEST_REPAIR: the action is all there is
+    return same_decision(mine, other)
 
 
 def _beside_decision_settled(texts: list[str]) -> list[str]:

@@ -1,9 +1,10 @@
 """What a clone of a shared vault needs beyond the pre-commit hook and the ledger driver
 (installed with them by `vt init` / `vt hook install`): the note merge driver
 (notemerge.py), the allowed signers' merge driver (signersmerge.py), and `post-merge` /
-`post-checkout` hooks (and `post-commit`, for the commit that concludes a merge stopped
-on a conflict) that bring the Claim Store, the knowledge-base blocks and the notes' marks
-up to date with the ledger a pull brought, and commit what that rewrote (pullcommit.py)."""
+`post-checkout` / `post-rewrite` hooks (and `post-commit`, for the commit that concludes
+a merge stopped on a conflict) that bring the Claim Store, the knowledge-base blocks and
+the notes' marks up to date with the ledger a pull brought, and commit what that
+rewrote (pullcommit.py)."""
 
 from __future__ import annotations
 
