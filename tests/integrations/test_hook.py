@@ -549,6 +549,7 @@ def test_install_writes_hook_driver_and_attribute(repo: Path) -> None:
     assert git(repo, "config", "merge.vt-ledger.name").stdout.strip() == "vt decision ledger"
     assert (repo / ".gitattributes").read_text() == (
         f"vault/{LEDGER} merge=vt-ledger -text\nvault/**/*.md merge=vt-note\n"
+        "vault/05_ledger/allowed_signers merge=vt-signers\n"
     )
     attr = git(repo, "check-attr", "merge", f"vault/{LEDGER}").stdout
     assert attr.strip().endswith("merge: vt-ledger")
@@ -630,7 +631,7 @@ def test_uninstall_keeps_other_attributes_and_foreign_hooks(repo: Path) -> None:
     attributes = repo / ".gitattributes"
     attributes.write_text("*.png binary\n" + attributes.read_text() + "*.md text\n")
     changes = hook.uninstall(settings)
-    assert len(changes) == 8  # 4 hooks, 2 drivers' config, 2 attribute lines
+    assert len(changes) == 11  # 5 hooks, 3 drivers' config, 3 attribute lines
     assert not (repo / ".git" / "hooks" / "post-merge").exists()
     assert attributes.read_text() == "*.png binary\n*.md text\n"
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
@@ -656,7 +657,7 @@ def test_dry_run_install_writes_nothing(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     copy_vault(root / "vault")
     changes = hook.install(load_settings(root / "vault"), dry_run=True)
-    assert len(changes) == 10
+    assert len(changes) == 14
     assert not (root / ".git" / "hooks" / "post-merge").exists()
     assert not (root / ".git" / "hooks" / "pre-commit").exists()
     assert not (root / ".gitattributes").exists()
@@ -686,6 +687,7 @@ def test_vault_at_the_repository_root(tmp_path: Path) -> None:
     assert "--vault ." in (root / ".git" / "hooks" / "pre-commit").read_text()
     assert (root / ".gitattributes").read_text() == (
         f"{LEDGER} merge=vt-ledger -text\n*.md merge=vt-note\n"
+        "05_ledger/allowed_signers merge=vt-signers\n"
     )
     git(root, "add", "-A")
     assert commit(root, "vault").returncode == 0
@@ -717,10 +719,11 @@ def test_install_replaces_the_attribute_line_without_text(repo: Path) -> None:
     assert changes == [
         f"added `vault/{LEDGER} merge=vt-ledger -text` to {attributes}",
         f"added `vault/**/*.md merge=vt-note` to {attributes}",
+        f"added `vault/05_ledger/allowed_signers merge=vt-signers` to {attributes}",
     ]
     assert attributes.read_text() == (
         f"*.png binary\n*.md text\nvault/{LEDGER} merge=vt-ledger -text\n"
-        "vault/**/*.md merge=vt-note\n"
+        "vault/**/*.md merge=vt-note\nvault/05_ledger/allowed_signers merge=vt-signers\n"
     )
     hook.uninstall(load_settings(repo / "vault"))
     attributes.write_text(f"vault/{LEDGER} merge=vt-ledger\n*.md text\n")

@@ -59,9 +59,10 @@ def test_init_in_git_installs_hook_and_driver_and_is_idempotent(vault: Path) -> 
     assert result.git
     assert any("pre-commit hook" in c for c in result.changes)
     assert (vault / ".git" / "hooks" / "pre-commit").is_file()
-    assert (
-        vault / ".gitattributes"
-    ).read_text() == "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n*.md merge=vt-note\n"
+    assert (vault / ".gitattributes").read_text() == (
+        "05_ledger/decision_ledger.jsonl merge=vt-ledger -text\n*.md merge=vt-note\n"
+        "05_ledger/allowed_signers merge=vt-signers\n"
+    )
     assert (vault / ".git" / "hooks" / "post-merge").is_file()
     before = snapshot(vault)
     assert init_vault(load_settings(vault)).changes == []

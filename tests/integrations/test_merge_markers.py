@@ -17,6 +17,7 @@ from tests.review.test_apply_conflicts import events, vt
 from vault_tools.config import load_settings
 from vault_tools.integrations import hook
 from vault_tools.integrations.init import init_vault
+from vault_tools.integrations.pullcommit import SUBJECT
 from vault_tools.ledger.events import canonical, line_hash
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
@@ -177,5 +178,8 @@ def test_a_fast_forward_to_committed_markers_is_repaired_by_the_post_merge_hook(
     assert "came with conflict markers: repaired, 2 events kept" in pulled.stdout + pulled.stderr
     assert b"<<<<<<<" not in (bob / LEDGER).read_bytes()
     assert stamps(bob) == {accept["id"]: accept["ts"], reject["id"]: reject["ts"]}
-    commit_all(bob, "repair the ledger")  # vt's hook lets the repair through
+    # the repair is committed by the hook, after the fast-forward: git status is clean
+    assert git(bob, "status", "--porcelain").stdout == ""
+    assert git(bob, "log", "-1", "--format=%s").stdout.strip() == SUBJECT
+    assert LEDGER in git(bob, "diff", "--name-only", "HEAD^", "HEAD").stdout.splitlines()
     assert verifies(bob)

@@ -30,9 +30,15 @@ pytestmark = pytest.mark.usefixtures("isolated_git")
 VT_KEYS = ("review_state:", "vt_")
 
 
+def merged_by_git(clone: Path) -> str:
+    """The merge commit as git made it: the one before vt's refresh amended it, if it did."""
+    last = git(clone, "reflog", "-1", "--format=%gs").stdout
+    return "HEAD@{1}" if last.startswith("vt: ") else "HEAD"
+
+
 def changed_by_refresh(clone: Path) -> list[str]:
     """The note's lines the post-merge hook changed after git committed the merge."""
-    diff = git(clone, "diff", "--unified=0", "HEAD", "--", NOTE).stdout
+    diff = git(clone, "diff", "--unified=0", merged_by_git(clone), "--", NOTE).stdout
     return [
         line[1:]
         for line in diff.splitlines()
@@ -48,6 +54,7 @@ def assert_marked_as_recorded(clone: Path, event: dict) -> None:
     assert str(note["vt_applied_at"]).replace("+00:00", "Z").replace(" ", "T") == event["ts"]
     assert all(line.startswith(VT_KEYS) for line in changed_by_refresh(clone))
     assert git(clone, "diff", "--quiet", "HEAD", "--", LEDGER, check=False).returncode == 0
+    assert git(clone, "status", "--porcelain").stdout == ""  # what it rewrote is committed
     status = vt_json(clone, "status")
     assert [d for d in status["disagreements"] if d["kind"] == "unmarked"] == []
     assert status["edited_since_apply"] == []
@@ -73,17 +80,19 @@ def test_decided_differently_every_clone_marks_the_head_of_its_decision(
     # records what the note now decides
     pull(alice, str(bob))
     assert props(alice)["review_action"] == "REJECT"
-    assert git(alice, "show", f"HEAD:{NOTE}").stdout.count(accept["id"]) == 1
+    assert git(alice, "show", f"{merged_by_git(alice)}:{NOTE}").stdout.count(accept["id"]) == 1
     assert_marked_as_recorded(alice, next(e for e in events(alice) if e["id"] == reject["id"]))
     assert vt_json(alice, "status")["claims"] == {"CONFLICT": 1}
-    assert changed_by_refresh(alice)  # the refresh rewrote ours' marks
-    commit_all(alice, "marked as the ledger records it")
+    assert changed_by_refresh(alice)  # the refresh rewrote ours' marks, into the merge
+    assert (
+        git(alice, "rev-parse", "HEAD^2").stdout.strip()
+        == git(bob, "rev-parse", "HEAD").stdout.strip()
+    )
 
     # bob merges origin on his side (a criss-cross with alice's merge): his marks stand
     pull(bob, "origin")
     assert_marked_as_recorded(bob, next(e for e in events(bob) if e["id"] == reject["id"]))
     assert changed_by_refresh(bob) == []
-    commit_all(bob, "what the pull brought, refreshed")  # the knowledge-base blocks
 
     # alice settles the claim with REJECT, as herself (the note said bob's REJECT: bob's
     # decision, which her apply would not record for him); bob pulls: his note names the
@@ -145,8 +154,11 @@ def test_the_commit_that_concludes_a_stopped_merge_refreshes(tmp_path: Path) -> 
     git(bob, "add", NOTE)
     git(bob, "commit", "-q", "--no-edit")
     assert git(bob, "rev-parse", "-q", "--verify", "HEAD^2", check=False).returncode == 0
-    refreshed = git(bob, "diff", "--name-only", "HEAD").stdout.splitlines()
+    # the refreshed blocks went into the merge commit, both parents kept
+    refreshed = git(bob, "diff", "--name-only", merged_by_git(bob), "HEAD").stdout.splitlines()
     assert refreshed and all(p.startswith("04_knowledge_base/") for p in refreshed)
+    assert git(bob, "status", "--porcelain").stdout == ""
+    assert git(bob, "rev-parse", "-q", "--verify", "HEAD^2", check=False).returncode == 0
     before = {p: (bob / p).read_bytes() for p in refreshed}
     assert vt(bob, "hook", "refresh").returncode == 0  # nothing left to refresh
     assert {p: (bob / p).read_bytes() for p in refreshed} == before

@@ -44,8 +44,9 @@ def _report_changes(changes: list[str], as_json: bool, dry_run: bool, none: str)
 def install(
     vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
 ) -> None:
-    """Install the pre-commit hook, the ledger and note merge drivers, and the
-    post-merge / post-checkout hooks that refresh the Claim Store and blocks.
+    """Install the pre-commit hook, the ledger, note and allowed signers merge drivers,
+    and the post-merge / post-checkout / post-commit / post-rewrite hooks that refresh
+    the Claim Store, the blocks and the marks after a pull, and commit what they rewrote.
 
     The hooks go to `git rev-parse --git-path hooks` (so core.hooksPath is honoured);
     the merge drivers are registered in the repository's git config and .gitattributes.
@@ -59,7 +60,7 @@ def install(
     """
     from vault_tools.integrations.hook import install as run_install
 
-    changes = run_install(settings_for(vault, writes=True), dry_run)
+    changes = run_install(settings_for(vault, writes=True, setting_up=True), dry_run)
     _report_changes(
         changes, as_json, dry_run, "the hook and the merge driver are already installed"
     )
@@ -70,9 +71,9 @@ def install(
 def uninstall(
     vault: VaultOption = None, dry_run: DryRunOption = False, as_json: JsonOption = False
 ) -> None:
-    """Remove vt's pre-commit hook and merge driver.
+    """Remove vt's hooks and merge drivers.
 
-    A chained hook is restored; the merge driver's git config and .gitattributes line go.
+    A chained hook is restored; the merge drivers' git config and .gitattributes lines go.
 
     Example:
 
@@ -80,7 +81,7 @@ def uninstall(
     """
     from vault_tools.integrations.hook import uninstall as run_uninstall
 
-    changes = run_uninstall(settings_for(vault, writes=True), dry_run)
+    changes = run_uninstall(settings_for(vault, writes=True, setting_up=True), dry_run)
     _report_changes(changes, as_json, dry_run, "nothing of vt's hook is installed")
     finish(ExitCode.OK)
 
@@ -143,8 +144,42 @@ def merge_note(
     finish(ExitCode.OK if clean else ExitCode.FINDINGS)
 
 
+@hook_app.command("merge-signers")
+def merge_signers(
+    base: Annotated[Path, typer.Argument(help="The merge base's file (git's %O).")],
+    ours: Annotated[Path, typer.Argument(help="Our file (git's %A); the result goes here.")],
+    theirs: Annotated[Path, typer.Argument(help="Their file (git's %B).")],
+) -> None:
+    """The git merge driver for the allowed signers file: a three-way union of lines.
+
+    A line either side removed stays removed, a line either side added is kept (the
+    base's order, then ours' new lines, then theirs'), each once. A side with a line
+    that is not an allowed signers line is a conflict (exit 1), left to git with its
+    markers. Registered by `vt hook install`.
+
+    Example:
+
+        git config merge.vt-signers.driver "python -m vault_tools hook merge-signers %O %A %B"
+    """
+    from vault_tools.integrations.signersmerge import merge_driver as run_driver
+
+    clean = run_driver(base, ours, theirs)
+    finish(ExitCode.OK if clean else ExitCode.FINDINGS)
+
+
 @hook_app.command()
-def refresh(vault: VaultOption = None) -> None:
+def refresh(
+    vault: VaultOption = None,
+    after: Annotated[
+        str | None,
+        typer.Option(
+            "--after",
+            help="The git hook running it (post-merge, post-commit, post-checkout): after "
+            "a merge or a pull, what the refresh rewrote is committed.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Bring the Claim Store, the knowledge-base blocks and the review notes' marks
     (`review_state`, `vt_event_id`, `vt_applied_at`) up to date with the ledger (what
     the post-merge and post-checkout hooks run after a pull or a checkout). Nothing is
@@ -153,18 +188,25 @@ def refresh(vault: VaultOption = None) -> None:
     A ledger that arrived with conflict markers (committed by a clone without vt's
     merge driver) is repaired first, as `vt ledger resolve` does; commit it.
 
+    Run by the post-merge or post-commit hook (`--after`), the files it rewrote that
+    held no uncommitted edit go into the merge commit just made (amended), or into a
+    commit of their own after a fast-forward, so `git status` stays clean.
+
     Example:
 
         vt hook refresh --vault .
     """
-    from vault_tools.integrations.hook import refresh_after_pull
+    from vault_tools.integrations.pullcommit import AMEND, refresh_and_commit
 
-    repaired, result, remarked = refresh_after_pull(settings_for(vault, writes=True))
+    repaired, result, remarked, committed = refresh_and_commit(
+        settings_for(vault, writes=True), after or ""
+    )
     reporter = Reporter()
     if repaired is not None:
         reporter.text(
             f"vt: {repaired.path} came with conflict markers: repaired, "
-            f"{counted(repaired.kept, 'event')} kept; commit it"
+            f"{counted(repaired.kept, 'event')} kept"
+            + ("" if committed.committed else "; commit it")
         )
     if result.kb_notes_written:
         written = counted(len(result.kb_notes_written), "knowledge-base note")
@@ -172,6 +214,14 @@ def refresh(vault: VaultOption = None) -> None:
     if remarked.marked:
         marked = counted(len(remarked.marked), "review note")
         reporter.text(f"vt: {marked} marked as the ledger records them")
+    if committed.committed:
+        where = "the merge commit" if committed.how == AMEND else "a commit of their own"
+        files = counted(len(committed.committed), "refreshed file")
+        reporter.text(f"vt: {files} committed in {where}")
+    for path in committed.left:
+        reporter.error(f"vt: {path}: refreshed beside your uncommitted edit; not committed")
+    if committed.problem is not None:
+        reporter.error(f"vt: the refreshed files are not committed: {committed.problem}")
     for problem in [*result.kb_problems, *remarked.problems]:
         reporter.error(f"vt: {problem}")
     finish(ExitCode.OK)

@@ -16,12 +16,22 @@ from vault_tools.config import Settings, load_settings
 from vault_tools.errors import ExitCode, VtError
 
 
-def settings_for(vault: Path | None, *, new_vault: bool = False, writes: bool = False) -> Settings:
+def settings_for(
+    vault: Path | None, *, new_vault: bool = False, writes: bool = False, setting_up: bool = False
+) -> Settings:
     """The settings of the vault; what is doubtful about the vault (see
     `config.vault_warnings`) is said on stderr first, so stdout stays the command's.
-    `writes`: the command writes to the vault, so a doubtful folder is refused."""
+    `writes`: the command writes to the vault, so a doubtful folder is refused. So is a
+    clone that lacks the git set-up its vault expects (`clonesetup`) said, except for the
+    commands that set it up (`setting_up`: `vt init`, `vt hook install`, …)."""
     settings = load_settings(vault, new_vault=new_vault, writes=writes)
-    for warning in settings.warnings:
+    warnings = list(settings.warnings)
+    if not (new_vault or setting_up):
+        from vault_tools.integrations.clonesetup import missing_setup
+
+        missing = missing_setup(settings.vault)
+        warnings += [missing] if missing else []
+    for warning in warnings:
         sys.stderr.write(f"vt: warning: {warning}\n")
     return settings
 

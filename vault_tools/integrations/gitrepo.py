@@ -30,11 +30,15 @@ class Staged(NamedTuple):
 
 
 def _run(
-    args: list[str], cwd: Path, stdin: bytes | None = None, check: bool = True
+    args: list[str],
+    cwd: Path,
+    stdin: bytes | None = None,
+    check: bool = True,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False
+            ["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False, env=env
         )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)") from None
@@ -63,9 +67,14 @@ class GitRepo:
         return cls(Path(lines[0]), Path(lines[1]))
 
     def git(
-        self, *args: str, stdin: bytes | None = None, check: bool = True
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[bytes]:
-        return _run(list(args), self.root, stdin, check)
+        """Run git at the root; `env` replaces the environment (None: this process's)."""
+        return _run(list(args), self.root, stdin, check, env)
 
     def relative(self, path: Path) -> str:
         """`path` relative to the working tree root, '/'-separated ('' for the root)."""

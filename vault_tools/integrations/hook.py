@@ -26,6 +26,7 @@ from vault_tools.errors import RefusedError, UsageError
 from vault_tools.findings import ERROR, Finding
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
+from vault_tools.integrations.clonesetup import HOOK_MARK, LEDGER_DRIVER
 from vault_tools.integrations.gitrepo import GitRepo
 from vault_tools.integrations.teamgit import install_team, uninstall_team
 from vault_tools.integrations.unrecorded import unrecorded_decisions
@@ -45,8 +46,8 @@ if TYPE_CHECKING:  # the hook's every commit must not import the store
 
 HOOK_NAME = "pre-commit"
 CHAINED_NAME = "pre-commit.vt-chained"
-SIGNATURE = "# vt-hook: written by `vt hook install` (vault_tools); `vt hook uninstall` removes it"
-DRIVER = "vt-ledger"
+SIGNATURE = f"{HOOK_MARK}; `vt hook uninstall` removes it"
+DRIVER = LEDGER_DRIVER
 DRIVER_NAME = "vt decision ledger"
 GITATTRIBUTES = ".gitattributes"
 

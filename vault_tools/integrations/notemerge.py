@@ -9,6 +9,12 @@ property, a block): the side that changed it since the merge base wins, and when
 did, ours stands until vt recomputes it from the merged ledger (the post-merge hook).
 Then the three versions, alike in vt's bytes, go to `git merge-file`: what is left to
 conflict is the user's, and git reports it as usual.
+
+Two reviewers who decided the same (the same `review_action` and, for a decision, the
+same content: `same_decision`, the ledger's own test of agreement) have nothing to
+settle, so who they are, their comments and their checklists never stop the merge:
+each such property takes the side that changed it, ours when both did (docs/workflow.md).
+The ledger keeps both events with their own reviewers and comments.
 """
 
 from __future__ import annotations
@@ -19,8 +25,14 @@ from pathlib import Path
 
 from vault_tools.errors import VtError
 from vault_tools.notes.note import parse_note
-from vault_tools.notes.owned_properties import is_owned_key, set_properties
+from vault_tools.notes.owned_properties import (
+    entry_chunks,
+    is_owned_key,
+    set_properties,
+    with_entry_chunks,
+)
 from vault_tools.notes.writer import block_content, block_names, decode_note, encode_note, set_block
+from vault_tools.vocabulary import CHECK_KEYS
 
 # a version whose frontmatter cannot be read: its vt properties are unknown, not absent
 _UNREADABLE = frozenset(
@@ -33,6 +45,8 @@ _UNREADABLE = frozenset(
     }
 )
 Owned = dict[str, str | None]  # "prop:KEY" / "block:NAME" -> its value, None when absent
+# what a reviewer writes beside the decision: not what was decided (ledger/heads.py)
+BESIDE_DECISION = ("reviewer", "review_comment", *CHECK_KEYS)
 
 
 def owned_bytes(text: str, path: str) -> Owned:
@@ -79,15 +93,49 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[byte
         texts = [decode_note(raw) for raw in (base, ours, theirs)]
         owned = [owned_bytes(text, path) for text, _ in texts]
         agreed = settle_owned(*owned)
+        settled = [with_owned(text, agreed) for text, _ in texts]
+        if _agree(settled[1], settled[2], path):
+            settled = _beside_decision_settled(settled)
         base, ours, theirs = (
-            encode_note(with_owned(text, agreed), bom) for text, bom in texts
+            encode_note(text, bom) for text, (_, bom) in zip(settled, texts, strict=True)
         )  # fmt: skip
     except (VtError, ValueError, UnicodeError):
         pass  # not a note vt can read (no UTF-8, broken markers): git merges it as it is
-    return _merge_file(base, ours, theirs, path)
+    return merge_file(base, ours, theirs, path)
 
 
-def _merge_file(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[bytes, bool]:
+def _agree(ours: str, theirs: str, path: str) -> bool:
+    """Do both sides ask for the same: the same review_action and, when it decides
+    something, the same decision (the V2 drafts and approved preview of a repair)."""
+    from vault_tools.ledger.heads import same_decision
+    from vault_tools.review.claims import decision_content
+
+    notes = [parse_note(text.encode("utf-8"), path) for text in (ours, theirs)]
+    actions = [note.properties.get("review_action") for note in notes]
+    if actions[0] != actions[1] or not isinstance(actions[0], str):
+        return False
+    mine, other = (decision_content(note, actions[0]) for note in notes)
+    if mine is None or other is None:
+        return mine is other  # PENDING, REQUEST_REPAIR: the action is all there is
+    return same_decision(mine, other)
+
+
+def _beside_decision_settled(texts: list[str]) -> list[str]:
+    """(base, ours, theirs) with each property beside the decision settled as vt's own
+    items are (the side that changed it wins, ours when both did) and written alike into
+    all three, so neighbouring lines changed on two sides cannot conflict either. Copied
+    as raw lines: the winner's quoting and comments stay as its reviewer wrote them."""
+    old, mine, other = (entry_chunks(text) for text in texts)
+    wanted: dict[str, str | None] = {}
+    for key in BESIDE_DECISION:
+        if mine.get(key) != other.get(key):
+            wanted[key] = other.get(key) if mine.get(key) == old.get(key) else mine.get(key)
+    if not wanted:
+        return texts
+    return [with_entry_chunks(text, wanted) for text in texts]
+
+
+def merge_file(base: bytes, ours: bytes, theirs: bytes, path: str) -> tuple[bytes, bool]:
     with tempfile.TemporaryDirectory(prefix="vt-merge-") as tmp:
         files = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):

@@ -331,21 +331,40 @@ def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
         if not line or line.startswith("#"):
             continue
         try:
-            signer = signer_line(line)
-            options = signer.options
-            if "cert-authority" in options:
-                raise ValueError("cert-authority keys are not supported")
-            entry = _Entry(
-                number,
-                signer.principals.split(","),
-                _utc(options.get("valid-after")),
-                _utc(options.get("valid-before")),
-                options["namespaces"].split(",") if "namespaces" in options else None,
-            )
+            key, entry = _signer_entry(line, number)
         except ValueError as exc:
             raise UsageError(f"not an allowed signers line: {exc}", str(path), number) from exc
-        entries.setdefault(signer.key, []).append(entry)
+        entries.setdefault(key, []).append(entry)
     return entries
+
+
+def _signer_entry(line: str, number: int) -> tuple[bytes, _Entry]:
+    """One line of the file (not blank, not a comment); ValueError when it does not parse."""
+    signer = signer_line(line)
+    options = signer.options
+    if "cert-authority" in options:
+        raise ValueError("cert-authority keys are not supported")
+    entry = _Entry(
+        number,
+        signer.principals.split(","),
+        _utc(options.get("valid-after")),
+        _utc(options.get("valid-before")),
+        options["namespaces"].split(",") if "namespaces" in options else None,
+    )
+    return signer.key, entry
+
+
+def allowed_signers_problem(line: str) -> str | None:
+    """Why a line of an allowed signers file is not one vt reads (None: it is, or it is
+    blank or a comment): the rule `_read_allowed_signers` holds every line to."""
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return None
+    try:
+        _signer_entry(line, 0)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _utc(value: str | None) -> str | None:

@@ -310,3 +310,50 @@ def _replace_entry(
         comment = first[at:] if at is not None else ""
     ending = chunk[-1][len(without_ending(chunk[-1])) :] or eol
     return [f"{prefix}{render_value(value)}{comment}{ending}"]
+
+
+def entry_chunks(text: str) -> dict[str, str]:
+    """Each top-level frontmatter key -> its entry's raw lines (the first occurrence),
+    byte for byte as written: what a merge copies from one side to the other without
+    re-rendering anyone's value. Empty without frontmatter."""
+    split = _frontmatter_head(text)
+    if split is None:
+        return {}
+    lines = split[0]
+    chunks: dict[str, str] = {}
+    for entry in _entries(lines, 1, len(lines) - 1):
+        chunks.setdefault(entry.key, "".join(lines[entry.start : entry.end]))
+    return chunks
+
+
+def with_entry_chunks(text: str, chunks: dict[str, str | None]) -> str:
+    """`text` with each key's entry replaced by the raw lines in `chunks` (None: the
+    entry removed; a key the text lacks: appended before the closing `---`), line
+    endings made the text's own. Any key, not only vt's: the caller decides whose."""
+    split = _frontmatter_head(text)
+    if split is None:
+        raise ValueError("the note has no frontmatter")
+    lines, body = split
+    eol = line_ending(text)
+
+    def own_endings(chunk: str) -> list[str]:
+        return [without_ending(line) + eol for line in LINE.findall(chunk) if line]
+
+    close = len(lines) - 1
+    seen: set[str] = set()
+    out: list[str] = lines[:1]
+    for entry, between in _walk(lines, 1, close):
+        out.extend(between)
+        if entry is None:
+            continue
+        if entry.key not in chunks:
+            out.extend(lines[entry.start : entry.end])
+        elif entry.key not in seen:
+            seen.add(entry.key)
+            out.extend(own_endings(chunks[entry.key] or ""))
+    for key, chunk in chunks.items():
+        if key not in seen and chunk is not None:
+            out.extend(own_endings(chunk))
+    out.append(lines[close])
+    out.append(body)
+    return "".join(out)
