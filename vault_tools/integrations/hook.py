@@ -502,13 +502,13 @@ def _needs_resolving(committed: bytes) -> bool:
 
 
 def _event_ids(data: bytes) -> set[str]:
-    import json
+    from vault_tools.ledger.events import load_json
 
     ids = set()
     for raw in data.split(b"\n"):
         if raw.strip():
             try:
-                event = json.loads(raw)
+                event = load_json(raw)
             except ValueError:
                 continue  # reported by the verification of that side's own commit
             if isinstance(event, dict) and isinstance(event.get("id"), str):

@@ -18,7 +18,6 @@ from vault_tools.errors import IOFailure, RefusedError, UsageError, os_error_tex
 from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.durable import fsync_folder
 from vault_tools.infra.lock import FileLock
-from vault_tools.infra.osfiles import open_fd
 from vault_tools.infra.sqlitedb import rollback
 from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import (
@@ -40,6 +39,7 @@ from vault_tools.ledger.lines import (
     _recover_torn,
     ledger_head,
     lock_path,
+    open_ledger,
     torn_path,
 )
 from vault_tools.ledger.problems import VerifyResult
@@ -342,7 +342,7 @@ class Ledger:
         with FileLock(self.lock_path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = not self.path.exists()
-            fd = open_fd(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = open_ledger(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
                 if created:
                     fsync_folder(self.path.parent)

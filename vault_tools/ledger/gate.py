@@ -14,7 +14,6 @@ from pathlib import Path
 
 from vault_tools.errors import IntegrityError, RefusedError
 from vault_tools.infra.lock import FileLock
-from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.events import GENESIS
 from vault_tools.ledger.index import _block_digests, _extended_blocks, _StateDB, _Trusted
 from vault_tools.ledger.lines import (
@@ -24,6 +23,7 @@ from vault_tools.ledger.lines import (
     _crlf_converted,
     iter_lines,
     lock_path,
+    open_ledger,
 )
 from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
@@ -62,7 +62,7 @@ def trusted_head(path: Path, state_dir: Path, policy: SignaturePolicy | None = N
 
 def _gate_now(path: Path, state_dir: Path, locked: bool, policy: SignaturePolicy | None) -> Head:
     try:
-        fd = open_fd(path, os.O_RDONLY)
+        fd = open_ledger(path)
     except FileNotFoundError:
         fd = None
     try:

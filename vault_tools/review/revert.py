@@ -8,13 +8,13 @@ until its reviewer changes the decision.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.ledger.append import Ledger, Transaction
+from vault_tools.ledger.events import load_json
 from vault_tools.ledger.lines import iter_lines
 from vault_tools.review.actor import default_actor
 from vault_tools.review.signer import signing_ledger
@@ -67,7 +67,9 @@ def _find(txn: Transaction, event_id: str) -> tuple[dict | None, dict | None]:
         if end > txn.start.size:
             break
         if id_needle in raw or reverts_needle in raw:
-            event = json.loads(raw)
+            event = load_json(raw)
+            if not isinstance(event, dict):
+                continue  # not an event: the gate has refused such a ledger already
             if event.get("id") == event_id:
                 target = event
             elif event.get("reverts") == event_id:
