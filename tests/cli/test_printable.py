@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import copy_example_vault
-from vault_tools.cli.running import printable
+from vault_tools.cli.printable import printable
 from vault_tools.ledger.events import canonical, decision_id, line_hash
 
 LEDGER = "05_ledger/decision_ledger.jsonl"

@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 
 from vault_tools import __version__
-from vault_tools.cli.running import printable
+from vault_tools.cli.printable import printable
 from vault_tools.config import STATE_DIR, find_vault
 from vault_tools.errors import ExitCode, IOFailure, VtError, io_failure, is_storage_error
 from vault_tools.infra.sqlitedb import io_failure as sqlite_failure

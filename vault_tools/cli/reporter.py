@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from json.encoder import encode_basestring as _json_string  # json.dumps's, ensure_ascii=False
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
 
-from vault_tools.cli.running import finish, printable, printable_stream
+from vault_tools.cli.printable import printable, printable_stream
+from vault_tools.cli.running import finish
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, Finding
 
