@@ -7,6 +7,7 @@ subprocesses: exit 3 with the file (and the line) named, no crash report, no tra
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 
 from tests.conftest import copy_example_vault
 from vault_tools.errors import ExitCode
+from vault_tools.ledger.events import canonical, decision_id, line_hash
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 TIMEOUT = 60
@@ -153,3 +155,73 @@ def test_log_names_the_real_line_of_a_bad_line(applied: Path, tmp_path: Path) ->
     assert done.returncode == ExitCode.INTEGRITY
     assert "decision_ledger.jsonl:2: not valid JSON" in done.stderr, done.stderr
     assert ":0:" not in done.stderr and "line 0" not in done.stderr
+
+
+def forged_event(data: bytes, **fields: object) -> bytes:
+    """`data` and one more event after its last line: the first event changed by
+    `fields`, its id, seq, prev and hash made right (what anyone can write)."""
+    lines = data.splitlines()
+    first, last = json.loads(lines[0]), json.loads(lines[-1])
+    event = {k: v for k, v in first.items() if k != "sig"}
+    event.update(fields, seq=last["seq"] + 1, prev=last["hash"])
+    event["id"] = decision_id(event)
+    event["hash"] = line_hash(event)
+    return data + (canonical(event) + "\n").encode()
+
+
+UNKNOWN = "sha256:" + "ab" * 32
+
+
+def test_the_merge_driver_refuses_a_side_that_would_not_verify(
+    applied: Path, tmp_path: Path
+) -> None:
+    vault = fresh(applied, tmp_path)
+    data = (vault / LEDGER).read_bytes()
+    base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
+    hostile = forged_event(data, supersedes=UNKNOWN, comment="supersedes nothing known")
+    assert vt("ledger", "verify", "--vault", str(vault)).returncode == 0
+    (vault / LEDGER).write_bytes(hostile)
+    alone = vt("ledger", "verify", "--vault", str(vault))
+    assert alone.returncode == ExitCode.INTEGRITY  # the rule the driver must hold to
+    for side in ("ours", "theirs"):
+        base.write_bytes(data)
+        ours.write_bytes(hostile if side == "ours" else data)
+        theirs.write_bytes(hostile if side == "theirs" else data)
+        before = ours.read_bytes()
+        done = vt("ledger", "merge", str(base), str(ours), str(theirs))
+        assert done.returncode == ExitCode.FINDINGS, done.stderr
+        assert f"vt ledger merge: {side}:3: supersedes {UNKNOWN}" in done.stderr, done.stderr
+        assert "does not verify" in done.stderr
+        assert ours.read_bytes() == before  # nothing written: git keeps the conflict
+
+
+def test_the_merge_driver_refuses_a_result_that_would_not_verify(
+    applied: Path, tmp_path: Path
+) -> None:
+    """Theirs holds conflict markers (committed without the driver): it is read section
+    by section, and the event of a section that breaks verify's rules is refused in the
+    merged result, its side named."""
+    vault = fresh(applied, tmp_path)
+    data = (vault / LEDGER).read_bytes()
+    hostile = forged_event(data, supersedes=UNKNOWN).splitlines(keepends=True)[-1]
+    base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
+    base.write_bytes(data)
+    ours.write_bytes(data)
+    theirs.write_bytes(data + b"<<<<<<< HEAD\n=======\n" + hostile + b">>>>>>> other\n")
+    done = vt("ledger", "merge", str(base), str(ours), str(theirs))
+    assert done.returncode == ExitCode.FINDINGS, done.stderr
+    assert "vt ledger merge: theirs: its event " in done.stderr, done.stderr
+    assert f"would not verify in the merged ledger (supersedes {UNKNOWN}" in done.stderr
+    assert ours.read_bytes() == data
+
+
+def test_resolve_refuses_a_result_that_would_not_verify(applied: Path, tmp_path: Path) -> None:
+    vault = fresh(applied, tmp_path)
+    data = (vault / LEDGER).read_bytes()
+    hostile = forged_event(data, supersedes=UNKNOWN).splitlines(keepends=True)[-1]
+    text = data + b"<<<<<<< ours\n=======\n" + hostile + b">>>>>>> theirs\n"
+    (vault / LEDGER).write_bytes(text)
+    done = vt("ledger", "resolve", "--vault", str(vault))
+    assert done.returncode == ExitCode.INTEGRITY, done.stderr
+    assert "would not verify" in done.stderr and UNKNOWN in done.stderr
+    assert (vault / LEDGER).read_bytes() == text

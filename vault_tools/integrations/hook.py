@@ -537,15 +537,9 @@ def _merged_events_kept(path: str, staged: bytes, parents: list[bytes | None]) -
 def _verify_bytes(path: str, data: bytes, policy: SignaturePolicy | None = None) -> list[Finding]:
     """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched;
     signatures are checked against `policy` (None: the chain alone)."""
-    import tempfile  # with shutil, bz2 and lzma: only a commit that stages the ledger
+    from vault_tools.ledger.merge import verify_bytes
 
-    from vault_tools.ledger.verify import verify_ledger
-
-    with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
-        copy = Path(tmp) / "ledger.jsonl"
-        copy.write_bytes(data)
-        result = verify_ledger(copy, Path(tmp) / "state", policy)
-    return [error(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
+    return [error(path, p.line, LEDGER_INVALID, p.message) for p in verify_bytes(data, policy)]
 
 
 # ---------------------------------------------------------------- the merge driver
