@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEFAULT_CLAIM, build_vault, line_of_text, render_note
+from tests.conftest import (
+    DEFAULT_CLAIM,
+    DEFAULT_FRAME,
+    build_vault,
+    line_of_text,
+    render_note,
+    validate_vault,
+)
 from vault_tools.config import MAX_NOTE_BYTES
 
 VT = str(Path(sys.executable).parent / "vt")
@@ -547,3 +554,33 @@ def test_a_folder_named_like_a_note_given_by_name_is_not_a_file(tmp_path: Path) 
     done, _ = vt("validate", "--vault", str(vault), str(vault / CLAIMS / "x.md"))
     assert done.returncode == 1
     assert f"{CLAIMS}/x.md: not-a-file: a folder named like a note" in done.stdout
+
+
+MILLION = "9" * 1_000_001  # one digit past what decimal's default context's exponent takes
+LONG_RUNS = {
+    "claim": _hostile(claim=f"The drafter wins {MILLION} times in one pass."),
+    "claim-decimal": _hostile(claim=f"The drafter wins 1.{MILLION} times in one pass."),
+    "evidence": _hostile(evidence=f"It wins {MILLION} times.", claim="It wins 3 times."),
+    "claim-grouped": _hostile(claim="The drafter wins 1" + ",999" * 250_000 + " times."),
+    "frame-mention": _hostile(frame={**DEFAULT_FRAME, "numeric_mentions": [MILLION]}),
+}
+
+
+@pytest.mark.parametrize("text", LONG_RUNS.values(), ids=list(LONG_RUNS))
+def test_a_run_of_a_million_digits_is_checked_in_linear_time(tmp_path: Path, text: str) -> None:
+    """No number the review assist compares (a clean skip, not an internal error), and
+    the note is checked within a second: the assist used to take time quadratic in the
+    run's length (27 s for a million digits) and then crash on decimal.Overflow."""
+    # imports warmed on another vault: the time is the note's alone (the assist's caches
+    # keep what it read of a text, so the same vault checked twice would be quick anyway)
+    validate_vault(build_vault(tmp_path / "warm", {"H-0001.md": _hostile()}), assist=True)
+    vault = build_vault(tmp_path / "vault", {"H-0001.md": text})
+    start = time.perf_counter()
+    report = validate_vault(vault, assist=True)
+    assert time.perf_counter() - start < 1.0
+    assert report.notes == 1
+    assert not any(MILLION[:1000] in f.message for f in report.findings)
+    for command in ("validate", "report", "status"):
+        done, _ = vt(command, "--vault", str(vault))
+        assert done.returncode in (0, 1), done.stderr
+        assert "internal error" not in done.stderr
