@@ -96,6 +96,9 @@ BLANKS = " " * 1_000_000
 BLANK_FIELD = _hostile(line_hint="9" + BLANKS + "x")
 BLANK_PROPERTY = _hostile().replace("review_state: NEW", "review_state: NEW" + BLANKS + "x")
 BLANK_FRAME = _hostile(frame="{" + BLANKS + '"x": 1}')
+# old Mac OS line endings: one line to vt, many to Obsidian
+CR_ONLY = _hostile().replace("\n", "\r")
+LONE_CR = _hostile(claim="The drafter wins\rin one pass.")
 INVALID_UTF8 = _hostile().encode().replace(b"Deep dive", b"Deep \xff dive")
 ONLY_DASHES = "---\n"
 
@@ -314,6 +317,20 @@ CASES = [
     ),
     Case("dangling-symlink", _dangling, f"{CLAIMS}/y.md", "read-error", unreadable=True),
     Case("symlink-loop", _loop, f"{CLAIMS}/z.md", "read-error", unreadable=True),
+    Case(
+        "cr-only-line-endings",
+        _note("H-0001.md", CR_ONLY),
+        f"{CLAIMS}/H-0001.md",
+        "line-endings",
+        1,
+    ),  # fmt: skip
+    Case(
+        "a-lone-cr",
+        _note("H-0001.md", LONE_CR),
+        f"{CLAIMS}/H-0001.md",
+        "line-endings",
+        _line(LONE_CR, "The drafter wins"),
+    ),  # fmt: skip
     Case(
         "invalid-utf8",
         _note("H-0001.md", INVALID_UTF8),
