@@ -333,8 +333,8 @@ def import_records(settings: Settings, file: Path, dry_run: bool = False) -> Imp
     report = ImportReport(str(file), dry_run=dry_run)
     records, report.errors = read_records(file, schemas)
     folder = settings.vault / settings.claims_dir
-    if not dry_run:
-        writable_path(settings.vault, folder)  # refused before the first note, not after
+    # refused before the first note, not after; a dry run says so too (it only checks)
+    writable_path(settings.vault, folder)
     for line, record in records:
         claim_id = record["claim_id"]
         relative = f"{settings.claims_dir.rstrip('/')}/{claim_id}.md"
