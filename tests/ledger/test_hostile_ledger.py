@@ -225,3 +225,17 @@ def test_resolve_refuses_a_result_that_would_not_verify(applied: Path, tmp_path:
     assert done.returncode == ExitCode.INTEGRITY, done.stderr
     assert "would not verify" in done.stderr and UNKNOWN in done.stderr
     assert (vault / LEDGER).read_bytes() == text
+
+
+def test_events_read_from_an_offset_name_a_bad_line_by_its_number(
+    applied: Path, tmp_path: Path
+) -> None:
+    from vault_tools.errors import IntegrityError
+    from vault_tools.ledger.lines import iter_events
+
+    vault = fresh(applied, tmp_path)
+    data = (vault / LEDGER).read_bytes()
+    (vault / LEDGER).write_bytes(data + b"{not json\n")
+    with pytest.raises(IntegrityError) as caught:
+        list(iter_events(vault / LEDGER, data.index(b"\n") + 1))  # from line 2
+    assert caught.value.line == 3 and str(caught.value).startswith(f"{vault / LEDGER}:3: ")

@@ -8,6 +8,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -167,9 +168,20 @@ def iter_lines(path: Path | str, start: int = 0) -> Iterator[tuple[int, bytes]]:
 
 
 def iter_events(path: Path | str, start: int = 0) -> Iterator[dict]:
-    """Every event, oldest first, streamed. A line that is not JSON raises IntegrityError."""
-    for n, (_, raw) in enumerate(iter_lines(path, start), 1):
-        yield _parse_line(raw, n, str(path))
+    """Every event, oldest first, streamed. A line that is not JSON raises IntegrityError
+    naming it by its number in the file (counted only then, when `start` is not 0)."""
+    for n, (end, raw) in enumerate(iter_lines(path, start), 1):
+        yield _parse_line(raw, n if not start else partial(_line_at, path, end - len(raw)),
+                          str(path))  # fmt: skip
+
+
+def _line_at(path: Path | str, offset: int) -> int:
+    """The number of the line starting at byte `offset` of the ledger at `path`."""
+    fd = open_ledger(path)
+    try:
+        return _count_lines(fd, 0, offset) + 1
+    finally:
+        os.close(fd)
 
 
 def _iter_lines_reversed(path: Path | str) -> Iterator[tuple[Callable[[], int], bytes]]:
