@@ -92,6 +92,9 @@ COMMANDS: list[tuple[str, ...]] = [
     ("revert", "sha256:" + "0" * 64),
     ("rebuild",),
     ("report",),
+    ("entities",),
+    ("hook", "refresh"),
+    ("ledger", "resolve"),  # names the ledger as one side of a merge: `ledger:LINE:`
 ]
 
 
@@ -100,8 +103,12 @@ def assert_clean(done: subprocess.CompletedProcess[str], line: int) -> None:
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     errors = [text for text in done.stderr.splitlines() if text.startswith("vt: ")]
     assert errors, done.stderr
-    where = f"decision_ledger.jsonl:{line}: " if line else "decision_ledger.jsonl: "
-    assert any(where in text for text in errors), done.stderr
+    where = (
+        (f"decision_ledger.jsonl:{line}: ", f" ledger:{line}: ")
+        if line
+        else ("decision_ledger.jsonl: ",)
+    )
+    assert any(w in text for w in where for text in errors), done.stderr
 
 
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
