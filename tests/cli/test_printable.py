@@ -112,6 +112,8 @@ def test_forged_control_characters_are_escaped_when_piped(
         assert "mal\\u001b[31mlory" in done.stdout
     if command == ("validate",):
         assert "03_claims/x\\u001b[2Ky.md" in done.stdout
+        warm = piped(*command, "--vault", str(forged))  # the output kept by the cache
+        assert warm.stdout == done.stdout
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c) for c in COMMANDS])
