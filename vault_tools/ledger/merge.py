@@ -164,22 +164,11 @@ def merge_ledgers(base: bytes, ours: bytes, theirs: bytes) -> bytes:
 
 def _merged(sides: list[tuple[str, list[dict]]]) -> bytes:
     """The sides' events in causal order, re-chained, held to verify's rules."""
-    events = _causal_order([ev for _, side in sides for ev in side])
-    kept = _deduped(events)
+    events = _causal_order([ev for _, side in sides for ev in side])  # each id once
     ids: dict[str, set[str]] = {}
     for name, side in sides:
         ids.setdefault(name, set()).update(ev["id"] for ev in side)
-    return _checked_result(_rechain(kept, dedupe=False), kept, ids)
-
-
-def _deduped(events: list[dict]) -> list[dict]:
-    seen: set[str] = set()
-    out = []
-    for ev in events:
-        if ev["id"] not in seen:
-            seen.add(ev["id"])
-            out.append(ev)
-    return out
+    return _checked_result(_rechain(events, dedupe=False), events, ids)
 
 
 def union_ledgers(sides: Iterable[tuple[str, bytes]]) -> bytes:
