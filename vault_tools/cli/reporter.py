@@ -48,7 +48,7 @@ class Reporter:
 
     def __init__(self, as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None):
         # every write of the reporter goes through `printable`: control characters of a
-        # note or a ledger field are escaped whatever the mode (see cli/running.py)
+        # note or a ledger field are escaped whatever the mode (see cli/printable.py)
         self.out = printable_stream(out or sys.stdout)
         self.err = printable_stream(err or sys.stderr)
         self.mode = JSON if as_json else (RICH if _is_terminal(self.out) else PLAIN)
