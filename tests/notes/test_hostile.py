@@ -82,6 +82,11 @@ INF_PROPERTY = _hostile(extra_properties="weight: .inf\n")
 # read by YAML without the limit on digits, failing only when written: in a comment, it
 # would have gone to the ledger
 HEX_COMMENT = _hostile().replace('review_comment: ""', "review_comment: 0x" + "f" * 5000)
+# a YAML 1.1 base-60 integer: no long run of digits, and PyYAML adds its groups one by one
+# to a growing integer (minutes for these)
+SEXAGESIMAL_COMMENT = _hostile().replace(
+    'review_comment: ""', "review_comment: 1" + ":59" * 300_000
+)
 DEEP_JSON = _hostile(frame="[" * 100_000)
 DEEP_YAML = _hostile(extra_properties="deep: " + "[" * 100_000 + "]" * 100_000 + "\n")
 LAUGHS = "".join(
@@ -268,6 +273,13 @@ CASES = [
         f"{CLAIMS}/H-0001.md",
         "number-too-large",
         _line(HEX_COMMENT, "review_comment:"),
+    ),
+    Case(
+        "sexagesimal-int-in-comment",
+        _note("H-0001.md", SEXAGESIMAL_COMMENT),
+        f"{CLAIMS}/H-0001.md",
+        "number-too-large",
+        _line(SEXAGESIMAL_COMMENT, "review_comment:"),
     ),
     Case(
         "note-over-the-size-limit",
