@@ -159,6 +159,33 @@ def test_bad_toml_usage_error_carries_the_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("[validate]\n\nworkers = " + "9" * 5000 + "\n", 3),  # past int()'s digit limit
+        ("[validate]\nworkers = 1_" + "0" * 4400 + "\n", 2),
+        ("deep = " + "[" * 100_000 + "]" * 100_000 + "\n", None),  # past the parser's depth
+    ],
+)
+def test_a_hostile_vt_toml_is_a_usage_error_in_a_real_run(
+    tmp_path: Path, text: str, line: int | None
+) -> None:
+    vault = _vault(tmp_path / "v")
+    (vault / "vt.toml").write_text(text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
+    done = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "validate", "--vault", str(vault)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    where = f"vt.toml:{line}: " if line else "vt.toml: "
+    assert done.stderr.startswith(f"vt: {where}invalid TOML: "), done.stderr
+    assert "internal error" not in done.stderr
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "[paths]\nkb_dir = 3\n",

@@ -290,6 +290,18 @@ def _parse_toml(text: str) -> dict[str, Any]:
         found = re.search(r"line (\d+)", str(exc))
         line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         raise UsageError(f"invalid TOML: {exc}", CONFIG_FILE, line) from exc
+    except ValueError:  # an integer past Python's limit on digits
+        found = _LONG_NUMBER.search(text)
+        line = text.count("\n", 0, found.start()) + 1 if found else None
+        raise UsageError(
+            "invalid TOML: a number of more than 4300 digits", CONFIG_FILE, line
+        ) from None
+    except RecursionError:
+        raise UsageError("invalid TOML: nested too deeply to read", CONFIG_FILE) from None
+
+
+# a run of digits longer than int() takes (sys.get_int_max_str_digits, 4300 by default)
+_LONG_NUMBER = re.compile(r"[0-9_]{4301,}")
 
 
 def _apply_config(settings: Settings, data: dict[str, Any], lines: list[str]) -> None:

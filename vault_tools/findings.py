@@ -16,6 +16,8 @@ WARNING = "warning"
 CODES: dict[str, str] = {
     # reading the file
     "encoding": "the file is not valid UTF-8",
+    "line-endings": "a line ends in CR alone (old Mac OS line endings), which vt does not read "
+    "as a line break; convert the note to LF or CRLF",
     "not-review-note": "a path given on the command line is not a review note (no `claim_id`)",
     "path-outside-vault": "a path given on the command line lies outside the vault",
     "read-error": "the file or folder could not be read (permissions, vanished, a note or "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -234,3 +235,30 @@ def test_notes_that_cannot_be_marked_after_the_ledger_append(disk: Path) -> None
     assert again.returncode == 0, again.stderr
     assert (vault / LEDGER).read_bytes().count(b"\n") == 5  # nothing appended twice
     assert all(b"review_state: APPLIED" in raw for raw in files(claims).values())
+
+
+def test_validate_on_a_full_disk_checks_every_note_and_warns_once(disk: Path) -> None:
+    """The result cache cannot be written: every note is still checked and reported (the
+    run used to stop after a few notes, exit 4, no file named); one warning names the
+    cache file; the exit code is the check's."""
+    notes = {
+        f"K-{i:04}.md": render_note(claim_id=f"K-{i:04}", mode="NOT-A-MODE") for i in range(100)
+    }
+    vault = build_vault(disk / "vault", notes)
+    filler = fill(disk)
+    for args in (("validate",), ("validate", "--json")):
+        done = vt(vault, *args)
+        assert done.returncode == ExitCode.FINDINGS, done.stderr
+        assert "internal error" not in done.stderr
+        warnings = [line for line in done.stderr.splitlines() if "vt: warning" in line]
+        assert len(warnings) == 1, done.stderr
+        assert warnings[0].startswith("vt: warning: .vt/validate-cache.")
+        assert "No space left on device (ENOSPC)" in warnings[0]
+        if args == ("validate",):
+            assert len({line.split(":")[0] for line in done.stdout.splitlines()}) == 100
+        else:
+            assert len({f["path"] for f in json.loads(done.stdout)["findings"]}) == 100
+    filler.unlink()
+    again = vt(vault, "validate")
+    assert again.returncode == ExitCode.FINDINGS and "vt: warning" not in again.stderr
+    assert (vault / ".vt" / "validate-cache.marshal").exists()

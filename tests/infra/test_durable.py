@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,3 +51,55 @@ def test_a_folder_is_synced_and_a_missing_one_is_an_error(tmp_path: Path) -> Non
     durable.fsync_folder(tmp_path)
     with pytest.raises(FileNotFoundError):
         durable.fsync_folder(tmp_path / "gone")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_zombies_temporary_file_is_stale(tmp_path: Path) -> None:
+    """A writer killed and not yet waited for (a zombie) has ended: its temporary files
+    are removed at once, not after its parent happens to reap it."""
+    from vault_tools.infra.durable import TMP_SUFFIX, remove_stale_temps
+    from vault_tools.infra.osfiles import pid_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        temp = tmp_path / f".n.md.{child.pid}-1{TMP_SUFFIX}"
+        temp.write_bytes(b"half a note")
+        assert pid_alive(child.pid)
+        assert remove_stale_temps(tmp_path) == []  # a live writer's file stays
+        os.kill(child.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child.pid}/stat").read_bytes().split(b") ")[1][:1] != b"Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert not pid_alive(child.pid)  # a zombie: ended, not yet waited for
+        assert remove_stale_temps(tmp_path) == [str(temp)]
+    finally:
+        child.kill()
+        child.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_rerun_of_apply_removes_a_killed_workers_temp_file_while_it_is_a_zombie(
+    tmp_path: Path,
+) -> None:
+    from tests.conftest import copy_example_vault
+    from vault_tools.infra.durable import TMP_SUFFIX
+
+    vault = copy_example_vault(tmp_path / "vault")
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        temp = vault / "03_claims" / f".DV1-0001.md.{worker.pid}-7{TMP_SUFFIX}"
+        temp.write_bytes(b"---\nclaim_id: DV1-0001\n")  # a note half written when killed
+        os.kill(worker.pid, signal.SIGKILL)  # never waited for: a zombie from here on
+        time.sleep(0.2)
+        env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
+        done = subprocess.run(
+            [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault)],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert Path(f"/proc/{worker.pid}").exists()  # still unreaped during the rerun
+        assert not temp.exists()
+    finally:
+        worker.kill()
+        worker.wait()

@@ -251,6 +251,57 @@ def test_existing_note_is_skipped_never_overwritten(vault: Path, tmp_path: Path)
     assert lower.read_text(encoding="utf-8") == "mine too\n"
 
 
+@pytest.mark.parametrize("kind", ["dangling", "loop", "outside"])
+def test_a_symlink_where_the_note_would_go_is_an_error_never_followed(
+    vault: Path, tmp_path: Path, kind: str
+) -> None:
+    claims = vault / "03_claims"
+    claims.mkdir(exist_ok=True)
+    target = {
+        "dangling": tmp_path / "gone" / "IMP-1.md",
+        "loop": claims / "IMP-1.md",
+        "outside": tmp_path / "elsewhere.md",
+    }[kind]
+    if kind == "outside":
+        target.write_text("not the vault's\n", encoding="utf-8")
+    (claims / "IMP-1.md").symlink_to(target)
+    file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1")])
+    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
+    for dry_run in ([], ["--dry-run"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault),
+             *dry_run],
+            capture_output=True, text=True, env=env, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 1, run.stderr
+        assert f"{file}:1: 03_claims/IMP-1.md is a symlink" in run.stderr, run.stderr
+        assert "internal error" not in run.stderr
+    assert os.readlink(claims / "IMP-1.md") == str(target)
+    assert not (tmp_path / "gone").exists()
+    if kind == "outside":
+        assert target.read_text(encoding="utf-8") == "not the vault's\n"
+
+
+@pytest.mark.parametrize("kind", ["dangling", "loop"])
+def test_a_symlinked_claims_folder_is_refused_dry_run_or_not(
+    vault: Path, tmp_path: Path, kind: str
+) -> None:
+    claims = vault / "03_claims"
+    shutil.rmtree(claims, ignore_errors=True)
+    claims.symlink_to(tmp_path / "nowhere" if kind == "dangling" else claims)
+    file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1")])
+    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
+    for dry_run in ([], ["--dry-run"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault),
+             *dry_run],
+            capture_output=True, text=True, env=env, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 2, run.stderr
+        assert run.stderr.startswith("vt: 03_claims: refusing to write: "), run.stderr
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_dry_run_writes_nothing(vault: Path, tmp_path: Path) -> None:
     file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1")])
     report = import_records(load_settings(vault), file, dry_run=True)

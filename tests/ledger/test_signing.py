@@ -426,3 +426,40 @@ def test_a_signature_for_git_or_not_a_signature_at_all_is_refused(tmp_path: Path
     rewrite(vault, [dict(ev, sig=ev["sig"][:-8])])  # cut short
     (problem,) = verified(vault)
     assert problem.startswith("line 1: signature does not parse (")
+
+
+def test_lines_this_clone_appended_are_checked_by_its_own_verify(tmp_path: Path) -> None:
+    """A clone whose memory trusts the ledger appends an event signed with a key the
+    allowed signers do not list for its actor: its own verify, with the memory, fails it
+    as a fresh clone's does (the memory never trusts a line whose signature it did not
+    check)."""
+    alice, bob = keygen(tmp_path / "keys", "alice"), keygen(tmp_path / "keys", "bob")
+    vault = vault_with(tmp_path, signing=f'key = "{alice}"\n')
+    allow(vault, f"alice {public(alice)}", f"bob {public(bob)}")
+    apply_one(vault, "DV1-0001.md")
+    assert vt(vault, "ledger", "verify").returncode == 0  # line 1 trusted, signature checked
+    (vault / "vt.toml").write_text(f'[signing]\nkey = "{bob}"\n')
+    apply_one(vault, "DV1-0002.md")  # reviewer: alice; signed with bob's key
+    here = vt(vault, "ledger", "verify")
+    assert here.returncode == 3, here.stdout + here.stderr
+    assert f"{LEDGER}:2: key SHA256:" in here.stderr
+    assert "is not allowed to sign for actor 'alice'" in here.stderr
+    assert (vault / ".vt").is_dir()  # with its memory, not a fresh clone's
+    again = vt(vault, "status")  # the gate of every command agrees
+    assert again.returncode == 3 and "is not allowed to sign" in again.stderr
+    shutil.rmtree(vault / ".vt")
+    fresh = vt(vault, "ledger", "verify")
+    assert fresh.returncode == 3 and f"{LEDGER}:2: key SHA256:" in fresh.stderr
+
+
+def test_a_clones_own_well_signed_lines_are_remembered_checked(tmp_path: Path) -> None:
+    """The memory stays: lines whose signatures the appender checked are trusted by the
+    next verify, and counted as signed."""
+    alice = keygen(tmp_path / "keys", "alice")
+    vault = vault_with(tmp_path, signing=f'key = "{alice}"\n')
+    allow(vault, f"alice {public(alice)}")
+    apply_one(vault, "DV1-0001.md")
+    apply_one(vault, "DV1-0002.md")
+    done = vt(vault, "ledger", "verify")
+    assert done.returncode == 0, done.stderr
+    assert "signatures: 2 signed event(s)" in done.stdout

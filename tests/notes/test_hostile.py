@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEFAULT_CLAIM, build_vault, line_of_text, render_note
+from tests.conftest import (
+    DEFAULT_CLAIM,
+    DEFAULT_FRAME,
+    build_vault,
+    line_of_text,
+    render_note,
+    validate_vault,
+)
 from vault_tools.config import MAX_NOTE_BYTES
 
 VT = str(Path(sys.executable).parent / "vt")
@@ -75,6 +82,11 @@ INF_PROPERTY = _hostile(extra_properties="weight: .inf\n")
 # read by YAML without the limit on digits, failing only when written: in a comment, it
 # would have gone to the ledger
 HEX_COMMENT = _hostile().replace('review_comment: ""', "review_comment: 0x" + "f" * 5000)
+# a YAML 1.1 base-60 integer: no long run of digits, and PyYAML adds its groups one by one
+# to a growing integer (minutes for these)
+SEXAGESIMAL_COMMENT = _hostile().replace(
+    'review_comment: ""', "review_comment: 1" + ":59" * 300_000
+)
 DEEP_JSON = _hostile(frame="[" * 100_000)
 DEEP_YAML = _hostile(extra_properties="deep: " + "[" * 100_000 + "]" * 100_000 + "\n")
 LAUGHS = "".join(
@@ -89,6 +101,9 @@ BLANKS = " " * 1_000_000
 BLANK_FIELD = _hostile(line_hint="9" + BLANKS + "x")
 BLANK_PROPERTY = _hostile().replace("review_state: NEW", "review_state: NEW" + BLANKS + "x")
 BLANK_FRAME = _hostile(frame="{" + BLANKS + '"x": 1}')
+# old Mac OS line endings: one line to vt, many to Obsidian
+CR_ONLY = _hostile().replace("\n", "\r")
+LONE_CR = _hostile(claim="The drafter wins\rin one pass.")
 INVALID_UTF8 = _hostile().encode().replace(b"Deep dive", b"Deep \xff dive")
 ONLY_DASHES = "---\n"
 
@@ -260,6 +275,13 @@ CASES = [
         _line(HEX_COMMENT, "review_comment:"),
     ),
     Case(
+        "sexagesimal-int-in-comment",
+        _note("H-0001.md", SEXAGESIMAL_COMMENT),
+        f"{CLAIMS}/H-0001.md",
+        "number-too-large",
+        _line(SEXAGESIMAL_COMMENT, "review_comment:"),
+    ),
+    Case(
         "note-over-the-size-limit",
         _too_large,
         f"{CLAIMS}/H-0001.md",
@@ -307,6 +329,20 @@ CASES = [
     ),
     Case("dangling-symlink", _dangling, f"{CLAIMS}/y.md", "read-error", unreadable=True),
     Case("symlink-loop", _loop, f"{CLAIMS}/z.md", "read-error", unreadable=True),
+    Case(
+        "cr-only-line-endings",
+        _note("H-0001.md", CR_ONLY),
+        f"{CLAIMS}/H-0001.md",
+        "line-endings",
+        1,
+    ),  # fmt: skip
+    Case(
+        "a-lone-cr",
+        _note("H-0001.md", LONE_CR),
+        f"{CLAIMS}/H-0001.md",
+        "line-endings",
+        _line(LONE_CR, "The drafter wins"),
+    ),  # fmt: skip
     Case(
         "invalid-utf8",
         _note("H-0001.md", INVALID_UTF8),
@@ -547,3 +583,33 @@ def test_a_folder_named_like_a_note_given_by_name_is_not_a_file(tmp_path: Path) 
     done, _ = vt("validate", "--vault", str(vault), str(vault / CLAIMS / "x.md"))
     assert done.returncode == 1
     assert f"{CLAIMS}/x.md: not-a-file: a folder named like a note" in done.stdout
+
+
+MILLION = "9" * 1_000_001  # one digit past what decimal's default context's exponent takes
+LONG_RUNS = {
+    "claim": _hostile(claim=f"The drafter wins {MILLION} times in one pass."),
+    "claim-decimal": _hostile(claim=f"The drafter wins 1.{MILLION} times in one pass."),
+    "evidence": _hostile(evidence=f"It wins {MILLION} times.", claim="It wins 3 times."),
+    "claim-grouped": _hostile(claim="The drafter wins 1" + ",999" * 250_000 + " times."),
+    "frame-mention": _hostile(frame={**DEFAULT_FRAME, "numeric_mentions": [MILLION]}),
+}
+
+
+@pytest.mark.parametrize("text", LONG_RUNS.values(), ids=list(LONG_RUNS))
+def test_a_run_of_a_million_digits_is_checked_in_linear_time(tmp_path: Path, text: str) -> None:
+    """No number the review assist compares (a clean skip, not an internal error), and
+    the note is checked within a second: the assist used to take time quadratic in the
+    run's length (27 s for a million digits) and then crash on decimal.Overflow."""
+    # imports warmed on another vault: the time is the note's alone (the assist's caches
+    # keep what it read of a text, so the same vault checked twice would be quick anyway)
+    validate_vault(build_vault(tmp_path / "warm", {"H-0001.md": _hostile()}), assist=True)
+    vault = build_vault(tmp_path / "vault", {"H-0001.md": text})
+    start = time.perf_counter()
+    report = validate_vault(vault, assist=True)
+    assert time.perf_counter() - start < 1.0
+    assert report.notes == 1
+    assert not any(MILLION[:1000] in f.message for f in report.findings)
+    for command in ("validate", "report", "status"):
+        done, _ = vt(command, "--vault", str(vault))
+        assert done.returncode in (0, 1), done.stderr
+        assert "internal error" not in done.stderr

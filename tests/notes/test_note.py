@@ -192,6 +192,8 @@ def _malformed() -> list[tuple[str, bytes, int | None]]:
         BASE.encode().replace(b"Deep dive", b"Deep \xc3(dive"),
         _line(BASE, "- Section:"),
     )
+    text = _replace("- Line hint: 9\n", "- Line hint:\r9\n")  # Obsidian: two lines
+    add("line-endings", text, _line(text, "- Line hint:"))
     add("frontmatter-unclosed", _replace("tags: [claim-review]\n---", "tags: [x]"), 1)
     text = _replace('review_comment: ""', 'review_comment: "unbalanced" quote"')
     add("yaml-syntax", text, _line(text, "review_comment"))

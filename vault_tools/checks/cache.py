@@ -34,6 +34,7 @@ from typing import BinaryIO
 from vault_tools import __version__
 from vault_tools.checks.schemas import Schemas
 from vault_tools.config import MAX_NOTE_BYTES, Settings
+from vault_tools.errors import os_error_text
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.vault import read_file, stat_signature
 
@@ -90,6 +91,9 @@ class ResultCache:
         self._index: BinaryIO | None = None  # this run's index file, likewise
         self._chunk: dict[str, Entry] = {}  # checked entries not yet written to the index
         self._broken = False  # a write failed: this run's files are dropped, the old kept
+        # the first write that failed, `path: what the system said`: a cache that cannot
+        # be written costs speed, never the check (validate warns once, naming the file)
+        self.failure: str | None = None
         self._memo_out: BinaryIO | None = None
         self._new_token = self._memo_token = ""
         self.dirty = False
@@ -223,8 +227,8 @@ class ResultCache:
             self._chunk[entry[PATH]] = (*entry[:INDEXED], (offset, len(record)))
             if len(self._chunk) >= CHUNK_ENTRIES:
                 self._flush_chunk()
-        except OSError:
-            self._broken = True  # a full disk: this run's cache is dropped, the old stays
+        except OSError as exc:
+            self._failed(exc, self.path.with_name(PAYLOAD_FILE))
             return
         self.memo = None  # a whole-vault output made before this entry changed
         self.dirty = True
@@ -232,17 +236,26 @@ class ResultCache:
     def claim_ids(self) -> Iterator[Entry]:
         return (entry for entry in self.entries.values() if entry[CLAIM_ID] is not None)
 
-    def memo_writer(self) -> BinaryIO | None:
-        """A new memo file to write a whole-vault run's piped output into, as it goes."""
+    def _failed(self, exc: OSError, path: str | os.PathLike[str]) -> None:
+        """A write of this run's files failed: they are dropped (the old files stay) and
+        the first failure is kept for the one warning."""
+        self._broken = True
+        if self.failure is None:
+            self.failure = f"{os.fspath(path)}: cannot write the cache ({os_error_text(exc)})"
+
+    def memo_writer(self) -> _MemoOut | None:
+        """A new memo file to write a whole-vault run's piped output into, as it goes; a
+        write to it that fails drops the memo and the cache, never the run."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             out = open(_temp(self.path.with_name(MEMO_FILE)), "wb")  # noqa: SIM115
             self._memo_token = os.urandom(8).hex()
             out.write(self._memo_token.encode())
-        except OSError:
+        except OSError as exc:
+            self._failed(exc, self.path.with_name(MEMO_FILE))
             return None
         self._memo_out = out
-        return out
+        return _MemoOut(self, out)
 
     def finish_memo(self, run: str) -> None:
         """The memo file written is the whole output of the run whose targets digest to `run`."""
@@ -297,21 +310,28 @@ class ResultCache:
             self._index.close()
             os.replace(self._index.name, self.path)
             self._index = None
-        except (OSError, ValueError):
-            pass  # a cache that cannot be written only costs speed
+        except OSError as exc:  # a cache that cannot be written only costs speed
+            self._failed(exc, self.path)
+        except ValueError:
+            pass
         finally:
             self.close()
 
     def close(self) -> None:
-        """Let go of the open files; unfinished new ones are removed."""
+        """Let go of the open files; unfinished new ones are removed. Closing flushes what
+        is buffered: on a full disk that fails too, and is one more cache failure."""
         self._close_old()
-        for name in ("_new", "_index", "_memo_out"):
+        for name, final in (("_new", PAYLOAD_FILE), ("_index", CACHE_FILE),
+                            ("_memo_out", MEMO_FILE)):  # fmt: skip
             out = getattr(self, name)
             if out is not None:
-                out.close()
+                setattr(self, name, None)
+                try:
+                    out.close()
+                except OSError as exc:
+                    self._failed(exc, self.path.with_name(final))
                 with contextlib.suppress(OSError):
                     os.unlink(out.name)
-                setattr(self, name, None)
 
     def _open_outputs(self) -> BinaryIO:
         """This run's payload and index files (temporary names until `save`)."""
@@ -346,6 +366,23 @@ class ResultCache:
         if self._old is not None:
             self._old.close()
             self._old = None
+
+
+class _MemoOut:
+    """The memo file as the run writes it: a write that fails (a full disk) drops the
+    memo and this run's cache, and the run goes on."""
+
+    def __init__(self, cache: ResultCache, out: BinaryIO) -> None:
+        self.cache, self.out = cache, out
+
+    def write(self, data: bytes) -> int:
+        if self.cache._broken:
+            return len(data)
+        try:
+            return self.out.write(data)
+        except OSError as exc:
+            self.cache._failed(exc, self.cache.path.with_name(MEMO_FILE))
+            return len(data)
 
 
 def _write_record(out: BinaryIO, data: bytes) -> None:

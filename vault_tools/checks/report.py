@@ -11,10 +11,18 @@ from vault_tools.checks.note_results import plain_text, unpack_findings
 from vault_tools.findings import ERROR, Finding, severity_counts, sort_key
 
 
+class MemoWriter(Protocol):
+    """Where a whole-vault run's piped text is kept as it is emitted (cache.py's memo)."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+
 class Summary(NamedTuple):
     notes: int
     errors: int
     warnings: int
+    # `path: message` when the result cache could not be written (the run went on)
+    cache_failure: str | None = None
 
 
 class Block:
@@ -116,7 +124,7 @@ class Collector:
 class Emitter:
     """Blocks to the sink (and their piped text to the memo), counted."""
 
-    def __init__(self, sink: Sink, memo: BinaryIO | None):
+    def __init__(self, sink: Sink, memo: MemoWriter | None):
         self.sink, self.memo = sink, memo
         self.errors = self.warnings = 0
 

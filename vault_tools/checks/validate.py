@@ -112,7 +112,7 @@ def _validate_listed(
         cache.save()
     finally:
         cache.close()
-    return summary
+    return summary._replace(cache_failure=cache.failure)
 
 
 def _vault_run(

@@ -311,8 +311,19 @@ def _has_digit_source(text: str) -> bool:
     )
 
 
+# The longest number the review assist compares, in characters. A claim or evidence may
+# hold a run of a million digits: as a Decimal its hash and int() take time quadratic in
+# its length, and past the context's exponent limit normalize() raises decimal.Overflow.
+# No stated quantity has a hundred digits; a longer run is no number to compare.
+MAX_NUMBER_CHARACTERS = 100
+
+
 @functools.lru_cache(maxsize=4096)  # notes repeat the same few hundred numbers
 def number_value(token: str) -> Decimal | None:
+    """The value of a number as written (`1,500.0` is 1.5E+3), or None when it is none
+    the assist compares (longer than MAX_NUMBER_CHARACTERS)."""
+    if len(token) > MAX_NUMBER_CHARACTERS:
+        return None
     try:
         return Decimal(token.replace(",", "")).normalize()
     except InvalidOperation:

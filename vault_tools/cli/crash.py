@@ -20,6 +20,7 @@ import traceback
 from pathlib import Path
 
 from vault_tools import __version__
+from vault_tools.cli.printable import printable
 from vault_tools.config import STATE_DIR, find_vault
 from vault_tools.errors import (
     BoundaryError,
@@ -38,7 +39,7 @@ def unhandled(exc: BaseException, argv: list[str]) -> int:
     """Report `exc` on stderr as the user should see it; the exit code."""
     failure = storage_failure(exc)
     if failure is not None:
-        sys.stderr.write(f"vt: {failure}\n")
+        sys.stderr.write(printable(f"vt: {failure}") + "\n")
         return int(failure.exit_code)
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     report = write_report(text, argv)
@@ -50,7 +51,7 @@ def unhandled(exc: BaseException, argv: list[str]) -> int:
         else "no crash report could be written; run again with VT_DEBUG=1 to see it"
     )
     sys.stderr.write(
-        f"vt: internal error: {type(exc).__name__}: {exc}\n"
+        printable(f"vt: internal error: {type(exc).__name__}: {exc}") + "\n"
         f"vt: this is a bug in vt; {where}. Please report it with that file.\n"
     )
     return int(ExitCode.INTERNAL)

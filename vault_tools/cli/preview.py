@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.printable import printable
 from vault_tools.cli.reporter import JSON, RICH, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
@@ -126,7 +127,7 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
         styles = {"equal": "", "delete": "red strike", "insert": "bold green"}
         text = Text("  claim: ")
         for kind, part in result.claim_segments:
-            text.append(part, style=styles[kind] or None)
+            text.append(printable(part), style=styles[kind] or None)
         console.print(text)
     rows = [c for c in result.changes if c.field != "claim"]
     if rows:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from json.encoder import encode_basestring as _json_string  # json.dumps's, ensure_ascii=False
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
 
+from vault_tools.cli.printable import printable, printable_stream
 from vault_tools.cli.running import finish
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, Finding, counted
@@ -46,17 +47,19 @@ class Reporter:
     """Where a command's output goes: stdout for results, stderr for messages."""
 
     def __init__(self, as_json: bool = False, out: TextIO | None = None, err: TextIO | None = None):
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+        # every write of the reporter goes through `printable`: control characters of a
+        # note or a ledger field are escaped whatever the mode (see cli/printable.py)
+        self.out = printable_stream(out or sys.stdout)
+        self.err = printable_stream(err or sys.stderr)
         self.mode = JSON if as_json else (RICH if _is_terminal(self.out) else PLAIN)
         self._console: Any = None
 
     @property
     def console(self) -> Any:
+        """Rich's console on the stream itself (its own colours are terminal commands),
+        with every text it is given made `printable` first (`_PrintableConsole`)."""
         if self._console is None:
-            from rich.console import Console
-
-            self._console = Console(file=self.out, highlight=False)
+            self._console = _printable_console(getattr(self.out, "raw", self.out))
         return self._console
 
     def json(self, payload: dict[str, Any]) -> None:
@@ -90,7 +93,10 @@ class Reporter:
         """Bytes as they are, whatever the locale (`vt export`'s UTF-8, CSV's CRLF rows)."""
         self.out.flush()
         buffer = getattr(self.out, "buffer", None)
-        if buffer is not None:
+        if _is_terminal(self.out):  # what a terminal shows is printable; a file gets bytes
+            self.out.write(data.decode("utf-8", "replace").replace("\r\n", "\n"))
+            self.out.flush()
+        elif buffer is not None:
             buffer.write(data)
             buffer.flush()
         else:
@@ -478,6 +484,19 @@ def _events_table(recent: list[WatchEvent]) -> Any:
 
 def _spaced(counts: dict[str, int]) -> str:
     return "  ".join(f"{key} {value}" for key, value in counts.items()) or "-"
+
+
+def _printable_console(stream: TextIO) -> Any:
+    """A rich Console on `stream` that makes every text it renders `printable`: every
+    string it prints, markup or not, and every table cell passes through `render_str`;
+    `Text` built by hand is made printable where it is built."""
+    from rich.console import Console
+
+    class _PrintableConsole(Console):
+        def render_str(self, text: str, *args: Any, **kwargs: Any) -> Any:
+            return super().render_str(printable(text), *args, **kwargs)
+
+    return _PrintableConsole(file=stream, highlight=False)
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from vault_tools.cli.printable import printable
 from vault_tools.config import Settings, load_settings
 from vault_tools.errors import ExitCode, VtError
 
@@ -32,7 +33,7 @@ def settings_for(
         missing = missing_setup(settings.vault)
         warnings += [missing] if missing else []
     for warning in warnings:
-        sys.stderr.write(f"vt: warning: {warning}\n")
+        sys.stderr.write(printable(f"vt: warning: {warning}\n"))
     return settings
 
 
@@ -69,7 +70,7 @@ def run_guarded(command: Callable[[], object]) -> None:
     try:
         command()
     except VtError as exc:
-        sys.stderr.write(f"vt: {exc}\n")
+        sys.stderr.write(printable(f"vt: {exc}") + "\n")
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         sys.stderr.write("vt: interrupted\n")

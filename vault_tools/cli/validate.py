@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -47,6 +48,9 @@ def validate(
     except BaseException as exc:  # the error goes on to stderr and its exit code
         stream.abort(exc)
         raise
+    if result.cache_failure is not None:  # said once; the check itself went on
+        shown = result.cache_failure.replace(f"{settings.vault}{os.sep}", "", 1)
+        reporter.error(f"vt: warning: {shown}; the check went on without it")
     if reporter.mode == JSON:
         stream.close({"notes": result.notes, "errors": result.errors, "warnings": result.warnings})
     else:

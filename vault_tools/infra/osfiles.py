@@ -15,6 +15,8 @@ touched before a call needs it).
   Python 3.13, where a mode is only the read-only bit).
 - `pid_alive`: `os.kill(pid, 0)` on POSIX; on Windows `os.kill` with any signal but a
   console event terminates the process, so there the process is asked for its exit code.
+  A zombie (ended, not yet waited for) answers `os.kill` like a live process: where
+  `/proc` tells a process's state (Linux), a zombie counts as gone.
 """
 
 from __future__ import annotations
@@ -82,7 +84,22 @@ def pid_alive(pid: int) -> bool:
         return True
     except OverflowError:
         return False
-    return True
+    return not _ended(pid)
+
+
+def _ended(pid: int) -> bool:
+    """Whether `pid` has ended and awaits only its parent's wait (a zombie, state Z, or
+    X while it is being removed), as /proc says; False where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read()
+    except FileNotFoundError:  # gone meanwhile, or no /proc at all (macOS, BSD)
+        return os.path.isdir("/proc/self")
+    except OSError:
+        return False
+    # "pid (comm) S …": the name may hold spaces and parentheses, the state follows the last ")"
+    state = text[text.rfind(b")") + 2 : text.rfind(b")") + 3]
+    return state in (b"Z", b"X")
 
 
 _QUERY_LIMITED_INFORMATION = 0x1000  # PROCESS_QUERY_LIMITED_INFORMATION

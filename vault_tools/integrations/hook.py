@@ -487,11 +487,13 @@ def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
     or `checkout --ours` took one side): every version git has of the ledger in that
     merge, the index's conflict stages and each parent, is read too, markers and all,
     and every event of any of them is kept."""
+    from vault_tools.ledger.lines import open_ledger_binary
     from vault_tools.ledger.merge import event_lines, union_ledgers
 
     path = settings.ledger_path
     try:
-        text = path.read_bytes()
+        with open_ledger_binary(path) as handle:
+            text = handle.read()
     except FileNotFoundError:
         text = None
     sides = [("ledger", text)] if text is not None else []
@@ -531,12 +533,13 @@ def refresh_after_pull(
     tree, to be committed with the next commit; then the Claim Store and the
     knowledge-base blocks brought up to date with the ledger, and every review note
     marked as the ledger says (`remark_notes`: vt's bytes only, no event appended)."""
+    from vault_tools.ledger.lines import open_ledger_binary
     from vault_tools.review.marking import remark_notes
     from vault_tools.store.refresh import refresh
 
     repaired: ResolveResult | None = None
     try:
-        with settings.ledger_path.open("rb") as ledger:
+        with open_ledger_binary(settings.ledger_path) as ledger:
             marked = any(conflict_marker(raw.rstrip(b"\n")) for raw in ledger)
     except FileNotFoundError:
         marked = False

@@ -310,8 +310,9 @@ def _create_exclusive(path: Path, data: bytes) -> bool:
 
 def _exists_any_case(folder: Path, name: str) -> Path | None:
     """An existing file named `name` in `folder`, compared case-insensitively (Obsidian
-    resolves links that way, and macOS and Windows file systems fold case)."""
-    if (folder / name).exists():
+    resolves links that way, and macOS and Windows file systems fold case). A symlink
+    counts as the file it is, dangling or looping: `exists()` would follow it."""
+    if os.path.lexists(folder / name):
         return folder / name
     if not folder.is_dir():
         return None
@@ -332,8 +333,8 @@ def import_records(settings: Settings, file: Path, dry_run: bool = False) -> Imp
     report = ImportReport(str(file), dry_run=dry_run)
     records, report.errors = read_records(file, schemas)
     folder = settings.vault / settings.claims_dir
-    if not dry_run:
-        writable_path(settings.vault, folder)  # refused before the first note, not after
+    # refused before the first note, not after; a dry run says so too (it only checks)
+    writable_path(settings.vault, folder)
     for line, record in records:
         claim_id = record["claim_id"]
         relative = f"{settings.claims_dir.rstrip('/')}/{claim_id}.md"
@@ -344,14 +345,15 @@ def import_records(settings: Settings, file: Path, dry_run: bool = False) -> Imp
             continue
         existing = _exists_any_case(folder, f"{claim_id}.md")
         if existing is not None:
-            report.skipped.append(
-                ImportItem(
-                    line,
-                    claim_id,
-                    relative,
-                    f"{settings.relative(existing)} exists; not overwritten",
+            # named as it stands in the folder: where a symlink leads is no name of the vault's
+            shown = f"{settings.claims_dir.rstrip('/')}/{existing.name}"
+            if existing.is_symlink():
+                problem = f"{shown} is a symlink (where it leads is not read); not overwritten"
+                report.errors.append(ImportItem(line, claim_id, relative, problem))
+            else:
+                report.skipped.append(
+                    ImportItem(line, claim_id, relative, f"{shown} exists; not overwritten")
                 )
-            )
             continue
         if not dry_run and not create_file(
             folder / f"{claim_id}.md", text.encode("utf-8"), root=settings.vault

@@ -18,7 +18,6 @@ from vault_tools.errors import IOFailure, RefusedError, UsageError, os_error_tex
 from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.durable import fsync_folder
 from vault_tools.infra.lock import FileLock
-from vault_tools.infra.osfiles import open_fd
 from vault_tools.infra.sqlitedb import rollback
 from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import (
@@ -40,11 +39,17 @@ from vault_tools.ledger.lines import (
     _recover_torn,
     ledger_head,
     lock_path,
+    open_ledger,
     torn_path,
 )
 from vault_tools.ledger.lost import check_not_lost
 from vault_tools.ledger.problems import VerifyResult
-from vault_tools.ledger.signatures import SignaturePolicy
+from vault_tools.ledger.signatures import (
+    NO_SIGNING,
+    SIGNING_KEY,
+    SignatureChecker,
+    SignaturePolicy,
+)
 from vault_tools.ledger.signing import Signer, signed_message
 from vault_tools.ledger.verify import verify_ledger
 
@@ -82,6 +87,7 @@ class Transaction:
         self._no_events: set[str] = set()  # claims found (by `look_up`) to have no event
         self._db = db  # the gate's: its index covers the ledger as it stood at the lock
         self._unchained: list[dict] = []  # events waiting for their signature (see _commit)
+        self._checker: SignatureChecker | None = None  # made on the first flush
 
     # -- reading, under the lock
 
@@ -224,18 +230,39 @@ class Transaction:
     def _commit(self) -> None:
         self._flush(forget=False)  # `appended` is what `Ledger.append` returns
 
+    def _signatures_hold(self) -> bool:
+        """Whether every event of this flush passes the gate's signature check, under the
+        policy the trusted prefix was verified with. Our own lines are remembered (and then
+        never checked again, by the gate or by verify) only when checked here: a key the
+        allowed signers do not list for the actor must fail every verify, not only those
+        of the clones that did not write it."""
+        db = self._db
+        assert db is not None
+        policy = self.ledger.policy
+        fresh = db.trusted() is None and self.durable.size == 0  # no prefix: any policy's
+        if not fresh and (db.get(SIGNING_KEY) or NO_SIGNING) != policy.digest():
+            return False  # the prefix is re-verified in full under this policy anyway
+        if self._checker is None:
+            self._checker = policy.checker()
+        check = self._checker.check
+        return all(check(ev) is None for ev in self.appended)
+
     def _record_after_commit(self) -> bool:
         """Trust our own lines: remember them, index them, extend the prefix digest; True
         when done. The ledger is already durable, so a failure here only leaves the
-        trusted prefix where it was (the next gate verifies these lines like any others)."""
+        trusted prefix where it was (the next gate verifies these lines like any others,
+        signatures included: lines whose signatures do not hold are never trusted here)."""
         db = self._db
         if db is None:
+            return False
+        if not self._signatures_hold():
             return False
         try:
             db.conn.execute("BEGIN")
             trusted = db.trusted()
             if trusted is None and self.durable.size == 0:  # the gate passed: nothing remembered
                 trusted = _Trusted(0, 0, GENESIS, 0, "")
+                db.put(**{SIGNING_KEY: self.ledger.policy.digest()})  # what _signatures_hold used
             indexed = trusted is not None and trusted.head == self.durable
             if indexed:
                 assert trusted is not None
@@ -349,7 +376,7 @@ class Ledger:
             if created:  # an empty new file would hide the loss of a ledger verified before
                 check_not_lost(self.path, self.state_dir)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = open_fd(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = open_ledger(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
                 if created:
                     fsync_folder(self.path.parent)

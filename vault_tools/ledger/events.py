@@ -12,7 +12,7 @@ import json
 import re
 import time
 from collections.abc import Iterable
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from vault_tools.vocabulary import (
     ACCEPT,
@@ -77,6 +77,16 @@ def canonical(obj: object) -> str:
     if _CANONICAL_ENCODER is None:
         return _ENCODER.encode(obj)
     return "".join(_CANONICAL_ENCODER(obj, 0))
+
+
+def load_json(data: str | bytes) -> Any:
+    """`json.loads` of one ledger line. JSON nested deeper than the parser's recursion
+    limit is bad JSON like any other (a ValueError), not a RecursionError: a line of
+    100,000 `[` must be a finding of verify, not a crash of every ledger command."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
 
 
 def _sha(data: bytes) -> str:

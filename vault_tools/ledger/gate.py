@@ -15,7 +15,6 @@ from pathlib import Path
 from vault_tools.errors import IntegrityError, RefusedError
 from vault_tools.findings import counted
 from vault_tools.infra.lock import FileLock
-from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.events import GENESIS
 from vault_tools.ledger.index import _block_digests, _extended_blocks, _StateDB, _Trusted
 from vault_tools.ledger.lines import (
@@ -25,6 +24,7 @@ from vault_tools.ledger.lines import (
     _crlf_converted,
     iter_lines,
     lock_path,
+    open_ledger,
 )
 from vault_tools.ledger.lost import lost_error, lost_in
 from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
@@ -85,7 +85,7 @@ def _gate_now(
     root: Path | None = None,
 ) -> Head:
     try:
-        fd = open_fd(path, os.O_RDONLY)
+        fd = open_ledger(path)
     except FileNotFoundError:
         fd = None
     try:

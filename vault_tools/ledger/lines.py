@@ -3,16 +3,18 @@ log (docs/ledger.md). A line is complete only with its final '\\n'."""
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.osfiles import open_fd, read_at
-from vault_tools.ledger.events import GENESIS, _is_sha
+from vault_tools.ledger.events import GENESIS, _is_sha, load_json
 
 _BLOCK = 1 << 16
 
@@ -25,6 +27,36 @@ def lock_path(ledger: Path) -> Path:
 def torn_path(ledger: Path) -> Path:
     """Where a torn last line is moved aside."""
     return Path(str(ledger) + ".torn")
+
+
+def open_ledger(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+    """The one way vt opens the ledger file: a descriptor on a regular file.
+
+    Anything else at the ledger's path (a folder, a FIFO, a device) is IntegrityError
+    naming it: the ledger is not there as a file, and no command may read a folder as
+    an empty ledger or wait on a FIFO. FileNotFoundError passes through: what a missing
+    ledger means is each caller's rule."""
+    try:
+        fd = open_fd(path, flags, mode, nonblocking=True)
+    except (IsADirectoryError, NotADirectoryError):
+        raise _not_a_file(path) from None
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return fd
+    os.close(fd)
+    raise _not_a_file(path)
+
+
+def _not_a_file(path: Path | str) -> IntegrityError:
+    return IntegrityError(
+        "the ledger is not a regular file (a folder, FIFO or device is in its place); "
+        "move it away and restore the ledger file (`git checkout -- <ledger>`)",
+        os.fspath(path),
+    )
+
+
+def open_ledger_binary(path: Path | str) -> BinaryIO:
+    """`open_ledger` as a buffered binary file object, for reading line by line."""
+    return os.fdopen(open_ledger(path), "rb")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +98,23 @@ def _line_start(fd: int, end: int) -> int:
     return 0
 
 
-def _parse_line(raw: bytes, line: int, path: str) -> dict:
+def _parse_line(raw: bytes, line: int | Callable[[], int], path: str) -> dict:
+    """The event of one line. `line` is its number, or what counts it: a line read
+    backwards is numbered only when it is bad, so a good read never counts lines."""
     try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise IntegrityError(f"line {line}: not valid JSON ({exc}); run `vt ledger verify`",
-                             path, line) from None  # fmt: skip
+        obj = load_json(raw)
+    except ValueError as exc:
+        n = line() if callable(line) else line
+        raise IntegrityError(f"not valid JSON ({exc}); run `vt ledger verify`", path, n) from None
     if not isinstance(obj, dict):
-        raise IntegrityError(f"line {line}: not a JSON object", path, line)
+        n = line() if callable(line) else line
+        raise IntegrityError("not a JSON object; run `vt ledger verify`", path, n)
     return obj
+
+
+def _number_at(fd: int, start: int) -> Callable[[], int]:
+    """What counts the number of the line that starts at byte `start` of `fd`."""
+    return lambda: _count_lines(fd, 0, start) + 1
 
 
 def _head_of(fd: int, size: int, path: str) -> Head:
@@ -82,10 +122,11 @@ def _head_of(fd: int, size: int, path: str) -> Head:
     if size == 0:
         return Head()
     start = _line_start(fd, size)
-    event = _parse_line(read_at(fd, size - start, start), 0, path)
+    event = _parse_line(read_at(fd, size - start, start), _number_at(fd, start), path)
     seq, hash_ = event.get("seq"), event.get("hash")
     if type(seq) is not int or not _is_sha(hash_):
-        raise IntegrityError("last line: seq or hash missing; run `vt ledger verify`", path)
+        n = _count_lines(fd, 0, start) + 1
+        raise IntegrityError("the last line has no seq or hash; run `vt ledger verify`", path, n)
     return Head(seq, hash_, size)
 
 
@@ -113,7 +154,7 @@ def _recover_torn(fd: int, path: Path) -> TornInfo | None:
 def iter_lines(path: Path | str, start: int = 0) -> Iterator[tuple[int, bytes]]:
     """(end offset, raw line with its '\\n') for every complete line from byte `start`."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
+        handle = open_ledger_binary(path)
     except FileNotFoundError:
         return
     with handle:
@@ -127,16 +168,27 @@ def iter_lines(path: Path | str, start: int = 0) -> Iterator[tuple[int, bytes]]:
 
 
 def iter_events(path: Path | str, start: int = 0) -> Iterator[dict]:
-    """Every event, oldest first, streamed. A line that is not JSON raises IntegrityError."""
-    for n, (_, raw) in enumerate(iter_lines(path, start), 1):
-        yield _parse_line(raw, n, str(path))
+    """Every event, oldest first, streamed. A line that is not JSON raises IntegrityError
+    naming it by its number in the file (counted only then, when `start` is not 0)."""
+    for n, (end, raw) in enumerate(iter_lines(path, start), 1):
+        yield _parse_line(raw, n if not start else partial(_line_at, path, end - len(raw)),
+                          str(path))  # fmt: skip
+
+
+def _line_at(path: Path | str, offset: int) -> int:
+    """The number of the line starting at byte `offset` of the ledger at `path`."""
+    fd = open_ledger(path)
+    try:
+        return _count_lines(fd, 0, offset) + 1
+    finally:
+        os.close(fd)
 
 
 def _iter_lines_reversed(path: Path | str, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
     """(line number, raw line) for every complete line, last first; only the lines
     ending by byte `stop` when given."""
     try:
-        fd = open_fd(path, os.O_RDONLY)
+        fd = open_ledger(path)
     except FileNotFoundError:
         return
     try:
@@ -155,7 +207,7 @@ def _iter_lines_reversed(path: Path | str, stop: int | None = None) -> Iterator[
 def ledger_head(path: Path | str) -> Head:
     """The head as the file stands (no lock; a torn tail is ignored)."""
     try:
-        fd = open_fd(path, os.O_RDONLY)
+        fd = open_ledger(path)
     except FileNotFoundError:
         return Head()
     try:

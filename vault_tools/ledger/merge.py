@@ -6,7 +6,10 @@ them): every section between the markers is read, so no event of either side is 
 
 from __future__ import annotations
 
+import re
+import tempfile
 from collections.abc import Iterable
+from pathlib import Path
 
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger.events import (
@@ -18,6 +21,9 @@ from vault_tools.ledger.events import (
     superseded_ids,
 )
 from vault_tools.ledger.lines import _parse_line
+from vault_tools.ledger.problems import Problem
+from vault_tools.ledger.signatures import SignaturePolicy
+from vault_tools.ledger.verify import verify_ledger
 from vault_tools.vocabulary import conflict_marker
 
 
@@ -90,10 +96,57 @@ def _rechain(events: Iterable[dict], dedupe: bool = True) -> bytes:
     return b"".join(out)
 
 
+def verify_bytes(data: bytes, policy: SignaturePolicy | None = None) -> list[Problem]:
+    """The problems `vt ledger verify` finds in a ledger holding `data`: verify_ledger
+    itself, on a private copy with a private memory (no vault's `.vt/` is read or
+    touched); signatures are checked against `policy` (None: the chain alone)."""
+    with tempfile.TemporaryDirectory(prefix="vt-verify-") as tmp:
+        copy = Path(tmp) / "ledger.jsonl"
+        copy.write_bytes(data)
+        return verify_ledger(copy, Path(tmp) / "state", policy).problems
+
+
+_LINE_PREFIX = re.compile(r"^line \d+: ")
+
+
+def _refuse_unverified(where: str, data: bytes) -> None:
+    """IntegrityError for the first problem of `data` as a ledger of its own: a side to
+    merge must verify by verify's own rules (a side with conflict markers is read section
+    by section instead, and its events are held to the rules in the merged result)."""
+    if any(conflict_marker(raw) for raw in data.split(b"\n")):
+        return
+    problems = verify_bytes(data)
+    if problems:
+        first = problems[0]
+        raise IntegrityError(
+            f"{_LINE_PREFIX.sub('', first.message)}: {where} does not verify "
+            "(`vt ledger verify` finds the same)", where, first.line,
+        )  # fmt: skip
+
+
+def _checked_result(merged: bytes, events: list[dict], sides: dict[str, set[str]]) -> bytes:
+    """`merged` when it verifies by verify's rules; else IntegrityError naming the side
+    whose event breaks them (an event superseding an id no side holds, for one)."""
+    problems = verify_bytes(merged)
+    if not problems:
+        return merged
+    first = problems[0]
+    what = _LINE_PREFIX.sub("", first.message)
+    event = events[first.line - 1] if first.line and first.line <= len(events) else None
+    if event is None:
+        raise IntegrityError(f"the merged ledger would not verify ({what})", "merged", None)
+    where = next((name for name, ids in sides.items() if event["id"] in ids), "merged")
+    raise IntegrityError(
+        f"its event {event['id']} would not verify in the merged ledger ({what})", where
+    )
+
+
 def merge_ledgers(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """The git merge driver's result: ours (which starts with the common prefix), then
     theirs' events not already present, re-chained. Refuses a side that dropped an event
-    of the merge base: the ledger is append-only, so that side rewrote history."""
+    of the merge base (the ledger is append-only, so that side rewrote history), a side
+    that does not verify, and a result that would not: the driver never writes what
+    `vt ledger verify` rejects."""
     base_ev = events_of(base, "base")
     ours_ev, theirs_ev = events_of(ours, "ours"), events_of(theirs, "theirs")
     for name, side in (("ours", ours_ev), ("theirs", theirs_ev)):
@@ -104,17 +157,26 @@ def merge_ledgers(base: bytes, ours: bytes, theirs: bytes) -> bytes:
                     f"{name} no longer holds event {ev['id']} of the merge base: "
                     "ledger shortened or rewritten", name, None,
                 )  # fmt: skip
-    return _rechain(_causal_order(ours_ev + theirs_ev))
+    _refuse_unverified("ours", ours)
+    _refuse_unverified("theirs", theirs)
+    return _merged([("ours", ours_ev), ("theirs", theirs_ev)])
+
+
+def _merged(sides: list[tuple[str, list[dict]]]) -> bytes:
+    """The sides' events in causal order, re-chained, held to verify's rules."""
+    events = _causal_order([ev for _, side in sides for ev in side])  # each id once
+    ids: dict[str, set[str]] = {}
+    for name, side in sides:
+        ids.setdefault(name, set()).update(ev["id"] for ev in side)
+    return _checked_result(_rechain(events, dedupe=False), events, ids)
 
 
 def union_ledgers(sides: Iterable[tuple[str, bytes]]) -> bytes:
     """Every event of every side (named for the error messages), in the order the sides
     come, each id once, re-chained: `vt ledger resolve` over the working file and the
-    versions git holds of a merge in progress."""
-    events: list[dict] = []
-    for where, data in sides:
-        events += events_of(data, where)
-    return _rechain(_causal_order(events))
+    versions git holds of a merge in progress. A result that would not verify is
+    refused, naming the side of the event that breaks verify's rules."""
+    return _merged([(where, events_of(data, where)) for where, data in sides])
 
 
 def resolve_ledger(text: bytes) -> bytes:

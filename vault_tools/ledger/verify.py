@@ -28,6 +28,7 @@ from vault_tools.ledger.events import (
     decision_id,
     event_problems,
     line_hash,
+    load_json,
 )
 from vault_tools.ledger.index import _StateDB, _Trusted
 from vault_tools.ledger.lines import (
@@ -38,6 +39,8 @@ from vault_tools.ledger.lines import (
     _count_lines,
     _crlf_converted,
     lock_path,
+    open_ledger,
+    open_ledger_binary,
     torn_path,
 )
 from vault_tools.ledger.problems import Problem, VerifyResult
@@ -142,7 +145,7 @@ class _Verifier:
             return
         try:
             text = body.decode("utf-8")
-            ev = json.loads(text)
+            ev = load_json(text)
         except (UnicodeDecodeError, ValueError) as exc:
             if conflict_marker(body):
                 self.problem(
@@ -376,7 +379,7 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
     gc.disable()
     try:
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below
+            handle = open_ledger_binary(path)
         except FileNotFoundError:
             return
         with handle:
@@ -570,7 +573,7 @@ def _verify_part(
     size: int,
 ) -> dict:
     """Check lines split..size; their rows go to the sqlite file `part`."""
-    with open(path, "rb") as handle:
+    with open_ledger_binary(path) as handle:
         n = base_n + _count_lines(handle.fileno(), base_end, split)
         conn = sqlite3.connect(part, isolation_level=None)
         try:
@@ -618,7 +621,7 @@ def verify_ledger(
         db = _StateDB.read_only(state_dir, immutable=locked)
         try:
             try:
-                fd = open_fd(path, os.O_RDONLY)
+                fd = open_ledger(path)
             except FileNotFoundError:
                 return _verify_missing(db, path)
             try:

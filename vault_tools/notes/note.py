@@ -158,6 +158,8 @@ def parse_text(text: str, path: str, note: Note | None = None) -> Note:
     lines = text.split("\n")
     if "\r" in text:
         lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        if text.count("\r") != text.count("\r\n"):
+            note.findings.append(_lone_cr_finding(lines, path))
     note.findings.extend(conflict_findings(text, lines, path))
     fm = frontmatter.read(lines, path)
     note.findings.extend(fm.findings)
@@ -167,6 +169,20 @@ def parse_text(text: str, path: str, note: Note | None = None) -> Note:
         return note
     _parse_body(note, Body(lines, marked_lines(text, fm.body_index)))
     return note
+
+
+LINE_ENDINGS = "line-endings"
+
+
+def _lone_cr_finding(lines: list[str], path: str) -> Finding:
+    """The error for a CR that ends no CRLF (old Mac OS endings): Obsidian breaks the line
+    there, vt does not. A note made of such lines is one line to vt; without this error a
+    whole-vault run would find no frontmatter and pass it over in silence."""
+    # none left in the lines: the CR ended the last line, and was taken for a CRLF's
+    line = next((n for n, text in enumerate(lines, 1) if "\r" in text), len(lines))
+    return error(path, line, LINE_ENDINGS, "a line ends in CR alone (old Mac OS line "
+                 "endings), which vt does not read as a line break; convert the note to LF "
+                 "or CRLF")  # fmt: skip
 
 
 def _parse_body(note: Note, body: Body) -> None:

@@ -30,6 +30,27 @@ PropertyLoader.yaml_implicit_resolvers = {
     for first, resolvers in _BASE.yaml_implicit_resolvers.items()
 }
 
+# log10(60): the decimal digits each `:NN` group of a YAML 1.1 sexagesimal integer adds
+_DIGITS_PER_GROUP = 1.7781512503836436
+
+
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+    """YAML's int, but a sexagesimal one (`1:59:59`, base 60) too long to write as a JSON
+    number is not computed: PyYAML adds its groups one by one to a growing integer, time
+    quadratic in their number (minutes for a few hundred thousand). Its stand-in has one
+    digit more than Python writes, so `_unwritable` reports it at its property's line."""
+    text = loader.construct_scalar(node)
+    limit = digits_limit()
+    if limit and ":" in text:
+        significant = text.lstrip("+-").lstrip("0:_")  # leading zero groups add nothing
+        if significant.count(":") * _DIGITS_PER_GROUP > limit:
+            return -(10**limit) if text.startswith("-") else 10**limit
+    value: int = _BASE.construct_yaml_int(loader, node)
+    return value
+
+
+PropertyLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
 
 @dataclass(slots=True)
 class Loaded:

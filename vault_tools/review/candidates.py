@@ -17,7 +17,7 @@ from vault_tools.errors import VtError
 from vault_tools.findings import ERROR
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
-from vault_tools.notes.note import Note, parse_note
+from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
 from vault_tools.review.fingerprint import preview_hash
@@ -84,6 +84,9 @@ def examine(
     conflict = has_conflict(note.findings)
     if conflict is not None:  # never a decision read from half of a merge
         return Candidate(relative, note.claim_id, refuse=f"{conflict.code}: {conflict.message}")
+    misread = next((f for f in note.findings if f.code == LINE_ENDINGS), None)
+    if misread is not None:  # lines vt would split otherwise than Obsidian shows them
+        return Candidate(relative, note.claim_id, refuse=f"{misread.code}: {misread.message}")
     if not note.is_review_note:
         return (
             Candidate(relative, refuse="not a review note (its frontmatter has no claim_id)")

@@ -11,7 +11,6 @@ until its reviewer changes the decision.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.findings import counted
 from vault_tools.ledger.append import Ledger, Transaction
+from vault_tools.ledger.events import load_json
 from vault_tools.ledger.lines import iter_lines
 from vault_tools.ledger.lost import check_not_lost
 from vault_tools.review.actor import runner
@@ -81,7 +81,7 @@ def _resolved(txn: Transaction, prefix: str) -> str:
         if end > txn.start.size:
             break
         if needle in raw:
-            event = json.loads(raw)
+            event = load_json(raw)
             if str(event.get("id", "")).startswith(prefix):
                 found[event["id"]] = event
     if len(found) > 1:
@@ -104,7 +104,9 @@ def _find(txn: Transaction, event_id: str) -> tuple[dict | None, dict | None]:
         if end > txn.start.size:
             break
         if id_needle in raw or reverts_needle in raw:
-            event = json.loads(raw)
+            event = load_json(raw)
+            if not isinstance(event, dict):
+                continue  # not an event: the gate has refused such a ledger already
             if event.get("id") == event_id:
                 target = event
             elif event.get("reverts") == event_id:

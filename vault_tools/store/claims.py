@@ -28,12 +28,12 @@ from typing import TypeVar
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.boundary import state_files, writable_path
-from vault_tools.infra.osfiles import open_fd, read_at
+from vault_tools.infra.osfiles import read_at
 from vault_tools.infra.sqlitedb import connect, rollback
 from vault_tools.ledger.append import Ledger
-from vault_tools.ledger.events import GENESIS, canonical
+from vault_tools.ledger.events import GENESIS, canonical, load_json
 from vault_tools.ledger.heads import ClaimState, claim_states
-from vault_tools.ledger.lines import iter_lines
+from vault_tools.ledger.lines import iter_lines, open_ledger
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import kb as kbmod
 from vault_tools.vocabulary import ACCEPTED, CONFLICT, REPAIRED
@@ -167,7 +167,7 @@ class _Reader:
         mark = self.mark
         # the last projected line: a _Mark is built from these once, at the end
         start, end, seq, hash_ = mark.start, mark.end, mark.seq, mark.hash
-        path, loads = self.path, json.loads
+        path, loads = self.path, load_json
         try:
             for line_end, raw in iter_lines(path, mark.end):
                 if line_end > self.stop:
@@ -337,7 +337,7 @@ class ClaimStore:
         if mark.end == 0:
             return True
         try:
-            fd = open_fd(self.ledger_path, os.O_RDONLY)
+            fd = open_ledger(self.ledger_path)
         except FileNotFoundError:
             return False
         try:
@@ -349,7 +349,7 @@ class ClaimStore:
         if not raw.endswith(b"\n") or (mark.start and b"\n" in raw[:-1]):
             return False
         try:
-            ev = json.loads(raw)
+            ev = load_json(raw)
         except ValueError:
             return False
         return isinstance(ev, dict) and ev.get("seq") == mark.seq and ev.get("hash") == mark.hash
