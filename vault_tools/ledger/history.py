@@ -17,7 +17,6 @@ merge rule, since re-chaining it is the fix, not a rewrite.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from vault_tools.ledger.events import (
     decision_id,
     event_problems,
     line_hash,
+    load_json,
     superseded_ids,
 )
 from vault_tools.vocabulary import conflict_marker
@@ -186,7 +186,7 @@ def _hash_of_line(data: bytes) -> str | None:
     """The `hash` of the last line of `data`, lines of a verified ledger."""
     last = data[data.rfind(b"\n", 0, len(data) - 1) + 1 : -1]
     try:
-        return json.loads(last)["hash"]
+        return load_json(last)["hash"]
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -217,7 +217,7 @@ def _check_lines(version: Version, data: bytes, start: int) -> None:
             continue
         try:
             text = body.decode("utf-8")
-            ev = json.loads(text)
+            ev = load_json(text)
         except (UnicodeDecodeError, ValueError) as exc:
             _problem(version, n, f"line {n}: not valid JSON ({exc})", sound=False)
             version.seq, version.head = version.seq + 1, None
@@ -414,13 +414,8 @@ def check_staged_ledger(
 def _verify_bytes(path: str, data: bytes, policy: SignaturePolicy | None) -> list[Finding]:
     """verify_ledger on a private copy, so the vault's `.vt/` memory is never touched;
     signatures are checked against `policy` (None: the chain alone)."""
-    import tempfile  # with shutil, bz2 and lzma: only a commit that stages the ledger
-    from pathlib import Path
+    # imported here: tempfile (with shutil, bz2 and lzma) only for a commit that stages
+    # the ledger
+    from vault_tools.ledger.merge import verify_bytes
 
-    from vault_tools.ledger.verify import verify_ledger
-
-    with tempfile.TemporaryDirectory(prefix="vt-hook-") as tmp:
-        copy = Path(tmp) / "ledger.jsonl"
-        copy.write_bytes(data)
-        result = verify_ledger(copy, Path(tmp) / "state", policy)
-    return [error(path, p.line, LEDGER_INVALID, p.message) for p in result.problems]
+    return [error(path, p.line, LEDGER_INVALID, p.message) for p in verify_bytes(data, policy)]
