@@ -165,6 +165,7 @@ def test_conflict_markers_committed_then_resolved_are_no_breach(tmp_path: Path) 
     git(alice, "push", "-q", "origin", "main")
     append(bob, decision("C-3", "bob"))
     git(bob, "config", "--remove-section", "merge.vt-ledger")  # a clone without the driver
+    git(bob, "config", "core.hooksPath", str(tmp_path / "no-hooks"))  # nor vt's hooks
     git(bob, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main", check=False)
     assert b"<<<<<<<" in (bob / LEDGER).read_bytes()
     git(bob, "add", "-A")

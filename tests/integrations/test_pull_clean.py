@@ -32,12 +32,13 @@ def pull(clone: Path) -> None:
 def decide(clone: Path, claim_id: str, action: str, comment: str | None = None) -> None:
     """Edit the note as its reviewer (every check ticked) and run a plain `vt apply`."""
     path = clone / "03_claims" / f"{claim_id}.md"
+    me = git(clone, "config", "user.name").stdout.strip()  # the clone's reviewer
     lines = path.read_text(encoding="utf-8").split("\n")
     for i, line in enumerate(lines):
         if line.startswith("review_action:"):
             lines[i] = f"review_action: {action}"
         elif line.startswith("reviewer:"):
-            lines[i] = f'reviewer: "{clone.name}"'
+            lines[i] = f'reviewer: "{me}"'
         elif line.startswith("check_"):
             lines[i] = line.split(":")[0] + ": true"
         elif line.startswith("review_comment:") and comment is not None:

@@ -83,7 +83,8 @@ def forge(vault: Path, key: Path, actor: str, note: str = "DV1-0001.md") -> None
     settings = load_settings(vault)
     cand = examine(settings, make_context(settings, assist=False), f"03_claims/{note}")
     assert cand is not None and cand.decision is not None
-    ledger = Ledger(settings.ledger_path, settings.state_dir, root=vault, signer=Signer(key))
+    ledger = Ledger(settings.ledger_path, settings.state_dir, root=vault,
+                    policy=SignaturePolicy.of(settings), signer=Signer(key))  # fmt: skip
     ledger.append([{**cand.decision, "actor": actor, "supersedes": None}])
 
 
@@ -438,8 +439,9 @@ def test_lines_this_clone_appended_are_checked_by_its_own_verify(tmp_path: Path)
     allow(vault, f"alice {public(alice)}", f"bob {public(bob)}")
     apply_one(vault, "DV1-0001.md")
     assert vt(vault, "ledger", "verify").returncode == 0  # line 1 trusted, signature checked
-    (vault / "vt.toml").write_text(f'[signing]\nkey = "{bob}"\n')
-    apply_one(vault, "DV1-0002.md")  # reviewer: alice; signed with bob's key
+    # appended by this clone's own ledger code, in alice's name, signed with bob's key
+    # (vt apply itself would leave alice's note to her: see tests/review/test_actor.py)
+    forge(vault, bob, "alice", "DV1-0002.md")
     here = vt(vault, "ledger", "verify")
     assert here.returncode == 3, here.stdout + here.stderr
     assert f"{LEDGER}:2: key SHA256:" in here.stderr
@@ -462,4 +464,4 @@ def test_a_clones_own_well_signed_lines_are_remembered_checked(tmp_path: Path) -
     apply_one(vault, "DV1-0002.md")
     done = vt(vault, "ledger", "verify")
     assert done.returncode == 0, done.stderr
-    assert "signatures: 2 signed event(s)" in done.stdout
+    assert "signatures: 2 signed events" in done.stdout

@@ -270,7 +270,7 @@ def test_a_shrunken_ledger_is_refused_and_the_store_kept(cfg: Settings) -> None:
     ledger.path.write_bytes(first_line)
     for project in (ClaimStore.catch_up, ClaimStore.rebuild):
         with ClaimStore.open(cfg) as store:
-            with pytest.raises(IntegrityError, match="holds 1 events, but 2 were") as exc:
+            with pytest.raises(IntegrityError, match="holds 1 event, but 2 were") as exc:
                 project(store)
             assert exc.value.line == 2  # the first line that is gone
             assert store.claim("B") is not None

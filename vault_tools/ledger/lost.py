@@ -47,7 +47,8 @@ def lost_error(
     is no file); `line`: the first line where a lost event is missing, if known.
     """
     if held is None:
-        what = f"the ledger is missing, but {counted(remembered, 'event')} verified before"
+        were = "was" if remembered == 1 else "were"
+        what = f"the ledger is missing, but {counted(remembered, 'event')} {were} verified before"
         line = None
     else:
         # every event it holds was verified before (else it is a rewrite, not a loss)
