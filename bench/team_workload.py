@@ -64,6 +64,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"
@@ -624,7 +625,7 @@ def run_workload(
     return Team(root, setup, seed, clones, notes).run(rounds)
 
 
-def _print(result: Result) -> None:
+def _print(result: Result, out: TextIO) -> None:
     s = result.summary()
     violations = ", ".join(f"{k} {n}" for k, n in s["violations"].items()) or "none"
     print(
@@ -635,7 +636,9 @@ def _print(result: Result) -> None:
         f"note conflicts {s['note_conflicts']}\n"
         f"  events {s['events']}: reversals {s['reversals']}, settles {s['settles']}, "
         f"concurrent settles {s['concurrent_settles']}\n"
-        f"  violations: {violations}"
+        f"  violations: {violations}",
+        file=out,
+        flush=True,
     )
 
 
@@ -659,8 +662,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                     shutil.rmtree(root)
                 result = run_workload(root, setup, seed, args.rounds, args.clones, args.notes)
                 results.append(result)
-                if not args.json:
-                    _print(result)
+                _print(result, sys.stderr if args.json else sys.stdout)
     finally:
         if args.dir is None:
             shutil.rmtree(base, ignore_errors=True)
