@@ -11,6 +11,7 @@ Each run asserts no violation at all; the message lists them by kind with the fi
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -88,6 +89,19 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
 
 def result_kinds(result: Result) -> set[str]:
     return {v.kind for v in result.violations}
+
+
+def test_the_script_prints_its_figures(tmp_path: Path) -> None:
+    """bench/team_workload.py as a user runs it: one small run, its figures as JSON."""
+    command = [sys.executable, str(REPO / "bench" / "team_workload.py"), "--seeds", "5"]
+    command += ["--rounds", "1", "--setups", "init", "--clones", "2", "--notes", "3"]
+    command += ["--json", "--dir", str(tmp_path / "runs")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (run,) = json.loads(done.stdout)["runs"]
+    assert (run["setup"], run["seed"], run["rounds"], run["clones"]) == ("init", 5, 1, 2)
+    assert run["vt_commands"] > 0 and run["pulls"] >= 3 and run["events"] > 0
+    assert "init  seed 5: 1 rounds" in done.stderr  # the text summary, on stderr with --json
 
 
 def test_counting_reversals_and_concurrent_settles() -> None:
