@@ -3,6 +3,7 @@
 
     python bench/team_workload.py [--seeds 1 2 3] [--rounds 40] [--setups init skip sign]
                                   [--clones 5] [--notes 24] [--json] [--dir DIR]
+    python bench/team_workload.py --table RUNS.json   # docs/team.md's table of a --json run
 
 A bare origin and `--clones` clones of one vault (examples/vault with every decision
 reset to PENDING, plus `--notes` claim notes made from its DV1-0001), each clone with its
@@ -642,6 +643,30 @@ def _print(result: Result, out: TextIO) -> None:
     )
 
 
+def table(summaries: list[dict]) -> str:
+    """docs/team.md's table: one row a set-up, its runs summed."""
+    rows = [
+        "| set-up | runs | vt commands | exit 3 | violations by kind | pulls refused | wall |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for setup in SETUPS:
+        runs = [s for s in summaries if s["setup"] == setup]
+        if not runs:
+            continue
+        kinds: Counter[str] = Counter()
+        for s in runs:
+            kinds.update(s["violations"])
+        shown = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
+        walls = sorted(s["wall_s"] for s in runs)
+        rows.append(
+            f"| `{setup}` | {len(runs)} | {sum(s['vt_commands'] for s in runs)} "
+            f"| {sum(s['exit3'] for s in runs)} | {shown} "
+            f"| {sum(s['pulls_refused'] for s in runs)} "
+            f"| {walls[0]:.0f}–{walls[-1]:.0f} s a run |"
+        )
+    return "\n".join(rows)
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -650,8 +675,14 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--clones", type=int, default=5)
     parser.add_argument("--notes", type=int, default=24, help="claim notes added to the vault")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument(
+        "--table", type=Path, help="print docs/team.md's table from a --json output file, only"
+    )
     parser.add_argument("--dir", type=Path, help="keep the clones here (default: a temp dir)")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.table:
+        print(table(json.loads(args.table.read_text(encoding="utf-8"))["runs"]))
+        return 0
     base = args.dir or Path(tempfile.mkdtemp(prefix="team-workload-"))
     results = []
     try:

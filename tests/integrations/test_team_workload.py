@@ -102,6 +102,11 @@ def test_the_script_prints_its_figures(tmp_path: Path) -> None:
     assert (run["setup"], run["seed"], run["rounds"], run["clones"]) == ("init", 5, 1, 2)
     assert run["vt_commands"] > 0 and run["pulls"] >= 3 and run["events"] > 0
     assert "init  seed 5: 1 rounds" in done.stderr  # the text summary, on stderr with --json
+    saved = tmp_path / "runs.json"
+    saved.write_text(done.stdout, encoding="utf-8")
+    shown = subprocess.run([*command[:2], "--table", str(saved)], capture_output=True, text=True)
+    row = f"| `init` | 1 | {run['vt_commands']} | {run['exit3']} | "
+    assert shown.returncode == 0 and row in shown.stdout, shown.stdout + shown.stderr
 
 
 def test_counting_reversals_and_concurrent_settles() -> None:
