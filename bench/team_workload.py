@@ -33,6 +33,8 @@ every clone); each breach is a violation, collected, never the end of the run:
   after their apply;
 - `lost`, `duplicated`, `ledgers-differ`: every id ever appended is in every clone's
   final ledger exactly once; the final ledgers are byte for byte the same;
+- `unattributed`: a final ledger holds an event no clone's `vt apply` appended (one a
+  hook or another command wrote);
 - `hidden-conflict`, `false-conflict`: `vt status --json` lists as CONFLICT exactly the
   claims whose heads (vault_tools.ledger.heads) decide differently;
 - `dirty-after-pull`: `git status --porcelain` is empty after a pull;
@@ -592,6 +594,8 @@ class Team:
                 self.violate("duplicated", clone, event_id)
             for event_id in sorted(set(self.appended) - set(ids)):
                 self.violate("lost", clone, event_id)
+            for event_id in sorted(set(ids) - set(self.appended)):
+                self.violate("unattributed", clone, event_id)
             self.check_clone(clone)
         events = read_events(next(iter(self.clones.values())).path / LEDGER)
         self.result.events = len(events)

@@ -63,9 +63,9 @@ def _events(clone: Path) -> list[dict]:
 
 
 def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
-    """The invariants are not vacuous: a lost event, a file a pull leaves behind and a
-    tampered ledger are each reported, and a vt exit 3 on a ledger that truly does not
-    verify is not blamed on the gate."""
+    """The invariants are not vacuous: a lost event, an event no clone appended, a file a
+    pull leaves behind and a tampered ledger are each reported, and a vt exit 3 on a
+    ledger that truly does not verify is not blamed on the gate."""
     team = Team(tmp_path, "init", seed=1, clones=2, notes=2)
     team.set_up()
     r1, r2 = team.clones["r1"], team.clones["r2"]
@@ -73,6 +73,7 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
     team.work(r1)  # at least one event, by r1
     assert {ev["actor"] for ev in _events(r1.path)} == {"r1"}
     team.appended["sha256:" + "0" * 64] = {"r2"}  # an event nobody has
+    del team.appended[_events(r1.path)[0]["id"]]  # and one nobody appended
     (r2.path / "left-behind.txt").write_text("x", encoding="utf-8")
     team.pull(r2)
     ledger = r2.path / LEDGER
@@ -83,7 +84,8 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
     team.check_clone(r2)
     team.final_checks()
     kinds = result_kinds(team.result)
-    assert {"lost", "dirty-after-pull", "verify", "ledgers-differ"} <= kinds, kinds
+    planted = {"lost", "unattributed", "dirty-after-pull", "verify", "ledgers-differ"}
+    assert planted <= kinds, kinds
     assert "exit-3-on-good-ledger" not in kinds, _violations(team.result)
 
 
