@@ -44,6 +44,8 @@ every clone); each breach is a violation, collected, never the end of the run:
 - `agreement-conflict`: git stopped on a note whose two sides decide the same thing, in
   a clone with vt's merge drivers; `signers-conflict`, `ledger-conflict`,
   `other-conflict`: git stopped on allowed_signers, the ledger, or another file there;
+- `aborted`: the team could not go on (a pull refused twice running, a push rejected
+  12 times, clones that do not converge, a git command that failed); the run stops;
 - `untold-no-drivers`: a clone without `vt init` pulled, and neither `vt ledger verify`
   nor `vt status` then named `vt init` (counted once a clone).
 
@@ -608,17 +610,21 @@ class Team:
         started = time.perf_counter()
         self.set_up()
         clones = list(self.clones.values())
-        while self.result.rounds < rounds:
+        clone = clones[0]
+        try:
+            while self.result.rounds < rounds:
+                self.step += 1
+                clone = self.rng.choice(clones)
+                if clone.pulled:
+                    self.work(clone)
+                else:
+                    self.pull(clone)
+                    clone.pulled = True
             self.step += 1
-            clone = self.rng.choice(clones)
-            if clone.pulled:
-                self.work(clone)
-            else:
-                self.pull(clone)
-                clone.pulled = True
-        self.step += 1
-        self.converge()
-        self.final_checks()
+            self.converge()
+            self.final_checks()
+        except RuntimeError as exc:  # the team is stuck: what it measured so far stands
+            self.violate("aborted", clone, str(exc)[:300])
         self.result.wall = time.perf_counter() - started
         return self.result
 
