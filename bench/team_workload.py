@@ -71,6 +71,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from vault_tools.vocabulary import CHECK_KEYS, LEDGER_ACTION_OF
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"
 TEMPLATE_ID = "DV1-0001"
@@ -80,8 +82,6 @@ SIGNERS = "05_ledger/allowed_signers"
 SETUPS = ("init", "skip", "sign")
 SKIPPING = 2  # clones that never run `vt init` in the `skip` set-up
 DECIDED = ("APPROVE", "REJECT")
-EVENT_ACTION = {"APPROVE": "ACCEPT", "REJECT": "REJECT"}
-CHECKS = ("check_source_claim", "check_claim_frame", "check_entity_mapping", "check_epistemic_mode")
 PUSH_TRIES = 12
 
 _FRONT = re.compile(r"\A---\r?\n(.*?\r?\n)---\r?\n", re.S)
@@ -210,7 +210,7 @@ def decide_text(text: str, action: str, reviewer: str) -> str:
     head = found.group(0)
     head = re.sub(r"(?m)^review_action:.*$", f"review_action: {action}", head, count=1)
     head = re.sub(r"(?m)^reviewer:.*$", f'reviewer: "{reviewer}"', head, count=1)
-    for key in CHECKS:
+    for key in CHECK_KEYS:
         head = re.sub(rf"(?m)^{key}:.*$", f"{key}: true", head, count=1)
     return head + text[found.end() :]
 
@@ -325,7 +325,8 @@ class Team:
         for path in sorted(notes.glob("*.md")):  # a vault nobody has decided on yet
             text = path.read_text(encoding="utf-8")
             text = re.sub(r"(?m)^review_action:.*$", "review_action: PENDING", text, count=1)
-            path.write_text(re.sub(r"(?m)^reviewer:.*$", 'reviewer: ""', text, count=1))
+            text = re.sub(r"(?m)^reviewer:.*$", 'reviewer: ""', text, count=1)
+            path.write_text(text, encoding="utf-8")
         template = (notes / f"{TEMPLATE_ID}.md").read_text(encoding="utf-8")
         for claim_id in self.claims:
             (notes / f"{claim_id}.md").write_text(
@@ -526,7 +527,7 @@ class Team:
         states = claim_states(events)
         for claim_id, action in sorted(decisions.items()):
             state = states.get(claim_id)
-            wanted = EVENT_ACTION[action]
+            wanted = LEDGER_ACTION_OF[action]
             if state is None or any(h["action"] != wanted for h in state.heads):
                 self.violate("unrecorded", clone, f"{claim_id} {action} by {clone.name}")
 
