@@ -93,6 +93,22 @@ def result_kinds(result: Result) -> set[str]:
     return {v.kind for v in result.violations}
 
 
+def test_a_seed_gives_the_same_run(tmp_path: Path) -> None:
+    """Everything but the timing is the seed's: the same steps, edits and outcomes."""
+
+    def outcome(result: Result) -> dict:
+        figures = result.summary()
+        del figures["wall_s"], figures["seconds"]
+        figures["kinds"] = [(v.kind, v.clone, v.step) for v in result.violations]
+        return figures
+
+    runs = [
+        run_workload(tmp_path / str(n), "init", seed=4, rounds=3, clones=2, notes=3) for n in (1, 2)
+    ]
+    assert outcome(runs[0]) == outcome(runs[1])
+    assert runs[0].edits and runs[0].events
+
+
 def test_the_script_prints_its_figures(tmp_path: Path) -> None:
     """bench/team_workload.py as a user runs it: one small run, its figures as JSON."""
     command = [sys.executable, str(REPO / "bench" / "team_workload.py"), "--seeds", "5"]
