@@ -83,14 +83,10 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
     ledger.write_bytes(json.dumps(ev, ensure_ascii=False).encode() + b"\n" + rest)
     team.check_clone(r2)
     team.final_checks()
-    kinds = result_kinds(team.result)
+    kinds = {v.kind for v in team.result.violations}
     planted = {"lost", "unattributed", "dirty-after-pull", "verify", "ledgers-differ"}
     assert planted <= kinds, kinds
     assert "exit-3-on-good-ledger" not in kinds, _violations(team.result)
-
-
-def result_kinds(result: Result) -> set[str]:
-    return {v.kind for v in result.violations}
 
 
 def test_a_seed_gives_the_same_run(tmp_path: Path) -> None:
