@@ -41,8 +41,11 @@ def test_a_team_that_ran_vt_init_everywhere_never_blocks(tmp_path: Path) -> None
 
 
 def test_a_team_with_two_clones_without_vt_init(tmp_path: Path) -> None:
+    """r4 and r5 never run `vt init`, and decide like everyone else."""
     result = run_workload(tmp_path, "skip", seed=2, rounds=5, notes=8)
     assert result.edits["reverse"], result.edits
+    actors = {ev["actor"] for ev in _events(tmp_path / "r1")}
+    assert actors & {"r4", "r5"}, actors
     assert result.violations == [], _violations(result)
 
 
