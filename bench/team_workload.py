@@ -23,31 +23,13 @@ Set-ups: `init` every clone runs `vt init`; `skip` the last two clones never do;
 clones add their keys at once), `gpg.format ssh` and `user.signingkey` in its git
 config, and vt.toml says `[signing] required = true`.
 
-What must hold, checked after every pull (in the clone that pulled) and at the end (in
-every clone); each breach is a violation, collected, never the end of the run:
-- `verify`: `vt ledger verify` exits 0;
-- `exit-3-on-good-ledger`: a vt command exited 3 while the ledger verifies from scratch
-  (its signatures included), without the clone's memory in `.vt/`;
-- `actor`: an event a clone's `vt apply` appended names another actor than the clone's;
-- `unrecorded`: a note a reviewer decided in their own name has no head deciding it
-  after their apply;
-- `lost`, `duplicated`, `ledgers-differ`: every id ever appended is in every clone's
-  final ledger exactly once; the final ledgers are byte for byte the same;
-- `unattributed`: a final ledger holds an event no clone's `vt apply` appended (one a
-  hook or another command wrote);
-- `hidden-conflict`, `false-conflict`: `vt status --json` lists as CONFLICT exactly the
-  claims whose heads (vault_tools.ledger.heads) decide differently;
-- `dirty-after-pull`: `git status --porcelain` is empty after a pull;
-- `pull-refused`: git refused a pull (local changes it would overwrite);
-- `commit-refused`: git's pre-commit hook refused a commit (the workload then commits
-  with --no-verify, so that what follows is still measured);
-- `agreement-conflict`: git stopped on a note whose two sides decide the same thing, in
-  a clone with vt's merge drivers; `signers-conflict`, `ledger-conflict`,
-  `other-conflict`: git stopped on allowed_signers, the ledger, or another file there;
-- `aborted`: the team could not go on (a pull refused twice running, a push rejected
-  12 times, clones that do not converge, a git command that failed); the run stops;
-- `untold-no-drivers`: a clone without `vt init` pulled, and neither `vt ledger verify`
-  nor `vt status` then named `vt init` (counted once a clone).
+What must hold is checked after every pull (in the clone that pulled) and at the end (in
+every clone); each breach is a violation of a kind (`verify`, `exit-3-on-good-ledger`,
+`actor`, `unrecorded`, `lost`, `duplicated`, `unattributed`, `ledgers-differ`,
+`hidden-conflict`, `false-conflict`, `dirty-after-pull`, `pull-refused`, `commit-refused`,
+`agreement-conflict`, `signers-conflict`, `ledger-conflict`, `other-conflict`,
+`untold-no-drivers`, `aborted`), collected, never the end of the run: docs/team.md
+says what each means.
 
 Deterministic for a seed except for time: every choice comes from the seeded generator
 and from what the clones hold, never from a clock or an event's id.
@@ -686,9 +668,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--clones", type=int, default=5)
     parser.add_argument("--notes", type=int, default=24, help="claim notes added to the vault")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    parser.add_argument(
-        "--table", type=Path, help="print docs/team.md's table from a --json output file, only"
-    )
+    parser.add_argument("--table", type=Path, help="print docs/team.md's table of a --json file")
     parser.add_argument("--dir", type=Path, help="keep the clones here (default: a temp dir)")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.table:
@@ -709,9 +689,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         if args.dir is None:
             shutil.rmtree(base, ignore_errors=True)
     if args.json:
-        runs = [
-            {**r.summary(), "violation_list": [asdict(v) for v in r.violations]} for r in results
-        ]
+        runs = [{**r.summary(), "violation_list": list(map(asdict, r.violations))} for r in results]
         print(json.dumps({"runs": runs}, ensure_ascii=False, indent=2))
     return 0
 
