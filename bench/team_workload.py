@@ -28,8 +28,8 @@ every clone); each breach is a violation of a kind (`verify`, `exit-3-on-good-le
 `actor`, `unrecorded`, `lost`, `duplicated`, `unattributed`, `ledgers-differ`,
 `hidden-conflict`, `false-conflict`, `dirty-after-pull`, `pull-refused`, `commit-refused`,
 `agreement-conflict`, `signers-conflict`, `ledger-conflict`, `other-conflict`,
-`untold-no-drivers`, `aborted`), collected, never the end of the run: docs/team.md
-says what each means.
+`untold-no-drivers`, `status-unreadable`, `aborted`), collected, never the end of the
+run: docs/team.md says what each means.
 
 Deterministic for a seed except for time: every choice comes from the seeded generator
 and from what the clones hold, never from a clock or an event's id.
@@ -539,7 +539,9 @@ class Team:
         try:
             shown = {c["claim_id"] for c in json.loads(done.stdout)["conflicts"]}
         except (ValueError, KeyError, TypeError):
-            return done.stderr  # no report to compare (the exit code is recorded)
+            if done.returncode in (0, 1):  # else the exit code is the violation
+                self.violate("status-unreadable", clone, done.stdout[:200])
+            return done.stderr
         clone.conflicts = sorted(shown)
         real = set()
         for claim_id, state in claim_states(read_events(clone.path / LEDGER)).items():
