@@ -30,11 +30,12 @@ from tests.ledger.test_signing import (
 from vault_tools.config import load_settings
 from vault_tools.errors import RefusedError
 from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.events import decision_id
 from vault_tools.ledger.heads import claim_states
 from vault_tools.ledger.merge import _rechain
 from vault_tools.ledger.policy import checker_for, policy_in_force, policy_value
 from vault_tools.ledger.signatures import SignatureChecker, SignaturePolicy
-from vault_tools.ledger.signing import Signer
+from vault_tools.ledger.signing import Signer, signed_message
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review import signers
 from vault_tools.review.revert import revert_event
@@ -311,3 +312,40 @@ def test_the_standalone_verifier_reads_policy_events(tmp_path: Path) -> None:
     result = verify_ledger(vault / LEDGER, tmp_path / "state", SignaturePolicy.of(
         load_settings(vault)))  # fmt: skip
     assert result.ok and result.signed == 2
+
+
+def test_the_audit_names_the_commit_that_weakens_the_policy_by_the_files(
+    tmp_path: Path,
+) -> None:
+    """Each commit's new lines are judged by the policy its own ledger records."""
+    alice, mallory = keygen(tmp_path / "keys", "alice"), keygen(tmp_path / "keys", "mallory")
+    vault = signing_vault(tmp_path, alice)
+    (vault / ".gitignore").write_text(".vt/\n05_ledger/*.lock\n")
+    adopted(vault)
+    apply_one(vault, "DV1-0001.md")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "signed from now on")
+    assert vt(vault, "ledger", "audit").returncode == 0
+    (vault / "vt.toml").write_text("")
+    forge_unsigned(vault)
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "innocent", "--no-verify")
+    weakened = git(vault, "rev-parse", "HEAD").stdout.strip()
+    allow(vault, f"alice {public(alice)}", f"alice {public(mallory)}")
+    # the forger writes the line itself: vt's gate refuses to append after line 3 now
+    (accept,) = [ev for ev in events(vault) if ev["action"] == "ACCEPT"]
+    forged = {k: v for k, v in accept.items() if k not in ("id", "seq", "prev", "hash", "sig")}
+    forged.update(comment="forged", supersedes=accept["id"])
+    forged["id"] = decision_id(forged)
+    forged["sig"] = Signer(mallory).sign([signed_message(forged)])[0]
+    (vault / LEDGER).write_bytes(_rechain([*events(vault), forged]))
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "also innocent", "--no-verify")
+    admitted = git(vault, "rev-parse", "HEAD").stdout.strip()
+    done = vt(vault, "ledger", "audit")
+    assert done.returncode == 3, done.stdout
+    assert weakened[:12] in done.stderr and admitted[:12] in done.stderr
+    assert (f"{LEDGER}:3: commit {weakened[:12]} (alice <alice@example.org>): not signed, "
+            "and the signing policy in the ledger (seq 1)") in done.stderr  # fmt: skip
+    assert f"{LEDGER}:4: commit {admitted[:12]} (alice <alice@example.org>): key SHA256:" in (
+        done.stderr)  # fmt: skip

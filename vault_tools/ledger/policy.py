@@ -89,6 +89,11 @@ def _step(line: bytes) -> PolicyStep | None:
         ev = json.loads(line)
     except ValueError:
         return None
+    return step_of(ev)
+
+
+def step_of(ev: object) -> PolicyStep | None:
+    """A POLICY event as the policy it puts in force; None when it is not a sound one."""
     if (
         type(ev) is not dict
         or ev.get("claim_id") != POLICY_CLAIM_ID
