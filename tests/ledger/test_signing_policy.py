@@ -75,7 +75,7 @@ def forge_unsigned(vault: Path, note: str = "DV1-0002.md") -> None:
     assert cand is not None and cand.decision is not None
     policy = SignaturePolicy.of(settings)
     ledger = Ledger(settings.ledger_path, settings.state_dir, root=vault, policy=policy)
-    ledger.append([{**cand.decision, "actor": "alice", "supersedes": None}])
+    ledger.append([{**cand.decision, "actor": "alice", "comment": "forged", "supersedes": None}])
 
 
 def set_reviewer(vault: Path, note: str, reviewer: str) -> None:
@@ -349,3 +349,29 @@ def test_the_audit_names_the_commit_that_weakens_the_policy_by_the_files(
             "and the signing policy in the ledger (seq 1)") in done.stderr  # fmt: skip
     assert f"{LEDGER}:4: commit {admitted[:12]} (alice <alice@example.org>): key SHA256:" in (
         done.stderr)  # fmt: skip
+
+
+@pytest.mark.parametrize("forged", [False, True])
+def test_the_helper_process_judges_by_the_same_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forged: bool
+) -> None:
+    """A verify that hands the second half to a forked helper says what one process says."""
+    from vault_tools.ledger import verify as ledger_verify
+
+    alice = keygen(tmp_path / "keys", "alice")
+    vault = signing_vault(tmp_path, alice)
+    adopted(vault)
+    apply_one(vault, "DV1-0001.md")
+    apply_one(vault, "DV1-0002.md")
+    if forged:
+        (vault / "vt.toml").write_text("")
+        forge_unsigned(vault, "DV1-0001.md")
+    settings = load_settings(vault)
+    policy = SignaturePolicy.of(settings)
+    verdicts = []
+    for threshold in (1 << 40, 1):
+        monkeypatch.setattr(ledger_verify, "PARALLEL_MIN_BYTES", threshold)
+        result = verify_ledger(settings.ledger_path, tmp_path / f"state{threshold}", policy)
+        verdicts.append((result.ok, result.signed, result.unsigned, result.problems))
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[0][0] is not forged and verdicts[0][1] == 3
