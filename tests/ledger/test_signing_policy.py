@@ -93,7 +93,8 @@ def test_signing_switched_off_in_vt_toml_does_not_admit_an_unsigned_event(
     assert policy["policy"] == {"required": True, "signers": [["alice", public(alice)]]}
     assert policy["actor"] == "alice" and policy["claim_id"] == POLICY_CLAIM_ID
     apply_one(vault, "DV1-0001.md")
-    assert verify_exit(vault).returncode == 0
+    ok = verify_exit(vault)
+    assert ok.returncode == 0 and "propose another policy" not in ok.stdout
     (vault / "vt.toml").write_text(signing)  # the policy weakened in the file only
     forge_unsigned(vault)
     done = verify_exit(vault)
@@ -143,7 +144,13 @@ def test_the_honest_path_adopt_add_a_reviewer_who_signs_then_remove(tmp_path: Pa
     assert evs[2]["supersedes"] == evs[0]["id"]
     ok = verify_exit(vault)
     assert ok.returncode == 0, ok.stderr
-    assert "4 signed event" in ok.stdout
+    assert ("signatures: 4 signed events, checked against the signing policy in the ledger "
+            "(seq 3)") in ok.stdout  # fmt: skip
+    # the files no longer say what the ledger does: said, and nothing more
+    assert "propose another policy than the signing policy in the ledger (seq 3)" in ok.stdout
+    logged = vt(vault, "ledger", "log", "--action", "POLICY", "--json")
+    assert logged.returncode == 0, logged.stderr
+    assert [ev["seq"] for ev in json.loads(logged.stdout)["events"]] == [3, 1]
     shown = json.loads(vt(vault, "signers", "show", "--json").stdout)["policy"]
     assert shown["seq"] == 3 and [s[0] for s in shown["signers"]] == ["alice", "bob"]
     # alice removes bob: what he signed before stays valid, what he signs after does not

@@ -21,6 +21,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vault_tools.errors import VtError
 from vault_tools.ledger.events import policy_problems
 from vault_tools.ledger.signatures import (
     SignatureChecker,
@@ -113,6 +114,22 @@ def policy_in_force(path: Path | str) -> PolicyStep | None:
     ledger records none, the files decide)."""
     steps = policy_steps(path)
     return steps[-1] if steps else None
+
+
+def files_differ(allowed_signers: Path, required: bool, step: PolicyStep) -> str | None:
+    """What to tell when vt.toml's `required` or the allowed signers file propose another
+    policy than the one in force (they decide nothing once the ledger records one)."""
+    try:
+        signers = signers_of_file(allowed_signers) if allowed_signers.is_file() else []
+    except VtError:
+        signers = []
+    if signers and policy_value(required, signers) == policy_value(
+        step.required, list(step.signers)
+    ):
+        return None
+    return (f"vt.toml's [signing] required and {allowed_signers.name} propose another policy "
+            f"than {step.where}, which decides: `vt signers adopt` records them, signed by "
+            "a key it trusts")  # fmt: skip
 
 
 def policy_value(required: bool, signers: list[tuple[str, str]]) -> dict:
