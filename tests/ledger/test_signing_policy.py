@@ -382,3 +382,42 @@ def test_the_helper_process_judges_by_the_same_policy(
         verdicts.append((result.ok, result.signed, result.unsigned, result.problems))
     assert verdicts[0] == verdicts[1]
     assert verdicts[0][0] is not forged and verdicts[0][1] == 3
+
+
+def test_concurrent_policy_changes_merged_by_git_verify_and_audit(tmp_path: Path) -> None:
+    """alice adds bob on one laptop and carol on another; git merges the ledgers with vt's
+    merge driver: both changes were signed by a key the policy trusts, the later one in
+    ledger order is in force, and the history audits clean."""
+    from vault_tools.integrations import hook
+    from vault_tools.integrations.init import init_vault
+
+    alice, bob, carol = (keygen(tmp_path / "keys", n) for n in ("alice", "bob", "carol"))
+    seed = signing_vault(tmp_path, alice, "seed")
+    init_vault(load_settings(seed))
+    adopted(seed)
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "vault, signing from now on")
+    git(tmp_path, "clone", "-q", "--bare", str(seed), "origin.git")
+    one, two = tmp_path / "one", tmp_path / "two"
+    for clone in (one, two):
+        git(tmp_path, "clone", "-q", "origin.git", clone.name)
+        git(clone, "config", "user.name", "alice")
+        git(clone, "config", "user.email", "alice@example.org")
+        hook.install(load_settings(clone))
+    for clone, name, key in ((one, "bob", bob), (two, "carol", carol)):
+        done = vt(clone, "signers", "add", name, f"{key}.pub")
+        assert done.returncode == 0, done.stderr
+        git(clone, "add", "-A")
+        git(clone, "commit", "-qm", f"{name} joins")
+    git(one, "push", "-q", "origin", "main")
+    git(two, "pull", "-q", "--no-rebase", "origin", "main")
+    policies = [ev for ev in events(two) if ev["action"] == POLICY]
+    assert len(policies) == 3
+    assert policies[1]["supersedes"] == policies[2]["supersedes"] == policies[0]["id"]
+    ok = verify_exit(two)
+    assert ok.returncode == 0, ok.stderr
+    step = policy_in_force(two / LEDGER)
+    assert step is not None and step.id == policies[2]["id"]
+    assert list(step.signers) == [tuple(s) for s in policies[2]["policy"]["signers"]]
+    audited = vt(two, "ledger", "audit")
+    assert audited.returncode == 0, audited.stderr
