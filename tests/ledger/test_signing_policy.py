@@ -421,3 +421,12 @@ def test_concurrent_policy_changes_merged_by_git_verify_and_audit(tmp_path: Path
     assert list(step.signers) == [tuple(s) for s in policies[2]["policy"]["signers"]]
     audited = vt(two, "ledger", "audit")
     assert audited.returncode == 0, audited.stderr
+
+
+def test_a_principal_the_ledger_cannot_name_is_refused_before_appending(tmp_path: Path) -> None:
+    alice = keygen(tmp_path / "keys", "alice")
+    vault = signing_vault(tmp_path, alice)
+    allow(vault, f"alice {public(alice)}", f'"Bob Lee" {public(alice)}')
+    done = vt(vault, "signers", "adopt")
+    assert done.returncode == 2 and "'Bob Lee'" in done.stderr
+    assert not (vault / LEDGER).exists()

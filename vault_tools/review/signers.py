@@ -124,6 +124,10 @@ def _record(
     new = policy_value(required, signers)
     if not new["signers"]:
         raise RefusedError("a policy needs at least one signer")
+    odd = [p for p, _ in signers if not p or any(c.isspace() or c in ',*?!"' for c in p)]
+    if odd:  # the ledger names each principal in full, as an event's actor
+        raise UsageError(f"a principal of the policy must be one name, without spaces, commas "
+                         f"or patterns: {', '.join(map(repr, odd))}")  # fmt: skip
     if step is not None and new == policy_value(step.required, list(step.signers)):
         raise RefusedError(f"{step.where} already says this")
     ledger = signing_ledger(settings, root=settings.vault)
