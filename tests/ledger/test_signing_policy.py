@@ -249,6 +249,9 @@ def test_policy_events_change_no_claim(tmp_path: Path) -> None:
     notes = ("vault", "by_state", "disagreements", "ledger_head")
     assert {k: v for k, v in status.items() if k not in notes} == {
         k: v for k, v in plain_status.items() if k not in notes}  # fmt: skip
+    exported = vt(vault, "export")
+    assert exported.returncode == 0 and exported.stdout == vt(plain, "export").stdout
+    assert POLICY_CLAIM_ID not in exported.stdout
     # a policy event is no decision to revert
     with pytest.raises(RefusedError, match="is the signing policy"):
         revert_event(load_settings(vault), with_policy[0]["id"])
