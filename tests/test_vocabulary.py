@@ -14,6 +14,7 @@ from vault_tools.vocabulary import (
     CONFLICT_MARKERS,
     LEDGER_ACTION_OF,
     LEDGER_ACTIONS,
+    POLICY,
     REVIEW_ACTIONS,
     REVIEW_STATES,
     STATUS_BY_ACTION,
@@ -66,7 +67,7 @@ def test_review_actions_map_onto_ledger_actions() -> None:
 def test_schemas_agree_with_the_vocabulary() -> None:
     event = json.loads((ROOT / "schemas" / "ledger-event.schema.json").read_text())
     props = event["properties"]
-    assert tuple(props["action"]["enum"]) == LEDGER_ACTIONS
+    assert tuple(props["action"]["enum"]) == (*LEDGER_ACTIONS, POLICY)
     assert tuple(props["checks"]["properties"]) == CHECK_KEYS
     note = json.loads((ROOT / "schemas" / "note-properties.schema.json").read_text())
     assert tuple(note["$defs"]["review_action"]["enum"]) == REVIEW_ACTIONS

@@ -48,6 +48,10 @@ ACCEPT = "ACCEPT"
 REPAIR = "REPAIR"
 REVERT = "REVERT"
 LEDGER_ACTIONS = (ACCEPT, REJECT, REPAIR, REVERT)
+# the one ledger action that is no decision about a claim: the vault's signing policy
+# (docs/signing.md), under a claim_id no note can have
+POLICY = "POLICY"
+POLICY_CLAIM_ID = "(policy)"
 # review_action -> the ledger action it becomes
 LEDGER_ACTION_OF = MappingProxyType({APPROVE: ACCEPT, REJECT: REJECT, APPROVE_REPAIR: REPAIR})
 

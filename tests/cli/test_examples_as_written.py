@@ -71,6 +71,11 @@ SETUP = {
 # examples that name the reviewer's SSH key: the key is made (ssh-keygen) in the run's
 # own home folder, as a reviewer who signs commits with SSH already has it
 SSH_KEY = "~/.ssh/id_ed25519"
+# examples of `vt signers` run in ~/my-vault set up to sign as docs/signing.md's "Setting it
+# up" says: the reader's key (made by ssh-keygen) in vt.toml and in the allowed signers
+# under their git name, and bob's public key beside the vault; `vt signers remove bob`
+# runs after bob was added, as the example before it in the help does
+SIGNERS = "vt signers"
 
 VT_BIN = Path(sys.executable).parent
 FENCE = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
@@ -197,6 +202,8 @@ def run_example(example: str, prepared: tuple[Path, str], tmp_path: Path) -> Non
         (tmp_path / "home" / ".ssh").mkdir()
         key = tmp_path / "home" / ".ssh" / "id_ed25519"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    if example.startswith(SIGNERS):
+        _set_up_signing(vault, env, add_bob="remove bob" in example)
     line = example
     for text, (replacement, _) in PLACEHOLDERS.items():
         line = line.replace(text, replacement.format(event_id=event_id))
@@ -224,6 +231,20 @@ def run_example(example: str, prepared: tuple[Path, str], tmp_path: Path) -> Non
     ):
         json.loads(done.stdout)  # stdout is one JSON document, as docs/json-output.md says
     assert _state(repo) == before, f"`{example}` changed the clone"
+
+
+def _set_up_signing(vault: Path, env: dict[str, str], add_bob: bool) -> None:
+    keys = vault.parent / ".ssh"
+    keys.mkdir(exist_ok=True)
+    for key in (keys / "id_ed25519", vault / "bob_ed25519"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+                       check=True, capture_output=True)  # fmt: skip
+    (vault / "vt.toml").write_text(f'[signing]\nkey = "{keys / "id_ed25519"}"\n')
+    reader = " ".join((keys / "id_ed25519.pub").read_text().split()[:2])
+    (vault / "05_ledger" / "allowed_signers").write_text(f"Test {reader}\n")
+    if add_bob:
+        subprocess.run(["vt", "signers", "add", "bob", "bob_ed25519.pub"], cwd=vault, env=env,
+                       check=True, capture_output=True)  # fmt: skip
 
 
 def _run_until_ready_then_stop(

@@ -23,7 +23,15 @@ from vault_tools.ledger.events import (
     _quick_ok,
     event_problems,
 )
-from vault_tools.vocabulary import ACCEPT, CHECK_KEYS, LEDGER_ACTIONS, REPAIR, REVERT
+from vault_tools.vocabulary import (
+    ACCEPT,
+    CHECK_KEYS,
+    LEDGER_ACTIONS,
+    POLICY,
+    POLICY_CLAIM_ID,
+    REPAIR,
+    REVERT,
+)
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "schemas" / "ledger-event.schema.json").read_text(
@@ -82,6 +90,24 @@ claims = st.fixed_dictionaries(
 actions = st.sampled_from(LEDGER_ACTIONS)
 head_lists = st.lists(shas, min_size=2, max_size=4, unique=True)
 names = st.text(min_size=1)
+claim_ids = names.filter(lambda n: n != POLICY_CLAIM_ID)
+principals = st.text(string.ascii_letters + "._-@", min_size=1, max_size=8)
+signer_keys = st.sampled_from(["ssh-ed25519", "ssh-rsa"]).flatmap(
+    lambda kind: st.binary(min_size=1, max_size=40).map(
+        lambda b: f"{kind} {base64.b64encode(b).decode()}"
+    )
+)
+policies = st.fixed_dictionaries(
+    {
+        "required": st.booleans(),
+        "signers": st.lists(
+            st.tuples(principals, signer_keys).map(list),
+            min_size=1,
+            max_size=3,
+            unique_by=lambda s: (s[0], s[1]),
+        ),
+    }
+)
 checks_maps = st.dictionaries(st.sampled_from(CHECK_KEYS), st.booleans())
 prevs = st.just(GENESIS) | shas
 previews = st.none() | shas
@@ -102,7 +128,7 @@ def valid_events(draw: st.DrawFn) -> dict[str, Any]:
         "base": draw(shas),
         "checks": draw(checks_maps),
         "claim": draw(claims) if action in (ACCEPT, REPAIR) else None,
-        "claim_id": draw(names),
+        "claim_id": draw(claim_ids),
         "comment": draw(comments),
         "hash": draw(shas),
         "id": draw(shas),
@@ -120,6 +146,17 @@ def valid_events(draw: st.DrawFn) -> dict[str, Any]:
         ev["reverts"] = draw(shas)
     if draw(st.booleans()):  # a signed event: an SSHSIG blob in base64
         ev["sig"] = draw(signatures)
+    return ev
+
+
+@st.composite
+def valid_policy_events(draw: st.DrawFn) -> dict[str, Any]:
+    """A POLICY event: the signing policy in the ledger (docs/signing.md)."""
+    ev = draw(valid_events())
+    ev.pop("reverts", None)
+    ev.update(action=POLICY, claim=None, claim_id=POLICY_CLAIM_ID, checks={}, preview=None)
+    ev["policy"] = draw(policies)
+    ev["sig"] = draw(signatures)
     return ev
 
 
@@ -169,6 +206,7 @@ breaks = st.sampled_from(
         "empty",
         "action",
         "sig",
+        "policy",
     ]
 )
 extra_keys = st.text(string.ascii_lowercase + "_", min_size=1, max_size=9).filter(
@@ -179,7 +217,7 @@ valid_event = valid_events()
 
 @st.composite
 def broken_events(draw: st.DrawFn) -> dict[str, Any]:
-    ev = draw(valid_event)
+    ev = draw(valid_event | valid_policy_events())
     kind = draw(breaks)
     if kind == "drop":
         del ev[draw(st.sampled_from(sorted(ev)))]
@@ -224,12 +262,44 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
         ev[draw(st.sampled_from(STR_FIELDS))] = ""
     elif kind == "sig":
         ev["sig"] = draw(bad_signatures)
+    elif kind == "policy":
+        _break_policy(draw, ev)
     else:
         ev["action"] = draw(st.sampled_from(["accept", "APPROVE", "", None, ["ACCEPT"]]))
     return ev
 
 
-events = valid_events() | broken_events()
+def _break_policy(draw: st.DrawFn, ev: dict[str, Any]) -> None:
+    """A POLICY rule broken, or a policy given to an event of a claim."""
+    change = draw(st.sampled_from(
+        ["claim_id", "unsigned", "checks", "preview", "drop", "give", "field", "signer"]
+    ))  # fmt: skip
+    if change == "claim_id":
+        ev["claim_id"] = draw(st.sampled_from([POLICY_CLAIM_ID, "c1", "(Policy)"]))
+    elif change == "unsigned":
+        ev.pop("sig", None)
+    elif change == "checks":
+        ev["checks"] = {CHECK_KEYS[0]: True}
+    elif change == "preview":
+        ev["preview"] = draw(shas)
+    elif change == "drop":
+        ev.pop("policy", None)
+    elif change == "give":
+        ev["policy"] = draw(policies)
+    elif change == "field":
+        policy = dict(draw(policies))
+        policy[draw(st.sampled_from(["required", "signers", "extra"]))] = draw(json_values)
+        ev["policy"] = policy
+    else:
+        bad = draw(st.sampled_from(
+            [["al ice", "ssh-ed25519 AAAA"], ["a*", "ssh-ed25519 AAAA"], ["", "ssh-rsa AAAA"],
+             ["alice", "ssh-dss AAAA"], ["alice", "ssh-ed25519 AAAA\n"], ["alice\n", "ssh-rsa AA"],
+             ["alice"], "alice"]
+        ))  # fmt: skip
+        ev["policy"] = {"required": True, "signers": [bad]}
+
+
+events = valid_events() | valid_policy_events() | broken_events()
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -246,6 +316,14 @@ def with_valid_envelope(ev: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- the properties
+
+
+@SETTINGS
+@given(valid_policy_events())
+def test_generated_policy_events_are_schema_valid(ev: dict[str, Any]) -> None:
+    assert schema_valid(ev), list(VALIDATOR.iter_errors(ev))
+    assert event_problems(ev) == []
+    assert not _quick_ok(ev)  # rare lines: the exact check is cheap enough
 
 
 @SETTINGS

@@ -38,6 +38,7 @@ COMMANDS = (
     "report",
     "export",
     "ledger",
+    "signers",
     "hook",
     "entities",
 )

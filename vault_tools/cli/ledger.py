@@ -10,7 +10,7 @@ import re
 from datetime import date
 from itertools import islice
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,7 +20,12 @@ from vault_tools.cli.root import app
 from vault_tools.config import Settings
 from vault_tools.errors import ExitCode, IntegrityError, UsageError, VtError
 from vault_tools.findings import counted
-from vault_tools.vocabulary import LEDGER_ACTIONS as ACTIONS
+from vault_tools.vocabulary import LEDGER_ACTIONS, POLICY
+
+if TYPE_CHECKING:
+    from vault_tools.ledger.policy import PolicyStep
+
+ACTIONS = (*LEDGER_ACTIONS, POLICY)
 
 ledger_app = typer.Typer(
     help="The Decision Ledger: verify it, read its log.\n\n"
@@ -82,8 +87,14 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         reporter.text("no ledger yet (0 events)", "green")
     else:
         reporter.text(f"ledger ok: {counted(result.events, 'event')}, head {result.head}", "green")
-    if result.signed or settings.signing_required:
-        reporter.text(_signature_summary(result.signed, result.unsigned, settings))
+    from vault_tools.ledger.policy import files_differ, policy_in_force
+
+    step = policy_in_force(settings.ledger_path)
+    if result.signed or settings.signing_required or step is not None:
+        reporter.text(_signature_summary(result.signed, result.unsigned, settings, step))
+    if step is not None and (differs := files_differ(settings.allowed_signers_path,
+                                                     settings.signing_required, step)):  # fmt: skip
+        reporter.text(differs)
     finish(code)
 
 
@@ -151,12 +162,18 @@ def audit(
     finish(code)
 
 
-def _signature_summary(signed: int, unsigned: int, settings: Settings) -> str:
+def _signature_summary(
+    signed: int, unsigned: int, settings: Settings, step: PolicyStep | None = None
+) -> str:
     """How many events carry a checked signature, and how many were written unsigned
     before signatures were required (not tampering: the vault allows them)."""
     where = settings.allowed_signers or settings.relative(settings.allowed_signers_path)
+    if step is not None:
+        where = f"{step.where} (the events before it: {where})"
     text = f"signatures: {counted(signed, 'signed event')}, checked against {where}"
-    if unsigned:
+    if unsigned and step is not None:
+        text += f"; {counted(unsigned, 'unsigned event')}, where none was required"
+    elif unsigned:
         since = (f"before seq {settings.signatures_from}, from which they are required"
                  if settings.signing_required else "while signatures are not required")  # fmt: skip
         text += f"; {counted(unsigned, 'unsigned event')}, written {since}"
@@ -195,7 +212,9 @@ def log(
     action: Annotated[
         str | None,
         typer.Option(
-            "--action", help="Only ACCEPT, REJECT, REPAIR or REVERT events.", show_default=False
+            "--action",
+            help="Only ACCEPT, REJECT, REPAIR, REVERT or POLICY events.",
+            show_default=False,
         ),
     ] = None,
     since: Annotated[

@@ -158,7 +158,7 @@ class Transaction:
         if "supersedes" not in ev and _is_str(ev.get("claim_id")):
             latest = self.latest(ev["claim_id"])
             ev["supersedes"] = latest["id"] if latest else None
-        problems = _decision_problems(ev)
+        problems = _decision_problems(ev, will_sign=self.ledger.signer is not None)
         problems += [f"field '{k}' is not allowed" for k in ev if k not in ALLOWED_FIELDS]
         if problems:
             raise InvalidEventError("invalid decision: " + "; ".join(problems),

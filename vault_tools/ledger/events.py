@@ -18,6 +18,8 @@ from vault_tools.vocabulary import (
     ACCEPT,
     CHECK_KEYS,
     LEDGER_ACTIONS,
+    POLICY,
+    POLICY_CLAIM_ID,
     REJECT,
     REPAIR,
     REVERT,
@@ -35,13 +37,18 @@ DECISION_FIELDS = (
 EVENT_FIELDS = frozenset(DECISION_FIELDS) | {"id", "seq", "prev", "hash"}
 # `reverts`: REVERT only; `sig`: an event signed by its recorder (signatures.py);
 # `decided_by`: the reviewer, when a vault records for its reviewers and that is not the actor
-ALLOWED_FIELDS = EVENT_FIELDS | {"reverts", "sig", "decided_by"}
+# `policy`: POLICY only, the whole signing policy it puts in force (policy_problems)
+ALLOWED_FIELDS = EVENT_FIELDS | {"reverts", "sig", "decided_by", "policy"}
+ACTIONS = (*LEDGER_ACTIONS, POLICY)
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 # ASCII digits, as the schema says (`\d` would take the digits of any script)
 _TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 # the SSHSIG blob of `ssh-keygen -Y sign`, in base64 without its armour lines
 _SIG = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+# a policy's signer: a principal named in full (no pattern, comma or space) and its key
+_PRINCIPAL = re.compile(r"[^\s,*?!\"]+")
+_SIGNER_KEY = re.compile(r"(ssh-ed25519|ssh-rsa) [A-Za-z0-9+/]+={0,2}")
 
 
 # ---------------------------------------------------------------- ids and hashes
@@ -148,8 +155,9 @@ def _digests(body: bytes, ev: dict) -> tuple[str, str]:
     line_digest.update(memoryview(body)[i + 10 + len(ev["hash"]) :])
     # the tail values are checked scalars (sha or null, int), so only `note` needs encoding
     reverts = f',"reverts":"{ev["reverts"]}"' if "reverts" in ev else ""
+    policy = f',"policy":{canonical(ev["policy"])}' if "policy" in ev else ""
     tail = (
-        f',"note":{_encode_str(ev["note"])},"preview":{_scalar(ev["preview"])}{reverts}'
+        f',"note":{_encode_str(ev["note"])}{policy},"preview":{_scalar(ev["preview"])}{reverts}'
         f',"supersedes":{_scalar(ev["supersedes"])},"v":{ev["v"]}}}'
     )
     id_digest.update(tail.encode())
@@ -203,8 +211,55 @@ def supersedes_value(ids: Iterable[str]) -> str | list[str] | None:
     return unique[0] if len(unique) == 1 else unique
 
 
+def policy_problems(value: object) -> list[str]:
+    """What is wrong with a POLICY event's `policy`: {"required": bool, "signers":
+    [[principal, "ssh-ed25519 AAAA…"], …]}, at least one signer, none twice."""
+    if not isinstance(value, dict) or value.keys() != {"required", "signers"}:
+        return ["policy must be an object of exactly 'required' and 'signers'"]
+    problems = [] if type(value["required"]) is bool else ["policy.required must be true/false"]
+    signers = value["signers"]
+    if not (
+        type(signers) is list
+        and signers
+        and all(
+            type(s) is list
+            and len(s) == 2
+            and type(s[0]) is str
+            and _PRINCIPAL.fullmatch(s[0]) is not None
+            and type(s[1]) is str
+            and _SIGNER_KEY.fullmatch(s[1]) is not None
+            for s in signers
+        )
+        and len({(s[0], s[1]) for s in signers}) == len(signers)
+    ):
+        problems.append(
+            "policy.signers must list one or more distinct [principal, 'ssh-ed25519 <base64>']"
+        )
+    return problems
+
+
+def _policy_event_problems(ev: dict, will_sign: bool) -> list[str]:
+    """The rules of a POLICY event beyond every event's, and the reserved claim_id."""
+    if ev["action"] != POLICY:
+        problems = ["'policy' is only allowed on POLICY"] if "policy" in ev else []
+        if ev["claim_id"] == POLICY_CLAIM_ID:
+            problems.append(f"claim_id {POLICY_CLAIM_ID!r} is only for POLICY events")
+        return problems
+    problems = [] if ev["claim_id"] == POLICY_CLAIM_ID else [
+        f"claim_id must be {POLICY_CLAIM_ID!r} for POLICY"]  # fmt: skip
+    if "sig" not in ev and not will_sign:
+        problems.append("POLICY must be signed ('sig')")
+    if ev["checks"] != {}:
+        problems.append("checks must be {} for POLICY")
+    if ev["preview"] is not None:
+        problems.append("preview must be null for POLICY")
+    if "policy" not in ev:
+        return [*problems, "POLICY needs 'policy': the signing policy it puts in force"]
+    return problems + policy_problems(ev["policy"])
+
+
 def _claim_problems(action: str, claim: object) -> list[str]:
-    if action in (REJECT, REVERT):
+    if action in (REJECT, REVERT, POLICY):
         return [] if claim is None else [f"claim must be null for {action}"]
     if not isinstance(claim, dict):
         return [f"claim must be an object for {action}"]
@@ -218,14 +273,15 @@ def _claim_problems(action: str, claim: object) -> list[str]:
     return problems
 
 
-def _decision_problems(ev: dict) -> list[str]:
-    """Structural checks of the decision fields (mirrors schemas/ledger-event.schema.json)."""
+def _decision_problems(ev: dict, will_sign: bool = False) -> list[str]:
+    """Structural checks of the decision fields (mirrors schemas/ledger-event.schema.json);
+    `will_sign`: its `sig` comes when it is appended (a POLICY event may lack it until then)."""
     problems = [f"field '{k}' missing" for k in DECISION_FIELDS if k not in ev]
     if problems:
         return problems
     action = ev["action"]
-    if action not in LEDGER_ACTIONS:
-        return [f"action {action!r} is not one of {', '.join(LEDGER_ACTIONS)}"]
+    if action not in ACTIONS:
+        return [f"action {action!r} is not one of {', '.join(ACTIONS)}"]
     if not (_is_str(ev["actor"]) and ev["actor"]):
         problems.append("actor must be a non-empty string")
     if not (_is_str(ev["claim_id"]) and ev["claim_id"]):
@@ -261,6 +317,8 @@ def _decision_problems(ev: dict) -> list[str]:
     if "decided_by" in ev and not (_is_str(ev["decided_by"]) and ev["decided_by"]):
         problems.append("decided_by must be a non-empty string")
     problems += _claim_problems(action, ev["claim"])
+    if type(ev["claim_id"]) is str and type(ev["checks"]) is dict:
+        problems += _policy_event_problems(ev, will_sign)
     return problems
 
 
@@ -342,6 +400,7 @@ def _quick_ok(ev: object) -> bool:
         and actor != ""
         and type(claim_id) is str
         and claim_id != ""
+        and claim_id != POLICY_CLAIM_ID
         and type(ev["comment"]) is str
         and type(ev["note"]) is str
         and ev["note"] != ""

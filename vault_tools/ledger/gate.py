@@ -27,6 +27,7 @@ from vault_tools.ledger.lines import (
     open_ledger,
 )
 from vault_tools.ledger.lost import lost_error, lost_in
+from vault_tools.ledger.policy import checker_for
 from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 
@@ -151,7 +152,8 @@ def gate(
             return known.head
     if _crlf_converted(fd, size):
         raise _gate_error(path, state_dir, 1, CRLF_MESSAGE)
-    verifier = _Verifier(db, trust_prefix=False, after=start, signatures=policy.checker())
+    checker = checker_for(policy, path, size)  # by the policy in the ledger, if any
+    verifier = _Verifier(db, trust_prefix=False, after=start, signatures=checker)
     try:
         _verify_lines(verifier, path, size)
         verifier.finish()

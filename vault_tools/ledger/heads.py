@@ -11,6 +11,7 @@ from vault_tools.ledger.events import superseded_ids
 from vault_tools.vocabulary import (
     ACCEPT,
     CONFLICT,
+    POLICY,
     REJECT,
     REJECTED,
     REPAIR,
@@ -80,7 +81,8 @@ def claim_states(events: Iterable[dict]) -> dict[str, ClaimState]:
     """Per-claim state from events in ledger (seq) order. Pure; streams its input."""
     states: dict[str, ClaimState] = {}
     for ev in events:
-        states[ev["claim_id"]] = _apply_event(states.get(ev["claim_id"]), ev)
+        if ev["action"] != POLICY:  # the signing policy: no claim's event
+            states[ev["claim_id"]] = _apply_event(states.get(ev["claim_id"]), ev)
     return states
 
 

@@ -34,9 +34,10 @@ from vault_tools.ledger.events import (
     load_json,
     superseded_ids,
 )
-from vault_tools.vocabulary import conflict_marker
+from vault_tools.vocabulary import POLICY, conflict_marker
 
 if TYPE_CHECKING:  # the hook imports this module on a commit that stages the ledger
+    from vault_tools.ledger.policy import PolicyChecker, PolicyStep
     from vault_tools.ledger.signatures import SignaturePolicy
 
 # codes of the hook's ledger findings (the note findings use the CODES of findings.py)
@@ -56,7 +57,7 @@ class _Events:
     that only appends extends its parent's lists in place, so a history of thousands of
     commits keeps one list per line of descent, not one per commit."""
 
-    __slots__ = ("claims", "ends", "hashes", "ids", "where")
+    __slots__ = ("claims", "ends", "hashes", "ids", "judge", "steps", "where")
 
     def __init__(self) -> None:
         self.ids: list[str] = []
@@ -66,6 +67,9 @@ class _Events:
         # prefixes is then a version of its own at no cost (`prefix_version`)
         self.ends: list[int] = []
         self.hashes: list[str] = []
+        # the POLICY events among them (policy.py), and the checker judging by them
+        self.steps: list[PolicyStep] = []
+        self.judge: PolicyChecker | None = None
 
     def fork(self, count: int) -> _Events:
         """A copy of the first `count` events, for a version that goes its own way."""
@@ -73,6 +77,7 @@ class _Events:
         copy.ids, copy.claims = self.ids[:count], self.claims[:count]
         copy.ends, copy.hashes = self.ends[:count], self.hashes[:count]
         copy.where = {i: n for n, i in enumerate(copy.ids) if i not in copy.where}
+        copy.steps = [s for s in self.steps if s.seq <= count]  # a verified version's seq
         return copy
 
 
@@ -228,6 +233,8 @@ def _check_lines(version: Version, data: bytes, start: int) -> None:
             version.seq, version.head = version.seq + 1, None
             continue
         _check_event(version, n, body, text, ev)
+        if events.steps or ev["action"] == POLICY:
+            _judge_signature(version, n, ev)
         event_id = ev["id"]
         if version.index(event_id) is None:  # each id once: a duplicate is a problem
             where[event_id] = version.count
@@ -236,6 +243,28 @@ def _check_lines(version: Version, data: bytes, start: int) -> None:
             events.ends.append(end)
             events.hashes.append(ev["hash"])
             version.count += 1
+
+
+def _judge_signature(version: Version, n: int, ev: dict) -> None:
+    """The event's signature judged by the signing policy this version of the ledger
+    records (policy.py): vt.toml and the allowed signers file are no part of a commit's
+    verdict, so only the events after the first POLICY event are judged."""
+    from vault_tools.ledger.policy import PolicyChecker, step_of
+    from vault_tools.ledger.signatures import SignaturePolicy
+
+    events = version.events
+    if ev["action"] == POLICY and (step := step_of(ev)) is not None:
+        events.steps.append(step)
+    if not events.steps:
+        return
+    judge = events.judge
+    if judge is None or len(judge.steps) != len(events.steps):
+        kept = judge._judges if judge is not None else {}  # each step's parsed keys
+        judge = events.judge = PolicyChecker(
+            SignaturePolicy(), steps=tuple(events.steps), files=False, _judges=kept
+        )
+    if (wrong := judge.check(ev)) is not None:
+        _problem(version, n, f"line {n}: {wrong}", sound=False)
 
 
 def _check_event(version: Version, n: int, body: bytes, text: str, ev: dict) -> None:

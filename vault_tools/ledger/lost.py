@@ -32,6 +32,7 @@ from vault_tools.infra.lock import FileLock
 from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.index import _StateDB
 from vault_tools.ledger.lines import _complete_size, lock_path
+from vault_tools.ledger.policy import checker_for
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 
@@ -166,9 +167,8 @@ def _verified_ids(path: Path, policy: SignaturePolicy | None) -> set[str]:
     finally:
         os.close(fd)
     empty = _StateDB.empty()
-    verifier = _Verifier(
-        empty, trust_prefix=False, signatures=(policy or SignaturePolicy()).checker()
-    )
+    checker = checker_for(policy or SignaturePolicy(), path, size)
+    verifier = _Verifier(empty, trust_prefix=False, signatures=checker)
     try:
         _verify_lines(verifier, path, size)
         verifier.finish()

@@ -43,6 +43,7 @@ from vault_tools.ledger.lines import (
     open_ledger_binary,
     torn_path,
 )
+from vault_tools.ledger.policy import checker_for
 from vault_tools.ledger.problems import Problem, VerifyResult
 from vault_tools.ledger.signatures import (
     NO_SIGNING,
@@ -640,12 +641,12 @@ def verify_ledger(
             # a prefix verified under another signing policy is verified again in full
             digest = policy.digest() if policy else NO_SIGNING
             same = (db.get(SIGNING_KEY) or NO_SIGNING) == digest
-            checker = policy.checker() if policy else None
+            checker = checker_for(policy, path, size)  # by the policy in the ledger, if any
             verifier = _Verifier(db, trust_prefix=same, signatures=checker)
             try:
                 _verify_lines(verifier, path, size)
             except _PrefixChanged:
-                checker = policy.checker() if policy else None
+                checker = checker_for(policy, path, size)
                 verifier = _Verifier(db, trust_prefix=False, signatures=checker)
                 _verify_lines(verifier, path, size)
             verifier.finish()

@@ -2,7 +2,8 @@
 records what").
 
 An event's `actor` is the person who ran the command that wrote it, never a name read from
-a note: in a signing vault the principal the allowed signers file gives the run's key;
+a note: in a signing vault the principal the run's key signs for (by the signing policy in
+the ledger once it records one, else by the allowed signers file);
 else `[review] actor` in vt.toml; else git's `user.name` (then `user.email`); else the OS
 user. A note whose `reviewer` names somebody else is that person's decision, which only
 their own run records (or, in a vault that sets `[review] record_for_reviewers`, a run
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from vault_tools.config import CONFIG_FILE, Settings
 from vault_tools.errors import UsageError
+from vault_tools.ledger.policy import policy_in_force
 from vault_tools.ledger.signatures import principals_of_key
 from vault_tools.ledger.signing import Signer
 from vault_tools.review.signer import signer_for
@@ -68,6 +70,16 @@ def runner_of(settings: Settings) -> Runner:
 def _principals(settings: Settings, signer: Signer) -> list[str]:
     """The principals the allowed signers let the run's key sign vt decisions for."""
     blob = _public_blob(signer)
+    step = policy_in_force(settings.ledger_path)  # once recorded, the ledger's policy names
+    if step is not None:
+        named = step.principals_of(blob) if blob else []
+        if not named:
+            raise UsageError(
+                f"the signing key {signer.shown} is not in {step.where}: a signer it "
+                "trusts adds it (vt signers add NAME KEY.pub)",
+                CONFIG_FILE,
+            )
+        return named
     named = principals_of_key(settings.allowed_signers_path, blob) if blob else []
     if not named:
         raise UsageError(

@@ -24,7 +24,7 @@ from vault_tools.ledger.lost import check_not_lost
 from vault_tools.review.actor import runner
 from vault_tools.review.signer import signing_ledger
 from vault_tools.store.refresh import RefreshResult, refresh
-from vault_tools.vocabulary import REVERT
+from vault_tools.vocabulary import POLICY, REVERT
 
 
 class UnknownEventError(RefusedError):
@@ -178,6 +178,11 @@ def _refusal(
     where = str(settings.ledger)
     if target is None:
         raise UnknownEventError(f"no event {event_id} in the ledger (see vt ledger log)", where)
+    if target["action"] == POLICY:
+        raise RefusedError(
+            f"{event_id} is the signing policy, not a decision: change it with `vt signers`",
+            where,
+        )
     if target["action"] == REVERT:
         raise RefusedError(
             f"{event_id} is itself a REVERT; make a new decision instead of reverting a revert",

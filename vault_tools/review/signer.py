@@ -10,6 +10,7 @@ from pathlib import Path
 from vault_tools.config import CONFIG_FILE, Settings
 from vault_tools.errors import UsageError
 from vault_tools.ledger.append import Ledger
+from vault_tools.ledger.policy import policy_in_force
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.signing import Signer
 
@@ -30,14 +31,17 @@ def signer_for(settings: Settings) -> Signer | None:
     """The run's signer, or None when the vault does not sign."""
     if settings.signing_key is not None:
         return _signer(settings, settings.signing_key, "[signing] key in vt.toml")
-    opted_in = settings.signing_required or settings.allowed_signers_path.is_file()
+    # once the ledger records a policy, it says whether events must be signed (policy.py)
+    step = policy_in_force(settings.ledger_path)
+    required = step.required if step is not None else settings.signing_required
+    opted_in = required or step is not None or settings.allowed_signers_path.is_file()
     git_key = _git_signing_key(str(settings.vault)) if opted_in else None
     if git_key is not None:
         return _signer(settings, git_key, "git config user.signingkey")
-    if settings.signing_required:
+    if required:
+        why = step.where if step is not None else "[signing] required = true"
         raise UsageError(
-            "signatures are required ([signing] required = true) but no signing key is "
-            f"set: {HOW_TO_SET_A_KEY}",
+            f"signatures are required ({why}) but no signing key is set: {HOW_TO_SET_A_KEY}",
             CONFIG_FILE,
         )
     return None

@@ -36,7 +36,7 @@ from vault_tools.ledger.heads import ClaimState, claim_states
 from vault_tools.ledger.lines import iter_lines, open_ledger
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import kb as kbmod
-from vault_tools.vocabulary import ACCEPTED, CONFLICT, REPAIRED
+from vault_tools.vocabulary import ACCEPTED, CONFLICT, POLICY, REPAIRED
 
 STORE_DB = "claims.sqlite"
 SCHEMA_VERSION = "2"  # 2: claims.heads
@@ -184,6 +184,10 @@ class _Reader:
                     raise IntegrityError(
                         f"line {n}: the chain is broken here; run `vt ledger verify`", str(path), n
                     )
+                if ev.get("action") == POLICY:  # the signing policy: no claim's event
+                    start, end, seq, hash_ = line_end - len(raw), line_end, n, ev.get("hash", "")
+                    self.count += 1
+                    continue
                 try:
                     self.rows.append(_event_row(ev, text))
                 except KeyError:
