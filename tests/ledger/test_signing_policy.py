@@ -434,3 +434,18 @@ def test_a_principal_the_ledger_cannot_name_is_refused_before_appending(tmp_path
     done = vt(vault, "signers", "adopt")
     assert done.returncode == 2 and "'Bob Lee'" in done.stderr
     assert not (vault / LEDGER).exists()
+
+
+def test_verify_says_when_the_signing_policy_is_not_in_the_ledger_yet(tmp_path: Path) -> None:
+    """Before `vt signers adopt`, the files decide and can be weakened by any commit:
+    verify says so (exit 0: such a ledger verifies as it always did), and stops saying
+    it once the policy is recorded."""
+    vault = signing_vault(tmp_path, keygen(tmp_path / "keys", "alice"))
+    apply_one(vault, "DV1-0001.md")
+    before = verify_exit(vault)
+    assert before.returncode == 0, before.stderr
+    assert "the signing policy is not in the ledger yet" in before.stdout
+    assert "`vt signers adopt` records it" in before.stdout
+    adopted(vault)
+    after = verify_exit(vault)
+    assert after.returncode == 0 and "not in the ledger yet" not in after.stdout

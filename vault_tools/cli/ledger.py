@@ -87,7 +87,7 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
         reporter.text("no ledger yet (0 events)", "green")
     else:
         reporter.text(f"ledger ok: {counted(result.events, 'event')}, head {result.head}", "green")
-    from vault_tools.ledger.policy import files_differ, policy_in_force
+    from vault_tools.ledger.policy import NOT_RECORDED, files_differ, policy_in_force
 
     step = policy_in_force(settings.ledger_path)
     if result.signed or settings.signing_required or step is not None:
@@ -95,6 +95,8 @@ def verify(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     if step is not None and (differs := files_differ(settings.allowed_signers_path,
                                                      settings.signing_required, step)):  # fmt: skip
         reporter.text(differs)
+    elif step is None and (result.signed or settings.signing_required):
+        reporter.text(NOT_RECORDED, "yellow")
     finish(code)
 
 

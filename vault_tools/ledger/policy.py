@@ -132,6 +132,13 @@ def files_differ(allowed_signers: Path, required: bool, step: PolicyStep) -> str
             "a key it trusts")  # fmt: skip
 
 
+NOT_RECORDED = (
+    "the signing policy is not in the ledger yet: vt.toml and the allowed signers file "
+    "decide, and anyone who can commit can weaken them; `vt signers adopt` records it, "
+    "signed (docs/signing.md)"
+)
+
+
 def policy_value(required: bool, signers: list[tuple[str, str]]) -> dict:
     """A POLICY event's `policy`: its signers sorted, each once."""
     return {"required": required, "signers": [list(s) for s in sorted(set(signers))]}
