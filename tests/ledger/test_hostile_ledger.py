@@ -29,7 +29,7 @@ TIMEOUT = 60
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example vault after one `vt apply` (two events), made once and copied."""
     vault = copy_example_vault(tmp_path_factory.mktemp("applied") / "vault")
-    done = run_vt("apply", vault=vault)
+    done = run_vt("apply", vault=vault, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     return vault
 
@@ -106,7 +106,7 @@ def test_a_hostile_ledger_is_exit_3_naming_it_for_every_command(
     vault = fresh(applied, tmp_path)
     line = CASES[case](vault)
     for command in COMMANDS:
-        done = run_vt(*command, vault=vault, cwd=tmp_path)
+        done = run_vt(*command, vault=vault, cwd=tmp_path, timeout=TIMEOUT)
         if command == ("ledger", "verify") and line:
             assert done.returncode == ExitCode.INTEGRITY, done.stderr
             assert f"decision_ledger.jsonl:{line}: " in done.stderr, done.stderr
@@ -126,7 +126,7 @@ def test_a_deep_line_in_either_side_is_refused_by_the_merge_driver(
         ours.write_bytes(data)
         theirs.write_bytes(data)
         hostile.write_bytes(data + b"[" * 100_000 + b"]" * 100_000 + b"\n")
-        done = run_vt("ledger", "merge", str(base), str(ours), str(theirs))
+        done = run_vt("ledger", "merge", str(base), str(ours), str(theirs), timeout=TIMEOUT)
         assert done.returncode == ExitCode.FINDINGS, done.stderr
         assert "internal error" not in done.stderr and ":3: not valid JSON" in done.stderr
 
@@ -136,7 +136,7 @@ def test_resolve_of_a_deep_line_is_a_clean_refusal(applied: Path, tmp_path: Path
     data = (vault / LEDGER).read_bytes()
     deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
     (vault / LEDGER).write_bytes(data + b"<<<<<<< ours\n" + deep + b"=======\n>>>>>>> theirs\n")
-    done = run_vt("ledger", "resolve", vault=vault)
+    done = run_vt("ledger", "resolve", vault=vault, timeout=TIMEOUT)
     assert done.returncode in (ExitCode.FINDINGS, ExitCode.INTEGRITY), done.stderr
     assert "internal error" not in done.stderr and "not valid JSON" in done.stderr
     assert (vault / LEDGER).read_bytes().startswith(data)  # nothing rewritten
@@ -146,7 +146,7 @@ def test_log_names_the_real_line_of_a_bad_line(applied: Path, tmp_path: Path) ->
     vault = fresh(applied, tmp_path)
     lines = (vault / LEDGER).read_bytes().splitlines(keepends=True)
     (vault / LEDGER).write_bytes(lines[0] + b"{not json\n" + lines[1])
-    done = run_vt("ledger", "log", vault=vault)
+    done = run_vt("ledger", "log", vault=vault, timeout=TIMEOUT)
     assert done.returncode == ExitCode.INTEGRITY
     # log passes the gate like every reader: its one line names line 2 and the problem
     assert "decision_ledger.jsonl:2: " in done.stderr and "not valid JSON" in done.stderr
@@ -175,16 +175,16 @@ def test_the_merge_driver_refuses_a_side_that_would_not_verify(
     data = (vault / LEDGER).read_bytes()
     base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
     hostile = forged_event(data, supersedes=UNKNOWN, comment="supersedes nothing known")
-    assert run_vt("ledger", "verify", vault=vault).returncode == 0
+    assert run_vt("ledger", "verify", vault=vault, timeout=TIMEOUT).returncode == 0
     (vault / LEDGER).write_bytes(hostile)
-    alone = run_vt("ledger", "verify", vault=vault)
+    alone = run_vt("ledger", "verify", vault=vault, timeout=TIMEOUT)
     assert alone.returncode == ExitCode.INTEGRITY  # the rule the driver must hold to
     for side in ("ours", "theirs"):
         base.write_bytes(data)
         ours.write_bytes(hostile if side == "ours" else data)
         theirs.write_bytes(hostile if side == "theirs" else data)
         before = ours.read_bytes()
-        done = run_vt("ledger", "merge", str(base), str(ours), str(theirs))
+        done = run_vt("ledger", "merge", str(base), str(ours), str(theirs), timeout=TIMEOUT)
         assert done.returncode == ExitCode.FINDINGS, done.stderr
         assert f"vt ledger merge: {side}:3: supersedes {UNKNOWN}" in done.stderr, done.stderr
         assert "does not verify" in done.stderr
@@ -204,7 +204,7 @@ def test_the_merge_driver_refuses_a_result_that_would_not_verify(
     base.write_bytes(data)
     ours.write_bytes(data)
     theirs.write_bytes(data + b"<<<<<<< HEAD\n=======\n" + hostile + b">>>>>>> other\n")
-    done = run_vt("ledger", "merge", str(base), str(ours), str(theirs))
+    done = run_vt("ledger", "merge", str(base), str(ours), str(theirs), timeout=TIMEOUT)
     assert done.returncode == ExitCode.FINDINGS, done.stderr
     assert "vt ledger merge: theirs: its event " in done.stderr, done.stderr
     assert f"would not verify in the merged ledger (supersedes {UNKNOWN}" in done.stderr
@@ -217,7 +217,7 @@ def test_resolve_refuses_a_result_that_would_not_verify(applied: Path, tmp_path:
     hostile = forged_event(data, supersedes=UNKNOWN).splitlines(keepends=True)[-1]
     text = data + b"<<<<<<< ours\n=======\n" + hostile + b">>>>>>> theirs\n"
     (vault / LEDGER).write_bytes(text)
-    done = run_vt("ledger", "resolve", vault=vault)
+    done = run_vt("ledger", "resolve", vault=vault, timeout=TIMEOUT)
     assert done.returncode == ExitCode.INTEGRITY, done.stderr
     assert "would not verify" in done.stderr and UNKNOWN in done.stderr
     assert (vault / LEDGER).read_bytes() == text
