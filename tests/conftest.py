@@ -49,6 +49,80 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 
 
+# --- running vt as a user does -----------------------------------------------------
+
+# The console script pip installed beside this interpreter: only for the tests about the
+# script itself (its shebang, PATH, shell completion); the rest run `python -m vault_tools`,
+# which is the same entry point without depending on where pip put the script.
+VT_SCRIPT = Path(sys.executable).parent / "vt"
+
+
+def vt_env(env: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """This process's environment without the runner's own VT_* settings (a VT_VAULT
+    or VT_DEBUG in the shell that started pytest must not change what a test sees), then
+    `env` on top; a None value removes that variable."""
+    merged: dict[str, str | None] = {
+        key: value for key, value in os.environ.items() if not key.startswith("VT_")
+    }
+    merged.update(env or {})
+    return {key: value for key, value in merged.items() if value is not None}
+
+
+def vt_command(*args: str, vault: Path | str | None = None) -> list[str]:
+    """The command line of `vt ARGS --vault VAULT` for this interpreter."""
+    command = [sys.executable, "-m", "vault_tools", *args]
+    return command if vault is None else [*command, "--vault", str(vault)]
+
+
+def start_vt(
+    *args: str,
+    vault: Path | str | None = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str | None] | None = None,
+    **popen: Any,
+) -> subprocess.Popen[Any]:
+    """`run_vt` for a process the test talks to or kills while it runs (`vt watch`,
+    concurrent applies): the same command and environment, Popen's own options."""
+    return subprocess.Popen(
+        vt_command(*args, vault=vault), cwd=REPO if cwd is None else cwd, env=vt_env(env), **popen
+    )
+
+
+def run_vt(
+    *args: str,
+    vault: Path | str | None = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str | None] | None = None,
+    check: int | None = None,
+    input: str | bytes | None = None,  # noqa: A002 - subprocess.run's own name
+    text: bool = True,
+    encoding: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[Any]:
+    """`vt ARGS --vault VAULT` as a real process, the one way the tests start vt.
+
+    The vault is always passed with --vault (tests about VT_VAULT set it through `env`);
+    `cwd` defaults to the repository so a relative path cannot find some other vault;
+    `check` is the exit code the test expects, a different one fails it with vt's stderr.
+    """
+    done = subprocess.run(
+        vt_command(*args, vault=vault),
+        cwd=REPO if cwd is None else cwd,
+        env=vt_env(env),
+        input=input,
+        capture_output=True,
+        text=text,
+        encoding=encoding,
+        timeout=timeout,
+    )
+    if check is not None and done.returncode != check:
+        raise AssertionError(
+            f"vt {' '.join(args)}: exit {done.returncode}, expected {check}\n"
+            f"{done.stdout!s}{done.stderr!s}"
+        )
+    return done
+
+
 # codes `vt validate` emits but a single note file cannot (each has a dedicated test)
 NOT_FROM_ONE_FILE = frozenset(
     {

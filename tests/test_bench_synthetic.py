@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.conftest import synthetic_vault
+from tests.conftest import run_vt, synthetic_vault
 
 # every planted mistake reports these codes, and only these
 PLANTED_CODES = {
@@ -30,11 +28,7 @@ PLANTED_CODES = {
 
 
 def _validate(vault: Path) -> tuple[int, dict]:
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "validate", "--vault", str(vault), "--json"],
-        capture_output=True,
-        text=True,
-    )
+    done = run_vt("validate", "--json", vault=vault)
     return done.returncode, json.loads(done.stdout)
 
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_example_vault
+from tests.conftest import copy_example_vault, run_vt
 from vault_tools.config import CHECKS, SPEC, find_vault, load_settings
 from vault_tools.errors import ExitCode, UsageError
 
@@ -171,14 +168,7 @@ def test_a_hostile_vt_toml_is_a_usage_error_in_a_real_run(
 ) -> None:
     vault = _vault(tmp_path / "v")
     (vault / "vt.toml").write_text(text, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "validate", "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    done = run_vt("validate", vault=vault)
     assert done.returncode == 2, done.stderr
     where = f"vt.toml:{line}: " if line else "vt.toml: "
     assert done.stderr.startswith(f"vt: {where}invalid TOML: "), done.stderr
@@ -243,17 +233,6 @@ def test_the_toml_parser_is_loaded_only_for_a_vt_toml(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- what vt.toml may hold
 
 
-def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -276,7 +255,7 @@ def test_the_cli_refuses_an_unknown_or_mistyped_setting_at_its_line(
 ) -> None:
     vault = _vault(tmp_path / "v")
     (vault / "vt.toml").write_text(text, encoding="utf-8")
-    result = _vt(vault, "validate")
+    result = run_vt("validate", vault=vault)
     assert result.returncode == ExitCode.USAGE, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
@@ -374,17 +353,6 @@ def test_every_key_of_the_spec_changes_its_setting(tmp_path: Path) -> None:
 # --- a folder that is not a vault --------------------------------------------------------
 
 
-def _vt_in(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-
-
 @pytest.mark.parametrize(
     "command",
     [
@@ -399,7 +367,7 @@ def _vt_in(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_an_empty_folder_is_not_a_vault_for_any_command(tmp_path: Path, command: list[str]) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = _vt_in(*command, "--vault", str(empty), cwd=tmp_path)
+    done = run_vt(*command, vault=empty, cwd=tmp_path)
     assert done.returncode == ExitCode.USAGE, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert f"{empty}: not a vault: no 03_claims/ folder" in done.stderr
@@ -409,7 +377,7 @@ def test_an_empty_folder_is_not_a_vault_for_any_command(tmp_path: Path, command:
 def test_a_file_given_as_the_vault_is_called_a_file(tmp_path: Path) -> None:
     file = tmp_path / "note.md"
     file.write_text("x", encoding="utf-8")
-    done = _vt_in("validate", "--vault", str(file), cwd=tmp_path)
+    done = run_vt("validate", vault=file, cwd=tmp_path)
     assert done.returncode == ExitCode.USAGE
     assert (
         done.stderr == f"vt: {file}: not a vault: this is a file; --vault names the vault folder\n"
@@ -438,8 +406,8 @@ def test_a_marked_vault_without_notes_yet_is_a_vault(tmp_path: Path) -> None:
 def test_vt_init_makes_an_empty_folder_a_vault(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert _vt_in("init", str(empty), cwd=tmp_path).returncode == ExitCode.OK
-    assert _vt_in("validate", "--vault", str(empty), cwd=tmp_path).returncode == ExitCode.OK
+    assert run_vt("init", str(empty), cwd=tmp_path).returncode == ExitCode.OK
+    assert run_vt("validate", vault=empty, cwd=tmp_path).returncode == ExitCode.OK
 
 
 def test_a_repository_root_given_as_the_vault_is_warned_of_naming_the_vault(tmp_path: Path) -> None:
@@ -449,14 +417,14 @@ def test_a_repository_root_given_as_the_vault_is_warned_of_naming_the_vault(tmp_
     (repo / "build" / "lib" / "03_claims").mkdir(parents=True)  # build output: not searched
     (repo / ".hidden" / "03_claims").mkdir(parents=True)
     (repo / "tests").mkdir()
-    done = _vt_in("validate", "--vault", ".", cwd=repo)
+    done = run_vt("validate", vault=".", cwd=repo)
     assert done.returncode == ExitCode.OK, done.stderr
     assert done.stderr.startswith(
         f"vt: warning: {repo.resolve()}: no 03_claims/ folder here, but examples/vault/ has one"
     )
     assert "--vault examples/vault" in done.stderr
-    assert _vt_in("validate", "--json", "--vault", ".", cwd=repo).stdout.startswith("{")
-    assert "vt: warning" not in _vt_in("validate", "--vault", "examples/vault", cwd=repo).stderr
+    assert run_vt("validate", "--json", vault=".", cwd=repo).stdout.startswith("{")
+    assert "vt: warning" not in run_vt("validate", vault="examples/vault", cwd=repo).stderr
 
 
 @pytest.mark.parametrize(
@@ -481,7 +449,7 @@ def test_a_command_that_writes_refuses_the_folder_above_the_vault(
     parent = tmp_path / "parent"
     vault = copy_example_vault(parent / "vault_dir")
     before = sorted(p.relative_to(parent) for p in parent.rglob("*"))
-    done = _vt_in(*command, "--vault", ".", cwd=parent)
+    done = run_vt(*command, vault=".", cwd=parent)
     assert done.returncode == ExitCode.USAGE, (done.stdout, done.stderr)
     assert "did you mean --vault vault_dir?" in done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
@@ -497,7 +465,7 @@ def test_a_read_only_command_on_the_folder_above_the_vault_warns_and_creates_not
     copy_example_vault(parent / "vault_dir")
     before = sorted(p.relative_to(parent) for p in parent.rglob("*"))
     for command in (["status"], ["history", "X"], ["export"], ["ledger", "log"]):
-        done = _vt_in(*command, "--vault", ".", cwd=parent)
+        done = run_vt(*command, vault=".", cwd=parent)
         assert "--vault vault_dir" in done.stderr, (command, done.stderr)
         created = [
             p

@@ -24,21 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, copy_example_vault
+from tests.conftest import REPO, copy_example_vault, run_vt
 from vault_tools.ledger.events import GENESIS, NOT_IN_ID, canonical, decision_id, line_hash
 
 DOCS = REPO / "docs"
 VERIFIER = DOCS / "examples" / "verify_ledger.py"
 LEDGER = "05_ledger/decision_ledger.jsonl"
-
-
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def verify_script(ledger: Path) -> subprocess.CompletedProcess[str]:
@@ -61,14 +52,14 @@ def decided_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mind (a REJECT superseding the ACCEPT), and a REVERT."""
     vault = copy_example_vault(tmp_path_factory.mktemp("docs") / "vault")
     (vault / "vt.toml").write_text('[review]\nactor = "bob"\n', encoding="utf-8")
-    first = vt(vault, "apply")
+    first = run_vt("apply", vault=vault)
     assert first.returncode == 0, first.stderr
     set_property(vault / "03_claims" / "DV1-0001.md", "review_action", "REJECT")
-    second = vt(vault, "apply")
+    second = run_vt("apply", vault=vault)
     assert second.returncode == 0, second.stderr
     events = [json.loads(line) for line in (vault / LEDGER).read_text("utf-8").splitlines()]
     rejected = next(e for e in events if e["claim_id"] == "DV1-0002")
-    third = vt(vault, "revert", rejected["id"], "--comment", "rejected by mistake")
+    third = run_vt("revert", rejected["id"], "--comment", "rejected by mistake", vault=vault)
     assert third.returncode == 0, third.stderr
     return vault
 
@@ -199,7 +190,7 @@ def test_every_tampering_fails_with_its_line(
     vault = copy_example_vault(tmp_path / "vault")
     (vault / LEDGER).parent.mkdir(parents=True, exist_ok=True)
     (vault / LEDGER).write_bytes(ledger.read_bytes())
-    assert vt(vault, "ledger", "verify").returncode == 3
+    assert run_vt("ledger", "verify", vault=vault).returncode == 3
 
 
 def test_crlf_line_endings_fail(decided_vault: Path, tmp_path: Path) -> None:
@@ -243,32 +234,20 @@ def settled_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("heads")
     ours = copy_example_vault(root / "ours")
     (ours / "vt.toml").write_text('[review]\nactor = "bob"\n', encoding="utf-8")
-    assert vt(ours, "apply").returncode == 0
+    assert run_vt("apply", vault=ours).returncode == 0
     theirs = root / "theirs"
     shutil.copytree(ours, theirs, ignore=shutil.ignore_patterns(".vt"))
     base = (ours / LEDGER).read_bytes()
     (root / "base.jsonl").write_bytes(base)
     set_property(ours / "03_claims" / "DV1-0001.md", "review_action", "REJECT")
-    assert vt(ours, "apply").returncode == 0
+    assert run_vt("apply", vault=ours).returncode == 0
     accept = json.loads(base.splitlines()[0])
-    assert vt(theirs, "revert", accept["id"]).returncode == 0
-    merged = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vault_tools",
-            "ledger",
-            "merge",
-            str(root / "base.jsonl"),
-            str(ours / LEDGER),
-            str(theirs / LEDGER),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    assert run_vt("revert", accept["id"], vault=theirs).returncode == 0
+    merged = run_vt(
+        "ledger", "merge", str(root / "base.jsonl"), str(ours / LEDGER), str(theirs / LEDGER)
     )
     assert merged.returncode == 0, merged.stderr
-    settle = vt(ours, "apply")
+    settle = run_vt("apply", vault=ours)
     assert settle.returncode == 0, settle.stderr
     return ours
 
@@ -301,7 +280,7 @@ def test_a_settling_event_lists_the_heads_it_supersedes(
     vault = copy_example_vault(tmp_path / "vault")
     (vault / LEDGER).parent.mkdir(parents=True, exist_ok=True)
     (vault / LEDGER).write_bytes(forged.read_bytes())
-    assert vt(vault, "ledger", "verify").returncode == 3
+    assert run_vt("ledger", "verify", vault=vault).returncode == 3
 
 
 # ---------------------------------------------------------------- docs/ledger.md

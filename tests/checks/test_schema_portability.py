@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import EXAMPLE_VAULT, run_vt
 from vault_tools.bundled import schema_dir
 from vault_tools.checks.schemas import SCHEMA_FILES, Schemas
 from vault_tools.integrations.importer import record_of
@@ -284,11 +284,7 @@ def _ledger_events(tmp_path: Path) -> list[tuple[str, Any]]:
     assert result.ok and result.kept is not None
     ledger = result.kept / "05_ledger" / "decision_ledger.jsonl"
     first = json.loads(ledger.read_text(encoding="utf-8").splitlines()[0])
-    reverted = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "revert", first["id"], "--vault", str(result.kept)],
-        capture_output=True,
-        text=True,
-    )
+    reverted = run_vt("revert", first["id"], vault=result.kept)
     assert reverted.returncode == 0, reverted.stderr
     lines = ledger.read_text(encoding="utf-8").splitlines()
     return [(f"event-{n}", json.loads(line)) for n, line in enumerate(lines, 1)]

@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import (
     line_of_text,
     render_note,
+    run_vt,
     settings_for,
     synthetic_vault,
     validate_vault,
@@ -306,19 +307,6 @@ def test_a_changed_claims_dir_invalidates_the_cache(example_vault: Path) -> None
 
 # --- streaming: the CLI writes findings as notes are checked; the cache is written as it goes
 
-VT = str(Path(sys.executable).parent / "vt")
-
-
-def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-    return subprocess.run(
-        [VT, "validate", "--vault", str(vault), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-
 
 def _streamed_vault(make_vault) -> Path:
     dup = render_note(claim_id="DUP-1")
@@ -334,7 +322,7 @@ def _streamed_vault(make_vault) -> Path:
 
 def test_piped_output_lists_findings_by_path_and_the_duplicates_last(make_vault) -> None:
     vault = _streamed_vault(make_vault)
-    cold = _vt(vault)
+    cold = run_vt("validate", vault=vault)
     lines = cold.stdout.splitlines()
     assert [line.split(": ")[1] for line in lines] == [
         "claim-field",
@@ -344,7 +332,9 @@ def test_piped_output_lists_findings_by_path_and_the_duplicates_last(make_vault)
     assert lines[0].startswith("03_claims/M.md:")
     assert lines[1].startswith("03_claims/A.md:") and lines[2].startswith("03_claims/Z.md:")
     assert cold.returncode == 1 and "4 notes checked: 3 errors" in cold.stderr
-    warm = _vt(vault)  # an unchanged vault: the memo of the cold run, copied out
+    warm = run_vt(
+        "validate", vault=vault
+    )  # an unchanged vault: the memo of the cold run, copied out
     assert (warm.stdout, warm.stderr, warm.returncode) == (cold.stdout, cold.stderr, 1)
     # the library's report sorts the duplicates into place
     assert [f.path for f in validate_vault(vault).findings] == [
@@ -356,7 +346,7 @@ def test_piped_output_lists_findings_by_path_and_the_duplicates_last(make_vault)
 
 def test_streamed_json_is_the_documented_object_cold_and_warm(make_vault) -> None:
     vault = _streamed_vault(make_vault)
-    cold = json.loads(_vt(vault, "--json").stdout)
+    cold = json.loads(run_vt("validate", "--json", vault=vault).stdout)
     assert (cold["notes"], cold["errors"], cold["warnings"]) == (4, 3, 0)
     assert set(cold) == {"notes", "errors", "warnings", "findings"}
     assert [f["code"] for f in cold["findings"]] == [
@@ -364,11 +354,11 @@ def test_streamed_json_is_the_documented_object_cold_and_warm(make_vault) -> Non
         "claim-id-duplicate",
         "claim-id-duplicate",
     ]
-    assert json.loads(_vt(vault, "--json").stdout) == cold
+    assert json.loads(run_vt("validate", "--json", vault=vault).stdout) == cold
 
 
 def test_streamed_json_of_a_clean_vault(make_vault) -> None:
-    result = _vt(make_vault({"C.md": render_note(claim_id="C-1")}), "--json")
+    result = run_vt("validate", "--json", vault=make_vault({"C.md": render_note(claim_id="C-1")}))
     assert json.loads(result.stdout)["findings"] == [] and result.returncode == 0
 
 
@@ -387,15 +377,15 @@ def test_warm_run_after_an_edit_keeps_the_other_notes_findings(make_vault) -> No
         "03_claims/Z.md",
     ]
     assert _as_tuples(validate_vault(vault).findings) == after
-    assert _vt(vault).stdout.splitlines()[0].startswith("03_claims/C.md:")
+    assert run_vt("validate", vault=vault).stdout.splitlines()[0].startswith("03_claims/C.md:")
 
 
 def test_a_memo_of_another_version_is_not_printed(make_vault) -> None:
     vault = _streamed_vault(make_vault)
-    cold = _vt(vault).stdout
+    cold = run_vt("validate", vault=vault).stdout
     memo = vault / ".vt" / "validate-cache.memo"
     memo.write_bytes(b"0" * 16 + b"stale output\n")
-    assert _vt(vault).stdout == cold
+    assert run_vt("validate", vault=vault).stdout == cold
 
 
 def test_warm_run_does_not_import_the_checks(example_vault: Path) -> None:
@@ -451,7 +441,7 @@ def test_json_mode_writes_nothing_to_stdout_when_the_run_fails(example_vault: Pa
     (example_vault / "s").mkdir()
     (example_vault / "s" / "enums.json").write_text("{not json", "utf-8")
     (example_vault / "vt.toml").write_text('[paths]\nschemas_dir = "s"\n', "utf-8")
-    result = _vt(example_vault, "--json")
+    result = run_vt("validate", "--json", vault=example_vault)
     assert result.returncode == 2 and result.stdout == "" and "enums.json" in result.stderr
 
 
@@ -496,17 +486,17 @@ def test_duplicates_among_three_notes_name_the_other_two(make_vault) -> None:
 
 def test_duplicates_on_a_warm_run(make_vault) -> None:
     vault = _three_way_vault(make_vault)
-    cold = _vt(vault)
+    cold = run_vt("validate", vault=vault)
     assert cold.stdout.count("claim-id-duplicate") == 3
     assert "6 notes checked: 4 errors" in cold.stderr
-    warm = _vt(vault)  # the memo and the counts of the cached entries
+    warm = run_vt("validate", vault=vault)  # the memo and the counts of the cached entries
     assert (warm.stdout, warm.stderr) == (cold.stdout, cold.stderr)
     (vault / "03_claims" / "C.md").write_text(render_note(claim_id="C-2"), "utf-8")
-    partly = _vt(vault)  # cached entries and one checked again
+    partly = run_vt("validate", vault=vault)  # cached entries and one checked again
     assert (partly.stdout, partly.stderr) == (cold.stdout, cold.stderr)
     assert _duplicates(validate_vault(vault).findings) == _three_way_expected(vault)
     (vault / "03_claims" / "Z.md").write_text(render_note(claim_id="Z-1"), "utf-8")
-    after = _vt(vault)
+    after = run_vt("validate", vault=vault)
     assert after.stdout.count("claim-id-duplicate") == 2
     assert "6 notes checked: 3 errors" in after.stderr
 
@@ -634,10 +624,8 @@ def _documented_json(vault: Path) -> bytes:
 
 def test_streamed_json_is_byte_for_byte_one_json_dumps_cold_and_warm(make_vault) -> None:
     vault = _tricky_vault(make_vault)
-    run = [VT, "validate", "--vault", str(vault), "--json"]
-    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-    cold = subprocess.run(run, capture_output=True, env=env, timeout=120).stdout
-    warm = subprocess.run(run, capture_output=True, env=env, timeout=120).stdout
+    cold = run_vt("validate", "--json", vault=vault, text=False).stdout
+    warm = run_vt("validate", "--json", vault=vault, text=False).stdout
     expected = _documented_json(vault)  # a library run: the cache of the CLI runs, unchanged
     assert b"\\\\" in expected and b'\\"' in expected and "🙂".encode() in expected
     assert cold == expected

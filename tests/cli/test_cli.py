@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -16,7 +15,15 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from tests.conftest import REPO, assist_codes, copy_example_vault, render_note
+from tests.conftest import (
+    REPO,
+    VT_SCRIPT,
+    assist_codes,
+    copy_example_vault,
+    render_note,
+    run_vt,
+    vt_env,
+)
 from vault_tools.cli import app, app_for, main
 from vault_tools.findings import CODES
 
@@ -266,8 +273,7 @@ def test_the_table_has_no_unknown_codes() -> None:
 
 
 def _vt_script() -> str:
-    beside = Path(sys.executable).parent / "vt"
-    found = str(beside) if beside.is_file() else shutil.which("vt")
+    found = str(VT_SCRIPT) if VT_SCRIPT.is_file() else shutil.which("vt")
     if found is None:
         pytest.skip("the vt console script is not installed")
     return found
@@ -275,7 +281,7 @@ def _vt_script() -> str:
 
 def test_installed_vt_script(tmp_path: Path) -> None:
     vault = copy_example_vault(tmp_path / "vault")
-    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
+    env = vt_env()
     vt = _vt_script()
     clean = subprocess.run(
         [vt, "validate", "--vault", str(vault), "--json"],
@@ -315,9 +321,7 @@ def test_installed_vt_script(tmp_path: Path) -> None:
 
 
 def test_python_dash_m_help() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "--help"], capture_output=True, text=True, timeout=60
-    )
+    result = run_vt("--help")
     assert result.returncode == 0, result.stderr
     assert "validate" in result.stdout and "Example" in result.stdout
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests.conftest import render_note
+from tests.conftest import render_note, run_vt
 from vault_tools.cli import app
 from vault_tools.cli.reporter import Reporter
 from vault_tools.integrations.demo import STEPS
@@ -50,11 +48,7 @@ def test_apply_json_shape_and_exit_codes(example_vault: Path) -> None:
 
 def test_refused_decision_exits_1_with_path_on_stderr(make_vault) -> None:
     vault = make_vault({"A-1.md": render_note(claim_id="A-1", checks=False)})
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-    )
+    done = run_vt("apply", vault=vault)
     assert done.returncode == 1
     assert "03_claims/A-1.md (A-1): refused: unchecked: check_source_claim" in done.stderr
 
@@ -80,33 +74,9 @@ def test_revert_cli(example_vault: Path) -> None:
     data = json.loads(result.stdout)
     assert data["reverted"] == accept["id"] and data["action"] == "REVERT"
     assert list(iter_events(example_vault / LEDGER))[-1]["comment"] == "oops"
-    twice = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vault_tools",
-            "revert",
-            accept["id"],
-            "--vault",
-            str(example_vault),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    twice = run_vt("revert", accept["id"], vault=example_vault)
     assert twice.returncode == 1 and "already reverted" in twice.stderr
-    unknown = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "vault_tools",
-            "revert",
-            "sha256:" + "0" * 64,
-            "--vault",
-            str(example_vault),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    unknown = run_vt("revert", "sha256:" + "0" * 64, vault=example_vault)
     assert unknown.returncode == 1 and "no event" in unknown.stderr
 
 

@@ -6,13 +6,12 @@ import csv
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import run_vt
 from tests.integrations.test_dashboard import decided_vault
 from tests.store.test_store import decision, ledger_for
 from vault_tools.cli import app
@@ -25,14 +24,14 @@ def vt(*args: str):
     return CliRunner().invoke(app, list(args), env={"VT_VAULT": ""})
 
 
-def vt_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args],
-        capture_output=True,
-        cwd=cwd,
-        check=False,
-        env={"PATH": "/usr/bin:/bin", "LANG": "C"},
-    )
+# an ASCII locale, and nothing in the environment that would make Python use UTF-8 anyway
+C_LOCALE: dict[str, str | None] = {
+    "LANG": "C",
+    "LC_ALL": None,
+    "LC_CTYPE": None,
+    "PYTHONIOENCODING": None,
+    "PYTHONUTF8": None,
+}
 
 
 def break_ledger(vault: Path) -> None:
@@ -115,7 +114,7 @@ def test_report_exit_codes(example_vault: Path, tmp_path: Path) -> None:
 
 def test_report_as_a_process_from_inside_the_vault(example_vault: Path) -> None:
     (example_vault / ".obsidian").mkdir(exist_ok=True)
-    done = vt_process("report", cwd=example_vault / "03_claims")
+    done = run_vt("report", cwd=example_vault / "03_claims", env=C_LOCALE, text=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.decode().startswith(f"created {DASHBOARD}\n") and done.stderr == b""
     assert (example_vault / DASHBOARD).is_file()
@@ -127,20 +126,20 @@ def test_report_exits_1_when_a_file_could_not_be_read(example_vault: Path) -> No
     os.mkfifo(example_vault / "03_claims" / "pipe.md")
     (example_vault / "03_claims" / "big.md").write_bytes(b"x" * 100_001)
     (example_vault / "vt.toml").write_text("[limits]\nmax_note_bytes = 100_000\n", encoding="utf-8")
-    done = vt_process("report", "--vault", str(example_vault), "--json")
+    done = run_vt("report", "--json", vault=example_vault, env=C_LOCALE, text=False)
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout)
     assert summary["written"] and summary["unreadable"] == 2
     assert summary["findings"]["not-a-file"] == 1 and summary["findings"]["note-too-large"] == 1
     dashboard = (example_vault / DASHBOARD).read_text(encoding="utf-8")
     assert "[[03_claims/pipe|pipe]]" in dashboard and "[[03_claims/big|big]]" in dashboard
-    plain = vt_process("report", "--vault", str(example_vault))
+    plain = run_vt("report", vault=example_vault, env=C_LOCALE, text=False)
     assert plain.returncode == 1, plain.stderr
     assert b"files or folders that could not be read: 2 " in plain.stdout
 
     (example_vault / "03_claims" / "pipe.md").unlink()
     (example_vault / "03_claims" / "big.md").unlink()
-    again = vt_process("report", "--vault", str(example_vault), "--json")
+    again = run_vt("report", "--json", vault=example_vault, env=C_LOCALE, text=False)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["unreadable"] == 0
 
@@ -164,7 +163,7 @@ def test_export_to_stdout(example_vault: Path) -> None:
 
 def test_export_csv_bytes_as_a_process(example_vault: Path) -> None:
     vault = decided_vault(example_vault)
-    done = vt_process("export", "--vault", str(vault), "--format", "csv")
+    done = run_vt("export", "--format", "csv", vault=vault, env=C_LOCALE, text=False)
     assert done.returncode == 0, done.stderr
     # UTF-8 and CRLF rows whatever the locale (LANG=C here)
     text = done.stdout.decode("utf-8")

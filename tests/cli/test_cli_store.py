@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import run_vt
 from tests.store.test_store import decision, ledger_for, v1_claim
 from vault_tools.cli import app
 from vault_tools.config import load_settings
@@ -143,11 +142,6 @@ def test_rebuild_plain_json_and_kb_blocks(example_vault: Path) -> None:
 
 def test_rebuild_as_a_process(example_vault: Path) -> None:
     ledger_for(load_settings(example_vault)).append([decision("DV1-0001")])
-    result = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "rebuild", "--vault", str(example_vault), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_vt("rebuild", "--json", vault=example_vault)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["events"] == 1

@@ -3,14 +3,13 @@ completions the shell gets from `vt` run with `_VT_COMPLETE` set. Real processes
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.conftest import VT_SCRIPT, vt_env
 from vault_tools.cli import COMMANDS
 
-VT = str(Path(sys.executable).parent / "vt")
+VT = str(VT_SCRIPT)  # completion is keyed on the program name: the console script
 
 
 def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -32,7 +31,7 @@ def _in_bash(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def _run_command(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("_VT_", "COMP_", "VT_"))}
+    base = {k: v for k, v in vt_env().items() if not k.startswith(("_VT_", "COMP_"))}
     return subprocess.run(command, capture_output=True, text=True, env={**base, **env}, timeout=60)
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from tests.conftest import REPO, git, make_repo
+from tests.conftest import REPO, VT_SCRIPT, git, make_repo, vt_env
 from vault_tools.cli import app
 
 # examples that run until they are stopped (Ctrl-C): each is started, and stopped with
@@ -77,7 +77,7 @@ SSH_KEY = "~/.ssh/id_ed25519"
 # runs after bob was added, as the example before it in the help does
 SIGNERS = "vt signers"
 
-VT_BIN = Path(sys.executable).parent
+VT_BIN = VT_SCRIPT.parent
 FENCE = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
 EXAMPLE_HEADING = re.compile(r"^\s*Examples?:\s*$")
 
@@ -139,7 +139,7 @@ def test_the_examples_are_found() -> None:
 
 
 def _env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "VT_"))}
+    env = {k: v for k, v in vt_env().items() if not k.startswith("GIT_")}
     (root / "gitconfig").write_text("[user]\n\tname = Test\n\temail = test@example.org\n")
     env.update(
         PATH=f"{VT_BIN}{os.pathsep}{env.get('PATH', '')}",
@@ -164,7 +164,7 @@ def _state(checkout: Path) -> str:
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A clone-like copy of the examples and `~/my-vault` with its decisions applied, in
     one folder; and DV1-0001's event id."""
-    assert (VT_BIN / "vt").is_file(), f"vt is not installed beside {sys.executable}"
+    assert VT_SCRIPT.is_file(), f"vt is not installed beside {sys.executable}"
     base = tmp_path_factory.mktemp("examples")
     repo = make_repo(base / "repo")
     shutil.copytree(REPO / "examples", repo / "examples", ignore=shutil.ignore_patterns(".vt"))

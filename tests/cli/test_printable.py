@@ -13,12 +13,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_example_vault
+from tests.conftest import copy_example_vault, run_vt, start_vt
 from vault_tools.cli.printable import printable
 from vault_tools.ledger.events import canonical, decision_id, line_hash
 
@@ -31,31 +30,20 @@ RAW = ("\x1b[2K", "\x1b[1A", "\x1b[31m", "\x9b", "\u202e", "\x07", "\x08")
 FORGED_IN_PLACE = ("ok\x1b[2K", "\x1b[1Aforged", "mal\x1b[31m", "x\x1b[2Ky", "\x9b", "\u202e")
 
 
-def vt_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-    return {**env, "TERM": "xterm-256color", "COLUMNS": "400", "NO_COLOR": ""}
+# a colour terminal wide enough that rich wraps nothing
+TERMINAL = {"TERM": "xterm-256color", "COLUMNS": "400", "NO_COLOR": ""}
 
 
 def piped(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args],
-        capture_output=True,
-        text=True,
-        env=vt_env(),
-        timeout=60,
-    )
+    return run_vt(*args, env=TERMINAL)
 
 
 def on_terminal(*args: str) -> str:
     """What `vt args` writes to a terminal (stdout and stderr both on one pty)."""
     main, other = os.openpty()
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "vault_tools", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=other,
-            stderr=other,
-            env=vt_env(),
+        process = start_vt(
+            *args, env=TERMINAL, stdin=subprocess.DEVNULL, stdout=other, stderr=other
         )
         os.close(other)
         chunks = []

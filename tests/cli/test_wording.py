@@ -4,10 +4,7 @@ dry runs in the conditional ("would write"), metavars as `[PATHS]...` and `EVENT
 from __future__ import annotations
 
 import ast
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import click
@@ -15,7 +12,7 @@ import typer.main
 from typer.core import TyperArgument, TyperOption
 
 from tests.cli.test_commands_doc import COMMANDS
-from tests.conftest import REPO, copy_example_vault, make_repo
+from tests.conftest import REPO, copy_example_vault, make_repo, run_vt
 from vault_tools.cli import app
 from vault_tools.findings import counted
 
@@ -25,18 +22,6 @@ COUNTED_NOUNS = (
     "conflicts|findings|edges|records|files|lines|heads|previews"
 )
 HAND_PLURAL = re.compile(rf"^ (?:[a-z-]+ )?(?:{COUNTED_NOUNS})\b")
-
-
-def vt(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VT_")}
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
 
 
 # --- counts -------------------------------------------------------------------------
@@ -87,7 +72,7 @@ def test_one_note_with_one_error_is_said_in_the_singular(tmp_path: Path) -> None
     note = vault / "03_claims" / "DV1-0001.md"
     text = note.read_text(encoding="utf-8")
     note.write_text(text.replace("review_action: APPROVE", "review_action: MAYBE", 1), "utf-8")
-    done = vt(vault, "validate", "03_claims/DV1-0001.md")
+    done = run_vt("validate", "03_claims/DV1-0001.md", cwd=vault)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 note checked: 1 error, " in done.stderr, done.stderr
     assert "1 notes" not in done.stderr + done.stdout and "1 errors" not in done.stderr
@@ -103,15 +88,15 @@ WOULD = re.compile(
 def test_a_dry_run_says_what_it_would_do(tmp_path: Path) -> None:
     vault = copy_example_vault(tmp_path / "vault")
     make_repo(vault)
-    planned = vt(vault, "init", "--dry-run")
+    planned = run_vt("init", "--dry-run", cwd=vault)
     assert planned.returncode == 0, planned.stderr
     lines = [line for line in planned.stdout.splitlines() if line.startswith("would")]
     assert len(lines) >= 5
     assert [line for line in lines if not WOULD.match(line)] == []
     assert any(line.startswith("would write vt.toml") for line in lines)
     assert not (vault / "vt.toml").exists()
-    assert vt(vault, "init").returncode == 0
-    unplanned = vt(vault, "hook", "uninstall", "--dry-run")
+    assert run_vt("init", cwd=vault).returncode == 0
+    unplanned = run_vt("hook", "uninstall", "--dry-run", cwd=vault)
     assert unplanned.returncode == 0, unplanned.stderr
     lines = unplanned.stdout.splitlines()
     assert lines and [line for line in lines if not WOULD.match(line)] == []
@@ -158,12 +143,8 @@ def test_every_metavar_is_in_one_style() -> None:
 
 
 def test_the_usage_lines_name_arguments_in_capitals() -> None:
-    validate = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "validate", "--help"], capture_output=True, text=True
-    ).stdout
+    validate = run_vt("validate", "--help").stdout
     assert "validate [OPTIONS] [PATHS]...\n" in validate
-    revert = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "revert", "--help"], capture_output=True, text=True
-    ).stdout
+    revert = run_vt("revert", "--help").stdout
     assert "revert [OPTIONS] EVENT_ID\n" in revert
     assert "--vault PATH" in revert and "<path>" not in revert and "{event_id}" not in revert

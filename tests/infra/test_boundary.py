@@ -117,7 +117,7 @@ def test_a_link_out_and_back_in_lands_inside(spaces: tuple[Path, Path]) -> None:
 # ---------------------------------------------------------------- running vt
 
 
-def run_vt(
+def run_in_process(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str
 ) -> tuple[int, str, str]:
     """The real entry point in-process (run_app maps a VtError to its line and exit code)."""
@@ -339,7 +339,7 @@ def test_nothing_outside_the_vault_changes(
     PLACEMENTS[placement](vault, outside)
     before = _snapshot(outside)
 
-    code, out, err = run_vt(monkeypatch, capsys, *args)
+    code, out, err = run_in_process(monkeypatch, capsys, *args)
 
     assert _snapshot(outside) == before
     assert "Traceback" not in out + err and "internal error" not in err, err
@@ -367,7 +367,7 @@ def test_the_ledger_through_an_outside_symlink_is_never_truncated(
     _torn_ledger(vault, outside)
     ledger = outside / LEDGER.replace("/", "__")
     before = ledger.read_bytes()
-    code, _, err = run_vt(monkeypatch, capsys, "apply", "--vault", str(vault))
+    code, _, err = run_in_process(monkeypatch, capsys, "apply", "--vault", str(vault))
     assert code == ExitCode.USAGE
     assert err == (
         f"vt: {LEDGER}: {REFUSAL}: it leads outside the vault through the "
@@ -391,11 +391,13 @@ def test_validate_preview_and_apply_report_a_note_leading_out_alike(
     [expected] = escaping_notes(CLAIMS, [f"{CLAIMS}/DV1-0003.md"])
     assert expected == escaping_note(f"{CLAIMS}/DV1-0003.md")
     for command in ("validate", "preview", "apply"):  # vault runs
-        code, out, err = run_vt(monkeypatch, capsys, command, "--vault", str(vault), "--json")
+        code, out, err = run_in_process(
+            monkeypatch, capsys, command, "--vault", str(vault), "--json"
+        )
         assert code == ExitCode.FINDINGS, (command, out, err)
         assert json.dumps(expected.message) in out, (command, out)
     for command in ("validate", "preview", "apply", "draft"):  # the note given
-        code, out, err = run_vt(
+        code, out, err = run_in_process(
             monkeypatch,
             capsys,
             command,
@@ -406,7 +408,7 @@ def test_validate_preview_and_apply_report_a_note_leading_out_alike(
         )
         assert code == ExitCode.FINDINGS, (command, out, err)
         assert json.dumps(expected.message) in out and f"{CLAIMS}/DV1-0003.md" in out, out
-    _, out, err = run_vt(monkeypatch, capsys, "validate", "--vault", str(vault))
+    _, out, err = run_in_process(monkeypatch, capsys, "validate", "--vault", str(vault))
     assert f"{CLAIMS}/DV1-0003.md: read-error: {expected.message}" in out + err
 
 
@@ -418,7 +420,7 @@ def test_a_note_symlinked_inside_the_vault_is_written_at_its_target(
     (vault / "drafts").mkdir()
     shutil.move(vault / CLAIMS / "DV1-0003.md", vault / "drafts" / "DV1-0003.md")
     os.symlink("../drafts/DV1-0003.md", vault / CLAIMS / "DV1-0003.md")
-    code, out, err = run_vt(monkeypatch, capsys, "preview", "--vault", str(vault), "--json")
+    code, out, err = run_in_process(monkeypatch, capsys, "preview", "--vault", str(vault), "--json")
     assert code in (ExitCode.OK, ExitCode.FINDINGS), err
     assert os.readlink(vault / CLAIMS / "DV1-0003.md") == "../drafts/DV1-0003.md"
     assert "vt:preview:start" in (vault / "drafts" / "DV1-0003.md").read_text(encoding="utf-8")
@@ -441,7 +443,7 @@ def test_ledger_resolve_refuses_a_ledger_leading_out(
     )
     _move_out(vault, outside, LEDGER)
     before = _snapshot(outside)
-    code, _, err = run_vt(monkeypatch, capsys, "ledger", "resolve", "--vault", str(vault))
+    code, _, err = run_in_process(monkeypatch, capsys, "ledger", "resolve", "--vault", str(vault))
     assert code == ExitCode.USAGE and REFUSAL in err
     assert _snapshot(outside) == before
 
@@ -478,7 +480,7 @@ def test_apply_removes_the_temp_files_of_a_killed_vt_and_nothing_else(
     for path in stale + kept:
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(b"half a note")
-    code, _, err = run_vt(monkeypatch, capsys, "apply", "--vault", str(vault))
+    code, _, err = run_in_process(monkeypatch, capsys, "apply", "--vault", str(vault))
     assert code == ExitCode.OK, err
     assert [p for p in stale if p.exists()] == []
     assert [p for p in kept if not p.exists()] == []
@@ -491,7 +493,7 @@ def test_the_sweep_needs_the_ledger_lock_so_a_dry_run_leaves_them(
     shutil.copytree(template, vault, symlinks=True)
     leftover = vault / CLAIMS / f".DV1-0001.md.{_dead_pid()}-0{TMP_SUFFIX}"
     leftover.write_bytes(b"x")
-    run_vt(monkeypatch, capsys, "apply", "--vault", str(vault), "--dry-run")
+    run_in_process(monkeypatch, capsys, "apply", "--vault", str(vault), "--dry-run")
     assert leftover.exists()
 
 
@@ -511,7 +513,7 @@ def test_init_gitignore_covers_vt_temp_files(
 ) -> None:
     vault = copy_example_vault(tmp_path / "vault")
     git(vault, "init", "-q")
-    code, _, err = run_vt(monkeypatch, capsys, "init", str(vault))
+    code, _, err = run_in_process(monkeypatch, capsys, "init", str(vault))
     assert code == ExitCode.OK, err
     names = [
         f"{CLAIMS}/.DV1-0001.md.4242-0{TMP_SUFFIX}",

@@ -13,14 +13,13 @@ import errno
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import build_vault, render_drafts, render_note
+from tests.conftest import build_vault, render_drafts, render_note, run_vt
 from vault_tools.errors import ExitCode
 from vault_tools.ledger.verify import verify_ledger
 
@@ -64,18 +63,6 @@ def fill(disk: Path, leave: int = 0) -> Path:
     return filler
 
 
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=120,
-    )
-
-
 def files(vault: Path) -> dict[str, bytes]:
     """Every file outside vt's state folder, by relative path."""
     return {
@@ -105,7 +92,7 @@ def test_apply_on_a_full_disk_changes_nothing_and_says_why(disk: Path) -> None:
     vault = approved_vault(disk / "vault", 20)
     before = files(vault)
     filler = fill(disk)
-    done = vt(vault, "apply")
+    done = run_vt("apply", vault=vault)
     assert_io_failure(
         done,
         "No space left on device (ENOSPC)",
@@ -118,7 +105,7 @@ def test_apply_on_a_full_disk_changes_nothing_and_says_why(disk: Path) -> None:
     assert after.pop(LEDGER, b"") == b"" and after.pop(LEDGER + ".lock", b"") == b""
     assert after == before  # no ledger line, no note marked, no temp file
     filler.unlink()
-    again = vt(vault, "apply")
+    again = run_vt("apply", vault=vault)
     assert again.returncode == 0, again.stderr
     assert verify_ledger(vault / LEDGER, vault / ".vt").ok
     assert (vault / LEDGER).read_bytes().count(b"\n") == 20
@@ -128,18 +115,18 @@ def test_a_failed_commit_of_the_claim_store_is_not_hidden(disk: Path) -> None:
     """A COMMIT that fails on a full disk is rolled back by SQLite itself: the error the
     user sees is the full disk, not "cannot rollback - no transaction is active"."""
     vault = approved_vault(disk / "vault", 300)
-    assert vt(vault, "apply").returncode == 0
+    assert run_vt("apply", vault=vault).returncode == 0
     ledger = (vault / LEDGER).read_bytes()
     for stale in (vault / ".vt").glob("claims.sqlite*"):
         stale.unlink()
     filler = fill(disk, leave=64 << 10)  # room to open the store, not to fill it
-    done = vt(vault, "rebuild")
+    done = run_vt("rebuild", vault=vault)
     assert_io_failure(done, "database or disk is full", "disk I/O error")
     assert f"{vault}/.vt/claims.sqlite: " in done.stderr
     assert "the file system holding it is full" in done.stderr
     assert (vault / LEDGER).read_bytes() == ledger
     filler.unlink()
-    again = vt(vault, "rebuild", "--json")
+    again = run_vt("rebuild", "--json", vault=vault)
     assert again.returncode == 0, again.stderr
     assert '"events": 300' in again.stdout
 
@@ -155,7 +142,7 @@ def test_a_note_write_on_a_full_disk_leaves_the_note(disk: Path) -> None:
     vault = build_vault(disk / "vault", notes)
     before = files(vault)
     fill(disk)
-    done = vt(vault, "preview", str(vault / "03_claims" / "R-1.md"))
+    done = run_vt("preview", str(vault / "03_claims" / "R-1.md"), vault=vault)
     assert_io_failure(done, "03_claims/R-1.md: cannot write: No space left on device (ENOSPC)")
     assert files(vault) == before
 
@@ -170,14 +157,14 @@ def test_a_read_only_file_system(disk: Path) -> None:
         "K-1.md": render_note(claim_id="K-1", review_action="APPROVE"),
     }
     vault = build_vault(disk / "vault", notes)
-    assert vt(vault, "status").returncode == 0  # the state folder exists
+    assert run_vt("status", vault=vault).returncode == 0  # the state folder exists
     before = files(vault)
     remount = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True)
     if remount.returncode != 0:
         pytest.skip("cannot remount read-only here")
-    preview = vt(vault, "preview", str(vault / "03_claims" / "R-1.md"))
+    preview = run_vt("preview", str(vault / "03_claims" / "R-1.md"), vault=vault)
     assert_io_failure(preview, f"cannot write: {os.strerror(errno.EROFS)} (EROFS)")
-    apply = vt(vault, "apply")
+    apply = run_vt("apply", vault=vault)
     assert_io_failure(apply, "(EROFS)", "readonly database", "unable to open database file")
     assert files(vault) == before
 
@@ -220,7 +207,7 @@ def test_notes_that_cannot_be_marked_after_the_ledger_append(disk: Path) -> None
         )
         if remount.returncode != 0:
             pytest.skip("cannot remount read-only here")
-        done = vt(vault, "apply")
+        done = run_vt("apply", vault=vault)
         assert done.returncode == ExitCode.IO, (done.stdout, done.stderr)
         assert "Traceback" not in done.stderr + done.stdout
         shown = done.stdout + done.stderr
@@ -231,7 +218,7 @@ def test_notes_that_cannot_be_marked_after_the_ledger_append(disk: Path) -> None
         assert (vault / LEDGER).read_bytes().count(b"\n") == 5  # the decisions are durable
     finally:
         subprocess.run(["umount", "-l", str(claims)], capture_output=True)
-    again = vt(vault, "apply", "--json")
+    again = run_vt("apply", "--json", vault=vault)
     assert again.returncode == 0, again.stderr
     assert (vault / LEDGER).read_bytes().count(b"\n") == 5  # nothing appended twice
     assert all(b"review_state: APPLIED" in raw for raw in files(claims).values())
@@ -247,7 +234,7 @@ def test_validate_on_a_full_disk_checks_every_note_and_warns_once(disk: Path) ->
     vault = build_vault(disk / "vault", notes)
     filler = fill(disk)
     for args in (("validate",), ("validate", "--json")):
-        done = vt(vault, *args)
+        done = run_vt(*args, vault=vault)
         assert done.returncode == ExitCode.FINDINGS, done.stderr
         assert "internal error" not in done.stderr
         warnings = [line for line in done.stderr.splitlines() if "vt: warning" in line]
@@ -259,6 +246,6 @@ def test_validate_on_a_full_disk_checks_every_note_and_warns_once(disk: Path) ->
         else:
             assert len({f["path"] for f in json.loads(done.stdout)["findings"]}) == 100
     filler.unlink()
-    again = vt(vault, "validate")
+    again = run_vt("validate", vault=vault)
     assert again.returncode == ExitCode.FINDINGS and "vt: warning" not in again.stderr
     assert (vault / ".vt" / "validate-cache.marshal").exists()

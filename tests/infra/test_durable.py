@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_vt
 from vault_tools.infra import durable
 
 
@@ -92,11 +93,7 @@ def test_the_rerun_of_apply_removes_a_killed_workers_temp_file_while_it_is_a_zom
         temp.write_bytes(b"---\nclaim_id: DV1-0001\n")  # a note half written when killed
         os.kill(worker.pid, signal.SIGKILL)  # never waited for: a zombie from here on
         time.sleep(0.2)
-        env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-        done = subprocess.run(
-            [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault)],
-            capture_output=True, text=True, env=env, timeout=120,
-        )  # fmt: skip
+        done = run_vt("apply", vault=vault)
         assert done.returncode == 0, done.stderr
         assert Path(f"/proc/{worker.pid}").exists()  # still unreaped during the rerun
         assert not temp.exists()

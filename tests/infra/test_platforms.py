@@ -31,6 +31,8 @@ from tests.conftest import (
     git,
     make_repo,
     render_note,
+    run_vt,
+    vt_env,
 )
 from vault_tools.infra import osfiles, pool
 from vault_tools.infra.pool import can_fork, map_chunks
@@ -95,34 +97,41 @@ def shim(tmp_path: Path) -> Path:
     return folder
 
 
-def python(
-    *args: str, shim: Path | None, cwd: Path = REPO, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """A real Python process running `args`; under `shim`, looking like Windows."""
-    base = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "PYTHONPATH")}
+def platform_env(shim: Path | None, **env: str) -> dict[str, str | None]:
+    """The environment changes of a run under `shim`, looking like Windows (None: none)."""
     # the OS user names a decision without a reviewer: from the environment (as on
-    # Windows), since without `pwd` the user database cannot be asked
-    base["LOGNAME"] = "tester"
+    # Windows), since without `pwd` the user database cannot be asked;
     # an open() without encoding= reads the locale's code page on Windows, not UTF-8:
     # each one warns here, and the runs below must not
-    base["PYTHONWARNDEFAULTENCODING"] = "1"
+    base: dict[str, str | None] = {
+        "LOGNAME": "tester",
+        "PYTHONWARNDEFAULTENCODING": "1",
+        "PYTHONPATH": None,
+    }
     if shim is not None:
         base["PYTHONPATH"] = str(shim)
         # piped, Windows' Python writes in the ANSI code page unless told otherwise
         base["PYTHONIOENCODING"] = "cp1252"
+    return {**base, **env}
+
+
+def python(
+    *args: str, shim: Path | None, cwd: Path = REPO, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """A real Python process running `args`; under `shim`, looking like Windows."""
     return subprocess.run(
         [sys.executable, *args],
         capture_output=True,
         text=True,
         encoding="utf-8",
         cwd=cwd,
-        env={**base, **env},
+        env=vt_env(platform_env(shim, **env)),
         timeout=300,
     )
 
 
 def vt(vault: Path, *args: str, shim: Path | None, **env: str) -> subprocess.CompletedProcess[str]:
-    return python("-m", "vault_tools", *args, "--vault", str(vault), shim=shim, **env)
+    return run_vt(*args, vault=vault, env=platform_env(shim, **env), encoding="utf-8", timeout=300)
 
 
 # --- importing -----------------------------------------------------------------------
@@ -325,7 +334,7 @@ def test_a_large_validate_runs_in_one_process_without_fork(tmp_path: Path, shim:
 
 def test_the_demo_runs_without_fork_and_fcntl(tmp_path: Path, shim: Path) -> None:
     """`vt demo`: the whole cycle, draft and history included, each step checked by vt."""
-    done = python("-m", "vault_tools", "demo", shim=shim, cwd=tmp_path)
+    done = run_vt("demo", cwd=tmp_path, env=platform_env(shim), encoding="utf-8", timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Demo finished: every step did what it should." in done.stdout
     assert "EncodingWarning" not in done.stderr

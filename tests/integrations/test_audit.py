@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, git, make_repo
+from tests.conftest import REPO, git, make_repo, run_vt
 from vault_tools.config import load_settings
 from vault_tools.integrations import hook
 from vault_tools.ledger.append import Ledger
@@ -93,12 +93,7 @@ def fresh_clone(tmp_path: Path, name: str = "fresh") -> Path:
 
 
 def audit(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", "ledger", "audit", "--vault", str(vault), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_vt("ledger", "audit", *args, vault=vault)
 
 
 def events_of(clone: Path) -> list[dict]:
@@ -171,11 +166,7 @@ def test_conflict_markers_committed_then_resolved_are_no_breach(tmp_path: Path) 
     git(bob, "add", "-A")
     git(bob, "commit", "-qm", "merge as is", "--no-verify")
     marked = git(bob, "rev-parse", "HEAD").stdout.strip()
-    resolved = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "ledger", "resolve", "--vault", str(bob)],
-        capture_output=True,
-        text=True,
-    )
+    resolved = run_vt("ledger", "resolve", vault=bob)
     assert resolved.returncode == 0, resolved.stderr
     git(bob, "add", "-A")
     git(bob, "commit", "-qm", "resolve the ledger")
@@ -198,11 +189,7 @@ def test_a_commit_that_shortens_the_ledger_is_named(tmp_path: Path) -> None:
     append(alice, decision("C-4"))  # and honest work on top
     git(alice, "push", "-q", "origin", "main")
     fresh = fresh_clone(tmp_path)
-    verify = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "ledger", "verify", "--vault", str(fresh)],
-        capture_output=True,
-        text=True,
-    )
+    verify = run_vt("ledger", "verify", vault=fresh)
     assert verify.returncode == 0  # the shortened ledger verifies on its own
     assert_named(audit(fresh), bad, "mallory", 2, "line 2 of the ledger of parent")
     assert "is deleted; the ledger is append-only" in audit(fresh).stderr

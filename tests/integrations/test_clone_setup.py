@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from tests.integrations.test_merge_git import configure, seed_origin
-from tests.review.test_apply_conflicts import vt
 from vault_tools.config import load_settings
 from vault_tools.integrations import hook, teamgit
 from vault_tools.integrations.clonesetup import CURRENT_POST_HOOK, HOOK_MARK, missing_setup
@@ -35,9 +34,9 @@ def test_a_clone_without_vt_init_is_told_once_and_the_output_is_unchanged(
     tmp_path: Path,
 ) -> None:
     bare, ready = clone(tmp_path, "bare"), clone(tmp_path, "ready")
-    assert vt(ready, "init").returncode == 0
+    assert run_vt("init", vault=ready).returncode == 0
     for args in (("status", "--json"), ("validate",), ("ledger", "verify", "--json")):
-        told, quiet = vt(bare, *args), vt(ready, *args)
+        told, quiet = run_vt(*args, vault=bare), run_vt(*args, vault=ready)
         (line,) = warnings(told.stderr)
         for what in ("vt-ledger", "vt-note", "vt-signers", "pre-commit", "post-merge"):
             assert what in line, line
@@ -46,31 +45,31 @@ def test_a_clone_without_vt_init_is_told_once_and_the_output_is_unchanged(
         assert told.returncode == quiet.returncode
         if "--json" in args:
             assert json.loads(told.stdout).keys() == json.loads(quiet.stdout).keys()
-    assert vt(bare, "init").returncode == 0
-    assert warnings(vt(bare, "status").stderr) == []
+    assert run_vt("init", vault=bare).returncode == 0
+    assert warnings(run_vt("status", vault=bare).stderr) == []
 
 
 def test_only_what_is_missing_is_named(tmp_path: Path) -> None:
     alice = clone(tmp_path, "alice")
-    assert vt(alice, "init").returncode == 0
+    assert run_vt("init", vault=alice).returncode == 0
     (alice / ".git" / "hooks" / "post-merge").unlink()
     git(alice, "config", "--remove-section", "merge.vt-signers")
-    (line,) = warnings(vt(alice, "status").stderr)
+    (line,) = warnings(run_vt("status", vault=alice).stderr)
     assert "merge driver vt-signers" in line and "the post-merge hook" in line
     assert "vt-note" not in line and "pre-commit" not in line
 
 
 def test_a_post_hook_of_an_older_vt_is_named(tmp_path: Path) -> None:
     alice = clone(tmp_path, "alice")
-    assert vt(alice, "init").returncode == 0
+    assert run_vt("init", vault=alice).returncode == 0
     post_merge = alice / ".git" / "hooks" / "post-merge"
     text = post_merge.read_text()
     assert HOOK_MARK in text and CURRENT_POST_HOOK in text
     post_merge.write_text(text.replace(" --after post-merge", ""))
-    (line,) = warnings(vt(alice, "status").stderr)
+    (line,) = warnings(run_vt("status", vault=alice).stderr)
     assert "vt's current post-merge hook" in line
-    assert vt(alice, "hook", "install").returncode == 0  # what `vt init` runs
-    assert warnings(vt(alice, "status").stderr) == []
+    assert run_vt("hook", "install", vault=alice).returncode == 0  # what `vt init` runs
+    assert warnings(run_vt("status", vault=alice).stderr) == []
 
 
 def test_hooks_vt_did_not_write_are_not_reported(tmp_path: Path) -> None:
@@ -81,15 +80,15 @@ def test_hooks_vt_did_not_write_are_not_reported(tmp_path: Path) -> None:
     for name in teamgit.POST_HOOKS:
         (hooks / name).write_text("#!/bin/sh\nexit 0\n")
         (hooks / name).chmod(0o755)
-    assert vt(alice, "init").returncode == 0
-    assert warnings(vt(alice, "status").stderr) == []
+    assert run_vt("init", vault=alice).returncode == 0
+    assert warnings(run_vt("status", vault=alice).stderr) == []
 
 
 def test_drivers_and_hooks_path_set_outside_the_clone_count(tmp_path: Path) -> None:
     """A driver in the global config and hooks under core.hooksPath set there: found by
     asking git, so not reported."""
     alice = clone(tmp_path, "alice")
-    assert vt(alice, "init").returncode == 0
+    assert run_vt("init", vault=alice).returncode == 0
     hooks = tmp_path / "shared-hooks"
     (alice / ".git" / "hooks").rename(hooks)
     global_config = tmp_path / "empty-gitconfig"  # the isolated_git fixture's

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.conftest import run_vt
 from vault_tools.bundled import example_vault_dir
 from vault_tools.integrations.demo import STEPS, run_demo
 from vault_tools.ledger.lines import iter_events
@@ -74,13 +74,7 @@ def test_a_failing_step_stops_the_demo(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_vt_demo_process_exit_0_and_readable_steps(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "demo"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    done = run_vt("demo", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for number, (_, title, _) in enumerate(STEPS, 1):
         assert f"== {number}. {title} ==" in done.stdout

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import DEFAULT_FRAME, build_vault, copy_example_vault, render_note
+from tests.conftest import DEFAULT_FRAME, build_vault, copy_example_vault, render_note, run_vt
 from vault_tools.config import load_settings
 from vault_tools.errors import RefusedError, UsageError
 from vault_tools.integrations.entities import FORBIDDEN, new_entity, render_entity, survey
@@ -158,21 +156,16 @@ def test_aliases_read_back_exactly(aliases: list[str]) -> None:
 
 
 def test_cli_entities_json_and_new(vault: Path) -> None:
-    def vt(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-            capture_output=True,
-            text=True,
-        )
-
-    run = vt("entities", "--json")
+    run = run_vt("entities", "--json", vault=vault)
     assert run.returncode == 0, run.stderr
     payload = json.loads(run.stdout)
     assert payload["missing"][0]["target"] == "04_knowledge_base/Ghost Entity"
     assert payload["conflicts"][0]["label"] == "prefill"
-    assert vt("entities", "new", "Tree Size", "--alias", "tree size").returncode == 0
-    refused = vt("entities", "new", "Tree Size")
+    assert (
+        run_vt("entities", "new", "Tree Size", "--alias", "tree size", vault=vault).returncode == 0
+    )
+    refused = run_vt("entities", "new", "Tree Size", vault=vault)
     assert refused.returncode == 1 and "not overwritten" in refused.stderr
-    bad = vt("entities", "new", "a/b")
+    bad = run_vt("entities", "new", "a/b", vault=vault)
     assert bad.returncode == 2 and "cannot contain /" in bad.stderr
-    assert "Example:" in vt("entities", "--help").stdout
+    assert "Example:" in run_vt("entities", "--help", vault=vault).stdout

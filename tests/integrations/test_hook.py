@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, isolate_git, make_repo
+from tests.conftest import git, isolate_git, make_repo, run_vt
 from vault_tools.config import load_settings
 from vault_tools.errors import RefusedError
 from vault_tools.integrations import hook
@@ -182,23 +182,14 @@ def test_hook_run_json_and_exit_codes(repo: Path) -> None:
     note = repo / "vault" / NOTE
     note.write_text(break_note(note.read_text(encoding="utf-8")), encoding="utf-8")
     git(repo, "add", "-A")
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "hook", "run", "--vault", "vault", "--json"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-    )
+    done = run_vt("hook", "run", "--json", vault="vault", cwd=repo)
     assert done.returncode == 1
     payload = json.loads(done.stdout)
     assert payload["ok"] is False and payload["notes"] == 1 and payload["errors"] == 1
     assert {f["code"] for f in payload["findings"] if f["severity"] == "error"} == {"frame-schema"}
     outside = repo.parent / "not-a-repo"
     copy_vault(outside)
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "hook", "run", "--vault", str(outside)],
-        capture_output=True,
-        text=True,
-    )
+    done = run_vt("hook", "run", vault=outside)
     assert done.returncode == 2
     assert "not inside a git repository" in done.stderr
 
@@ -210,22 +201,8 @@ def test_hook_run_imports_only_what_it_needs(repo: Path) -> None:
     note = repo / "vault" / NOTE
     note.write_text(note.read_text(encoding="utf-8").replace('"alice"', '"bob"'))
     git(repo, "add", "-A")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "importtime",
-            "-m",
-            "vault_tools",
-            "hook",
-            "run",
-            "--vault",
-            "vault",
-        ],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-    )
+    # the environment's spelling of `python -X importtime`
+    done = run_vt("hook", "run", vault="vault", cwd=repo, env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert done.returncode == 0, done.stderr
     imported = {
         line.rsplit("|", 1)[-1].strip()
@@ -303,12 +280,7 @@ def test_hook_run_without_typer_reports_as_the_typer_command(repo: Path, args: l
 
 
 def hook_run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", "hook", "run", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-    )
+    return run_vt("hook", "run", *args, cwd=cwd)
 
 
 def test_given_files_are_read_from_the_working_tree(repo: Path) -> None:

@@ -6,15 +6,13 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLE_VAULT, REPO, build_vault, example_context, validate_vault
+from tests.conftest import EXAMPLE_VAULT, REPO, build_vault, example_context, run_vt, validate_vault
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
 from vault_tools.config import load_settings
@@ -266,13 +264,8 @@ def test_a_symlink_where_the_note_would_go_is_an_error_never_followed(
         target.write_text("not the vault's\n", encoding="utf-8")
     (claims / "IMP-1.md").symlink_to(target)
     file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1")])
-    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
     for dry_run in ([], ["--dry-run"]):
-        run = subprocess.run(
-            [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault),
-             *dry_run],
-            capture_output=True, text=True, env=env, timeout=60,
-        )  # fmt: skip
+        run = run_vt("import", str(file), *dry_run, vault=vault)
         assert run.returncode == 1, run.stderr
         assert f"{file}:1: 03_claims/IMP-1.md is a symlink" in run.stderr, run.stderr
         assert "internal error" not in run.stderr
@@ -290,13 +283,8 @@ def test_a_symlinked_claims_folder_is_refused_dry_run_or_not(
     shutil.rmtree(claims, ignore_errors=True)
     claims.symlink_to(tmp_path / "nowhere" if kind == "dangling" else claims)
     file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1")])
-    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
     for dry_run in ([], ["--dry-run"]):
-        run = subprocess.run(
-            [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault),
-             *dry_run],
-            capture_output=True, text=True, env=env, timeout=60,
-        )  # fmt: skip
+        run = run_vt("import", str(file), *dry_run, vault=vault)
         assert run.returncode == 2, run.stderr
         assert run.stderr.startswith("vt: 03_claims: refusing to write: "), run.stderr
     assert not (tmp_path / "nowhere").exists()
@@ -331,20 +319,12 @@ def test_failed_fsync_is_an_error_and_writes_no_note(
 
 def test_cli_import_exit_codes_and_json(vault: Path, tmp_path: Path) -> None:
     file = write_jsonl(tmp_path / "in.jsonl", [record("IMP-1"), "{"])
-    run = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault), "--json"],
-        capture_output=True,
-        text=True,
-    )
+    run = run_vt("import", str(file), "--json", vault=vault)
     assert run.returncode == 1
     payload = json.loads(run.stdout)
     assert [i["claim_id"] for i in payload["created"]] == ["IMP-1"]
     assert payload["errors"][0]["line"] == 2
-    again = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "import", str(file), "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-    )
+    again = run_vt("import", str(file), vault=vault)
     assert again.returncode == 1
     assert f"{file}:2: invalid JSON" in again.stderr
     assert "skipped 03_claims/IMP-1.md" in again.stdout
@@ -371,12 +351,7 @@ def test_the_readmes_import_command_imports_the_sample_file_into_valid_notes(
     before = {p.name for p in (vault / "03_claims").iterdir()}
     home = str(tmp_path / "home")
     words = [home + w[1:] if w.startswith("~/") else w for w in shlex.split(commands[0])]
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", *words[1:]],
-        cwd=copy,
-        capture_output=True,
-        text=True,
-    )
+    done = run_vt(*words[1:], cwd=copy)
     assert done.returncode == 0, done.stderr
     created = {p.name for p in (vault / "03_claims").iterdir()} - before
     records = (REPO / "examples/claims.jsonl").read_text(encoding="utf-8").splitlines()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_vt
 from vault_tools.config import Settings, load_settings
 from vault_tools.errors import UsageError
 from vault_tools.integrations.init import PROPERTY_TYPES, VT_TOML, init_vault
@@ -159,28 +159,27 @@ def test_dry_run_writes_nothing(vault: Path) -> None:
 
 
 def test_cli_prints_changes_then_already_set_up(vault: Path) -> None:
-    run = [sys.executable, "-m", "vault_tools", "init", str(vault)]
-    first = subprocess.run(run, capture_output=True, text=True)
+    # the vault as init's argument, not --vault
+    first = run_vt("init", str(vault))
     assert first.returncode == 0, first.stderr
     assert "wrote vt.toml" in first.stdout
-    second = subprocess.run(run, capture_output=True, text=True)
+    second = run_vt("init", str(vault))
     assert second.returncode == 0
     assert second.stdout.strip().endswith("already set up")
-    as_json = subprocess.run([*run, "--json"], capture_output=True, text=True)
+    as_json = run_vt("init", str(vault), "--json")
     assert json.loads(as_json.stdout)["changes"] == []
     (vault / ".obsidian" / "types.json").write_text("{")
-    bad = subprocess.run(run, capture_output=True, text=True)
+    bad = run_vt("init", str(vault))
     assert bad.returncode == 2 and "types.json:1: invalid JSON" in bad.stderr
 
 
 def test_cli_takes_the_vault_as_an_option_too(vault: Path, tmp_path: Path) -> None:
-    run = [sys.executable, "-m", "vault_tools", "init"]
-    first = subprocess.run([*run, "--vault", str(vault)], capture_output=True, text=True)
+    first = run_vt("init", vault=vault)
     assert first.returncode == 0, first.stderr
     assert "wrote vt.toml" in first.stdout and (vault / "vt.toml").is_file()
-    same = subprocess.run([*run, str(vault), "--vault", str(vault)], capture_output=True, text=True)
+    same = run_vt("init", str(vault), vault=vault)
     assert same.returncode == 0 and same.stdout.strip().endswith("already set up")
     other = tmp_path / "other"
     other.mkdir()
-    two = subprocess.run([*run, str(other), "--vault", str(vault)], capture_output=True, text=True)
+    two = run_vt("init", str(other), vault=vault)
     assert two.returncode == 2 and "two vaults given" in two.stderr

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from tests.integrations.test_merge_git import LEDGER, commit_all, configure, seed_origin, set_action
-from tests.review.test_apply_conflicts import events, vt
+from tests.review.test_apply_conflicts import events
 from vault_tools.config import load_settings
 from vault_tools.integrations import hook
 from vault_tools.integrations.init import init_vault
@@ -76,7 +76,7 @@ def test_the_driver_reads_both_sides_of_committed_markers(tmp_path: Path) -> Non
     alice, bob, carol = team(tmp_path, ("alice", "bob", "carol"), without_driver=("carol",))
     accept, reject = carol_pushes_markers(alice, carol)
     # carol's own clone: the markers are named, and resolve repairs them
-    done = vt(carol, "ledger", "verify")
+    done = run_vt("ledger", "verify", vault=carol)
     assert done.returncode == 3 and "conflict marker" in done.stdout + done.stderr
 
     # bob, with the driver, decided meanwhile and pulls carol's merge: nothing is lost
@@ -113,7 +113,7 @@ def test_resolve_reads_the_side_git_left_out_of_the_working_file(tmp_path: Path)
     refused = git(alice, "commit", "-q", "--no-edit", "-a", check=False)
     assert refused.returncode != 0 and "drops 1 event of parent 2" in refused.stderr
 
-    done = vt(alice, "ledger", "resolve")
+    done = run_vt("ledger", "resolve", vault=alice)
     assert done.returncode == 0, done.stderr
     assert "nothing to resolve" not in done.stdout
     assert set(stamps(alice)) == {accept["id"], reject["id"], later["id"]}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, run_vt
 
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install '.[test]')")
 
@@ -178,11 +178,7 @@ def test_run_all_files_fails_naming_a_committed_invalid_note(vault: Path) -> Non
 
 
 def _apply(vault: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-    )
+    done = run_vt("apply", vault=vault)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from tests.integrations.test_merge_git import commit_all, two_clones
 from tests.review.test_apply_conflicts import (
     LEDGER,
@@ -21,7 +21,6 @@ from tests.review.test_apply_conflicts import (
     events,
     props,
     set_props,
-    vt,
     vt_json,
 )
 
@@ -160,6 +159,6 @@ def test_the_commit_that_concludes_a_stopped_merge_refreshes(tmp_path: Path) -> 
     assert git(bob, "status", "--porcelain").stdout == ""
     assert git(bob, "rev-parse", "-q", "--verify", "HEAD^2", check=False).returncode == 0
     before = {p: (bob / p).read_bytes() for p in refreshed}
-    assert vt(bob, "hook", "refresh").returncode == 0  # nothing left to refresh
+    assert run_vt("hook", "refresh", vault=bob).returncode == 0  # nothing left to refresh
     assert {p: (bob / p).read_bytes() for p in refreshed} == before
     assert vt_json(bob, "status")["claims"] == {"CONFLICT": 1}

@@ -6,14 +6,12 @@ real `vt` processes, real seconds between the two appends."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from tests.integrations.test_merge_git import LEDGER, commit_all, configure, seed_origin, set_action
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,18 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
-def vt(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(clone)],
-        capture_output=True, text=True, cwd=REPO, timeout=120,
-    )  # fmt: skip
-
-
 def clone_as(tmp_path: Path, folder: str, user: str) -> Path:
     git(tmp_path, "clone", "-q", "origin.git", folder)
     clone = tmp_path / folder
     configure(clone, user)
-    assert vt(clone, "init").returncode == 0
+    assert run_vt("init", vault=clone).returncode == 0
     return clone
 
 
@@ -47,8 +38,8 @@ def test_one_reviewer_deciding_in_two_clones_blocks_neither(tmp_path: Path) -> N
     desktop = clone_as(tmp_path, "desktop", "alice")
     for clone in (laptop, desktop):  # the same decision, made twice, a second apart
         set_action(clone, "DV1-0004.md", "REJECT")
-        assert vt(clone, "apply").returncode == 0
-        assert vt(clone, "status").returncode == 0  # every line trusted, ts included
+        assert run_vt("apply", vault=clone).returncode == 0
+        assert run_vt("status", vault=clone).returncode == 0  # every line trusted, ts included
         commit_all(clone, "alice rejects DV1-0004")
         time.sleep(1.1)
     (mine,), (theirs,) = (stamps(c) for c in (laptop, desktop))
@@ -62,8 +53,8 @@ def test_one_reviewer_deciding_in_two_clones_blocks_neither(tmp_path: Path) -> N
         ids = [i for i, _ in stamps(clone)]
         assert ids.count(mine[0]) == 1  # the merge kept one copy
         for command in (("ledger", "verify"), ("status",), ("apply",)):
-            done = vt(clone, *command)
+            done = run_vt(*command, vault=clone)
             assert done.returncode == 0, (clone.name, command, done.stdout + done.stderr)
     git(tmp_path, "clone", "-q", "origin.git", "fresh")
-    audited = vt(tmp_path / "fresh", "ledger", "audit")
+    audited = run_vt("ledger", "audit", vault=tmp_path / "fresh")
     assert audited.returncode == 0, audited.stdout + audited.stderr

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from tests.integrations.test_merge_git import two_clones
 from tests.ledger.test_signing import keygen
-from tests.review.test_apply_conflicts import vt, vt_json
+from tests.review.test_apply_conflicts import vt_json
 from vault_tools.integrations.signersmerge import merge_signers
 from vault_tools.ledger.signatures import allowed_signers_problem
 
@@ -82,13 +82,13 @@ def test_two_reviewers_add_their_keys_at_once_over_git(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert (bob / SIGNERS).read_text(encoding="utf-8") == f"{lines['bob']}\n{lines['alice']}\n"
     assert git(bob, "status", "--porcelain").stdout == ""
-    assert vt(bob, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=bob).returncode == 0
 
 
 def test_uninstall_removes_the_signers_driver(tmp_path: Path) -> None:
     alice, _ = two_clones(tmp_path)
     assert git(alice, "config", "merge.vt-signers.driver").stdout.strip()
-    assert vt(alice, "hook", "uninstall").returncode == 0
+    assert run_vt("hook", "uninstall", vault=alice).returncode == 0
     assert git(alice, "config", "merge.vt-signers.driver", check=False).returncode != 0
     attributes = alice / ".gitattributes"
     assert not attributes.exists() or "vt-signers" not in attributes.read_text(encoding="utf-8")

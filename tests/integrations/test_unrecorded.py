@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, run_vt
 from vault_tools.config import load_settings
 from vault_tools.integrations.init import init_vault
 from vault_tools.review.apply import apply_notes
@@ -62,11 +61,7 @@ def test_a_decision_without_an_event_commits_when_the_ledger_verifies(tmp_path: 
 
 def test_a_blocked_clone_cannot_commit_a_decision_without_an_event(tmp_path: Path) -> None:
     vault = vault_with_events(tmp_path)
-    subprocess.run(
-        [sys.executable, "-m", "vault_tools", "status", "--vault", str(vault)],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip  (every event trusted)
+    run_vt("status", vault=vault, check=0)  # every event trusted
     ledger = vault / LEDGER
     ledger.write_bytes(b"".join(ledger.read_bytes().splitlines(keepends=True)[:-1]))
     decide_pending(vault)

@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, copy_example_vault
+from tests.conftest import copy_example_vault, run_vt, start_vt
 from vault_tools.config import Settings
 from vault_tools.infra.debounce import Debouncer
 from vault_tools.integrations.watch import RESYNC, is_watched
@@ -42,15 +41,15 @@ class WatchProcess:
     """`vt watch --json` running on a vault, with its events collected as they arrive."""
 
     def __init__(self, vault: Path, *args: str) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vault_tools", "watch", "--vault", str(vault), "--json", *args],
-            cwd=REPO,
+        self.proc = start_vt(
+            "watch",
+            "--json",
+            *args,
+            vault=vault,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
-            env=env,
             start_new_session=True,
         )
         self.events: list[Event] = []
@@ -416,13 +415,7 @@ def test_apply_appends_the_decision_once(vault: Path) -> None:
 
 
 def test_review_dashboard_is_kept_up_to_date(vault: Path) -> None:
-    made = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "report", "--vault", str(vault)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    made = run_vt("report", vault=vault)
     assert made.returncode == 0, made.stderr
     dashboard = vault / "Review Dashboard.md"
     before = dashboard.read_text(encoding="utf-8")
@@ -489,13 +482,7 @@ def test_debouncer_folds_a_burst_into_one_call_per_path() -> None:
 def test_apply_stops_at_a_ledger_changed_since_it_was_verified(vault: Path) -> None:
     dv1 = "03_claims/DV1-0001.md"
     ledger = vault / "05_ledger" / "decision_ledger.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "apply", str(vault / DV2), "--vault", str(vault)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_vt("apply", str(vault / DV2), vault=vault)
     assert done.returncode == 0, done.stderr
     ledger.write_bytes(ledger.read_bytes().replace(b'"v":1', b'"v":2'))  # same length
     tampered = ledger.read_bytes()

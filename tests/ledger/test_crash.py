@@ -12,32 +12,19 @@ import errno
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_example_vault
+from tests.conftest import copy_example_vault, run_vt
 from vault_tools import __version__
 from vault_tools.cli import crash
 from vault_tools.errors import ExitCode, IOFailure
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = re.compile(r"the traceback is in (\S+\.log)\. ")
-
-
-def vt(*args: str, cwd: Path = REPO, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**base, **env},
-        timeout=120,
-    )
 
 
 def foreign_store(vault: Path) -> None:
@@ -53,7 +40,7 @@ def foreign_store(vault: Path) -> None:
 def test_a_bug_writes_a_crash_report_into_the_vault(tmp_path: Path) -> None:
     vault = copy_example_vault(tmp_path / "vault")
     foreign_store(vault)
-    done = vt("status", "--vault", str(vault))
+    done = run_vt("status", vault=vault)
     assert done.returncode == ExitCode.INTERNAL == 5
     assert done.returncode != ExitCode.USAGE
     assert "Traceback" not in done.stderr and done.stdout == ""
@@ -74,7 +61,7 @@ def test_a_bug_writes_a_crash_report_into_the_vault(tmp_path: Path) -> None:
 def test_vt_debug_also_prints_the_traceback(tmp_path: Path) -> None:
     vault = copy_example_vault(tmp_path / "vault")
     foreign_store(vault)
-    done = vt("status", "--vault", str(vault), VT_DEBUG="1")
+    done = run_vt("status", vault=vault, env={"VT_DEBUG": "1"})
     assert done.returncode == ExitCode.INTERNAL
     assert "Traceback (most recent call last):" in done.stderr
     assert "sqlite3.OperationalError: no such column: value" in done.stderr
@@ -86,7 +73,7 @@ def test_without_a_usable_vault_the_report_goes_to_the_temp_folder(tmp_path: Pat
     (vault / ".vt").write_text("not a folder")  # the Claim Store cannot be opened: a crash
     temp = tmp_path / "tmp"
     temp.mkdir()
-    done = vt("status", "--vault", str(vault), TMPDIR=str(temp))
+    done = run_vt("status", vault=vault, env={"TMPDIR": str(temp)})
     assert done.returncode == ExitCode.INTERNAL, done.stderr
     found = REPORT.search(done.stderr)
     assert found, done.stderr
@@ -124,7 +111,7 @@ def test_an_os_error_escaping_a_command_exits_4(tmp_path: Path, code: int) -> No
         "pathlib.Path.mkdir = mkdir\n",
         encoding="utf-8",
     )
-    done = vt("status", "--vault", str(vault), PYTHONPATH=str(hook))
+    done = run_vt("status", vault=vault, env={"PYTHONPATH": str(hook)})
     assert done.returncode == ExitCode.IO, done.stderr
     name = errno.errorcode[code]
     assert done.stderr == f"vt: {vault}/.vt: I/O error: {os.strerror(code)} ({name})\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_example_vault
+from tests.conftest import copy_example_vault, run_vt
 from vault_tools.errors import ExitCode
 from vault_tools.ledger.events import canonical, decision_id, line_hash
 
@@ -25,23 +25,11 @@ LEDGER = "05_ledger/decision_ledger.jsonl"
 TIMEOUT = 60
 
 
-def vt(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("VT_VAULT", "VT_DEBUG")}
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=TIMEOUT,
-    )
-
-
 @pytest.fixture(scope="module")
 def applied(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example vault after one `vt apply` (two events), made once and copied."""
     vault = copy_example_vault(tmp_path_factory.mktemp("applied") / "vault")
-    done = vt("apply", "--vault", str(vault))
+    done = run_vt("apply", vault=vault, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     return vault
 
@@ -118,7 +106,7 @@ def test_a_hostile_ledger_is_exit_3_naming_it_for_every_command(
     vault = fresh(applied, tmp_path)
     line = CASES[case](vault)
     for command in COMMANDS:
-        done = vt(*command, "--vault", str(vault), cwd=tmp_path)
+        done = run_vt(*command, vault=vault, cwd=tmp_path, timeout=TIMEOUT)
         if command == ("ledger", "verify") and line:
             assert done.returncode == ExitCode.INTEGRITY, done.stderr
             assert f"decision_ledger.jsonl:{line}: " in done.stderr, done.stderr
@@ -138,7 +126,7 @@ def test_a_deep_line_in_either_side_is_refused_by_the_merge_driver(
         ours.write_bytes(data)
         theirs.write_bytes(data)
         hostile.write_bytes(data + b"[" * 100_000 + b"]" * 100_000 + b"\n")
-        done = vt("ledger", "merge", str(base), str(ours), str(theirs))
+        done = run_vt("ledger", "merge", str(base), str(ours), str(theirs), timeout=TIMEOUT)
         assert done.returncode == ExitCode.FINDINGS, done.stderr
         assert "internal error" not in done.stderr and ":3: not valid JSON" in done.stderr
 
@@ -148,7 +136,7 @@ def test_resolve_of_a_deep_line_is_a_clean_refusal(applied: Path, tmp_path: Path
     data = (vault / LEDGER).read_bytes()
     deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
     (vault / LEDGER).write_bytes(data + b"<<<<<<< ours\n" + deep + b"=======\n>>>>>>> theirs\n")
-    done = vt("ledger", "resolve", "--vault", str(vault))
+    done = run_vt("ledger", "resolve", vault=vault, timeout=TIMEOUT)
     assert done.returncode in (ExitCode.FINDINGS, ExitCode.INTEGRITY), done.stderr
     assert "internal error" not in done.stderr and "not valid JSON" in done.stderr
     assert (vault / LEDGER).read_bytes().startswith(data)  # nothing rewritten
@@ -158,7 +146,7 @@ def test_log_names_the_real_line_of_a_bad_line(applied: Path, tmp_path: Path) ->
     vault = fresh(applied, tmp_path)
     lines = (vault / LEDGER).read_bytes().splitlines(keepends=True)
     (vault / LEDGER).write_bytes(lines[0] + b"{not json\n" + lines[1])
-    done = vt("ledger", "log", "--vault", str(vault))
+    done = run_vt("ledger", "log", vault=vault, timeout=TIMEOUT)
     assert done.returncode == ExitCode.INTEGRITY
     # log passes the gate like every reader: its one line names line 2 and the problem
     assert "decision_ledger.jsonl:2: " in done.stderr and "not valid JSON" in done.stderr
@@ -187,16 +175,16 @@ def test_the_merge_driver_refuses_a_side_that_would_not_verify(
     data = (vault / LEDGER).read_bytes()
     base, ours, theirs = (tmp_path / name for name in ("base", "ours", "theirs"))
     hostile = forged_event(data, supersedes=UNKNOWN, comment="supersedes nothing known")
-    assert vt("ledger", "verify", "--vault", str(vault)).returncode == 0
+    assert run_vt("ledger", "verify", vault=vault, timeout=TIMEOUT).returncode == 0
     (vault / LEDGER).write_bytes(hostile)
-    alone = vt("ledger", "verify", "--vault", str(vault))
+    alone = run_vt("ledger", "verify", vault=vault, timeout=TIMEOUT)
     assert alone.returncode == ExitCode.INTEGRITY  # the rule the driver must hold to
     for side in ("ours", "theirs"):
         base.write_bytes(data)
         ours.write_bytes(hostile if side == "ours" else data)
         theirs.write_bytes(hostile if side == "theirs" else data)
         before = ours.read_bytes()
-        done = vt("ledger", "merge", str(base), str(ours), str(theirs))
+        done = run_vt("ledger", "merge", str(base), str(ours), str(theirs), timeout=TIMEOUT)
         assert done.returncode == ExitCode.FINDINGS, done.stderr
         assert f"vt ledger merge: {side}:3: supersedes {UNKNOWN}" in done.stderr, done.stderr
         assert "does not verify" in done.stderr
@@ -216,7 +204,7 @@ def test_the_merge_driver_refuses_a_result_that_would_not_verify(
     base.write_bytes(data)
     ours.write_bytes(data)
     theirs.write_bytes(data + b"<<<<<<< HEAD\n=======\n" + hostile + b">>>>>>> other\n")
-    done = vt("ledger", "merge", str(base), str(ours), str(theirs))
+    done = run_vt("ledger", "merge", str(base), str(ours), str(theirs), timeout=TIMEOUT)
     assert done.returncode == ExitCode.FINDINGS, done.stderr
     assert "vt ledger merge: theirs: its event " in done.stderr, done.stderr
     assert f"would not verify in the merged ledger (supersedes {UNKNOWN}" in done.stderr
@@ -229,7 +217,7 @@ def test_resolve_refuses_a_result_that_would_not_verify(applied: Path, tmp_path:
     hostile = forged_event(data, supersedes=UNKNOWN).splitlines(keepends=True)[-1]
     text = data + b"<<<<<<< ours\n=======\n" + hostile + b">>>>>>> theirs\n"
     (vault / LEDGER).write_bytes(text)
-    done = vt("ledger", "resolve", "--vault", str(vault))
+    done = run_vt("ledger", "resolve", vault=vault, timeout=TIMEOUT)
     assert done.returncode == ExitCode.INTEGRITY, done.stderr
     assert "would not verify" in done.stderr and UNKNOWN in done.stderr
     assert (vault / LEDGER).read_bytes() == text

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import settings_for
+from tests.conftest import run_vt, settings_for
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.lock import FileLock
 from vault_tools.ledger import events as ledger_events
@@ -36,16 +35,6 @@ from vault_tools.vocabulary import CHECK_KEYS
 LEDGER = "05_ledger/decision_ledger.jsonl"
 PENDING = "03_claims/DV1-0004.md"  # set to REJECT: the decision the tampered apply must not make
 Lines = list[bytes]
-
-
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "VT_VAULT": ""},
-    )
 
 
 def extra(claim_id: str) -> dict:
@@ -181,7 +170,7 @@ def test_tampered_ledger_stops_apply_and_revert(vault: Path, kind: str, command:
     (vault / LEDGER).write_bytes(tamper(lines_of(vault)))
     ledger, notes = (vault / LEDGER).read_bytes(), notes_of(vault)
     args = ["apply"] if command == "apply" else ["revert", first_id]
-    assert_refused(vt(vault, *args), line)
+    assert_refused(run_vt(*args, vault=vault), line)
     assert (vault / LEDGER).read_bytes() == ledger
     assert notes_of(vault) == notes  # the pending note is not marked APPLIED
     assert not (vault / f"{LEDGER}.torn").exists()
@@ -191,9 +180,9 @@ def test_tampered_ledger_stops_apply_and_revert(vault: Path, kind: str, command:
 def test_a_trusted_event_kept_with_another_ts_passes_the_gate(vault: Path, args: tuple) -> None:
     """The same decision appended in two clones a second apart has two copies (same id,
     another ts); the merge keeps one, and a clone that trusted the other goes on working."""
-    assert vt(vault, "status").returncode == 0  # every line trusted, ts included
+    assert run_vt("status", vault=vault).returncode == 0  # every line trusted, ts included
     (vault / LEDGER).write_bytes(ts_edited_rechained(lines_of(vault)))
-    done = vt(vault, *args)
+    done = run_vt(*args, vault=vault)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -202,18 +191,18 @@ def test_a_trusted_event_kept_with_another_ts_passes_the_gate(vault: Path, args:
 )
 @pytest.mark.parametrize("kind", ["same-length edit mid-file", "last line removed (rollback)"])
 def test_tampered_ledger_stops_every_reader(vault: Path, kind: str, args: tuple[str, ...]) -> None:
-    assert vt(vault, "status").returncode == 0  # the Claim Store holds the true events
+    assert run_vt("status", vault=vault).returncode == 0  # the Claim Store holds the true events
     tamper, line = TAMPERINGS[kind]
     (vault / LEDGER).write_bytes(tamper(lines_of(vault)))
     before = notes_of(vault)
-    result = vt(vault, *args)
+    result = run_vt(*args, vault=vault)
     assert_refused(result, line)
     assert "HYPOTHETICAX" not in result.stdout
     assert notes_of(vault) == before
 
 
 def test_untampered_vault_applies_and_the_gate_remembers_it(vault: Path) -> None:
-    result = vt(vault, "apply")
+    result = run_vt("apply", vault=vault)
     assert result.returncode == 0, result.stderr
     assert b'"claim_id":"DV1-0004"' in lines_of(vault)[-1]
     db = ledger_index._StateDB.read_only(vault / ".vt")
@@ -224,7 +213,7 @@ def test_untampered_vault_applies_and_the_gate_remembers_it(vault: Path) -> None
     finally:
         db.close()
     for args in (("rebuild",), ("export",), ("status",), ("history", "DV1-0001"), ("report",)):
-        assert vt(vault, *args).returncode == 0, args
+        assert run_vt(*args, vault=vault).returncode == 0, args
 
 
 def test_a_rechaining_merge_passes_the_gate(vault: Path) -> None:
@@ -232,10 +221,10 @@ def test_a_rechaining_merge_passes_the_gate(vault: Path) -> None:
     remembered event is still there, unchanged, so the gate lets it through."""
     events = [json.loads(raw) for raw in lines_of(vault)]
     (vault / LEDGER).write_bytes(rechained([events[0], events[3], events[1], events[2], events[4]]))
-    result = vt(vault, "apply")
+    result = run_vt("apply", vault=vault)
     assert result.returncode == 0, result.stderr
     assert len(lines_of(vault)) == 6
-    assert vt(vault, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=vault).returncode == 0
 
 
 def test_lines_appended_elsewhere_are_checked_before_they_are_trusted(vault: Path) -> None:
@@ -245,7 +234,7 @@ def test_lines_appended_elsewhere_are_checked_before_they_are_trusted(vault: Pat
     lines[-1] = lines[-1].replace(b"HYPOTHETICAL", b"HYPOTHETICAX")
     (vault / LEDGER).write_bytes(b"".join(lines))
     before = (vault / LEDGER).read_bytes()
-    result = vt(vault, "apply")
+    result = run_vt("apply", vault=vault)
     assert_refused(result, 7)
     assert "does not verify (hash mismatch" in result.stderr
     assert (vault / LEDGER).read_bytes() == before
@@ -255,7 +244,7 @@ def test_a_deleted_state_dir_means_a_full_verify(vault: Path) -> None:
     for path in sorted((vault / ".vt").iterdir()):
         path.unlink()
     (vault / LEDGER).write_bytes(swapped_lines(lines_of(vault)))
-    assert_refused(vt(vault, "apply"), 3)  # no memory, but the chain itself is broken
+    assert_refused(run_vt("apply", vault=vault), 3)  # no memory, but the chain itself is broken
 
 
 LOST_WAY_OUT = (
@@ -283,7 +272,7 @@ def test_a_deleted_ledger_is_one_refusal_for_every_command(
 ) -> None:
     (vault / LEDGER).unlink()
     notes = notes_of(vault)
-    result = vt(vault, *args)
+    result = run_vt(*args, vault=vault)
     assert result.returncode == 3, (result.stdout, result.stderr)
     said = [ln for ln in result.stderr.splitlines() if ln.startswith("vt: ")]
     assert said == [
@@ -296,7 +285,7 @@ def test_a_deleted_ledger_is_one_refusal_for_every_command(
 def test_verify_lists_each_event_a_deleted_ledger_lost(vault: Path) -> None:
     ids = [json.loads(line)["id"] for line in lines_of(vault)]
     (vault / LEDGER).unlink()
-    result = vt(vault, "ledger", "verify")
+    result = run_vt("ledger", "verify", vault=vault)
     assert result.returncode == 3
     for event_id in ids:
         assert f"event {event_id} verified before is missing" in result.stdout + result.stderr
@@ -339,7 +328,7 @@ def test_verify_writes_nothing(vault: Path, kind: str) -> None:
     elif kind != "clean":
         (vault / LEDGER).write_bytes(TAMPERINGS[kind][0](lines_of(vault)))
     before = tree(vault)
-    result = vt(vault, "ledger", "verify")
+    result = run_vt("ledger", "verify", vault=vault)
     assert result.returncode == (3 if kind == "same-length edit mid-file" else 0), result.stderr
     assert tree(vault) == before  # no file created, changed or removed, no folder touched
 
@@ -350,10 +339,10 @@ def test_verify_on_a_read_only_vault(vault: Path) -> None:
     for folder in folders:
         folder.chmod(0o555)
     try:
-        result = vt(vault, "ledger", "verify")
+        result = run_vt("ledger", "verify", vault=vault)
         assert result.returncode == 0, result.stderr
         assert "ledger ok: 5 events" in result.stdout
-        assert vt(vault, "status").returncode == 0  # readers work too, just unremembered
+        assert run_vt("status", vault=vault).returncode == 0  # readers work too, just unremembered
     finally:
         for folder in folders:
             folder.chmod(0o755)
@@ -363,24 +352,24 @@ def test_verify_names_conflict_markers_and_resolve(vault: Path) -> None:
     lines = lines_of(vault)
     merged = [*lines[:3], b"<<<<<<< HEAD\n", *lines[3:], b"=======\n", b">>>>>>> other\n"]
     (vault / LEDGER).write_bytes(b"".join(merged))
-    result = vt(vault, "ledger", "verify")
+    result = run_vt("ledger", "verify", vault=vault)
     assert result.returncode == 3
     assert (
         f"{LEDGER}:4: a git conflict marker: the ledger was merged without the vt merge "
         "driver; run `vt ledger resolve`"
     ) in result.stderr.splitlines()
     assert "not valid JSON" not in result.stderr
-    applied = vt(vault, "apply")
+    applied = run_vt("apply", vault=vault)
     assert applied.returncode == 3 and "run `vt ledger resolve`" in applied.stderr
 
 
 def test_verify_says_crlf_in_one_line(vault: Path) -> None:
     (vault / LEDGER).write_bytes(crlf(lines_of(vault)))
-    result = vt(vault, "ledger", "verify")
+    result = run_vt("ledger", "verify", vault=vault)
     assert result.returncode == 3
     problems = [ln for ln in result.stderr.splitlines() if ln.startswith(LEDGER)]
     assert problems == [f"{LEDGER}:1: {ledger_lines.CRLF_MESSAGE}"]
-    payload = json.loads(vt(vault, "ledger", "verify", "--json").stdout)
+    payload = json.loads(run_vt("ledger", "verify", "--json", vault=vault).stdout)
     assert [p["message"] for p in payload["problems"]] == [f"line 1: {ledger_lines.CRLF_MESSAGE}"]
 
 
@@ -456,18 +445,20 @@ def test_a_command_that_only_reads_creates_no_lock_file(vault: Path, args: tuple
     for path in sorted((vault / ".vt").iterdir()):
         path.unlink()
     outside_state = {p for p in vault.rglob("*") if ".vt" not in p.relative_to(vault).parts}
-    done = vt(vault, *args)
+    done = run_vt(*args, vault=vault)
     assert done.returncode in (0, 1), (args, done.stderr)
     assert {p for p in vault.rglob("*") if ".vt" not in p.relative_to(vault).parts} == (
         outside_state
     )
     (vault / LEDGER).write_bytes(same_length_edit(lines_of(vault)))
     if args[0] not in ("validate", "report"):
-        assert vt(vault, *args).returncode == 3  # and the gate still stops a tampered ledger
+        assert (
+            run_vt(*args, vault=vault).returncode == 3
+        )  # and the gate still stops a tampered ledger
     assert not (vault / f"{LEDGER}.lock").exists()
 
 
 def test_a_vault_never_set_up_gets_no_ledger_folder_from_a_reader(example_vault: Path) -> None:
     for args in (("status",), ("export",), ("ledger", "log"), ("history", "DV1-0001")):
-        vt(example_vault, *args)
+        run_vt(*args, vault=example_vault)
         assert not (example_vault / "05_ledger").exists(), args

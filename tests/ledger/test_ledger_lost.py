@@ -11,29 +11,16 @@ vaults, real git, real `vt` processes.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, isolate_git, make_repo, settings_for
+from tests.conftest import git, isolate_git, make_repo, run_vt, settings_for
 from vault_tools.review.apply import apply_notes
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 ACCEPTED = "03_claims/DV1-0001.md"  # APPROVE in the example vault: applied as an ACCEPT
-
-
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "VT_VAULT": ""},
-    )
 
 
 def ledger_ids(vault: Path) -> list[str]:
@@ -52,7 +39,7 @@ def vault(example_vault: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     git(example_vault, "add", "-A")
     git(example_vault, "commit", "-q", "-m", "two decisions")
     accepted = next(a.id for a in report.applied if a.path == ACCEPTED)
-    done = vt(example_vault, "revert", accepted)
+    done = run_vt("revert", accepted, vault=example_vault)
     assert done.returncode == 0, done.stderr
     assert len(ledger_ids(example_vault)) == 3
     return example_vault
@@ -62,7 +49,7 @@ def test_a_ledger_restored_from_git_is_refused_naming_what_was_verified(vault: P
     reverted = ledger_ids(vault)[2]
     git(vault, "checkout", "--", LEDGER)  # the committed, older ledger: the revert is gone
     for args in (("status",), ("export",), ("ledger", "log"), ("apply",)):
-        done = vt(vault, *args)
+        done = run_vt(*args, vault=vault)
         assert done.returncode == 3, (args, done.stderr)
         said = [line for line in done.stderr.splitlines() if line.startswith("vt: ")]
         assert said == [
@@ -70,7 +57,7 @@ def test_a_ledger_restored_from_git_is_refused_naming_what_was_verified(vault: P
             "1 lost (restored from an older copy?) (get the file back from git, or "
             "accept the loss with `vt ledger forget`); run `vt ledger verify` to list them"
         ], (args, done.stderr)
-    listed = vt(vault, "ledger", "verify")
+    listed = run_vt("ledger", "verify", vault=vault)
     assert listed.returncode == 3
     assert f"event {reverted} verified before is missing" in listed.stdout + listed.stderr
 
@@ -79,44 +66,44 @@ def test_forget_accepts_the_loss_listing_what_it_forgets(vault: Path) -> None:
     reverted = ledger_ids(vault)[2]
     git(vault, "checkout", "--", LEDGER)
     before = (vault / LEDGER).read_bytes()
-    dry = vt(vault, "ledger", "forget", "--dry-run", "--json")
+    dry = run_vt("ledger", "forget", "--dry-run", "--json", vault=vault)
     assert dry.returncode == 0, dry.stderr
     assert [e["id"] for e in json.loads(dry.stdout)["forgotten"]] == [reverted]
-    assert vt(vault, "status").returncode == 3  # a dry run changed nothing
-    done = vt(vault, "ledger", "forget")
+    assert run_vt("status", vault=vault).returncode == 3  # a dry run changed nothing
+    done = run_vt("ledger", "forget", vault=vault)
     assert done.returncode == 0, done.stderr
     assert f"forgot: {reverted}" in done.stdout
     assert "1 lost event forgotten; the 2 events it holds are verified as they stand" in (
         done.stdout
     )
     assert (vault / LEDGER).read_bytes() == before  # the ledger itself is never changed
-    status = vt(vault, "status", "--json")
+    status = run_vt("status", "--json", vault=vault)
     assert status.returncode == 0, status.stderr
-    assert vt(vault, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=vault).returncode == 0
     # the note of the reverted claim still names the ACCEPT, which the ledger holds
-    assert vt(vault, "apply").returncode == 0
+    assert run_vt("apply", vault=vault).returncode == 0
 
 
 def test_forget_refuses_a_ledger_that_does_not_verify_by_itself(vault: Path) -> None:
     lines = (vault / LEDGER).read_bytes().splitlines(keepends=True)
     (vault / LEDGER).write_bytes(lines[0] + lines[1].replace(b"alice", b"mallory"))
-    done = vt(vault, "ledger", "forget")
+    done = run_vt("ledger", "forget", vault=vault)
     assert done.returncode == 3, done.stderr
     assert f"{LEDGER}:2: the ledger does not verify by itself" in done.stderr
-    assert vt(vault, "status").returncode == 3  # nothing forgotten
+    assert run_vt("status", vault=vault).returncode == 3  # nothing forgotten
 
 
 def test_a_fresh_start_is_the_ledger_deleted_then_forget(vault: Path) -> None:
     (vault / LEDGER).unlink()
-    assert vt(vault, "apply").returncode == 3
+    assert run_vt("apply", vault=vault).returncode == 3
     assert not (vault / LEDGER).exists()
-    done = vt(vault, "ledger", "forget")
+    done = run_vt("ledger", "forget", vault=vault)
     assert done.returncode == 0, done.stderr
     assert "3 lost events forgotten; the 0 events it holds" in done.stdout
     assert not (vault / LEDGER).exists()  # forget creates no ledger
-    assert vt(vault, "status").returncode == 0
+    assert run_vt("status", vault=vault).returncode == 0
     # the notes still say APPLIED for events the new ledger does not hold: refused
-    applied = vt(vault, "apply")
+    applied = run_vt("apply", vault=vault)
     assert applied.returncode == 1, applied.stderr
     assert "an event the ledger does not hold" in applied.stderr
     assert (vault / LEDGER).read_bytes() == b""
@@ -140,24 +127,24 @@ def test_a_note_applied_for_an_event_the_ledger_lacks_is_never_decided_again(
         shutil.rmtree(vault / ".vt")
         target = vault
     notes = {p: p.read_bytes() for p in sorted((target / "03_claims").glob("*.md"))}
-    done = vt(target, "apply")
+    done = run_vt("apply", vault=target)
     assert done.returncode == 1, (done.stdout, done.stderr)
     refused = [line for line in done.stderr.splitlines() if "): refused: " in line]
     assert len(refused) == 2 and all("`vt apply --record-lost`" in r for r in refused)
     assert {p: p.read_bytes() for p in notes} == notes
-    status = vt(target, "status", "--json")
+    status = run_vt("status", "--json", vault=target)
     assert "ACCEPTED" not in json.dumps(json.loads(status.stdout).get("claims", {}))
-    again = vt(target, "apply", "--record-lost")
+    again = run_vt("apply", "--record-lost", vault=target)
     assert again.returncode == 0, again.stderr
     assert len(ledger_ids(target)) == 2
-    assert vt(target, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=target).returncode == 0
 
 
 def test_ledger_log_names_the_line_of_a_bad_event(vault: Path) -> None:
     lines = (vault / LEDGER).read_bytes().splitlines(keepends=True)
     lines[1] = b"{not json\n"
     (vault / LEDGER).write_bytes(b"".join(lines))
-    done = vt(vault, "ledger", "log")
+    done = run_vt("ledger", "log", vault=vault)
     assert done.returncode == 3
     assert done.stderr.startswith(f"vt: {LEDGER}:2: "), done.stderr
     assert ":0:" not in done.stderr and "line 0" not in done.stderr

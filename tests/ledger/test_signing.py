@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from vault_tools.checks.context import make_context
 from vault_tools.config import load_settings
 from vault_tools.errors import UsageError
@@ -101,11 +101,6 @@ def verified(vault: Path) -> list[str]:
     return [p.message for p in result.problems]
 
 
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)  # fmt: skip
-
-
 def events(vault: Path) -> list[dict]:
     return list(iter_events(vault / LEDGER))
 
@@ -129,7 +124,7 @@ def test_a_signed_apply_verifies(tmp_path: Path, kind: str) -> None:
     assert [ev["actor"] for ev in evs] == ["alice", "alice"]
     assert all(ev["sig"] for ev in evs)
     assert verified(vault) == []
-    done = vt(vault, "ledger", "verify")
+    done = run_vt("ledger", "verify", vault=vault)
     assert done.returncode == 0, done.stderr
     assert "signatures: 2 signed events" in done.stdout
     # the signature is over no chain field: the id and the line hash stand as always
@@ -164,10 +159,10 @@ def test_revert_is_signed_and_history_names_the_key(tmp_path: Path) -> None:
     assert verified(vault) == []
     fingerprint = subprocess.run(["ssh-keygen", "-l", "-f", str(key)], capture_output=True,
                                  text=True, check=True).stdout.split()[1]  # fmt: skip
-    done = vt(vault, "history", "DV1-0002")
+    done = run_vt("history", "DV1-0002", vault=vault)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count(f"signed by alice with key {fingerprint}") == 2
-    as_json = json.loads(vt(vault, "history", "DV1-0002", "--json").stdout)
+    as_json = json.loads(run_vt("history", "DV1-0002", "--json", vault=vault).stdout)
     assert [e["signed_with"] for e in as_json["events"]] == [fingerprint, fingerprint]
 
 
@@ -181,12 +176,12 @@ def test_a_key_not_in_allowed_signers_is_refused(tmp_path: Path) -> None:
     forge(vault, mallory, "alice")  # appended: the gate checked the lines before it only
     (problem,) = verified(vault)
     assert problem.startswith("line 1: key SHA256:") and f"is not in {vault / SIGNERS}" in problem
-    done = vt(vault, "ledger", "verify")
+    done = run_vt("ledger", "verify", vault=vault)
     assert done.returncode == 3
     assert f"{LEDGER}:1: key SHA256:" in done.stderr
     # and every command that trusts the ledger refuses it from then on
     shutil.rmtree(vault / ".vt")
-    refused = vt(vault, "status")
+    refused = run_vt("status", vault=vault)
     assert refused.returncode == 3 and "is not in" in refused.stderr
 
 
@@ -230,7 +225,7 @@ def test_a_stripped_signature_is_refused_where_required(tmp_path: Path) -> None:
     assert verified(vault) == [
         "line 1: not signed, and every event from seq 1 must be ([signing] required in vt.toml)"
     ]
-    assert vt(vault, "ledger", "verify").returncode == 3
+    assert run_vt("ledger", "verify", vault=vault).returncode == 3
 
 
 def test_unsigned_events_before_signatures_were_required_are_not_tampering(tmp_path: Path) -> None:
@@ -242,7 +237,7 @@ def test_unsigned_events_before_signatures_were_required_are_not_tampering(tmp_p
     allow(vault, f"alice {public(key)}")
     apply_one(vault, "DV1-0002.md")
     assert ["sig" in ev for ev in events(vault)] == [False, True]
-    done = vt(vault, "ledger", "verify")
+    done = run_vt("ledger", "verify", vault=vault)
     assert done.returncode == 0, done.stderr
     assert "1 unsigned event, written before seq 2" in done.stdout
     # from seq 2 on, a missing signature is a problem again
@@ -255,7 +250,7 @@ def test_unsigned_events_before_signatures_were_required_are_not_tampering(tmp_p
 
 def test_required_without_a_key_refuses_before_appending(tmp_path: Path) -> None:
     vault = vault_with(tmp_path, signing="required = true\n")
-    done = vt(vault, "apply", "03_claims/DV1-0001.md")
+    done = run_vt("apply", "03_claims/DV1-0001.md", vault=vault)
     assert done.returncode == 2
     assert "no signing key is set" in done.stderr and "user.signingkey" in done.stderr
     assert not (vault / LEDGER).exists()
@@ -280,9 +275,9 @@ def test_editing_allowed_signers_makes_the_gate_verify_again(tmp_path: Path) -> 
     vault = vault_with(tmp_path, signing=f'key = "{key}"\n')
     allow(vault, f"alice {public(key)}")
     apply_one(vault, "DV1-0001.md")
-    assert vt(vault, "status").returncode == 0
+    assert run_vt("status", vault=vault).returncode == 0
     allow(vault, "# alice left the team")
-    refused = vt(vault, "status")
+    refused = run_vt("status", vault=vault)
     assert refused.returncode == 3 and "is not in" in refused.stderr
 
 
@@ -326,7 +321,7 @@ def test_signed_branches_merge_through_the_driver_and_still_verify(tmp_path: Pat
     assert [ev["actor"] for ev in merged] == ["bob", "bob", "alice"]
     assert [ev["seq"] for ev in merged] == [1, 2, 3]
     assert verified(bob) == []
-    assert vt(bob, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=bob).returncode == 0
 
 
 def test_the_hook_refuses_a_commit_of_a_forged_signature(tmp_path: Path) -> None:
@@ -364,13 +359,13 @@ def test_one_ssh_keygen_call_signs_a_whole_run(tmp_path: Path) -> None:
 def test_vt_init_adds_the_reviewers_key(tmp_path: Path) -> None:
     key = keygen(tmp_path / "keys", "alice")
     vault = vault_with(tmp_path)
-    init = [sys.executable, "-m", "vault_tools", "init", str(vault), "--signer-key", str(key)]
-    done = subprocess.run(init, capture_output=True, text=True, cwd=REPO, check=False)
+    init = ("init", str(vault), "--signer-key", str(key))
+    done = run_vt(*init)
     assert done.returncode == 0, done.stderr
     assert "allowed alice to sign" in done.stdout
     line = (vault / SIGNERS).read_text()
     assert line == f'alice namespaces="{NAMESPACE}" {public(key)}\n'
-    again = subprocess.run(init, capture_output=True, text=True, cwd=REPO, check=False)
+    again = run_vt(*init)
     assert "already set up" in again.stdout
     # the key now signs (git's setup, the vault having opted in) and verifies
     use_git_key(vault, key)
@@ -438,19 +433,21 @@ def test_lines_this_clone_appended_are_checked_by_its_own_verify(tmp_path: Path)
     vault = vault_with(tmp_path, signing=f'key = "{alice}"\n')
     allow(vault, f"alice {public(alice)}", f"bob {public(bob)}")
     apply_one(vault, "DV1-0001.md")
-    assert vt(vault, "ledger", "verify").returncode == 0  # line 1 trusted, signature checked
+    assert (
+        run_vt("ledger", "verify", vault=vault).returncode == 0
+    )  # line 1 trusted, signature checked
     # appended by this clone's own ledger code, in alice's name, signed with bob's key
     # (vt apply itself would leave alice's note to her: see tests/review/test_actor.py)
     forge(vault, bob, "alice", "DV1-0002.md")
-    here = vt(vault, "ledger", "verify")
+    here = run_vt("ledger", "verify", vault=vault)
     assert here.returncode == 3, here.stdout + here.stderr
     assert f"{LEDGER}:2: key SHA256:" in here.stderr
     assert "is not allowed to sign for actor 'alice'" in here.stderr
     assert (vault / ".vt").is_dir()  # with its memory, not a fresh clone's
-    again = vt(vault, "status")  # the gate of every command agrees
+    again = run_vt("status", vault=vault)  # the gate of every command agrees
     assert again.returncode == 3 and "is not allowed to sign" in again.stderr
     shutil.rmtree(vault / ".vt")
-    fresh = vt(vault, "ledger", "verify")
+    fresh = run_vt("ledger", "verify", vault=vault)
     assert fresh.returncode == 3 and f"{LEDGER}:2: key SHA256:" in fresh.stderr
 
 
@@ -462,6 +459,6 @@ def test_a_clones_own_well_signed_lines_are_remembered_checked(tmp_path: Path) -
     allow(vault, f"alice {public(alice)}")
     apply_one(vault, "DV1-0001.md")
     apply_one(vault, "DV1-0002.md")
-    done = vt(vault, "ledger", "verify")
+    done = run_vt("ledger", "verify", vault=vault)
     assert done.returncode == 0, done.stderr
     assert "signatures: 2 signed events" in done.stdout

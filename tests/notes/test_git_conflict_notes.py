@@ -5,24 +5,13 @@ note and the marker lines, from validate, status and apply (never "invalid YAML"
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.conftest import run_vt
 from vault_tools.notes.conflicts import conflict_blocks
 
 REPO = Path(__file__).resolve().parents[2]
 NOTE = "03_claims/DV1-0001.md"
-
-
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
 
 
 def conflicted(vault: Path) -> tuple[int, int, int]:
@@ -53,21 +42,21 @@ def test_validate_status_and_apply_name_the_markers(example_vault: Path) -> None
     first, middle, last = conflicted(example_vault)
     where = f"{NOTE}:{first}: git-conflict: git conflict markers at lines {first}, {middle}, {last}"
 
-    done = vt(example_vault, "validate", NOTE)
+    done = run_vt("validate", NOTE, vault=example_vault)
     assert done.returncode == 1
     assert where in done.stdout
 
-    done = vt(example_vault, "status", "--json")
+    done = run_vt("status", "--json", vault=example_vault)
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     (finding,) = report["git_conflicts"]
     assert (finding["path"], finding["line"], finding["code"]) == (NOTE, first, "git-conflict")
     assert report["unreadable"] == []
-    text = vt(example_vault, "status").stdout
+    text = run_vt("status", vault=example_vault).stdout
     assert "notes left with git conflict markers" in text and where in text
 
     for args in (("apply", "--dry-run", NOTE), ("apply",)):
-        done = vt(example_vault, *args, "--json")
+        done = run_vt(*args, "--json", vault=example_vault)
         assert done.returncode == 1, done.stderr
         (refused,) = json.loads(done.stdout)["refused"]
         assert refused["path"] == NOTE

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,11 +25,11 @@ from tests.conftest import (
     build_vault,
     line_of_text,
     render_note,
+    run_vt,
     validate_vault,
 )
 from vault_tools.config import MAX_NOTE_BYTES
 
-VT = str(Path(sys.executable).parent / "vt")
 TIMEOUT = 10  # seconds per command: far above what a case takes, and still a failure
 VALID = ("reviews/A-0001.md", "reviews/B-0001.md")
 CLAIMS = "03_claims"
@@ -392,9 +391,8 @@ CASES = [
 
 
 def vt(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
     start = time.perf_counter()
-    done = subprocess.run([VT, *args], capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    done = run_vt(*args, timeout=TIMEOUT)
     return done, time.perf_counter() - start
 
 

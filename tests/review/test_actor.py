@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git, render_note, settings_for
+from tests.conftest import git, render_note, run_vt, settings_for
 from tests.ledger.test_signing import allow, keygen, public, use_git_key
 from vault_tools.config import load_settings
 from vault_tools.errors import UsageError
@@ -44,13 +44,6 @@ def as_user(vault: Path, name: str) -> None:
 
 def events(vault: Path) -> list[dict]:
     return list(iter_events(vault / LEDGER))
-
-
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True, text=True, cwd=REPO, timeout=120,
-    )  # fmt: skip
 
 
 def test_apply_records_only_the_runners_own_decisions(make_vault) -> None:
@@ -118,7 +111,7 @@ def test_status_lists_a_teammates_decision_and_never_advises_recording_it(make_v
     assert entry["reason"] == (
         "review_action is REJECT; decided by bob in the note; bob's vt apply records it"
     )
-    shown = vt(vault, "status")
+    shown = run_vt("status", vault=vault)
     assert "decided by bob" in shown.stdout and "run vt apply" not in shown.stdout
     as_user(vault, "bob")
     with ClaimStore.open(settings_for(vault)) as store:
@@ -136,9 +129,9 @@ def test_a_vault_that_records_for_its_reviewers_names_both(make_vault) -> None:
     assert (event["actor"], event["decided_by"]) == ("watcher", "bob")
     settings = load_settings(vault)
     assert verify_ledger(settings.ledger_path, settings.state_dir).ok
-    shown = vt(vault, "history", "B-1")
+    shown = run_vt("history", "B-1", vault=vault)
     assert "by bob (recorded by watcher)" in shown.stdout, shown.stdout + shown.stderr
-    as_json = json.loads(vt(vault, "history", "B-1", "--json").stdout)
+    as_json = json.loads(run_vt("history", "B-1", "--json", vault=vault).stdout)
     (entry,) = as_json["events"]
     assert (entry["actor"], entry["decided_by"]) == ("watcher", "bob")
     assert (
@@ -164,7 +157,7 @@ def test_a_signing_run_is_the_principal_its_key_signs_for(tmp_path: Path, make_v
     assert [o.claim_id for o in report.others] == ["B-1"]
     (event,) = events(vault)
     assert event["actor"] == "alice@example.org" and "sig" in event
-    assert vt(vault, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=vault).returncode == 0
 
 
 def test_a_signing_key_the_allowed_signers_do_not_know_creates_nothing(
@@ -178,6 +171,6 @@ def test_a_signing_key_the_allowed_signers_do_not_know_creates_nothing(
     with pytest.raises(UsageError, match="is not in the allowed signers"):
         apply_notes(load_settings(vault))
     assert not (vault / LEDGER).exists()
-    done = vt(vault, "apply")
+    done = run_vt("apply", vault=vault)
     assert done.returncode == 2 and "is not in the allowed signers" in done.stderr
     assert "Traceback" not in done.stderr

@@ -9,13 +9,11 @@ Decided alike, the merge is an agreement: the decision, with both reviewers in h
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from tests.integrations.test_merge_git import commit_all, two_clones
 from vault_tools.ledger.lines import iter_events
 from vault_tools.notes.note import parse_note
@@ -27,18 +25,8 @@ LEDGER = "05_ledger/decision_ledger.jsonl"
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
-def vt(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(clone)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
-
-
 def vt_json(clone: Path, *args: str, check: bool = True) -> dict:
-    done = vt(clone, *args, "--json")
+    done = run_vt(*args, "--json", vault=clone)
     assert done.returncode == 0 or not check, done.stderr
     return json.loads(done.stdout)
 
@@ -107,7 +95,7 @@ def test_a_claim_decided_differently_is_settled_by_deciding_again(
     ]
     assert conflict["unseen"] == [reject["id"]]
     assert conflict["settle"].startswith("resolve the note, set review_action")
-    text = vt(bob, "status").stdout
+    text = run_vt("status", vault=bob).stdout
     assert f"    bob REJECT {reject['id']} (not seen by the latest decision)" in text
     assert f"    alice ACCEPT {accept['id']} (latest)" in text
 
@@ -123,7 +111,7 @@ def test_a_claim_decided_differently_is_settled_by_deciding_again(
     )
     assert "the claim is in CONFLICT between bob REJECT" in entry["reason"]
 
-    done = vt(bob, "apply", str(bob / NOTE))
+    done = run_vt("apply", str(bob / NOTE), vault=bob)
     assert done.returncode == 0, done.stderr
     *_, settle = events(bob)
     action = {"APPROVE": "ACCEPT", "REJECT": "REJECT"}[final]
@@ -141,7 +129,7 @@ def test_a_claim_decided_differently_is_settled_by_deciding_again(
         assert status["claims"] == {settled: 1}
         assert status["conflicts"] == [] and status["disagreements"] == []
     assert vt_json(bob, "apply", str(bob / NOTE))["applied"] == []  # settled: nothing more to do
-    assert vt(bob, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=bob).returncode == 0
 
     commit_all(bob, "bob settles DV1-0001")  # the merge commit, through vt's hook
     git(bob, "push", "-q", "origin", "main")
@@ -150,7 +138,7 @@ def test_a_claim_decided_differently_is_settled_by_deciding_again(
     status = vt_json(alice, "status")
     assert status["claims"] == {settled: 1}
     assert status["conflicts"] == [] and status["disagreements"] == []
-    assert vt(alice, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=alice).returncode == 0
     history = vt_json(alice, "history", "DV1-0001")
     assert history["status"] == settled
     assert [h["id"] for h in history["heads"]] == [settle["id"]]
@@ -184,10 +172,10 @@ def test_a_claim_decided_alike_on_two_branches_is_an_agreement(tmp_path: Path) -
         ("bob", "ACCEPT"),
         ("alice", "ACCEPT"),
     ]
-    text = vt(bob, "history", "DV1-0001").stdout
+    text = run_vt("history", "DV1-0001", vault=bob).stdout
     assert "DV1-0001: ACCEPTED" in text
     assert "decided alike without seeing each other: bob ACCEPT" in text
-    assert vt(bob, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=bob).returncode == 0
     # the other side of the note names the other head: just as settled
     git(bob, "push", "-q", "origin", "main")
     git(alice, "pull", "-q", "--no-rebase", "origin", "main")

@@ -15,14 +15,13 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import build_vault, render_drafts, render_note, settings_for
+from tests.conftest import build_vault, render_drafts, render_note, run_vt, settings_for, start_vt
 from vault_tools.cli import app
 from vault_tools.ledger import crash as ledger_crash
 from vault_tools.ledger import verify as ledger_verify
@@ -74,16 +73,20 @@ def set_action(path: Path, action: str) -> None:
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def vt_apply(vault: Path, *paths: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+def vt_apply(
+    vault: Path, *paths: str, env: dict[str, str | None] | None = None
+) -> subprocess.Popen:
     # a new session: the kill takes the whole process group (pool workers included),
     # as a crash or a power cut would
-    return subprocess.Popen(
-        [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json", *paths],
+    return start_vt(
+        "apply",
+        "--json",
+        *paths,
+        vault=vault,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        cwd=REPO,
-        env=env,
     )
 
 
@@ -183,10 +186,7 @@ def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
             for path in rng.sample(plain, 8):
                 now = parse_note(path.read_bytes(), path.name).properties["review_action"]
                 set_action(path, "REJECT" if now == "APPROVE" else "APPROVE")
-        env = dict(os.environ)
-        env.pop(ledger_crash.CRASH_ENV, None)
-        if mode != "timed":
-            env[ledger_crash.CRASH_ENV] = mode
+        env = {} if mode == "timed" else {ledger_crash.CRASH_ENV: mode}
         proc = vt_apply(vault, env=env)
         if mode == "timed":
             time.sleep(share * full)
@@ -212,12 +212,7 @@ def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
     by_claim = assert_consistent(vault)
     assert len(by_claim) == 200
     # and a run after that has nothing left to do
-    again = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
+    again = run_vt("apply", "--json", vault=vault)
     assert again.returncode == 0 and '"applied": []' in again.stdout
 
 
@@ -240,17 +235,8 @@ def test_four_concurrent_runs_over_overlapping_notes(tmp_path: Path) -> None:
 
 def vt_json(vault: Path, *args: str, crash_at: str | None = None) -> tuple[int, dict]:
     """`vt ARGS --vault VAULT --json` as a process; killed at `crash_at` if given."""
-    env = {k: v for k, v in os.environ.items() if k != ledger_crash.CRASH_ENV}
-    if crash_at is not None:
-        env[ledger_crash.CRASH_ENV] = crash_at
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=120,
-    )
+    env = {} if crash_at is None else {ledger_crash.CRASH_ENV: crash_at}
+    done = run_vt(*args, "--json", vault=vault, env=env)
     if crash_at is not None:
         assert done.returncode == -signal.SIGKILL, done.stderr
         return done.returncode, {}

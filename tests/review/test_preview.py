@@ -16,6 +16,7 @@ from tests.conftest import (
     render_drafts,
     render_frontmatter,
     render_note,
+    run_vt,
     settings_for,
 )
 from vault_tools.checks.context import make_context
@@ -185,15 +186,8 @@ def test_broken_draft_json_fails_with_its_line(make_vault) -> None:
 
 
 def test_a_preview_with_both_json_drafts_unreadable_says_so_on_the_terminal(make_vault) -> None:
-    import subprocess
-    import sys
-
     vault = make_vault({"R.md": repair_note(claim="changed claim", frame="{", metadata="[1,")})
-    done = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "preview", "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-    )
+    done = run_vt("preview", vault=vault)
     assert done.returncode == 1
     out = done.stdout + done.stderr
     assert "drafts equal V1" not in out

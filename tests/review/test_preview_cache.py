@@ -6,27 +6,18 @@ from __future__ import annotations
 import marshal
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import settings_for
+from tests.conftest import run_vt, settings_for
 from vault_tools.review.preview import preview_vault
 from vault_tools.review.preview_cache import CACHE_FILE
 
-VT = str(Path(sys.executable).parent / "vt")
 MARKED = "03_claims/DV1-0003.md"  # marked REQUEST_REPAIR in the example vault
 SENTINEL = "from-the-cache"
 
 
 def _vt_preview(vault: Path, *args: str) -> bytes:
-    env = {k: v for k, v in os.environ.items() if k != "VT_VAULT"}
-    done = subprocess.run(
-        [VT, "preview", "--vault", str(vault), "--json", *args],
-        capture_output=True,
-        env=env,
-        timeout=120,
-    )
+    done = run_vt("preview", "--json", *args, vault=vault, text=False)
     assert done.returncode in (0, 1), done.stderr
     return done.stdout
 

@@ -5,29 +5,16 @@ never taken for PENDING, which a reviewer writes out)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_example_vault
+from tests.conftest import copy_example_vault, run_vt, start_vt
 from vault_tools.vocabulary import NEW, PENDING, REVIEW_ACTIONS, review_action, review_state
 
 NOTE = "03_claims/DV1-0001.md"  # APPROVE in the example vault
-
-
-def vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VT_")}
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
 
 
 def test_the_fields_and_their_defaults() -> None:
@@ -51,22 +38,22 @@ def unset_vault(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 
 def test_every_command_reads_an_empty_action_alike(unset_vault: Path) -> None:
-    validate = vt(unset_vault, "validate", "--json")
+    validate = run_vt("validate", "--json", vault=unset_vault)
     assert validate.returncode == 1
     findings = json.loads(validate.stdout)["findings"]
     assert any(f["path"] == NOTE and f["severity"] == "error" for f in findings)
 
-    apply = vt(unset_vault, "apply", "--json")
+    apply = run_vt("apply", "--json", vault=unset_vault)
     assert apply.returncode == 1, apply.stdout + apply.stderr
     [refused] = [r for r in json.loads(apply.stdout)["refused"] if r["path"] == NOTE]
     assert "review_action is unset" in refused["reason"]
 
-    status = vt(unset_vault, "status", "--json")
+    status = run_vt("status", "--json", vault=unset_vault)
     assert status.returncode == 1, status.stderr
     report = json.loads(status.stdout)
     assert {"path": NOTE, "claim_id": "DV1-0001", "review_action": ""} in report["unknown_actions"]
 
-    dashboard = vt(unset_vault, "report", "--dry-run", "--json")
+    dashboard = run_vt("report", "--dry-run", "--json", vault=unset_vault)
     assert dashboard.returncode == 0, dashboard.stderr
     counted = json.loads(dashboard.stdout)["by_action"]
     assert counted.get("") == 1 and counted.get(PENDING, 0) == report["by_action"].get(PENDING, 0)
@@ -74,13 +61,13 @@ def test_every_command_reads_an_empty_action_alike(unset_vault: Path) -> None:
 
 
 def test_the_watcher_counts_an_empty_action_as_unset(unset_vault: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VT_")}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "vault_tools", "watch", str(unset_vault), "--json"],
+    watcher = start_vt(
+        "watch",
+        str(unset_vault),
+        "--json",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
     )
     assert watcher.stdout is not None
     try:
@@ -90,5 +77,5 @@ def test_the_watcher_counts_an_empty_action_as_unset(unset_vault: Path) -> None:
         watcher.communicate(timeout=60)
     assert ready["event"] == "ready"
     assert ready["by_action"].get("(unset)") == 1
-    status = json.loads(vt(unset_vault, "status", "--json").stdout)
+    status = json.loads(run_vt("status", "--json", vault=unset_vault).stdout)
     assert ready["by_action"].get(PENDING, 0) == status["by_action"].get(PENDING, 0)

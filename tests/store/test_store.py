@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import run_vt
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.ledger.append import Ledger
@@ -448,15 +446,6 @@ READERS = {
 }
 
 
-def _vt(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "VT_VAULT": ""},
-    )
-
-
 @pytest.fixture(scope="module")
 def decided(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example vault with its two decisions applied: DV1-0001 ACCEPTED, DV1-0002
@@ -464,7 +453,7 @@ def decided(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.conftest import copy_example_vault
 
     vault = copy_example_vault(tmp_path_factory.mktemp("sealed") / "vault")
-    assert _vt(vault, "apply").returncode == 0
+    assert run_vt("apply", vault=vault).returncode == 0
     return vault
 
 
@@ -475,15 +464,15 @@ def test_a_store_edited_by_hand_is_rebuilt_before_it_is_shown(
 ) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(decided, vault)
-    _vt(vault, *READERS[reader])  # the dashboard written once: the second run writes none
-    truth = _vt(vault, *READERS[reader])
+    run_vt(*READERS[reader], vault=vault)  # the dashboard written once: the second run writes none
+    truth = run_vt(*READERS[reader], vault=vault)
     assert truth.returncode == 0, truth.stderr
     conn = sqlite3.connect(vault / ".vt" / "claims.sqlite")
     for statement in STORE_EDITS[edit]:
         conn.execute(statement)
     conn.commit()
     conn.close()
-    shown = _vt(vault, *READERS[reader])
+    shown = run_vt(*READERS[reader], vault=vault)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == truth.stdout
     assert "mallory" not in shown.stdout
