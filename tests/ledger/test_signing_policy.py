@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, run_vt
 from tests.ledger.test_signing import (
     LEDGER,
     REPO,
@@ -25,7 +25,6 @@ from tests.ledger.test_signing import (
     keygen,
     public,
     vault_with,
-    vt,
 )
 from vault_tools.config import load_settings
 from vault_tools.errors import IntegrityError, RefusedError
@@ -53,7 +52,7 @@ def signing_vault(tmp_path: Path, key: Path, name: str = "vault") -> Path:
 
 
 def adopted(vault: Path) -> dict:
-    done = vt(vault, "signers", "adopt", "--comment", "signing from now on")
+    done = run_vt("signers", "adopt", "--comment", "signing from now on", vault=vault)
     assert done.returncode == 0, done.stderr
     (policy,) = [ev for ev in events(vault) if ev["action"] == POLICY]
     return policy
@@ -62,7 +61,7 @@ def adopted(vault: Path) -> dict:
 def verify_exit(vault: Path) -> subprocess.CompletedProcess[str]:
     """`vt ledger verify` as a fresh clone runs it: no memory in .vt/."""
     shutil.rmtree(vault / ".vt", ignore_errors=True)
-    return vt(vault, "ledger", "verify")
+    return run_vt("ledger", "verify", vault=vault)
 
 
 def forge_unsigned(vault: Path, note: str = "DV1-0002.md") -> None:
@@ -122,7 +121,7 @@ def test_a_key_admitted_by_the_files_alone_signs_nothing(tmp_path: Path, where: 
     assert "is not in the signing policy in the ledger (seq 1)" in done.stderr
     # vt apply with that key is refused before anything is appended
     (vault / "vt.toml").write_text(f'[signing]\nkey = "{mallory}"\n')
-    refused = vt(vault, "apply")
+    refused = run_vt("apply", vault=vault)
     assert refused.returncode in (2, 3), refused.stdout
 
 
@@ -131,7 +130,7 @@ def test_the_honest_path_adopt_add_a_reviewer_who_signs_then_remove(tmp_path: Pa
     vault = signing_vault(tmp_path, alice)
     adopted(vault)
     apply_one(vault, "DV1-0001.md")
-    done = vt(vault, "signers", "add", "bob", str(bob) + ".pub", "--comment", "bob joins")
+    done = run_vt("signers", "add", "bob", str(bob) + ".pub", "--comment", "bob joins", vault=vault)
     assert done.returncode == 0, done.stderr
     assert "+ bob ssh-ed25519" in done.stdout
     # bob's run: his key, his note; the files say nothing of him
@@ -148,14 +147,14 @@ def test_the_honest_path_adopt_add_a_reviewer_who_signs_then_remove(tmp_path: Pa
             "(seq 3)") in ok.stdout  # fmt: skip
     # the files no longer say what the ledger does: said, and nothing more
     assert "propose another policy than the signing policy in the ledger (seq 3)" in ok.stdout
-    logged = vt(vault, "ledger", "log", "--action", "POLICY", "--json")
+    logged = run_vt("ledger", "log", "--action", "POLICY", "--json", vault=vault)
     assert logged.returncode == 0, logged.stderr
     assert [ev["seq"] for ev in json.loads(logged.stdout)["events"]] == [3, 1]
-    shown = json.loads(vt(vault, "signers", "show", "--json").stdout)["policy"]
+    shown = json.loads(run_vt("signers", "show", "--json", vault=vault).stdout)["policy"]
     assert shown["seq"] == 3 and [s[0] for s in shown["signers"]] == ["alice", "bob"]
     # alice removes bob: what he signed before stays valid, what he signs after does not
     (vault / "vt.toml").write_text(f'[signing]\nkey = "{alice}"\n')
-    assert vt(vault, "signers", "remove", "bob").returncode == 0
+    assert run_vt("signers", "remove", "bob", vault=vault).returncode == 0
     assert verify_exit(vault).returncode == 0
     forge(vault, bob, "bob", note="DV1-0001.md")
     done = verify_exit(vault)
@@ -171,7 +170,7 @@ def test_a_policy_change_signed_by_a_key_the_policy_does_not_trust_is_refused(
     first = adopted(vault)
     # vt itself refuses, before anything is appended
     (vault / "vt.toml").write_text(f'[signing]\nkey = "{mallory}"\n')
-    refused = vt(vault, "signers", "add", "mallory", str(mallory) + ".pub")
+    refused = run_vt("signers", "add", "mallory", str(mallory) + ".pub", vault=vault)
     assert refused.returncode == 1 and "is not in the signing policy" in refused.stderr
     assert len(events(vault)) == 1
     # a forger's own append: well formed, well chained, signed by a key of her own
@@ -226,14 +225,14 @@ def test_policy_events_change_no_claim(tmp_path: Path) -> None:
     vault = signing_vault(tmp_path, alice)
     adopted(vault)
     apply_one(vault, "DV1-0001.md")
-    assert vt(vault, "signers", "add", "bob", str(bob) + ".pub").returncode == 0
+    assert run_vt("signers", "add", "bob", str(bob) + ".pub", vault=vault).returncode == 0
     first = apply_one(vault, "DV1-0002.md")
     revert_event(load_settings(vault), first, comment="by mistake")
     with_policy = events(vault)
     without = [ev for ev in with_policy if ev["action"] != POLICY]
     assert claim_states(with_policy).keys() == claim_states(without).keys() == {
         "DV1-0001", "DV1-0002"}  # fmt: skip
-    status = json.loads(vt(vault, "status", "--json").stdout)
+    status = json.loads(run_vt("status", "--json", vault=vault).stdout)
     with ClaimStore.open(load_settings(vault)) as store:
         store.rebuild()  # every event projected anew, the policy events among them
         claims = [(c.claim_id, c.status) for c in store.claims()]
@@ -245,13 +244,13 @@ def test_policy_events_change_no_claim(tmp_path: Path) -> None:
     with ClaimStore.open(load_settings(plain)) as store:
         store.rebuild()
         assert [(c.claim_id, c.status) for c in store.claims()] == claims
-    plain_status = json.loads(vt(plain, "status", "--json").stdout)
+    plain_status = json.loads(run_vt("status", "--json", vault=plain).stdout)
     # what status says of the claims (the notes of `plain` were never marked)
     notes = ("vault", "by_state", "disagreements", "ledger_head")
     assert {k: v for k, v in status.items() if k not in notes} == {
         k: v for k, v in plain_status.items() if k not in notes}  # fmt: skip
-    exported = vt(vault, "export")
-    assert exported.returncode == 0 and exported.stdout == vt(plain, "export").stdout
+    exported = run_vt("export", vault=vault)
+    assert exported.returncode == 0 and exported.stdout == run_vt("export", vault=plain).stdout
     assert POLICY_CLAIM_ID not in exported.stdout
     # a policy event is no decision to revert
     with pytest.raises(RefusedError, match="is the signing policy"):
@@ -299,7 +298,7 @@ def test_a_fresh_clone_reaches_the_same_verdicts(tmp_path: Path) -> None:
     honest = tmp_path / "honest"
     git(tmp_path, "clone", "-q", str(vault), str(honest))
     assert not (honest / ".vt").exists()
-    assert vt(honest, "ledger", "verify").returncode == 0
+    assert run_vt("ledger", "verify", vault=honest).returncode == 0
     # the attack, committed: a key for alice in the file and an event it signs
     allow(vault, f"alice {public(alice)}", f"alice {public(mallory)}")
     (vault / "vt.toml").write_text("")
@@ -308,7 +307,7 @@ def test_a_fresh_clone_reaches_the_same_verdicts(tmp_path: Path) -> None:
     git(vault, "commit", "-qm", "innocent")
     attacked = tmp_path / "attacked"
     git(tmp_path, "clone", "-q", str(vault), str(attacked))
-    done = vt(attacked, "ledger", "verify")
+    done = run_vt("ledger", "verify", vault=attacked)
     assert done.returncode == 3 and f"{LEDGER}:3: key SHA256:" in done.stderr
 
 
@@ -336,7 +335,7 @@ def test_the_audit_names_the_commit_that_weakens_the_policy_by_the_files(
     apply_one(vault, "DV1-0001.md")
     git(vault, "add", "-A")
     git(vault, "commit", "-qm", "signed from now on")
-    assert vt(vault, "ledger", "audit").returncode == 0
+    assert run_vt("ledger", "audit", vault=vault).returncode == 0
     (vault / "vt.toml").write_text("")
     forge_unsigned(vault)
     git(vault, "add", "-A")
@@ -353,7 +352,7 @@ def test_the_audit_names_the_commit_that_weakens_the_policy_by_the_files(
     git(vault, "add", "-A")
     git(vault, "commit", "-qm", "also innocent", "--no-verify")
     admitted = git(vault, "rev-parse", "HEAD").stdout.strip()
-    done = vt(vault, "ledger", "audit")
+    done = run_vt("ledger", "audit", vault=vault)
     assert done.returncode == 3, done.stdout
     assert weakened[:12] in done.stderr and admitted[:12] in done.stderr
     assert (f"{LEDGER}:3: commit {weakened[:12]} (alice <alice@example.org>): not signed, "
@@ -409,7 +408,7 @@ def test_concurrent_policy_changes_merged_by_git_verify_and_audit(tmp_path: Path
         git(clone, "config", "user.email", "alice@example.org")
         hook.install(load_settings(clone))
     for clone, name, key in ((one, "bob", bob), (two, "carol", carol)):
-        done = vt(clone, "signers", "add", name, f"{key}.pub")
+        done = run_vt("signers", "add", name, f"{key}.pub", vault=clone)
         assert done.returncode == 0, done.stderr
         git(clone, "add", "-A")
         git(clone, "commit", "-qm", f"{name} joins")
@@ -423,7 +422,7 @@ def test_concurrent_policy_changes_merged_by_git_verify_and_audit(tmp_path: Path
     step = policy_in_force(two / LEDGER)
     assert step is not None and step.id == policies[2]["id"]
     assert list(step.signers) == [tuple(s) for s in policies[2]["policy"]["signers"]]
-    audited = vt(two, "ledger", "audit")
+    audited = run_vt("ledger", "audit", vault=two)
     assert audited.returncode == 0, audited.stderr
 
 
@@ -431,7 +430,7 @@ def test_a_principal_the_ledger_cannot_name_is_refused_before_appending(tmp_path
     alice = keygen(tmp_path / "keys", "alice")
     vault = signing_vault(tmp_path, alice)
     allow(vault, f"alice {public(alice)}", f'"Bob Lee" {public(alice)}')
-    done = vt(vault, "signers", "adopt")
+    done = run_vt("signers", "adopt", vault=vault)
     assert done.returncode == 2 and "'Bob Lee'" in done.stderr
     assert not (vault / LEDGER).exists()
 
