@@ -51,7 +51,7 @@ from vault_tools.notes.vault import (
     read_finding,
     stat_signature,
 )
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.fingerprint import preview_current
 from vault_tools.review.preview import BLOCK as PREVIEW_BLOCK
 from vault_tools.review.preview import preview_note
 from vault_tools.vocabulary import APPLIED as APPLIED_STATE
@@ -495,7 +495,7 @@ class Watcher:
             return True  # preview_note says what to do (run vt draft); it writes nothing
         return not (
             _text(properties.get("review_state")) in (PREVIEW_READY, PREVIEW_FAILED)
-            and _text(properties.get("vt_preview_hash")) == preview_hash(note)
+            and preview_current(note)
             and markers.has_start(raw, PREVIEW_BLOCK)
         )
 

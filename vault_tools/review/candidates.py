@@ -20,7 +20,7 @@ from vault_tools.notes.conflicts import has_conflict
 from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.fingerprint import preview_current
 from vault_tools.vocabulary import (
     ACCEPT,
     APPLIED,
@@ -204,7 +204,7 @@ def _fill_repair(note: Note, cand: Candidate) -> None:
             f"no valid preview: set review_action to {REQUEST_REPAIR} and run "
             f"vt preview, then {APPROVE_REPAIR}"
         )
-    elif stated != preview_hash(note):
+    elif not preview_current(note):
         cand.problems.append(DRAFTS_CHANGED)
     elif cand.review_state == APPLIED:
         # a preview is approved once: after an apply the reviewer previews again

@@ -49,7 +49,7 @@ from vault_tools.review.diff import (
     diff_text_lines,
     repair_changes,
 )
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.fingerprint import PREVIEW_HASH, preview_hash
 from vault_tools.review.preview_cache import PreviewCache, Record
 from vault_tools.vocabulary import (
     APPROVE_REPAIR,
@@ -342,7 +342,7 @@ def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[
     """
     assert result.state is not None and result.preview_hash is not None
     with_properties = set_properties(
-        text, {"review_state": result.state, "vt_preview_hash": result.preview_hash}
+        text, {"review_state": result.state, PREVIEW_HASH: result.preview_hash}
     )
     first = _line_map(text, with_properties)
     moved = [_moved(f, first) for f in result.findings]
