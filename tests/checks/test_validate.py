@@ -545,7 +545,7 @@ def test_claim_ids_keep_unicode_and_missing_lines() -> None:
 
 @pytest.mark.parametrize("targets", [[], ["03_claims/A.md"], [f"n/{i:04d}.md" for i in range(7)]])
 def test_the_run_digest_is_of_the_targets_one_a_line(targets: list[str]) -> None:
-    from vault_tools.checks.cache import content_digest
+    from vault_tools.notes.identity import content_digest
 
     expected = content_digest("\n".join(targets).encode())
     for batch in (1, 2, 3, 1024):

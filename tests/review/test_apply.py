@@ -399,12 +399,12 @@ def test_mark_note_refuses_a_note_changed_since_it_was_read(make_vault) -> None:
     vault = make_vault({"A-1.md": render_note(claim_id="A-1")})
     path = vault / "03_claims/A-1.md"
     raw = path.read_bytes()
-    import hashlib
     import os
 
-    st = os.stat(path)
-    signature = (st.st_mtime_ns, st.st_size, st.st_ino)
-    digest = hashlib.sha256(raw).hexdigest()
+    from vault_tools.notes.identity import content_digest, stat_signature
+
+    signature = stat_signature(os.stat(path))
+    digest = content_digest(raw)
     event_id = "sha256:" + "a" * 64
     path.write_bytes(raw.replace(b'review_comment: ""', b'review_comment: "edited"'))
     edited = path.read_bytes()
@@ -413,13 +413,12 @@ def test_mark_note_refuses_a_note_changed_since_it_was_read(make_vault) -> None:
     )
     assert reason is not None and "changed on disk" in reason
     assert path.read_bytes() == edited
-    st = os.stat(path)
-    fresh = (st.st_mtime_ns, st.st_size, st.st_ino)
+    fresh = stat_signature(os.stat(path))
     assert (
         mark_note(
             settings_for(vault),
             "03_claims/A-1.md",
-            hashlib.sha256(edited).hexdigest(),
+            content_digest(edited),
             fresh,
             event_id,
             "2026-01-01T00:00:00Z",

@@ -1,11 +1,8 @@
 """The per-note result cache of `vt validate` in `.vt/` (derived state, safe to delete).
 
-An entry stands for the note's bytes (a blake2b digest). Like git's index, an
-unchanged stat signature (mtime, ctime, size, inode) lets a warm run skip reading
-the file; ctime cannot be set back by a user, so an edit with a restored mtime is
-still seen. A file whose timestamps fall within a second of the cache's writing is
-"racily clean" and always re-read, since a later edit in the same clock tick
-could leave its stat unchanged.
+An entry stands for the note's bytes (`notes.identity.content_digest`). Like git's
+index, an unchanged stat signature (`notes.identity.stat_signature`) lets a warm run
+skip reading the file, unless it is "racily clean" (`notes.identity.unchanged`).
 
 Three files of `marshal`led plain tuples (a warm run loads ten thousand entries
 in a few milliseconds, where pickled objects took a hundred). The index: per note
@@ -33,10 +30,10 @@ from typing import BinaryIO
 
 from vault_tools import __version__
 from vault_tools.checks.schemas import Schemas
-from vault_tools.config import MAX_NOTE_BYTES, Settings
+from vault_tools.config import Settings
 from vault_tools.errors import os_error_text
+from vault_tools.notes.identity import content_digest, read_with_stat, settled, unchanged
 from vault_tools.notes.kb import KnowledgeBase
-from vault_tools.notes.vault import read_file, stat_signature
 
 CACHE_FILE = "validate-cache.marshal"
 PAYLOAD_FILE = "validate-cache.payload"
@@ -44,7 +41,6 @@ MEMO_FILE = "validate-cache.memo"
 FORMAT = 7  # bump whenever the layout changes
 LENGTH = 8  # bytes of a record's length (little-endian), before it or, for the trailer, after
 CHUNK_ENTRIES = 1024  # index entries per record: a run holds at most these in memory
-RACY_NS = 1_000_000_000
 TOKEN_BYTES = 16  # a file's token: 8 random bytes in hex, its first bytes
 
 # An entry is a plain tuple (see validate.pack): these are the positions cache.py reads;
@@ -159,7 +155,7 @@ class ResultCache:
 
     def fresh(self, info: os.stat_result) -> bool:
         """Whether a file with this stat was surely last written before the cache was saved."""
-        return max(info.st_mtime_ns, info.st_ctime_ns) < self.saved_ns - RACY_NS
+        return settled(info, self.saved_ns)
 
     def lookup(self, absolute: str, relative: str) -> Entry | None:
         """The cached entry when the file's bytes are unchanged, else None."""
@@ -167,7 +163,7 @@ class ResultCache:
         if entry is None:
             return None
         info = os.stat(absolute)
-        if stat_signature(info) == entry[STAT] and self.fresh(info):
+        if unchanged(info, entry[STAT], self.saved_ns):
             return entry
         return self._reread(absolute, relative, entry)
 
@@ -178,19 +174,14 @@ class ResultCache:
         """
         hits: dict[str, Entry] = {}
         misses: list[str] = []
-        entries, stat, limit = self.entries, os.stat, self.saved_ns - RACY_NS
+        entries, stat, saved_ns = self.entries, os.stat, self.saved_ns
         prefix = root.rstrip(os.sep) + os.sep
         for relative in targets:
             entry = entries.get(relative)
             if entry is not None:
                 try:
                     info = stat(prefix + relative)
-                    if (
-                        info.st_mtime_ns < limit
-                        and info.st_ctime_ns < limit
-                        and entry[STAT]
-                        == (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
-                    ):
+                    if unchanged(info, entry[STAT], saved_ns):
                         hits[relative] = entry
                         continue
                     entry = self._reread(prefix + relative, relative, entry)
@@ -425,17 +416,6 @@ def _write(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             temp.unlink(missing_ok=True)
         raise
-
-
-def read_with_stat(path: str, limit: int | None = MAX_NOTE_BYTES) -> tuple[bytes, tuple[int, ...]]:
-    """The file's bytes and the stat signature they were read under (see `read_file`:
-    only a regular file of at most `limit` bytes is read)."""
-    raw, info = read_file(path, limit)
-    return raw, stat_signature(info)
-
-
-def content_digest(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 def results_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:

@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import NamedTuple
 
-from vault_tools.checks.cache import content_digest, read_with_stat
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.note_results import NoteResult, pack
 from vault_tools.config import Settings
 from vault_tools.findings import Finding
 from vault_tools.infra.pool import map_chunks
+from vault_tools.notes.identity import content_digest, read_with_stat
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import Paths, may_be_review_note, read_finding
 

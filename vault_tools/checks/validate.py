@@ -18,7 +18,6 @@ last (they are known only when every note has been seen), sorted the same way
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,6 +41,7 @@ from vault_tools.checks.schemas import Schemas
 from vault_tools.config import Settings
 from vault_tools.findings import ERROR, Finding, error, sort_key
 from vault_tools.infra.boundary import writable_path
+from vault_tools.notes.identity import new_digest
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.vault import Listing, Paths, given_notes, in_batches, list_vault
 
@@ -198,7 +198,7 @@ def _run_digest(
     """`content_digest` of the targets, one a line, fed a batch at a time (the whole
     text, built at once, is megabytes on a large vault), then of the findings known
     before any note is read (a FIFO or an unreadable folder changes no target)."""
-    digest = hashlib.blake2b(digest_size=16)  # as content_digest
+    digest = new_digest()
     for start, part in enumerate(in_batches(targets, batch)):
         text = "\n".join(part)
         digest.update(f"\n{text}".encode() if start else text.encode())

@@ -10,7 +10,7 @@ import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
 from vault_tools.cli.printable import printable
-from vault_tools.cli.reporter import JSON, RICH, Reporter
+from vault_tools.cli.reporter import JSON, RICH, Reporter, rich_finding
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 from vault_tools.findings import counted
@@ -111,11 +111,7 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
         f"[{colour}]{escape(_status(result))}[/{colour}]"
     )
     for finding in result.findings:
-        line = f"{finding.line:>5}" if finding.line else "    -"
-        console.print(
-            f"  [dim]{line}[/dim]  [red]{finding.severity:<7}[/red] "
-            f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}"
-        )
+        console.print("  " + rich_finding(finding))
     if result.state is None:
         return
     if result.unread:

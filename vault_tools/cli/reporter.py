@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TextIO
 from vault_tools.cli.printable import printable, printable_stream
 from vault_tools.cli.running import finish
 from vault_tools.errors import VtError
-from vault_tools.findings import ERROR, Finding, counted
+from vault_tools.findings import ERROR, WARNING, Finding, counted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -293,11 +293,16 @@ def json_items(rows: Iterable[tuple[Any, ...]]) -> list[str]:
 # -- renderings shared by several commands ----------------------------------------------
 
 
+SEVERITY_COLOURS = {ERROR: "red", WARNING: "yellow"}
+
+
 def rich_finding(finding: Finding) -> str:
-    """One finding as a rich markup line: line number, severity, code, message."""
+    """One finding as a rich markup line: line number, severity, code, message. The one
+    rendering of a finding on a terminal (validate, preview, the watch's live view), so
+    that a severity has one colour everywhere."""
     from rich.markup import escape
 
-    colour = "red" if finding.severity == ERROR else "yellow"
+    colour = SEVERITY_COLOURS.get(finding.severity, "red")
     line = f"{finding.line:>5}" if finding.line else "    -"
     return (
         f"[dim]{line}[/dim]  [{colour}]{finding.severity:<7}[/{colour}]"
@@ -432,13 +437,7 @@ class LiveView:
         parts: list[Any] = [header, self._queue(), "", _events_table(recent)]
         if findings:
             parts += ["", "[bold]findings of the note just saved[/bold]"]
-            for finding in findings[:LAST_FINDINGS]:
-                colour = "red" if finding.severity == ERROR else "yellow"
-                line = f"{finding.line:>5}" if finding.line else "    -"
-                parts.append(
-                    f"  [dim]{line}[/dim] [{colour}]{finding.severity:<7}[/{colour}] "
-                    f"[cyan]{finding.code}[/cyan]  {escape(finding.message)}"
-                )
+            parts += ["  " + rich_finding(finding) for finding in findings[:LAST_FINDINGS]]
             if len(findings) > LAST_FINDINGS:
                 parts.append(f"  [dim]… and {len(findings) - LAST_FINDINGS} more[/dim]")
         return Group(*parts)

@@ -29,6 +29,7 @@ from vault_tools.notes import frontmatter, markdown, writer
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes.note import decode
 from vault_tools.notes.vault import UNREAD_CODES, markdown_files, review_note_bytes
+from vault_tools.review.fingerprint import recorded_preview_hash
 from vault_tools.review.status import NoteInfo, note_info
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import (
@@ -155,7 +156,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
         return None
     action = review_action(properties)
     stale = False
-    if action in (REQUEST_REPAIR, APPROVE_REPAIR) and properties.get("vt_preview_hash"):
+    if action in (REQUEST_REPAIR, APPROVE_REPAIR) and recorded_preview_hash(properties):
         info = note_info(settings, relative)
         stale = isinstance(info, NoteInfo) and info.stale_preview
     return QueueItem(

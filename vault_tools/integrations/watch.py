@@ -32,7 +32,6 @@ from typing import Any
 
 from watchdog.events import FileSystemEventHandler
 
-from vault_tools.checks.cache import content_digest, read_with_stat
 from vault_tools.checks.context import CheckContext, make_context
 from vault_tools.checks.file_checks import check_file
 from vault_tools.checks.validate import validate
@@ -42,6 +41,7 @@ from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.infra.debounce import Debouncer
 from vault_tools.notes import markers
 from vault_tools.notes.frontmatter import read as read_frontmatter
+from vault_tools.notes.identity import content_digest, read_with_stat, stat_signature
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.note import Note, decode, parse_note
 from vault_tools.notes.vault import (
@@ -49,9 +49,8 @@ from vault_tools.notes.vault import (
     is_note_path,
     markdown_files,
     read_finding,
-    stat_signature,
 )
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.fingerprint import preview_current
 from vault_tools.review.preview import BLOCK as PREVIEW_BLOCK
 from vault_tools.review.preview import preview_note
 from vault_tools.vocabulary import APPLIED as APPLIED_STATE
@@ -495,7 +494,7 @@ class Watcher:
             return True  # preview_note says what to do (run vt draft); it writes nothing
         return not (
             _text(properties.get("review_state")) in (PREVIEW_READY, PREVIEW_FAILED)
-            and _text(properties.get("vt_preview_hash")) == preview_hash(note)
+            and preview_current(note)
             and markers.has_start(raw, PREVIEW_BLOCK)
         )
 

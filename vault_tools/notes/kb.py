@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_tools.notes import frontmatter
+from vault_tools.notes.identity import stat_signature
 from vault_tools.notes.vault import (
     Listing,
     MarkdownFile,
     in_batches,
     read_file,
-    stat_signature,
 )
 
 OK = "ok"

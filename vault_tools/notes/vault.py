@@ -323,12 +323,6 @@ def read_finding(relative: str, exc: OSError) -> Finding:
     return error(relative, None, "read-error", f"cannot read: {exc.strerror or exc}")
 
 
-def stat_signature(info: os.stat_result) -> tuple[int, ...]:
-    """What says a file is unchanged without reading it, as git's index does: mtime,
-    ctime (which no user can set back), size and inode."""
-    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
-
-
 def given_notes(vault: Path, paths: Iterable[Path]) -> Iterator[tuple[str, Finding | None]]:
     """The notes a user named on the command line, in the order given, each once:
     (vault-relative path, None), or (the path as shown, the finding why it is no note of

@@ -24,6 +24,7 @@ from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.durable import exchange, fsync_folder, swap_in, write_temp
 from vault_tools.notes import headings, markers
 from vault_tools.notes.headings import fence_closes, fence_open, normalise_heading_title
+from vault_tools.notes.identity import Signature, renamed_unchanged, stat_signature
 from vault_tools.notes.lines import (
     BOM_BYTES,
     is_blank,
@@ -241,7 +242,7 @@ class Snapshot:
     raw: bytes
     text: str
     bom: bool
-    signature: tuple[int, int, int]  # (st_mtime_ns, st_size, st_ino)
+    signature: Signature  # identity.stat_signature of the file the bytes were read from
 
 
 def decode_note(raw: bytes, path: Path | str | None = None) -> tuple[str, bool]:
@@ -266,10 +267,6 @@ def encode_note(text: str, bom: bool) -> bytes:
     return BOM_BYTES + data if bom else data
 
 
-def _signature(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_mtime_ns, st.st_size, st.st_ino
-
-
 def read_snapshot(path: Path, limit: int | None = MAX_NOTE_BYTES) -> Snapshot:
     """Read a note once: its bytes, its text and the stat signature to check writes against
     (only a regular file of at most `limit` bytes: see `read_file`)."""
@@ -279,13 +276,20 @@ def read_snapshot(path: Path, limit: int | None = MAX_NOTE_BYTES) -> Snapshot:
     except OSError as exc:
         raise VtError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     text, bom = decode_note(raw, path)
-    return Snapshot(path, raw, text, bom, _signature(st))
+    return Snapshot(path, raw, text, bom, stat_signature(st))
 
 
-def _unchanged_on_disk(target: Path, snapshot: Snapshot) -> bool:
+def _unchanged_on_disk(target: Path, snapshot: Snapshot, renamed: bool = False) -> bool:
+    """Whether `target` still holds the snapshot's bytes; `renamed`: vt has just moved it
+    aside (see `identity.renamed_unchanged`)."""
     try:
         st = os.stat(target)
-        if _signature(st) != snapshot.signature:
+        same = (
+            renamed_unchanged(st, snapshot.signature)
+            if renamed
+            else stat_signature(st) == snapshot.signature
+        )
+        if not same:
             return False
         return read_file(target, len(snapshot.raw))[0] == snapshot.raw
     except OSError:
@@ -318,7 +322,7 @@ def write_if_changed(
     except OSError:
         st = None
     # the stat signature here; the bytes themselves are compared before the rename below
-    if st is None or _signature(st) != snapshot.signature:
+    if st is None or stat_signature(st) != snapshot.signature:
         raise RefusedError(CHANGED_ON_DISK, str(snapshot.path))
     try:
         tmp_name = write_temp(target, data, stat.S_IMODE(st.st_mode))
@@ -360,7 +364,7 @@ def _check_displaced(displaced: str, target: Path, snapshot: Snapshot, data: byt
     looked up the note's name before the swap but opens the file only after this check
     is beyond what the file system lets vt see.
     """
-    if _unchanged_on_disk(Path(displaced), snapshot):
+    if _unchanged_on_disk(Path(displaced), snapshot, renamed=True):
         with contextlib.suppress(OSError):
             os.unlink(displaced)
         return

@@ -26,7 +26,6 @@ Plain data in, plain data out: the CLI renders `ApplyReport`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from array import array
 from collections import deque
@@ -51,6 +50,7 @@ from vault_tools.ledger.events import is_timestamp
 from vault_tools.ledger.lost import check_not_lost, lost_event
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
+from vault_tools.notes.identity import Signature, content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.vault import given_notes, list_vault
 from vault_tools.review.actor import Runner, decided_by, runner
@@ -172,7 +172,7 @@ class _Mark:
 
     applied: Applied
     digest: str
-    signature: tuple[int, int, int]
+    signature: Signature
 
 
 class _Decider:
@@ -307,7 +307,7 @@ class _Decider:
             )
         except VtError as exc:
             return [f"cannot read: {exc.message}"]
-        if hashlib.sha256(snapshot.raw).hexdigest() != cand.digest:
+        if content_digest(snapshot.raw) != cand.digest:
             return ["changed on disk while vt was applying; run vt apply again"]
         if self.ctx is None:
             self.ctx = make_context(self.settings, assist=False)

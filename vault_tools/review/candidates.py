@@ -6,7 +6,6 @@ waits in a spool (infra/spool.py) until its turn to be decided.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,10 +16,11 @@ from vault_tools.errors import VtError
 from vault_tools.findings import ERROR
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
+from vault_tools.notes.identity import Signature, content_digest
 from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.fingerprint import preview_current
 from vault_tools.vocabulary import (
     ACCEPT,
     APPLIED,
@@ -60,7 +60,7 @@ class Candidate:
     event_id: str | None = None  # vt_event_id
     applied_at: str | None = None  # vt_applied_at: the ts of the event vt_event_id names
     digest: str = ""  # of the bytes read: the note is marked only if it still has them
-    signature: tuple[int, int, int] = (0, 0, 0)
+    signature: Signature = (0, 0, 0, 0)
     check_later: bool = False  # check_note not run yet (see _fill_decision)
 
 
@@ -102,7 +102,7 @@ def examine(
         review_state=_str_or_none(props.get("review_state")),
         event_id=_str_or_none(props.get("vt_event_id")),
         applied_at=_str_or_none(props.get("vt_applied_at")),
-        digest=hashlib.sha256(raw).hexdigest(),
+        digest=content_digest(raw),
         signature=snapshot.signature,
     )
     if action == PENDING:
@@ -204,7 +204,7 @@ def _fill_repair(note: Note, cand: Candidate) -> None:
             f"no valid preview: set review_action to {REQUEST_REPAIR} and run "
             f"vt preview, then {APPROVE_REPAIR}"
         )
-    elif stated != preview_hash(note):
+    elif not preview_current(note):
         cand.problems.append(DRAFTS_CHANGED)
     elif cand.review_state == APPLIED:
         # a preview is approved once: after an apply the reviewer previews again

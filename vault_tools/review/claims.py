@@ -13,6 +13,7 @@ from typing import Any
 
 from vault_tools.ledger.events import CLAIM_KEYS, canonical
 from vault_tools.notes.note import Note
+from vault_tools.review.fingerprint import recorded_preview_hash
 from vault_tools.vocabulary import ACCEPT, LEDGER_ACTION_OF, REPAIR
 
 
@@ -74,6 +75,6 @@ def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:
         claim = v1_claim(note)
     elif action == REPAIR:
         claim = v2_claim(note)
-        stated = note.properties.get("vt_preview_hash")
-        preview = str(stated) if stated is not None and claim is not None else None
+        stated = recorded_preview_hash(note.properties)
+        preview = stated if claim is not None else None
     return {"action": action, "claim": claim, "preview": preview}

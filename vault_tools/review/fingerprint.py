@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from vault_tools.notes.note import Note
+
+PREVIEW_HASH = "vt_preview_hash"  # the property preview writes the fingerprint into
 
 
 def preview_hash(note: Note) -> str:
@@ -35,3 +39,20 @@ def preview_hash(note: Note) -> str:
     }
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def recorded_preview_hash(properties: Mapping[str, Any]) -> str | None:
+    """The fingerprint the note's last preview recorded (`vt_preview_hash`) as text; None
+    when it is unset or empty (no preview was recorded)."""
+    value = properties.get(PREVIEW_HASH)
+    return None if value is None or value == "" else str(value)
+
+
+def preview_current(note: Note) -> bool:
+    """Whether the preview the note records was made from its drafts as they are now: the
+    one answer to "is this preview current" for apply, status, watch and the dashboard.
+    False when no preview is recorded or the V2 Draft section is gone."""
+    recorded = recorded_preview_hash(note.properties)
+    if recorded is None or note.drafts is None:
+        return False
+    return recorded == preview_hash(note)

@@ -7,7 +7,6 @@ edited meanwhile is left alone (its reviewer's edit wins, and the next run sees 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -18,6 +17,7 @@ from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
+from vault_tools.notes.identity import Signature, content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
 from vault_tools.notes.vault import list_vault
@@ -31,7 +31,7 @@ def mark_note(
     settings: Settings,
     path: str,
     digest: str,
-    signature: tuple[int, int, int],
+    signature: Signature,
     event_id: str,
     ts: str,
 ) -> str | IOFailure | None:
@@ -42,7 +42,7 @@ def mark_note(
         snapshot = writer.read_snapshot(settings.vault / path, settings.max_note_bytes)
     except VtError as exc:
         return f"cannot read: {exc.message}"
-    if snapshot.signature != signature or hashlib.sha256(snapshot.raw).hexdigest() != digest:
+    if snapshot.signature != signature or content_digest(snapshot.raw) != digest:
         if _marked_as(snapshot.raw, path, event_id):
             return None  # another vt run (applying the same note) marked it meanwhile
         return "changed on disk since vt read it; not marked APPLIED"
@@ -88,7 +88,7 @@ class _Marks:
     state: str | None  # review_state
     event_id: str | None  # vt_event_id
     digest: str
-    signature: tuple[int, int, int]
+    signature: Signature
 
 
 @dataclass(slots=True)
@@ -179,6 +179,6 @@ def _read_marks(settings: Settings, relative: str) -> _Marks | None:
         decision,
         None if state is None else str(state),
         None if event_id is None else str(event_id),
-        hashlib.sha256(snapshot.raw).hexdigest(),
+        content_digest(snapshot.raw),
         snapshot.signature,
     )

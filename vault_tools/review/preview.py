@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from vault_tools.checks.cache import content_digest, results_key
+from vault_tools.checks.cache import results_key
 from vault_tools.checks.context import CheckContext, make_context
 from vault_tools.checks.rules import check_drafts
 from vault_tools.config import Settings
@@ -32,6 +32,7 @@ from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.pool import map_chunks
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
+from vault_tools.notes.identity import content_digest, stat_signature
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.owned_properties import set_properties
 from vault_tools.notes.positions import line_of
@@ -40,7 +41,6 @@ from vault_tools.notes.vault import (
     list_vault,
     read_file,
     read_finding,
-    stat_signature,
 )
 from vault_tools.review.diff import (
     CLAIM,
@@ -49,7 +49,7 @@ from vault_tools.review.diff import (
     diff_text_lines,
     repair_changes,
 )
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.fingerprint import PREVIEW_HASH, preview_hash
 from vault_tools.review.preview_cache import PreviewCache, Record
 from vault_tools.vocabulary import (
     APPROVE_REPAIR,
@@ -342,7 +342,7 @@ def note_text_with_preview(text: str, result: PreviewResult) -> tuple[str, list[
     """
     assert result.state is not None and result.preview_hash is not None
     with_properties = set_properties(
-        text, {"review_state": result.state, "vt_preview_hash": result.preview_hash}
+        text, {"review_state": result.state, PREVIEW_HASH: result.preview_hash}
     )
     first = _line_map(text, with_properties)
     moved = [_moved(f, first) for f in result.findings]

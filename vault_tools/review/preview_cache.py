@@ -4,8 +4,8 @@ state, safe to delete).
 Per note of the vault: its stat signature, a digest of its bytes and what a vault run of
 `vt preview` made of it — nothing (the note is not marked REQUEST_REPAIR), or its
 `PreviewResult` as it stands once written (packed). A second run stats each note (like
-`vt validate`'s warm run; a note whose stat changed, or was taken within a second of the
-cache's writing, is read again and its digest compared) and previews only the notes whose
+`vt validate`'s warm run: `notes.identity.unchanged`, or else the note is read again
+and its digest compared) and previews only the notes whose
 bytes changed. A note this run wrote is kept under the digest of the bytes written, so
 the next run reads it once and then only stats it.
 
@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from vault_tools.checks.cache import RACY_NS, content_digest, read_with_stat
+from vault_tools.notes.identity import content_digest, read_with_stat, settled, unchanged
 
 CACHE_FILE = "preview-cache.marshal"
 FORMAT = 1  # bump whenever the layout changes
@@ -72,7 +72,7 @@ class PreviewCache:
 
     def fresh(self, info: os.stat_result) -> bool:
         """Whether a file with this stat was surely last written before the cache was saved."""
-        return max(info.st_mtime_ns, info.st_ctime_ns) < self.saved_ns - RACY_NS
+        return settled(info, self.saved_ns)
 
     def lookup_all(
         self, root: str, targets: Iterable[str]
@@ -80,19 +80,14 @@ class PreviewCache:
         """(packed result or None by path, for the notes unchanged; the others' paths)."""
         hits: dict[str, tuple | None] = {}
         misses: list[str] = []
-        entries, limit = self.entries, self.saved_ns - RACY_NS
+        entries, saved_ns = self.entries, self.saved_ns
         prefix = root.rstrip(os.sep) + os.sep
         for relative in targets:
             entry = entries.get(relative)
             if entry is not None:
                 try:
                     info = os.stat(prefix + relative)
-                    if (
-                        info.st_mtime_ns < limit
-                        and info.st_ctime_ns < limit
-                        and entry[0]
-                        == (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
-                    ):
+                    if unchanged(info, entry[0], saved_ns):
                         hits[relative] = entry[2]
                         continue
                     if self._same_bytes(prefix + relative, relative, entry):

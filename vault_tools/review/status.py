@@ -28,7 +28,7 @@ from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
 from vault_tools.review.actor import Runner, decided_by, runner, runner_of
 from vault_tools.review.claims import decision_content
-from vault_tools.review.fingerprint import preview_hash
+from vault_tools.review.fingerprint import preview_current, recorded_preview_hash
 from vault_tools.review.verdict import AGREES, DIFFERS, FIRST, REVERTED, describe_head, judge
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import (
@@ -106,13 +106,10 @@ def _prop(note: Note, key: str, default: str | None) -> str | None:
 
 
 def _stale(note: Note, action: str) -> bool:
-    recorded = _prop(note, "vt_preview_hash", None)
-    if action not in (REQUEST_REPAIR, APPROVE_REPAIR) or recorded is None:
+    """A repair note that records a preview no longer made from its drafts."""
+    if action not in (REQUEST_REPAIR, APPROVE_REPAIR):
         return False
-    try:
-        return preview_hash(note) != recorded
-    except ValueError:  # the V2 Draft section is gone
-        return True
+    return recorded_preview_hash(note.properties) is not None and not preview_current(note)
 
 
 def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
