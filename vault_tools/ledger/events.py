@@ -58,32 +58,12 @@ _SIGNER_KEY = re.compile(r"(ssh-ed25519|ssh-rsa) [A-Za-z0-9+/]+={0,2}")
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-# None without the C accelerator (and absent from the type stubs: it is private)
-_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-_encode_basestring = json.encoder.encode_basestring
-
-
-# one encoder for every call (verify serialises every line): what _ENCODER.encode does,
-# minus its Python-level dispatch and its cycle markers. Ledger values are JSON data
-# (json.loads output, note properties): a cycle cannot occur, and would only raise
-# RecursionError instead of ValueError
-_CANONICAL_ENCODER = (
-    None
-    if _make_encoder is None
-    else _make_encoder(
-        None, _ENCODER.default, _encode_basestring, None, ":", ",", True, False, True
-    )
-)
-
-
 def canonical(obj: object) -> str:
     """The one serialisation of ledger JSON: sorted keys, no spaces, raw UTF-8.
 
     Identical to json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).
     """
-    if _CANONICAL_ENCODER is None:
-        return _ENCODER.encode(obj)
-    return "".join(_CANONICAL_ENCODER(obj, 0))
+    return _ENCODER.encode(obj)
 
 
 def load_json(data: str | bytes) -> Any:
