@@ -37,12 +37,6 @@ def test_results_in_order_in_process_and_forked() -> None:
     assert list(map_chunks(_square, items, workers=2, threshold=1, chunk=7)) == expected
 
 
-def test_unordered_gives_every_result() -> None:
-    items = list(range(300))
-    got = list(map_chunks(_square, items, workers=2, threshold=1, chunk=5, ordered=False))
-    assert sorted(got) == [n * n for n in items]
-
-
 def test_progress_counts_each_chunk_before_its_results() -> None:
     seen: list[tuple[int, int]] = []
     results = map_chunks(
@@ -255,19 +249,17 @@ def _fail_at(bad: int, chunk: list[int]) -> list[int]:
     return _square(chunk)
 
 
-@pytest.mark.parametrize("ordered", [True, False])
-def test_an_exception_in_a_worker_is_raised_in_the_caller(ordered: bool) -> None:
+def test_an_exception_in_a_worker_is_raised_in_the_caller() -> None:
     got = []
     with pytest.raises(UsageError) as raised:
         for value in map_chunks(
-            partial(_fail_at, 23), list(range(40)), workers=2, threshold=1, chunk=5, ordered=ordered
+            partial(_fail_at, 23), list(range(40)), workers=2, threshold=1, chunk=5
         ):
             got.append(value)
     # the same error, its place kept, the worker's traceback as its cause
     assert str(raised.value) == "03_claims/x.md:7: no such note"
     assert "_fail_at" in str(raised.value.__cause__)
-    if ordered:  # every chunk before the failing one, in order
-        assert got == [n * n for n in range(20)]
+    assert got == [n * n for n in range(20)]  # every chunk before the failing one, in order
     _assert_no_children()
 
 

@@ -79,13 +79,11 @@ def map_chunks(
     progress: Progress | None = None,
     threshold: int | None = None,
     chunk: int | None = None,
-    ordered: bool = True,
     count: int | None = None,
     meanwhile: Callable[[], None] | None = None,
     before_fork: Callable[[], None] | None = None,
 ) -> Iterator[Result]:
-    """`work(chunk)` over chunks of `items`, results in order (or, `ordered=False`, by
-    chunk as each is done).
+    """`work(chunk)` over chunks of `items`, results in the order of the items.
 
     `items`: a sequence, or any iterable when `count` says how many it yields (it is
     then iterated once, as the chunks are handed out: a stream need not be in memory).
@@ -125,7 +123,7 @@ def map_chunks(
         with _Pool(min(workers, -(-total // largest))) as pool:
             aside = _Aside(meanwhile) if meanwhile else None
             try:
-                yield from _counted(pool.results(chunks, ordered), total, progress)
+                yield from _counted(pool.results(chunks), total, progress)
             finally:
                 if aside:
                     aside.join()
@@ -270,8 +268,8 @@ class _Pool:
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
-    def results(self, chunks: Iterator[list], ordered: bool) -> Iterator[list]:
-        """The results of each chunk: in the order of `chunks`, or as they come."""
+    def results(self, chunks: Iterator[list]) -> Iterator[list]:
+        """The results of each chunk, in the order of `chunks`."""
         indexes = itertools.count()
         waiting: list[tuple[int, bytes]] = []  # the next chunk, when it could not be given
         failed = False
@@ -311,9 +309,6 @@ class _Pool:
                 worker.given.pop(0)
                 failed = failed or not ok
                 give(worker)
-                if not ordered:
-                    yield _result(ok, value)
-                    continue
                 arrived[index] = (ok, value)
                 while expected in arrived:
                     yield _result(*arrived.pop(expected))
