@@ -35,7 +35,7 @@ class Settings:
     required_checks: tuple[str, ...] = CHECKS
     actor: str | None = None
     # `[review] record_for_reviewers`: this process records every reviewer's decision (a
-    # shared folder, one recorder); off, a run records only its own runner's decisions
+    # network drive, one recorder); off, a run records only its own runner's decisions
     record_for_reviewers: bool = False
     workers: int = 0  # 0: decide from the CPU count and the vault size
     disabled_findings: frozenset[str] = field(default_factory=frozenset)
