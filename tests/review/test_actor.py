@@ -174,3 +174,22 @@ def test_a_signing_key_the_allowed_signers_do_not_know_creates_nothing(
     done = run_vt("apply", vault=vault)
     assert done.returncode == 2 and "is not in the allowed signers" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_apply_that_records_nothing_creates_no_ledger(make_vault) -> None:
+    """Only a teammate's decision and a refused one of the runner's: `05_ledger/` appears
+    with the first decision, not as an empty file of a run that recorded none."""
+    unchecked = render_note(claim_id="A-1").replace(
+        "check_claim_frame: true", "check_claim_frame: false"
+    )
+    vault = team_vault(make_vault, **{"B-1": "bob"})
+    (vault / "03_claims/A-1.md").write_text(unchecked, encoding="utf-8")
+    folder_before = (vault / LEDGER).parent.exists()
+    as_user(vault, "alice")
+    report = apply_notes(settings_for(vault))
+    assert [o.claim_id for o in report.others] == ["B-1"]
+    assert [r.claim_id for r in report.refused] == ["A-1"] and "unchecked" in report.refused[
+        0
+    ].reason
+    assert not (vault / LEDGER).exists()
+    assert (vault / LEDGER).parent.exists() == folder_before

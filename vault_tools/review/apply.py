@@ -519,9 +519,36 @@ def _decide_all(
     """Phase 2, in one transaction, BATCH notes at a time."""
     # before the ledger is opened: a key the allowed signers do not know creates nothing
     me = runner(settings, signer_for(settings))
+    if not dry_run and _nothing_to_record(settings, deciding, me, report):
+        return
     with _transaction(settings, dry_run) as txn:
         report.torn = txn.torn
         _Decider(settings, txn, report, decided, me, record_lost).run(deciding.batches(BATCH))
+
+
+def _nothing_to_record(
+    settings: Settings, deciding: Spool, me: Runner, report: ApplyReport
+) -> bool:
+    """True, with each note reported, when the vault has no ledger yet and no note is a
+    decision this run would record (all are teammates', or refused): `05_ledger/` then
+    appears only with the first decision, never as an empty file. A lost ledger is still
+    refused here (ledger/lost.py)."""
+    if os.path.lexists(settings.ledger_path):
+        return False
+    check_not_lost(settings.ledger_path, settings.state_dir)
+
+    def own(cand: Candidate) -> bool:
+        return settings.record_for_reviewers or me.decided(cand.reviewer)
+
+    for cand in deciding:
+        if cand.event_id is not None or (own(cand) and not cand.problems):
+            return False  # a decision to record, or a lost event's rule to apply
+    for cand in deciding:
+        if own(cand):
+            report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
+        else:
+            report.others.append(Entry(cand.path, cand.claim_id, decided_by(cand.reviewer)))
+    return True
 
 
 def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport) -> list[str]:
