@@ -140,7 +140,9 @@ def test_the_examples_are_found() -> None:
 
 def _env(root: Path) -> dict[str, str]:
     env = {k: v for k, v in vt_env().items() if not k.startswith("GIT_")}
-    (root / "gitconfig").write_text("[user]\n\tname = Test\n\temail = test@example.org\n")
+    # alice: the reviewer the example vault's decided notes name, so her `vt apply`
+    # records them (an event names whoever runs the command)
+    (root / "gitconfig").write_text("[user]\n\tname = alice\n\temail = alice@example.org\n")
     env.update(
         PATH=f"{VT_BIN}{os.pathsep}{env.get('PATH', '')}",
         GIT_CONFIG_GLOBAL=str(root / "gitconfig"),
@@ -360,3 +362,5 @@ def test_the_readmes_blocks_run_in_order_and_change_nothing_in_the_checkout(
         "the vault, ready for vt",
     ]
     assert "05_ledger/decision_ledger.jsonl" in committed
+    recorded = (vault / "05_ledger/decision_ledger.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line)["actor"] for line in recorded.splitlines()] == ["alice", "alice"]
