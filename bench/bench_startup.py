@@ -39,7 +39,7 @@ GROUPS = {
         "vault_tools.integrations.dashboard",
         "vault_tools.integrations.demo",
         "vault_tools.integrations.entities",
-        "vault_tools.integrations.hook",
+        "vault_tools.integrations.git.hook",
         "vault_tools.integrations.importer",
         "vault_tools.integrations.init",
         "vault_tools.integrations.watch",

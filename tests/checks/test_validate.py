@@ -415,7 +415,7 @@ def test_forked_run_imports_the_checks_before_the_workers_fork(example_vault: Pa
         "settings.workers = 2\n"
         "shutil.rmtree(settings.vault / '.vt', ignore_errors=True)\n"
         "validate(settings)\n"
-        "checks = ('vault_tools.checks.rules', 'vault_tools.checks.assist')\n"
+        "checks = ('vault_tools.checks.rules', 'vault_tools.checks.assist.run')\n"
         "print([m in sys.modules for m in checks])\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)

@@ -24,7 +24,7 @@ from vault_tools.cli import main
 from vault_tools.errors import BoundaryError, ExitCode
 from vault_tools.infra.boundary import escaping_note, escaping_notes, is_inside, writable_path
 from vault_tools.infra.durable import TMP_SUFFIX, remove_stale_temps
-from vault_tools.integrations.hook import SIGNATURE
+from vault_tools.integrations.git.hook import SIGNATURE
 
 CLAIMS, KB = "03_claims", "04_knowledge_base"
 LEDGER_DIR, LEDGER = "05_ledger", "05_ledger/decision_ledger.jsonl"
@@ -145,7 +145,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ledger (and so KB blocks and `.vt/`), a dashboard, notes to preview, draft and apply,
     a `.gitignore` to extend, vt's pre-commit hook installed, in a git repository."""
     from vault_tools.integrations.dashboard import report
-    from vault_tools.integrations.hook import install
+    from vault_tools.integrations.git.hook import install
     from vault_tools.review.apply import apply_notes
 
     vault = copy_example_vault(tmp_path_factory.mktemp("template") / "vault")
@@ -536,8 +536,8 @@ def test_init_gitignore_covers_vt_temp_files(
 def test_a_pull_runs_the_post_merge_refresh_without_writing_outside(tmp_path: Path) -> None:
     """The reported case: a plain `git pull` whose post-merge hook refreshes the Claim
     Store, in a clone whose ledger lock is a dangling symlink leading out of the vault."""
-    from tests.integrations.test_merge_git import commit_all
-    from tests.integrations.test_merge_markers import decide, team
+    from tests.integrations.git.test_merge_git import commit_all
+    from tests.integrations.git.test_merge_markers import decide, team
 
     alice, bob = team(tmp_path, ("alice", "bob"), without_driver=())
     decide(alice, "DV1-0001.md", "APPROVE")

@@ -17,7 +17,7 @@ from tests.conftest import git, run_vt
 from vault_tools.checks.context import make_context
 from vault_tools.config import load_settings
 from vault_tools.errors import UsageError
-from vault_tools.integrations import hook
+from vault_tools.integrations.git import hook
 from vault_tools.integrations.init import init_vault
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import decision_id, line_hash

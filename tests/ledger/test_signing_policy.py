@@ -391,7 +391,7 @@ def test_concurrent_policy_changes_merged_by_git_verify_and_audit(tmp_path: Path
     """alice adds bob on one laptop and carol on another; git merges the ledgers with vt's
     merge driver: both changes were signed by a key the policy trusts, the later one in
     ledger order is in force, and the history audits clean."""
-    from vault_tools.integrations import hook
+    from vault_tools.integrations.git import hook
     from vault_tools.integrations.init import init_vault
 
     alice, bob, carol = (keygen(tmp_path / "keys", n) for n in ("alice", "bob", "carol"))

@@ -225,7 +225,7 @@ def test_validate_watch_and_hook_agree_on_which_files_are_notes(
     from tests.conftest import git, make_repo
     from vault_tools.checks.validate import validate
     from vault_tools.config import load_settings
-    from vault_tools.integrations import hook
+    from vault_tools.integrations.git import hook
     from vault_tools.integrations.watch import Watcher, is_watched
     from vault_tools.notes.vault import is_note_path
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git, run_vt
-from tests.integrations.test_merge_git import commit_all, two_clones
+from tests.integrations.git.test_merge_git import commit_all, two_clones
 from vault_tools.ledger.lines import iter_events
 from vault_tools.notes.note import parse_note
 

@@ -42,7 +42,7 @@ def review_assist() -> Callable[[Note, CheckContext], list[Finding]]:
     """The review assist's check, imported on first need: it compiles a hundred regular
     expressions at import, which the runs without it (the hook, apply, preview) never
     use. Kept once imported: an import statement costs ~1 µs at each note it runs for."""
-    from vault_tools.checks.assist import review_findings
+    from vault_tools.checks.assist.run import review_findings
 
     return review_findings
 

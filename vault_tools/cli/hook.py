@@ -58,7 +58,7 @@ def install(
 
         vt hook install --vault .
     """
-    from vault_tools.integrations.hook import install as run_install
+    from vault_tools.integrations.git.hook import install as run_install
 
     changes = run_install(settings_for(vault, writes=True, setting_up=True), dry_run)
     _report_changes(
@@ -79,7 +79,7 @@ def uninstall(
 
         vt hook uninstall --vault .
     """
-    from vault_tools.integrations.hook import uninstall as run_uninstall
+    from vault_tools.integrations.git.hook import uninstall as run_uninstall
 
     changes = run_uninstall(settings_for(vault, writes=True, setting_up=True), dry_run)
     _report_changes(changes, as_json, dry_run, "nothing of vt's hook is installed")
@@ -138,7 +138,7 @@ def merge_note(
 
         git config merge.vt-note.driver "python -m vault_tools hook merge-note %O %A %B %P"
     """
-    from vault_tools.integrations.notemerge import merge_driver
+    from vault_tools.integrations.git.notemerge import merge_driver
 
     clean = merge_driver(base, ours, theirs, path)
     finish(ExitCode.OK if clean else ExitCode.FINDINGS)
@@ -161,7 +161,7 @@ def merge_signers(
 
         git config merge.vt-signers.driver "python -m vault_tools hook merge-signers %O %A %B"
     """
-    from vault_tools.integrations.signersmerge import merge_driver as run_driver
+    from vault_tools.integrations.git.signersmerge import merge_driver as run_driver
 
     clean = run_driver(base, ours, theirs)
     finish(ExitCode.OK if clean else ExitCode.FINDINGS)
@@ -196,7 +196,7 @@ def refresh(
 
         vt hook refresh --vault .
     """
-    from vault_tools.integrations.pullcommit import AMEND, refresh_and_commit
+    from vault_tools.integrations.git.pullcommit import AMEND, refresh_and_commit
 
     repaired, result, remarked, committed = refresh_and_commit(
         settings_for(vault, writes=True), after or ""

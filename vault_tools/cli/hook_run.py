@@ -18,7 +18,7 @@ from vault_tools.cli.reporter import JSON, Reporter
 from vault_tools.cli.running import finish, run_guarded, settings_for
 from vault_tools.errors import ExitCode
 from vault_tools.findings import counted
-from vault_tools.integrations.hook import run as run_hook
+from vault_tools.integrations.git.hook import run as run_hook
 
 
 class HookArgs(NamedTuple):

@@ -127,8 +127,8 @@ def audit(
 
         vt ledger audit --json
     """
-    from vault_tools.integrations.audit import audit as audit_history
-    from vault_tools.integrations.gitrepo import GitRepo
+    from vault_tools.integrations.git.audit import audit as audit_history
+    from vault_tools.integrations.git.repo import GitRepo
 
     reporter = Reporter(as_json)
     settings = settings_for(vault)
@@ -313,7 +313,7 @@ def merge(
 
         git config merge.vt-ledger.driver "python -m vault_tools ledger merge %O %A %B"
     """
-    from vault_tools.integrations.hook import merge_driver
+    from vault_tools.integrations.git.hook import merge_driver
 
     try:
         merge_driver(base, ours, theirs)
@@ -337,7 +337,7 @@ def resolve(
 
         vt ledger resolve --vault . && git add 05_ledger/decision_ledger.jsonl
     """
-    from vault_tools.integrations.hook import resolve_file
+    from vault_tools.integrations.git.hook import resolve_file
 
     reporter = Reporter(as_json)
     result = resolve_file(settings_for(vault, writes=True), dry_run)

@@ -28,7 +28,7 @@ def settings_for(
     settings = load_settings(vault, new_vault=new_vault, writes=writes)
     warnings = list(settings.warnings)
     if not (new_vault or setting_up):
-        from vault_tools.integrations.clonesetup import missing_setup
+        from vault_tools.integrations.git.clonesetup import missing_setup
 
         missing = missing_setup(settings.vault)
         warnings += [missing] if missing else []

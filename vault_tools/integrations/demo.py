@@ -136,8 +136,8 @@ class _Demo:
         self.settings.actor = DEMO_REVIEWER
 
     def init(self, step: Step) -> None:
-        from vault_tools.integrations.gitrepo import GitRepo
-        from vault_tools.integrations.hook import DRIVER
+        from vault_tools.integrations.git.hook import DRIVER
+        from vault_tools.integrations.git.repo import GitRepo
         from vault_tools.integrations.init import init_vault
 
         if shutil.which("git") is not None:

@@ -16,8 +16,8 @@ from vault_tools.errors import UsageError
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.durable import TMP_SUFFIX
 from vault_tools.infra.textfiles import append_lines, read_text, write_atomic
-from vault_tools.integrations import hook
-from vault_tools.integrations.gitrepo import GitRepo
+from vault_tools.integrations.git import hook
+from vault_tools.integrations.git.repo import GitRepo
 from vault_tools.ledger.signing import NAMESPACE
 from vault_tools.review.actor import runner
 from vault_tools.vocabulary import CHECK_KEYS

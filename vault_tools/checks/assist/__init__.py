@@ -1,0 +1,1 @@
+"""Review assist: the mistakes a careful reviewer would catch, as `warning` findings."""

@@ -1,0 +1,331 @@
+"""Review assist, what the claim means against what the evidence says (source → claim):
+a comparison turned round, a condition dropped, a unit changed, a negation lost or
+added, an entity the source never mentions.
+
+Each check reads the claim beside the evidence sentence it restates (reading.py)
+and stays silent when it cannot tell which that is: a missed slip costs less than a
+warning on a faithful note, which teaches reviewers to skip warnings.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from decimal import Decimal
+
+from vault_tools.checks.assist.cues import lowered
+from vault_tools.checks.assist.reading import (
+    claim_compares,
+    claim_denial,
+    clauses,
+    condition_phrase,
+    evidence_conditions,
+    evidence_denies,
+    evidence_negation,
+    name_mentioned,
+    negation_en,
+    quantities,
+    ranking,
+    restated_sentence,
+    shared_words,
+    states_a_condition,
+)
+from vault_tools.checks.assist.wording import (
+    fold,
+    fold_text,
+    folded_part_of,
+    has_cjk,
+    occurs,
+    text_words,
+)
+from vault_tools.checks.claim_versions import ClaimVersion, as_str
+from vault_tools.checks.context import CheckContext
+from vault_tools.findings import Finding, warning
+from vault_tools.notes import kb as kbmod
+from vault_tools.notes.note import Note
+
+
+def meaning_checks(
+    note: Note, version: ClaimVersion, ctx: CheckContext, evidence: str, context: str
+) -> list[Finding]:
+    """Every source → claim meaning warning for one claim version."""
+    if not evidence:
+        return []
+    return [
+        *_reversed_comparison(note, version, ctx, evidence),
+        *_dropped_condition(note, version, evidence),
+        *_changed_unit(note, version, evidence),
+        *_negation(note, version, evidence),
+        *_invented_entities(note, version, ctx, _source_texts(note, evidence, context)),
+    ]
+
+
+def _source_texts(note: Note, evidence: str, context: str) -> tuple[str, ...]:
+    section = note.source.section.value if note.source and note.source.section else ""
+    return (evidence, context, section)
+
+
+def entity_names(version: ClaimVersion, ctx: CheckContext) -> dict[str, list[str]]:
+    """Each frame entity's label, with the title and aliases of the note it maps to."""
+    names: dict[str, list[str]] = {}
+    for _, entity in version.entities:
+        known = names.setdefault(entity["id"], [])
+        known.append(entity["label"])
+        known.extend(target_names(ctx, entity["id"]))
+    return names
+
+
+def target_names(ctx: CheckContext, target: str) -> tuple[str, ...]:
+    """The title and aliases of the knowledge-base note `target` resolves to."""
+    return _target_names(ctx.kb, target) if ctx.kb.root is not None else ()
+
+
+@functools.lru_cache(maxsize=4096)  # the same few hundred targets, note after note
+def _target_names(kb: kbmod.KnowledgeBase, target: str) -> tuple[str, ...]:
+    """The title and aliases of the knowledge-base note `target` resolves to (a
+    KnowledgeBase never changes once read, so it can be part of the key)."""
+    resolution = kb.resolve(target)
+    if resolution.status != kbmod.OK or not resolution.path:
+        return ()
+    title = resolution.path.rsplit("/", 1)[-1]
+    return (title[:-3] if title.lower().endswith(".md") else title, *kb.aliases(resolution.path))
+
+
+def claim_ranking(version: ClaimVersion, names: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
+    """`ranking` of the claim by `names` (entity_names): asked by the reversed-comparison
+    and the operator checks, and by a draft that repeats V1, worked out once."""
+    return _claim_ranking(version.claim.value, tuple((k, tuple(v)) for k, v in names.items()))
+
+
+@functools.lru_cache(maxsize=16)
+def _claim_ranking(
+    claim: str, names: tuple[tuple[str, tuple[str, ...]], ...]
+) -> frozenset[tuple[str, str]]:
+    return ranking(claim, {key: list(known) for key, known in names})
+
+
+def line_with(version: ClaimVersion, needle: str) -> int:
+    """The note line of the claim's first line that says `needle` (else its first)."""
+    for offset, line_text in enumerate(version.claim.value.split("\n")):
+        if occurs(needle, line_text):
+            return version.claim.line + offset
+    return version.claim.line
+
+
+def _label(names: dict[str, list[str]], key: str) -> str:
+    return names[key][0]
+
+
+# --- a comparison turned round -----------------------------------------------------
+
+
+def _reversed_comparison(
+    note: Note, version: ClaimVersion, ctx: CheckContext, evidence: str
+) -> list[Finding]:
+    claim = version.claim.value
+    if len(version.entities) < 2 or not claim_compares(claim) or claim_denial(claim, True):
+        return []  # "A 並不比 B 快" denies, it does not turn round: the negation check's
+    names = entity_names(version, ctx)
+    claimed = claim_ranking(version, names)
+    if not claimed:
+        return []
+    said = ranking(evidence, names)
+    for upper, lower in sorted(claimed):
+        if (lower, upper) in said and (upper, lower) not in said:
+            a, b = _label(names, lower), _label(names, upper)
+            return [
+                warning(
+                    note.path,
+                    line_with(version, _label(names, upper)),
+                    "assist-claim-reversed",
+                    f"{version.label}the comparison is turned round: evidence: {a!r} "
+                    f"above {b!r}; claim: {b!r} above {a!r}",
+                )
+            ]
+    return []
+
+
+# --- a condition dropped -----------------------------------------------------------
+
+
+def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
+    claim = version.claim.value
+    # what the claim and condition_text say first: most claims keep a condition word,
+    # and the evidence's conditions (a scan of each sentence) are needed only after
+    if states_a_condition(claim):
+        return []
+    phrases = evidence_conditions(evidence)  # before condition_text's cue words: most
+    if not phrases:  # evidence states no condition, and its words are read once anyway
+        return []
+    qualifiers = version.frame.data.get("qualifiers")
+    condition = as_str(qualifiers.get("condition_text")) if isinstance(qualifiers, dict) else None
+    if condition and states_a_condition(condition):
+        return []  # condition_text keeps a condition
+    if condition and any(_shares_a_term(p, condition) for p in phrases):
+        return []  # condition_text keeps one of the evidence's conditions
+    restated = restated_sentence(evidence, claim)
+    if restated is None or restated[1] < 3:
+        return []  # too few words in common to be sure which sentence the claim restates
+    phrase = condition_phrase(restated[0])
+    if phrase is None:
+        return []
+    return [
+        warning(
+            note.path,
+            version.claim.line,
+            "assist-claim-condition",
+            f"{version.label}a condition is dropped: evidence: {phrase!r}; claim and "
+            f"condition_text: none",
+        )
+    ]
+
+
+_CONDITION_WORDS = frozenset(
+    "if when whenever unless only as long provided that depending depend on based given "
+    "at for under high low large small the a of".split()
+)
+
+
+def _shares_a_term(phrase: str, text: str) -> bool:
+    """Whether `text` repeats most terms of the condition (k and N, batch size …)."""
+    terms = set(text_words(phrase)) - _CONDITION_WORDS
+    return 2 * len(terms & set(text_words(text))) > len(terms)
+
+
+# --- a unit changed ----------------------------------------------------------------
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _changed_unit(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
+    # the claim's quantities first: most claims state none with a unit, and the
+    # evidence's (a scan of the whole paragraph) are needed only for those that do
+    claimed = _claimed_quantities(version.claim.value)
+    said = quantities(evidence) if claimed else ()
+    if not said:
+        return []
+    findings = []
+    reported: set[int] = set()
+    for offset, token, value, unit in claimed:
+        if offset in reported:
+            continue  # one warning per line of the claim
+        units = {u for _, v, u in said if v == value}
+        if not units or unit in units:
+            continue
+        reported.add(offset)
+        findings.append(
+            warning(
+                note.path,
+                version.claim.line + offset,
+                "assist-claim-unit",
+                f"{version.label}the unit of {token} changed: evidence: "
+                f"{' / '.join(sorted(units))}; claim: {unit}",
+            )
+        )
+    return findings
+
+
+def _claimed_quantities(claim: str) -> list[tuple[int, str, Decimal, str]]:
+    """(line offset, number, value, unit) of each number of the claim with a unit."""
+    if _DIGIT.search(claim) is None:
+        return []
+    return [
+        (offset, token, value, unit)
+        for offset, line_text in enumerate(claim.split("\n"))
+        for token, value, unit in quantities(line_text)
+    ]
+
+
+# --- a negation lost or added ------------------------------------------------------
+
+
+def _negation(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
+    claim = version.claim.value
+    added = claim_denial(claim, explicit=True)
+    if added:
+        if has_cjk(evidence) or evidence_denies(evidence):
+            return []  # the lists read English evidence
+        if restated_sentence(evidence, claim) is None:
+            return []
+        return [_negation_warning(note, version, "none", repr(added))]
+    if claim_denial(claim, explicit=False) or evidence_negation(evidence) is None:
+        return []  # the claim's words first: they are read once for every check
+    restated = restated_sentence(evidence, claim)
+    if restated is None or has_cjk(evidence):
+        return []
+    for clause in clauses(restated[0]):
+        word = negation_en(clause)
+        if word and shared_words(clause, claim) >= 2:
+            return [_negation_warning(note, version, f"{clause.strip()!r} ({word!r})", "none")]
+    return []
+
+
+def _negation_warning(note: Note, version: ClaimVersion, said: str, claimed: str) -> Finding:
+    what = "lost" if claimed == "none" else "added"
+    return warning(
+        note.path,
+        version.claim.line,
+        "assist-claim-negation",
+        f"{version.label}a negation is {what}: evidence: {said}; claim: {claimed}",
+    )
+
+
+# --- an entity the source never mentions --------------------------------------------
+
+
+def _mentioned(names: list[str], texts: tuple[str, ...]) -> bool:
+    """Whether one of `texts` names the entity under one of `names`; True when no name
+    has a Latin word to look for (a Chinese name beside English evidence proves nothing)."""
+    joined, lows = _lowered_texts(texts)
+    for name in names:
+        low = _lowered_name(name)
+        if low in joined if _SEPARATOR not in low else any(low in text for text in lows):
+            return True  # the usual case, written as is
+    seen = [name_mentioned(name, texts) for name in names]
+    return any(seen) or all(s is None for s in seen)
+
+
+# a name without this character is in one of the texts when it is in them joined by it:
+# one substring search per name instead of one per name and text
+_SEPARATOR = "\x00"
+
+
+@functools.lru_cache(maxsize=64)  # an evidence serves several claims, each several entities
+def _lowered_texts(texts: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """`texts` lowered, joined by _SEPARATOR and one by one."""
+    lows = tuple(map(lowered, texts))
+    return _SEPARATOR.join(lows), lows
+
+
+_lowered_name = functools.lru_cache(maxsize=4096)(lowered)  # names recur from note to note
+
+
+def _invented_entities(
+    note: Note, version: ClaimVersion, ctx: CheckContext, texts: tuple[str, ...]
+) -> list[Finding]:
+    findings = []
+    claim = version.claim.value
+    for _, entity in version.entities:
+        label, key = entity["label"], entity["id"]
+        # a label written in the claim as is spares folding the claim
+        if not folded_part_of(label, claim) and fold(label) not in fold_text(claim):
+            continue  # not in the claim as written (assist-frame-label's)
+        names = target_names(ctx, key)
+        if ctx.kb.root is not None and not names:
+            continue  # no note to take its names from: kb-target-missing says so
+        if _mentioned([label, *names], texts):
+            continue
+        if any(has_cjk(text) for text in texts):
+            return []  # Chinese evidence: the entity may be written in a way not looked for
+        findings.append(
+            warning(
+                note.path,
+                line_with(version, label),
+                "assist-claim-entity",
+                f"{version.label}the claim and the frame name {label!r} "
+                f"({key.rsplit('/', 1)[-1]}), but the evidence and its context name it "
+                f"under none of its names",
+            )
+        )
+    return findings
