@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,41 @@ def test_the_tests_mirror_the_subpackages() -> None:
     assert folders == subpackages
     for folder in folders:
         assert (tests / folder / "__init__.py").is_file(), folder
+
+
+def test_one_meaning_per_module_name() -> None:
+    """Outside `cli/` (where `cli/NAME.py` is `vt NAME`, named after its core on purpose),
+    no two modules share a name: `history.py` in two packages would be two meanings."""
+    names: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE)
+        if path.name != "__init__.py" and relative.parts[0] != "cli":
+            names.setdefault(path.name, []).append(str(relative))
+    assert not {name: where for name, where in names.items() if len(where) > 1}
+
+
+CLASS_OR_ALIAS = re.compile(r"^class (\w+)|^(\w+) = (?:tuple|dict|list)\b", re.M)
+
+
+def class_twins(package: Path) -> dict[str, list[str]]:
+    """Class (or `X = tuple[...]` alias) names defined in more than one module, a
+    leading underscore ignored."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for match in CLASS_OR_ALIAS.finditer(path.read_text(encoding="utf-8")):
+            name = (match.group(1) or match.group(2)).lstrip("_")
+            where.setdefault(name, []).append(str(path.relative_to(package)))
+    return {name: files for name, files in where.items() if len(files) > 1}
+
+
+def test_one_meaning_per_class_name() -> None:
+    """Two `Entry` classes, one a skipped note and one a line of history, read as one
+    thing: each class name is defined once in the package."""
+    assert not class_twins(PACKAGE)
+
+
+def test_a_planted_class_twin_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("class Entry:\n    pass\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "c.py").write_text("_Entry = tuple[int, str]\nclass Other:\n    pass\n")
+    assert class_twins(tmp_path) == {"Entry": ["a.py", "b/c.py"]}

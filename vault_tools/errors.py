@@ -17,7 +17,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad command line, bad config, a path outside the vault
     INTEGRITY = 3  # a broken ledger
     IO = 4  # the system failed a read or write: full disk, I/O error, read-only, permission
-    INTERNAL = 5  # a bug in vt: the traceback is in a crash report (see crash.py)
+    INTERNAL = 5  # a bug in vt: the traceback is in a crash report (see cli/crash.py)
 
 
 class VtError(Exception):

@@ -335,7 +335,7 @@ class _Terminal(io.StringIO):
 
 
 def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
-    from vault_tools.cli.reporter import RICH, Reporter
+    from vault_tools.cli.output import RICH, Reporter
     from vault_tools.findings import error, warning
 
     out = _Terminal()
@@ -355,7 +355,7 @@ def test_rich_mode_groups_by_note_and_escapes_markup() -> None:
 
 
 def test_json_reporter_prints_one_object() -> None:
-    from vault_tools.cli.reporter import Reporter
+    from vault_tools.cli.output import Reporter
 
     out = io.StringIO()
     reporter = Reporter(as_json=True, out=out)

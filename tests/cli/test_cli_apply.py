@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from tests.conftest import render_note, run_vt
 from vault_tools.cli import app
-from vault_tools.cli.reporter import Reporter
+from vault_tools.cli.output import Reporter
 from vault_tools.integrations.demo import STEPS
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 
 runner = CliRunner()
 LEDGER = "05_ledger/decision_ledger.jsonl"

@@ -187,8 +187,8 @@ def test_rich_output_highlights_removed_and_added_characters(example_vault: Path
     from rich.console import Console
 
     from tests.conftest import settings_for
+    from vault_tools.cli.output import Reporter
     from vault_tools.cli.preview import _show
-    from vault_tools.cli.reporter import Reporter
     from vault_tools.review.preview import preview_vault
 
     report = preview_vault(settings_for(example_vault), dry_run=True)
@@ -208,8 +208,8 @@ def test_rich_output_highlights_removed_and_added_characters(example_vault: Path
 def test_rich_output_strikes_removed_characters_in_red() -> None:
     from rich.console import Console
 
+    from vault_tools.cli.output import Reporter
     from vault_tools.cli.preview import _show
-    from vault_tools.cli.reporter import Reporter
     from vault_tools.review.diff import Change
     from vault_tools.review.preview import PREVIEW_READY, PreviewResult
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.conftest import run_vt
 from vault_tools.bundled import example_vault_dir
 from vault_tools.integrations.demo import STEPS, run_demo
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.notes.note import parse_note
 

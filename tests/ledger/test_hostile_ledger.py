@@ -227,7 +227,7 @@ def test_events_read_from_an_offset_name_a_bad_line_by_its_number(
     applied: Path, tmp_path: Path
 ) -> None:
     from vault_tools.errors import IntegrityError
-    from vault_tools.ledger.lines import iter_events
+    from vault_tools.ledger.reader import iter_events
 
     vault = fresh(applied, tmp_path)
     data = (vault / LEDGER).read_bytes()

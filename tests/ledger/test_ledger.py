@@ -35,7 +35,7 @@ from vault_tools.ledger.append import (
 from vault_tools.ledger.events import GENESIS, canonical, decision_id, line_hash
 from vault_tools.ledger.gate import trusted_head
 from vault_tools.ledger.heads import claim_statuses
-from vault_tools.ledger.lines import iter_events, iter_log
+from vault_tools.ledger.reader import iter_events, iter_log
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.vocabulary import CHECK_KEYS
 

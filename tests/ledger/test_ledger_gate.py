@@ -26,7 +26,7 @@ from vault_tools.infra.lock import FileLock
 from vault_tools.ledger import events as ledger_events
 from vault_tools.ledger import gate as ledger_gate
 from vault_tools.ledger import index as ledger_index
-from vault_tools.ledger import lines as ledger_lines
+from vault_tools.ledger import reader as ledger_reader
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import canonical, decision_id, line_hash
 from vault_tools.review.apply import apply_notes
@@ -368,12 +368,12 @@ def test_verify_says_crlf_in_one_line(vault: Path) -> None:
     result = run_vt("ledger", "verify", vault=vault)
     assert result.returncode == 3
     problems = [ln for ln in result.stderr.splitlines() if ln.startswith(LEDGER)]
-    assert problems == [f"{LEDGER}:1: {ledger_lines.CRLF_MESSAGE}"]
+    assert problems == [f"{LEDGER}:1: {ledger_reader.CRLF_MESSAGE}"]
     payload = json.loads(run_vt("ledger", "verify", "--json", vault=vault).stdout)
-    assert [p["message"] for p in payload["problems"]] == [f"line 1: {ledger_lines.CRLF_MESSAGE}"]
+    assert [p["message"] for p in payload["problems"]] == [f"line 1: {ledger_reader.CRLF_MESSAGE}"]
 
 
-def gate_once(vault: Path) -> ledger_lines.Head:
+def gate_once(vault: Path) -> ledger_reader.Tip:
     """One gate as a reader holding the lock runs it (it may remember what it saw)."""
     return Ledger(vault / LEDGER, vault / ".vt").trusted_head()
 

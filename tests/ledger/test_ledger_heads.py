@@ -18,8 +18,8 @@ from vault_tools.ledger import verify as ledger_verify
 from vault_tools.ledger.append import InvalidEventError, Ledger
 from vault_tools.ledger.events import event_problems, superseded_ids, supersedes_value
 from vault_tools.ledger.heads import claim_states
-from vault_tools.ledger.lines import iter_events
 from vault_tools.ledger.merge import merge_ledgers
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.store.claims import ClaimStore
 

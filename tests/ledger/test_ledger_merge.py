@@ -17,8 +17,8 @@ from vault_tools.errors import IntegrityError
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import canonical, line_hash
 from vault_tools.ledger.heads import claim_states, claim_statuses
-from vault_tools.ledger.lines import iter_events
 from vault_tools.ledger.merge import merge_ledgers, resolve_ledger
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 
 

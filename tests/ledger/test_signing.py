@@ -21,8 +21,8 @@ from vault_tools.integrations.git import hook
 from vault_tools.integrations.init import init_vault
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import decision_id, line_hash
-from vault_tools.ledger.lines import iter_events
 from vault_tools.ledger.merge import _rechain
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.signing import NAMESPACE, Signer, signed_message
 from vault_tools.ledger.sshformat import armour, dearmour

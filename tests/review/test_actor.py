@@ -16,7 +16,7 @@ from tests.conftest import git, render_note, run_vt, settings_for
 from tests.ledger.test_signing import allow, keygen, public, use_git_key
 from vault_tools.config import load_settings
 from vault_tools.errors import UsageError
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.actor import runner
 from vault_tools.review.apply import apply_notes

@@ -15,12 +15,12 @@ from tests.conftest import (
     settings_for,
 )
 from vault_tools.ledger.events import canonical
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.notes.note import parse_note
 from vault_tools.review.apply import ApplyReport, apply_notes
 from vault_tools.review.candidates import DRAFTS_CHANGED, SKIP_REQUEST_REPAIR
-from vault_tools.review.claims import claim_base, v1_claim, v2_claim
+from vault_tools.review.claim_record import claim_base, v1_claim, v2_claim
 from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.marking import mark_note
 from vault_tools.review.preview import preview_vault

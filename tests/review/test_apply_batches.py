@@ -15,8 +15,8 @@ import pytest
 from tests.conftest import settings_for
 from tests.review.test_apply_reliability import LEDGER, assert_consistent, decision_vault
 from vault_tools.ledger import append as ledger_append
-from vault_tools.ledger import crash as ledger_crash
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger import faults
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.notes.note import parse_note
 from vault_tools.review import apply as apply_mod
@@ -70,7 +70,7 @@ def test_batches_append_exactly_what_one_batch_appends(
 
 def test_a_kill_between_batches_loses_no_decision(tmp_path: Path) -> None:
     vault = decision_vault(tmp_path, 30)
-    env = {**os.environ, ledger_crash.CRASH_ENV: "after-write"}  # after the first batch
+    env = {**os.environ, faults.CRASH_ENV: "after-write"}  # after the first batch
     small_batches = (
         "import vault_tools.review.apply as a; a.BATCH = 4; "
         "from vault_tools.__main__ import main; main()"
@@ -89,7 +89,7 @@ def test_a_kill_between_batches_loses_no_decision(tmp_path: Path) -> None:
         parse_note(p.read_bytes(), p.name).properties.get("review_state") == "APPLIED"
         for p in notes
     )
-    env.pop(ledger_crash.CRASH_ENV)
+    env.pop(faults.CRASH_ENV)
     done = subprocess.run(
         [sys.executable, "-c", small_batches, "apply", "--vault", str(vault), "--json"],
         capture_output=True,

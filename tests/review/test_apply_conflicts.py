@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import git, run_vt
 from tests.integrations.git.test_merge_git import commit_all, two_clones
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.notes.note import parse_note
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,10 +23,10 @@ from typer.testing import CliRunner
 
 from tests.conftest import build_vault, render_drafts, render_note, run_vt, settings_for, start_vt
 from vault_tools.cli import app
-from vault_tools.ledger import crash as ledger_crash
+from vault_tools.ledger import faults
 from vault_tools.ledger import verify as ledger_verify
 from vault_tools.ledger.append import LedgerWriteError
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.notes.note import parse_note
 from vault_tools.review.apply import apply_notes
@@ -186,7 +186,7 @@ def test_sigkill_on_a_seeded_schedule(tmp_path: Path) -> None:
             for path in rng.sample(plain, 8):
                 now = parse_note(path.read_bytes(), path.name).properties["review_action"]
                 set_action(path, "REJECT" if now == "APPROVE" else "APPROVE")
-        env = {} if mode == "timed" else {ledger_crash.CRASH_ENV: mode}
+        env = {} if mode == "timed" else {faults.CRASH_ENV: mode}
         proc = vt_apply(vault, env=env)
         if mode == "timed":
             time.sleep(share * full)
@@ -235,7 +235,7 @@ def test_four_concurrent_runs_over_overlapping_notes(tmp_path: Path) -> None:
 
 def vt_json(vault: Path, *args: str, crash_at: str | None = None) -> tuple[int, dict]:
     """`vt ARGS --vault VAULT --json` as a process; killed at `crash_at` if given."""
-    env = {} if crash_at is None else {ledger_crash.CRASH_ENV: crash_at}
+    env = {} if crash_at is None else {faults.CRASH_ENV: crash_at}
     done = run_vt(*args, "--json", vault=vault, env=env)
     if crash_at is not None:
         assert done.returncode == -signal.SIGKILL, done.stderr

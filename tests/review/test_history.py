@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.store.test_store import decision, ledger_for
 from vault_tools.config import load_settings
 from vault_tools.notes.note import parse_note
-from vault_tools.review.claims import claim_base, v1_claim, v2_claim
+from vault_tools.review.claim_record import claim_base, v1_claim, v2_claim
 from vault_tools.review.history import ClaimHistory, claim_history
 from vault_tools.store.claims import ClaimStore
 

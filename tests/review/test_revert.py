@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import render_note, settings_for
 from vault_tools.errors import RefusedError, UsageError
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.revert import UnknownEventError, revert_event

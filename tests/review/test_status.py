@@ -10,10 +10,10 @@ import pytest
 from tests.store.test_store import decision, ledger_for
 from vault_tools.config import load_settings
 from vault_tools.ledger.append import Ledger
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
-from vault_tools.review.claims import claim_base, v1_claim
+from vault_tools.review.claim_record import claim_base, v1_claim
 from vault_tools.review.fingerprint import preview_hash
 from vault_tools.review.status import StatusReport, status
 from vault_tools.store.claims import ClaimStore

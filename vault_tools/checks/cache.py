@@ -49,7 +49,7 @@ PATH, DIGEST, STAT, CLAIM_ID = 0, 1, 2, 3
 INDEXED = 7
 LOCATION = INDEXED
 
-Entry = tuple
+ResultRow = tuple
 AliasRecord = tuple  # (stat signature, aliases)
 
 
@@ -65,7 +65,7 @@ class ResultCache:
         self,
         path: Path,
         key: str = "",
-        entries: dict[str, Entry] | None = None,
+        entries: dict[str, ResultRow] | None = None,
         saved_ns: int = 0,
         aliases: dict[str, AliasRecord] | None = None,
         listing: str = "",
@@ -85,7 +85,7 @@ class ResultCache:
         self._new: BinaryIO | None = None  # this run's payload file, written as notes come
         self._new_size = 0  # its bytes so far (BufferedWriter.tell() costs a system call)
         self._index: BinaryIO | None = None  # this run's index file, likewise
-        self._chunk: dict[str, Entry] = {}  # checked entries not yet written to the index
+        self._chunk: dict[str, ResultRow] = {}  # checked entries not yet written to the index
         self._broken = False  # a write failed: this run's files are dropped, the old kept
         # the first write that failed, `path: what the system said`: a cache that cannot
         # be written costs speed, never the check (validate warns once, naming the file)
@@ -134,7 +134,7 @@ class ResultCache:
         cache.use_key(key)
         return cache
 
-    def findings_of(self, entry: Entry) -> tuple:
+    def findings_of(self, entry: ResultRow) -> tuple:
         """(packed findings, piped text) of a cached entry (one read of its record)."""
         try:
             offset, size = entry[LOCATION]
@@ -157,7 +157,7 @@ class ResultCache:
         """Whether a file with this stat was surely last written before the cache was saved."""
         return settled(info, self.saved_ns)
 
-    def lookup(self, absolute: str, relative: str) -> Entry | None:
+    def lookup(self, absolute: str, relative: str) -> ResultRow | None:
         """The cached entry when the file's bytes are unchanged, else None."""
         entry = self.entries.get(relative)
         if entry is None:
@@ -167,12 +167,14 @@ class ResultCache:
             return entry
         return self._reread(absolute, relative, entry)
 
-    def lookup_all(self, root: str, targets: Iterable[str]) -> tuple[dict[str, Entry], list[str]]:
+    def lookup_all(
+        self, root: str, targets: Iterable[str]
+    ) -> tuple[dict[str, ResultRow], list[str]]:
         """`lookup` of every target (vault-relative, under `root`): (hits by path, misses).
 
         One tight loop: a warm run of a large vault spends most of its time here.
         """
-        hits: dict[str, Entry] = {}
+        hits: dict[str, ResultRow] = {}
         misses: list[str] = []
         entries, stat, saved_ns = self.entries, os.stat, self.saved_ns
         prefix = root.rstrip(os.sep) + os.sep
@@ -193,7 +195,7 @@ class ResultCache:
                 hits[relative] = entry
         return hits, misses
 
-    def _reread(self, absolute: str, relative: str, entry: Entry) -> Entry | None:
+    def _reread(self, absolute: str, relative: str, entry: ResultRow) -> ResultRow | None:
         # bytes of another size are another note: no more than the entry's size is read
         raw, signature = read_with_stat(absolute, entry[STAT][2])
         if content_digest(raw) != entry[DIGEST]:
@@ -203,7 +205,7 @@ class ResultCache:
             self.dirty = True
         return entry
 
-    def store(self, entry: Entry) -> None:
+    def store(self, entry: ResultRow) -> None:
         """Keep a checked note's entry: its payload and its index entry go to this run's
         files as they come (in chunks), not into memory."""
         if not entry[DIGEST] or self._broken:
@@ -224,7 +226,7 @@ class ResultCache:
         self.memo = None  # a whole-vault output made before this entry changed
         self.dirty = True
 
-    def claim_ids(self) -> Iterator[Entry]:
+    def claim_ids(self) -> Iterator[ResultRow]:
         return (entry for entry in self.entries.values() if entry[CLAIM_ID] is not None)
 
     def _failed(self, exc: OSError, path: str | os.PathLike[str]) -> None:
@@ -380,9 +382,9 @@ def _write_record(out: BinaryIO, data: bytes) -> None:
     out.write(len(data).to_bytes(LENGTH, "little") + data)
 
 
-def _read_chunks(data: memoryview) -> dict[str, Entry]:
+def _read_chunks(data: memoryview) -> dict[str, ResultRow]:
     """The entries of the index's chunk records (length-prefixed marshalled dicts)."""
-    entries: dict[str, Entry] = {}
+    entries: dict[str, ResultRow] = {}
     offset = 0
     while offset < len(data):
         size = int.from_bytes(data[offset : offset + LENGTH], "little")

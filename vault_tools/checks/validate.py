@@ -12,7 +12,7 @@ claim_id (see duplicates.py), on a warm run the loaded index, and the vault's
 listing (one string a file). The order of the findings: by path,
 then line, code, message; the claim-id-duplicate findings of a whole-vault run come
 last (they are known only when every note has been seen), sorted the same way
-(report.py has the sinks). An explicit run (notes given) is small and is sorted as one list.
+(sink.py has the sinks). An explicit run (notes given) is small and is sorted as one list.
 `validate()` gives library callers a materialised, fully sorted `ValidateReport`.
 """
 
@@ -36,8 +36,8 @@ from vault_tools.checks.note_results import (
     plain_text,
     unpack_findings,
 )
-from vault_tools.checks.report import Block, Collector, Emitter, Sink, Summary, ValidateReport
 from vault_tools.checks.schemas import Schemas
+from vault_tools.checks.sink import Block, Collector, Emitter, Sink, Summary, ValidateReport
 from vault_tools.config import Settings
 from vault_tools.findings import ERROR, Finding, error, sort_key
 from vault_tools.infra.boundary import writable_path

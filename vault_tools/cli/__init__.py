@@ -3,7 +3,7 @@
 One module per command (or command group), named after it: `vt status` is in
 `cli/status.py`, `vt import` in `cli/import_.py`, `vt ledger verify` in `cli/ledger.py`.
 Each command turns its options into `Settings`, calls one core function and hands the
-result to the `Reporter` (`cli/reporter.py`).
+result to the `Reporter` (`cli/output.py`).
 
 This package's own module imports nothing, not even Typer: `vt hook run`, which git runs
 on every commit, goes through cli/hook_run.py without it. The app is assembled in

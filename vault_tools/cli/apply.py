@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
-from vault_tools.cli.reporter import JSON, Reporter, show_refresh, show_torn
+from vault_tools.cli.output import JSON, Reporter, show_refresh, show_torn
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 from vault_tools.findings import counted

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from vault_tools.cli.common import JsonOption, finish
-from vault_tools.cli.reporter import JSON, RICH, Reporter
+from vault_tools.cli.output import JSON, RICH, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 

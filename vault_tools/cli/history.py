@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
-from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.output import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
 from vault_tools.findings import counted

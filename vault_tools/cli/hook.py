@@ -15,7 +15,7 @@ from vault_tools.cli.common import (
     settings_for,
     would,
 )
-from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.output import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 from vault_tools.findings import counted

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, finish, settings_for, would
-from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.output import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, UsageError
 

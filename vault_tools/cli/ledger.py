@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
-from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.output import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.config import Settings
 from vault_tools.errors import ExitCode, IntegrityError, UsageError, VtError
@@ -247,7 +247,7 @@ def log(
         vt ledger log --actor alice --action REJECT --since 2026-11-01 --limit 20 --json
     """
     from vault_tools.ledger.append import Ledger
-    from vault_tools.ledger.lines import iter_log
+    from vault_tools.ledger.reader import iter_log
     from vault_tools.ledger.signatures import SignaturePolicy
 
     if action is not None and action.upper() not in ACTIONS:

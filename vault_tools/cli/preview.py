@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
+from vault_tools.cli.output import JSON, RICH, Reporter, rich_finding
 from vault_tools.cli.printable import printable
-from vault_tools.cli.reporter import JSON, RICH, Reporter, rich_finding
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 from vault_tools.findings import counted

@@ -1,7 +1,7 @@
 """Text as vt prints it: control characters from a note or a ledger field escaped.
 
 Every output of a command passes `printable`, in one of three ways: the Reporter's
-streams are `Printable` (cli/reporter.py), its rich console makes every text it renders
+streams are `Printable` (cli/output.py), its rich console makes every text it renders
 printable, and the error lines of `run_guarded` and of the crash handler call it.
 """
 

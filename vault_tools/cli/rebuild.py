@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
-from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.output import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
 from vault_tools.findings import counted

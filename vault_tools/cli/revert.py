@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
-from vault_tools.cli.reporter import JSON, Reporter, show_refresh, show_torn
+from vault_tools.cli.output import JSON, Reporter, show_refresh, show_torn
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 

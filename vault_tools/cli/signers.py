@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from vault_tools.cli.common import DryRunOption, JsonOption, VaultOption, finish, settings_for
-from vault_tools.cli.reporter import JSON, Reporter
+from vault_tools.cli.output import JSON, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, VtError
 

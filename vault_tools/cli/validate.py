@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from vault_tools.cli.common import JsonOption, VaultOption, finish, settings_for
-from vault_tools.cli.reporter import JSON, FindingStream, Reporter
+from vault_tools.cli.output import JSON, FindingStream, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode
 from vault_tools.findings import counted

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vault_tools.cli.common import VaultOption, finish, settings_for
-from vault_tools.cli.reporter import RICH, LiveView, Reporter
+from vault_tools.cli.output import RICH, LiveView, Reporter
 from vault_tools.cli.root import app
 from vault_tools.errors import ExitCode, UsageError
 

@@ -317,7 +317,7 @@ class _Demo:
 
 def _v1_claim(path: Path) -> dict[str, Any]:
     from vault_tools.notes.note import parse_note
-    from vault_tools.review.claims import v1_claim
+    from vault_tools.review.claim_record import v1_claim
 
     return v1_claim(parse_note(path.read_bytes(), path.name))
 

@@ -19,7 +19,6 @@ from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.durable import fsync_folder
 from vault_tools.infra.lock import FileLock
 from vault_tools.infra.sqlitedb import rollback
-from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import (
     ALLOWED_FIELDS,
     GENESIS,
@@ -31,10 +30,13 @@ from vault_tools.ledger.events import (
     decision_id,
     utc_now,
 )
+from vault_tools.ledger.faults import crash_point
 from vault_tools.ledger.gate import gate, trusted_head
 from vault_tools.ledger.index import STATE_DB, _extended_blocks, _StateDB, _Trusted
-from vault_tools.ledger.lines import (
-    Head,
+from vault_tools.ledger.lost import check_not_lost
+from vault_tools.ledger.problems import VerifyResult
+from vault_tools.ledger.reader import (
+    Tip,
     TornInfo,
     _recover_torn,
     ledger_head,
@@ -42,8 +44,6 @@ from vault_tools.ledger.lines import (
     open_ledger,
     torn_path,
 )
-from vault_tools.ledger.lost import check_not_lost
-from vault_tools.ledger.problems import VerifyResult
 from vault_tools.ledger.signatures import (
     NO_SIGNING,
     SIGNING_KEY,
@@ -72,7 +72,7 @@ class Transaction:
     """Decisions appended under the ledger lock; see `Ledger.transaction`."""
 
     def __init__(
-        self, ledger: Ledger, fd: int, head: Head, torn: TornInfo | None, db: _StateDB | None = None
+        self, ledger: Ledger, fd: int, head: Tip, torn: TornInfo | None, db: _StateDB | None = None
     ) -> None:
         self.ledger = ledger
         self.torn = torn  # a torn tail recovered when the lock was taken
@@ -190,7 +190,7 @@ class Transaction:
         ev["seq"], ev["prev"] = self.head.seq + 1, self.head.hash
         data = _with_hash(ev)
         self._lines.append(data)
-        self.head = Head(ev["seq"], ev["hash"], self.head.size + len(data))
+        self.head = Tip(ev["seq"], ev["hash"], self.head.size + len(data))
 
     def _sign_pending(self) -> None:
         """Sign the events appended since the last chained one, then chain them. The
@@ -412,10 +412,10 @@ class Ledger:
                 txn.append(decision)
         return txn.appended
 
-    def head(self) -> Head:
+    def head(self) -> Tip:
         return ledger_head(self.path)
 
-    def trusted_head(self) -> Head:
+    def trusted_head(self) -> Tip:
         """The head once the ledger has passed the gate (see `gate.trusted_head`)."""
         return trusted_head(self.path, self.state_dir, self.policy, self.root, self.create_lock)
 

@@ -17,17 +17,17 @@ from vault_tools.findings import counted
 from vault_tools.infra.lock import FileLock
 from vault_tools.ledger.events import GENESIS
 from vault_tools.ledger.index import _block_digests, _extended_blocks, _StateDB, _Trusted
-from vault_tools.ledger.lines import (
+from vault_tools.ledger.lost import lost_error, lost_in
+from vault_tools.ledger.policy import checker_for
+from vault_tools.ledger.reader import (
     CRLF_MESSAGE,
-    Head,
+    Tip,
     _complete_size,
     _crlf_converted,
     iter_lines,
     lock_path,
     open_ledger,
 )
-from vault_tools.ledger.lost import lost_error, lost_in
-from vault_tools.ledger.policy import checker_for
 from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 
@@ -38,7 +38,7 @@ def trusted_head(
     policy: SignaturePolicy | None = None,
     root: Path | None = None,
     create_lock: bool = True,
-) -> Head:
+) -> Tip:
     """The gate for a command that reads the ledger without appending (rebuild,
     export, status, history, report): the head of the ledger once it has passed the
     gate (raises IntegrityError otherwise). Lines after `size` were not checked.
@@ -84,7 +84,7 @@ def _gate_now(
     locked: bool,
     policy: SignaturePolicy | None,
     root: Path | None = None,
-) -> Head:
+) -> Tip:
     try:
         fd = open_ledger(path)
     except FileNotFoundError:
@@ -114,7 +114,7 @@ def gate(
     size: int,
     remember: bool,
     policy: SignaturePolicy | None = None,
-) -> Head:
+) -> Tip:
     """The one check before anything trusts or appends to the ledger; returns its head.
 
     `fd` holds the ledger at `path` (None: there is none), whose complete lines end at `size`. The
@@ -136,7 +136,7 @@ def gate(
         remembered = db.memory_size()
         if remembered:
             raise lost_error(path, state_dir, remembered, None if fd is None else 0, 1)
-        return Head()
+        return Tip()
     if known is not None and known.size == size and db.stat_unchanged(fd, size):
         return known.head  # not a byte written since it was hashed: nothing to hash
     start = None
@@ -159,7 +159,7 @@ def gate(
         verifier.finish()
         if verifier.problems:
             raise _refusal(path, state_dir, verifier, changed=known is not None and start is None)
-        head = Head(verifier.prev_seq, verifier.prev_hash or GENESIS, size)
+        head = Tip(verifier.prev_seq, verifier.prev_hash or GENESIS, size)
         if remember:
             _trust(db, fd, path, start, head, policy.digest())
     finally:
@@ -174,7 +174,7 @@ def _remember_stat(db: _StateDB, fd: int, size: int) -> None:
 
 
 def _trust(
-    db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Head, policy: str
+    db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Tip, policy: str
 ) -> None:
     """Make the lines the gate just checked (in `temp.seen`) part of the trusted prefix:
     remembered, indexed, and digested, in one sqlite transaction."""

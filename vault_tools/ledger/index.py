@@ -24,7 +24,7 @@ from queue import SimpleQueue
 from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.osfiles import read_at
 from vault_tools.infra.sqlitedb import connect
-from vault_tools.ledger.lines import Head
+from vault_tools.ledger.reader import Tip
 
 STATE_DB = "ledger-index.sqlite"
 
@@ -67,8 +67,8 @@ class _Trusted:
     blocks: str
 
     @property
-    def head(self) -> Head:
-        return Head(self.seq, self.hash, self.size)
+    def head(self) -> Tip:
+        return Tip(self.seq, self.hash, self.size)
 
 
 class _StateDB:

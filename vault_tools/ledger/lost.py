@@ -31,8 +31,8 @@ from vault_tools.findings import counted
 from vault_tools.infra.lock import FileLock
 from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.index import _StateDB
-from vault_tools.ledger.lines import _complete_size, lock_path
 from vault_tools.ledger.policy import checker_for
+from vault_tools.ledger.reader import _complete_size, lock_path
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.verify import _Verifier, _verify_lines
 

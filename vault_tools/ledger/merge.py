@@ -20,8 +20,8 @@ from vault_tools.ledger.events import (
     line_hash,
     superseded_ids,
 )
-from vault_tools.ledger.lines import _parse_line
 from vault_tools.ledger.problems import Problem
+from vault_tools.ledger.reader import _parse_line
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.vocabulary import conflict_marker

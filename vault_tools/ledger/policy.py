@@ -22,11 +22,11 @@ from pathlib import Path
 
 from vault_tools.errors import VtError
 from vault_tools.ledger.events import load_json, policy_problems
-from vault_tools.ledger.lines import open_ledger_binary
+from vault_tools.ledger.reader import open_ledger_binary
 from vault_tools.ledger.signatures import (
+    KnownSigner,
     SignatureChecker,
     SignaturePolicy,
-    _Entry,
     _for_vt,
     _read_allowed_signers,
 )
@@ -188,15 +188,15 @@ class _StepChecker(SignatureChecker):
 
     step: PolicyStep | None = None
 
-    def _signers(self) -> dict[bytes, list[_Entry]]:
+    def _signers(self) -> dict[bytes, list[KnownSigner]]:
         if self._entries is None:
             assert self.step is not None
-            entries: dict[bytes, list[_Entry]] = {}
+            entries: dict[bytes, list[KnownSigner]] = {}
             for number, (principal, key) in enumerate(self.step.signers, 1):
                 blob = _blob(key)
                 if blob is not None:
                     entries.setdefault(blob, []).append(
-                        _Entry(number, [principal], None, None, [NAMESPACE])
+                        KnownSigner(number, [principal], None, None, [NAMESPACE])
                     )
             self._entries = entries
         return self._entries

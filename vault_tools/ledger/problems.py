@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vault_tools.ledger.lines import TornInfo
+from vault_tools.ledger.reader import TornInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,8 +93,8 @@ NO_SIGNING = "none"  # the digest of a vault with no signing set up (and of vaul
 
 
 @dataclass(slots=True)
-class _Entry:
-    """One line of the allowed signers file."""
+class KnownSigner:
+    """A signer the allowed signers file names: its principals, validity and key."""
 
     line: int
     principals: list[str]
@@ -120,7 +120,7 @@ class _Head:
     tail_size: int  # what the text after the groups decodes to: `rest` and the signature
     # by actor, the allowed signers entries of the key for that actor; None: one of them
     # allows it at any ts, so an event's ts need not be compared
-    actors: dict[str, list[_Entry] | None] = field(default_factory=dict)
+    actors: dict[str, list[KnownSigner] | None] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -130,7 +130,7 @@ class SignatureChecker:
     policy: SignaturePolicy
     signed: int = 0
     unsigned: int = 0  # events before `required_from`, or in a vault not requiring any
-    _entries: dict[bytes, list[_Entry]] | None = None
+    _entries: dict[bytes, list[KnownSigner]] | None = None
     _keys: dict[bytes, PublicKey | str] = field(default_factory=dict)
     _heads: dict[str, _Head] = field(default_factory=dict)  # by their groups' base64
     _cuts: list[int] = field(default_factory=list)  # the lengths of those texts
@@ -223,7 +223,7 @@ class SignatureChecker:
             self._keys[blob] = key
         return key
 
-    def _entries_for(self, blob: bytes, actor: str) -> list[_Entry] | None:
+    def _entries_for(self, blob: bytes, actor: str) -> list[KnownSigner] | None:
         """The allowed signers entries that name this key for this actor; None when one of
         them allows it at any time."""
         entries = [e for e in self._signers().get(blob, []) if _principal_matches(actor, e)]
@@ -232,7 +232,7 @@ class SignatureChecker:
                 return None
         return entries
 
-    def _not_allowed(self, ev: dict, blob: bytes, entries: list[_Entry]) -> str | None:
+    def _not_allowed(self, ev: dict, blob: bytes, entries: list[KnownSigner]) -> str | None:
         """Why the allowed signers file (these entries of this key for the event's actor)
         does not let this key sign for the actor at the event's ts, or None."""
         actor, ts = ev["actor"], ev["ts"]
@@ -254,7 +254,7 @@ class SignatureChecker:
     def _where(self) -> str:
         return str(self.policy.allowed_signers or ALLOWED_SIGNERS)
 
-    def _signers(self) -> dict[bytes, list[_Entry]]:
+    def _signers(self) -> dict[bytes, list[KnownSigner]]:
         if self._entries is None:
             self._entries = _read_allowed_signers(self.policy.allowed_signers)
         return self._entries
@@ -290,19 +290,19 @@ def _message(ev: dict) -> bytes:
     return f'{{"id":"{ev["id"]}","ts":"{ev["ts"]}"}}'.encode()
 
 
-def _for_vt(entry: _Entry) -> bool:
+def _for_vt(entry: KnownSigner) -> bool:
     """Whether the entry's `namespaces` (if any) include vt's."""
     return entry.namespaces is None or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces)
 
 
-def _window(entry: _Entry) -> str:
+def _window(entry: KnownSigner) -> str:
     after, before = entry.valid_after or "any time", entry.valid_before or "any time"
     if entry.namespaces is not None:
         return f"line {entry.line}: only for namespaces {','.join(entry.namespaces)}"
     return f"line {entry.line}: valid from {after} until {before}"
 
 
-def _principal_matches(actor: str, entry: _Entry) -> bool:
+def _principal_matches(actor: str, entry: KnownSigner) -> bool:
     """ssh's pattern lists: `*` and `?` wildcards, a `!pattern` that matches excludes."""
     matched = False
     for pattern in entry.principals:
@@ -314,7 +314,7 @@ def _principal_matches(actor: str, entry: _Entry) -> bool:
     return matched
 
 
-def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
+def _read_allowed_signers(path: Path | None) -> dict[bytes, list[KnownSigner]]:
     """The file's entries by public key blob; a line that does not parse is a usage error
     naming it (`path:line`), as ssh-keygen refuses such a file."""
     if path is None:
@@ -325,7 +325,7 @@ def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read the allowed signers: {exc}", str(path)) from exc
-    entries: dict[bytes, list[_Entry]] = {}
+    entries: dict[bytes, list[KnownSigner]] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -338,13 +338,13 @@ def _read_allowed_signers(path: Path | None) -> dict[bytes, list[_Entry]]:
     return entries
 
 
-def _signer_entry(line: str, number: int) -> tuple[bytes, _Entry]:
+def _signer_entry(line: str, number: int) -> tuple[bytes, KnownSigner]:
     """One line of the file (not blank, not a comment); ValueError when it does not parse."""
     signer = signer_line(line)
     options = signer.options
     if "cert-authority" in options:
         raise ValueError("cert-authority keys are not supported")
-    entry = _Entry(
+    entry = KnownSigner(
         number,
         signer.principals.split(","),
         _utc(options.get("valid-after")),

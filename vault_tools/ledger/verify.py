@@ -31,7 +31,9 @@ from vault_tools.ledger.events import (
     load_json,
 )
 from vault_tools.ledger.index import _StateDB, _Trusted
-from vault_tools.ledger.lines import (
+from vault_tools.ledger.policy import checker_for
+from vault_tools.ledger.problems import Problem, VerifyResult
+from vault_tools.ledger.reader import (
     _BLOCK,
     CRLF_MESSAGE,
     TornInfo,
@@ -43,8 +45,6 @@ from vault_tools.ledger.lines import (
     open_ledger_binary,
     torn_path,
 )
-from vault_tools.ledger.policy import checker_for
-from vault_tools.ledger.problems import Problem, VerifyResult
 from vault_tools.ledger.signatures import (
     NO_SIGNING,
     SIGNING_KEY,

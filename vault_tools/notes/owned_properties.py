@@ -45,7 +45,7 @@ def _unquote_key(key: str) -> str:
     return key
 
 
-class _Entry(NamedTuple):
+class _TopLevelKey(NamedTuple):
     """A top-level frontmatter entry: lines [start, end) of the note."""
 
     key: str
@@ -129,7 +129,7 @@ def _entry_end(lines: list[str], start: int, stop: int, value_col: int, first: s
     return j
 
 
-def _entries(lines: list[str], start: int, stop: int) -> Iterator[_Entry]:
+def _entries(lines: list[str], start: int, stop: int) -> Iterator[_TopLevelKey]:
     """Top-level entries of the frontmatter between lines [start, stop)."""
     i = start
     while i < stop:
@@ -141,7 +141,7 @@ def _entries(lines: list[str], start: int, stop: int) -> Iterator[_Entry]:
         after = s[m.end() :]
         value_col = len(s) - len(after.lstrip(" \t"))
         end = _entry_end(lines, i, stop, value_col, s)
-        yield _Entry(_unquote_key(m.group("key")), i, end, value_col)
+        yield _TopLevelKey(_unquote_key(m.group("key")), i, end, value_col)
         i = end
 
 
@@ -286,7 +286,9 @@ def _frontmatter_head(text: str) -> tuple[list[str], str] | None:
     return None
 
 
-def _walk(lines: list[str], start: int, stop: int) -> Iterator[tuple[_Entry | None, list[str]]]:
+def _walk(
+    lines: list[str], start: int, stop: int
+) -> Iterator[tuple[_TopLevelKey | None, list[str]]]:
     """(entry, the non-entry lines before it); a final (None, trailing lines)."""
     pos = start
     for entry in _entries(lines, start, stop):
@@ -296,7 +298,7 @@ def _walk(lines: list[str], start: int, stop: int) -> Iterator[tuple[_Entry | No
 
 
 def _replace_entry(
-    chunk: list[str], entry: _Entry, value: str | None, eol: str, duplicate: bool
+    chunk: list[str], entry: _TopLevelKey, value: str | None, eol: str, duplicate: bool
 ) -> list[str]:
     if value is None or duplicate:
         return []

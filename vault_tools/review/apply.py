@@ -45,8 +45,8 @@ from vault_tools.infra.durable import remove_stale_temps
 from vault_tools.infra.pool import map_chunks
 from vault_tools.infra.spool import Spool, SpooledList
 from vault_tools.ledger.append import Ledger, Transaction
-from vault_tools.ledger.crash import crash_point
 from vault_tools.ledger.events import is_timestamp
+from vault_tools.ledger.faults import crash_point
 from vault_tools.ledger.lost import check_not_lost, lost_event
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
@@ -101,7 +101,7 @@ class Applied:
 
 
 @dataclass(slots=True)
-class Entry:
+class NoteOutcome:
     """A note skipped or refused, and why."""
 
     path: str
@@ -117,10 +117,10 @@ class ApplyReport:
     # one per note, held until the run is reported: in a spool (a temporary file), so
     # that what the run holds does not grow with the vault
     applied: SpooledList[Applied] = field(default_factory=SpooledList)
-    skipped: list[Entry] = field(default_factory=list)
-    refused: list[Entry] = field(default_factory=list)
+    skipped: list[NoteOutcome] = field(default_factory=list)
+    refused: list[NoteOutcome] = field(default_factory=list)
     # decisions of other reviewers (their notes name them): each reviewer's own run records them
-    others: list[Entry] = field(default_factory=list)
+    others: list[NoteOutcome] = field(default_factory=list)
     dry_events: list[dict] = field(default_factory=list)  # a dry run's events, whole
     dry_run: bool = False
     refresh: RefreshResult | None = None
@@ -167,7 +167,7 @@ class ApplyReport:
 
 
 @dataclass(slots=True)
-class _Mark:
+class _PendingMark:
     """A note to mark APPLIED after the commit."""
 
     applied: Applied
@@ -242,7 +242,9 @@ class _Decider:
             # a teammate's note is theirs to record again (listed under others by
             # _recorded_as); only the runner's own lost decision is refused
             if self._recorded_as(cand) is not None:
-                self.report.refused.append(Entry(cand.path, cand.claim_id, lost_event(applied_id)))
+                self.report.refused.append(
+                    NoteOutcome(cand.path, cand.claim_id, lost_event(applied_id))
+                )
             return
         verdict = judge(decision, self._heads(cand.claim_id), applied_id, self._event_of)
         if verdict.kind == AGREES:
@@ -266,7 +268,9 @@ class _Decider:
         if cand.check_later:
             cand.problems += self._late_check(cand)
         if cand.problems:
-            self.report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
+            self.report.refused.append(
+                NoteOutcome(cand.path, cand.claim_id, "; ".join(cand.problems))
+            )
             return
         event = self.txn.append(
             self._keep_ts(cand, {**decision, **recorder, "supersedes": verdict.supersedes()})
@@ -284,7 +288,7 @@ class _Decider:
             return {"actor": me.name}
         if self.settings.record_for_reviewers:
             return {"actor": me.name, "decided_by": cand.reviewer}
-        self.report.others.append(Entry(cand.path, cand.claim_id, decided_by(cand.reviewer)))
+        self.report.others.append(NoteOutcome(cand.path, cand.claim_id, decided_by(cand.reviewer)))
         return None
 
     def _keep_ts(self, cand: Candidate, decision: dict) -> dict:
@@ -314,7 +318,7 @@ class _Decider:
         return note_errors(parse_note(snapshot.raw, cand.path), self.ctx)
 
     def _skip(self, cand: Candidate, reason: str) -> None:
-        self.report.skipped.append(Entry(cand.path, cand.claim_id, reason))
+        self.report.skipped.append(NoteOutcome(cand.path, cand.claim_id, reason))
 
     def _mark(self, cand: Candidate, event: dict, new: bool, settled: int = 0) -> None:
         applied = Applied(
@@ -327,7 +331,7 @@ class _Decider:
             new=new,
             settled=settled if settled > 1 else 0,
         )
-        self.decided.add(_Mark(applied, cand.digest, cand.signature))
+        self.decided.add(_PendingMark(applied, cand.digest, cand.signature))
 
 
 def _drained(items: list[Candidate]) -> Iterator[Candidate]:  # in order, each removed
@@ -346,7 +350,7 @@ def _mark_all(
     """Mark the notes, read back from the spool as the markers take them (the markers
     are forked while the parent holds no list of them); meanwhile (the markers mostly
     wait on fsync) refresh the Claim Store, which depends on the durable ledger alone."""
-    given: deque[_Mark] = deque()  # handed to the markers, their outcome not read yet
+    given: deque[_PendingMark] = deque()  # handed to the markers, their outcome not read yet
 
     def jobs() -> Iterator[tuple]:
         for mark in decided:
@@ -372,7 +376,7 @@ def _mark_all(
             report.io_error = report.io_error or problem
             problem = problem.message
         report.refused.append(
-            Entry(
+            NoteOutcome(
                 applied.path,
                 applied.claim_id,
                 f"{problem}; the decision is in the ledger ({applied.id}): run vt apply "
@@ -385,7 +389,7 @@ def _mark_all(
         if isinstance(exc, IOFailure):
             report.io_error = report.io_error or exc
         report.refused.append(
-            Entry(
+            NoteOutcome(
                 exc.path or "",
                 None,
                 f"{exc.message}; run vt apply again after a crash to mark the notes",
@@ -455,7 +459,7 @@ def _examine_all(
         targets = list(listing.inside())
         # a folder or file that cannot be read may hold decisions: never passed over
         report.refused += [
-            Entry(f.path, None, f.message) for f in listing.findings(settings.claims_dir)
+            NoteOutcome(f.path, None, f.message) for f in listing.findings(settings.claims_dir)
         ]
     claim_hashes = array("q")
     for cand in _pooled(settings, _examine_chunk, targets, progress, ctx=ctx, explicit=bool(paths)):
@@ -465,9 +469,9 @@ def _examine_all(
             claim_hashes.append(hash(cand.claim_id))
             owners.add((cand.claim_id, cand.path))
         if cand.refuse:
-            report.refused.append(Entry(cand.path, cand.claim_id, cand.refuse))
+            report.refused.append(NoteOutcome(cand.path, cand.claim_id, cand.refuse))
         elif cand.skip:
-            report.skipped.append(Entry(cand.path, cand.claim_id, cand.skip))
+            report.skipped.append(NoteOutcome(cand.path, cand.claim_id, cand.skip))
         else:
             deciding.add(cand)
     return claim_hashes
@@ -498,7 +502,7 @@ def _without_shared(examined: Spool, shared: dict[str, list[str]], report: Apply
             continue
         others = ", ".join(p for p in owners if p != cand.path)
         report.refused.append(
-            Entry(
+            NoteOutcome(
                 cand.path,
                 cand.claim_id,
                 f"claim_id {cand.claim_id} is also used by {others}; one note per claim",
@@ -545,9 +549,9 @@ def _nothing_to_record(
             return False  # a decision to record, or a lost event's rule to apply
     for cand in deciding:
         if own(cand):
-            report.refused.append(Entry(cand.path, cand.claim_id, "; ".join(cand.problems)))
+            report.refused.append(NoteOutcome(cand.path, cand.claim_id, "; ".join(cand.problems)))
         else:
-            report.others.append(Entry(cand.path, cand.claim_id, decided_by(cand.reviewer)))
+            report.others.append(NoteOutcome(cand.path, cand.claim_id, decided_by(cand.reviewer)))
     return True
 
 
@@ -557,7 +561,7 @@ def _explicit_targets(settings: Settings, paths: list[Path], report: ApplyReport
         if problem is None:
             targets.append(relative)
         else:
-            report.refused.append(Entry(relative, None, problem.message))
+            report.refused.append(NoteOutcome(relative, None, problem.message))
     return targets
 
 

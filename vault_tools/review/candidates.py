@@ -19,7 +19,7 @@ from vault_tools.notes.conflicts import has_conflict
 from vault_tools.notes.identity import Signature, content_digest
 from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
-from vault_tools.review.claims import claim_base, claim_complete, decision_content, v1_claim
+from vault_tools.review.claim_record import claim_base, claim_complete, decision_content, v1_claim
 from vault_tools.review.fingerprint import preview_current
 from vault_tools.vocabulary import (
     ACCEPT,

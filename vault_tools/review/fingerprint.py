@@ -1,7 +1,7 @@
 """The fingerprint of a note's V2 drafts, `vt_preview_hash`: preview records it, apply
 approves a repair only while the drafts still have it, status and watch compare it.
 
-Apart from review/claims.py, which imports the ledger: preview and watch need the
+Apart from review/claim_record.py, which imports the ledger: preview and watch need the
 fingerprint alone, and importing the ledger costs them start-up time.
 """
 

@@ -18,7 +18,7 @@ from vault_tools.config import Settings
 from vault_tools.ledger.signatures import signing_key_of
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import read_file
-from vault_tools.review.claims import claim_base, v1_claim
+from vault_tools.review.claim_record import claim_base, v1_claim
 from vault_tools.review.diff import Change, char_diff, repair_changes
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import ACCEPT, REPAIR
@@ -27,7 +27,7 @@ V1_NOT_AVAILABLE = "V1 not available"
 
 
 @dataclass(slots=True)
-class Entry:
+class HistoryEntry:
     event: dict
     v1_source: str | None = None  # "event sha256:…" | "note 03_claims/….md" | None
     changes: list[Change] = field(default_factory=list)
@@ -70,7 +70,7 @@ class ClaimHistory:
     claim_id: str
     status: str
     note: str
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[HistoryEntry] = field(default_factory=list)
     heads: list[dict] = field(default_factory=list)  # ledger order
 
     def to_json(self) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def claim_history(settings: Settings, store: ClaimStore, claim_id: str) -> Claim
     notes = _NoteV1(settings)
     result = ClaimHistory(claim_id, record.status, record.note, heads=store.heads(claim_id))
     for i, ev in enumerate(events):
-        entry = Entry(ev, signed_with=signing_key_of(ev["sig"]) if "sig" in ev else None)
+        entry = HistoryEntry(ev, signed_with=signing_key_of(ev["sig"]) if "sig" in ev else None)
         if entry.is_repair and isinstance(ev.get("claim"), dict):
             found = _find_v1(ev, events[:i], notes)
             if found is not None:

@@ -13,7 +13,7 @@ from functools import partial
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.infra.pool import map_chunks
-from vault_tools.ledger.crash import crash_point
+from vault_tools.ledger.faults import crash_point
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
@@ -21,7 +21,7 @@ from vault_tools.notes.identity import Signature, content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
 from vault_tools.notes.vault import list_vault
-from vault_tools.review.claims import decision_content
+from vault_tools.review.claim_record import decision_content
 from vault_tools.review.verdict import AGREES, judge
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import APPLIED, review_action

@@ -30,7 +30,7 @@ CACHE_FILE = "preview-cache.marshal"
 FORMAT = 1  # bump whenever the layout changes
 
 # an entry: (stat signature or None, digest of the note's bytes, packed result or None)
-Entry = tuple
+PreviewRow = tuple
 Record = tuple  # (vault-relative path, stat signature or None, digest, packed or None)
 
 
@@ -41,7 +41,7 @@ class PreviewCache:
         self,
         path: Path,
         key: str = "",
-        entries: dict[str, Entry] | None = None,
+        entries: dict[str, PreviewRow] | None = None,
         saved_ns: int = 0,
         aliases: dict[str, tuple] | None = None,
         listing: str = "",
@@ -98,7 +98,7 @@ class PreviewCache:
             misses.append(relative)
         return hits, misses
 
-    def _same_bytes(self, absolute: str, relative: str, entry: Entry) -> bool:
+    def _same_bytes(self, absolute: str, relative: str, entry: PreviewRow) -> bool:
         """Whether the note still holds the bytes of `entry` (its stat then kept)."""
         raw, signature = read_with_stat(absolute)
         if content_digest(raw) != entry[1]:

@@ -19,8 +19,8 @@ from vault_tools.errors import RefusedError, UsageError, VtError
 from vault_tools.findings import counted
 from vault_tools.ledger.append import Ledger, Transaction
 from vault_tools.ledger.events import load_json
-from vault_tools.ledger.lines import iter_lines
 from vault_tools.ledger.lost import check_not_lost
+from vault_tools.ledger.reader import iter_lines
 from vault_tools.review.actor import runner
 from vault_tools.review.signer import signing_ledger
 from vault_tools.store.refresh import RefreshResult, refresh

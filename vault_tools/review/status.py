@@ -27,7 +27,7 @@ from vault_tools.notes.conflicts import GIT_CONFLICT, has_conflict
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
 from vault_tools.review.actor import Runner, decided_by, runner, runner_of
-from vault_tools.review.claims import decision_content
+from vault_tools.review.claim_record import decision_content
 from vault_tools.review.fingerprint import preview_current, recorded_preview_hash
 from vault_tools.review.verdict import AGREES, DIFFERS, FIRST, REVERTED, describe_head, judge
 from vault_tools.store.claims import ClaimStore

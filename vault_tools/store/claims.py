@@ -33,7 +33,7 @@ from vault_tools.infra.sqlitedb import connect, rollback
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import GENESIS, canonical, load_json
 from vault_tools.ledger.heads import ClaimState, claim_states
-from vault_tools.ledger.lines import iter_lines, open_ledger
+from vault_tools.ledger.reader import iter_lines, open_ledger
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import kb as kbmod
 from vault_tools.vocabulary import ACCEPTED, CONFLICT, POLICY, REPAIRED
@@ -102,7 +102,7 @@ class ClaimRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class _Mark:
+class _Projected:
     """How far the ledger was projected: the last line's start and end, seq and hash."""
 
     start: int = 0
@@ -156,7 +156,7 @@ class _Reader:
     """Parses ledger lines from a mark on, checking the chain links as it goes (the full
     hash and id checks are `vt ledger verify`'s job) and collecting event rows."""
 
-    def __init__(self, path: Path, mark: _Mark, stop: int) -> None:
+    def __init__(self, path: Path, mark: _Projected, stop: int) -> None:
         self.path = path
         self.mark = mark
         self.stop = stop  # the gate checked the lines up to here
@@ -165,7 +165,7 @@ class _Reader:
 
     def events(self) -> Iterator[dict]:
         mark = self.mark
-        # the last projected line: a _Mark is built from these once, at the end
+        # the last projected line: a _Projected is built from these once, at the end
         start, end, seq, hash_ = mark.start, mark.end, mark.seq, mark.hash
         path, loads = self.path, load_json
         try:
@@ -199,7 +199,7 @@ class _Reader:
                 yield ev
         finally:
             if seq != mark.seq:
-                self.mark = _Mark(start, end, seq, hash_)
+                self.mark = _Projected(start, end, seq, hash_)
 
 
 class ClaimStore:
@@ -291,12 +291,12 @@ class ClaimStore:
             [(k, str(v)) for k, v in values.items()],
         )
 
-    def _mark(self) -> _Mark | None:
+    def _mark(self) -> _Projected | None:
         values = [self._get(k) for k in ("start", "end", "seq", "hash", "ledger")]
         if None in values or values[4] != str(self.ledger_path):
             return None
         start, end, seq, hash_, _ = values
-        return _Mark(int(start), int(end), int(seq), hash_)  # type: ignore[arg-type]
+        return _Projected(int(start), int(end), int(seq), hash_)  # type: ignore[arg-type]
 
     def _sealed(self) -> bool:
         """Whether nothing but vt wrote to the store since vt last sealed it."""
@@ -335,7 +335,7 @@ class ClaimStore:
 
     # -- projecting the ledger
 
-    def _still_valid(self, mark: _Mark) -> bool:
+    def _still_valid(self, mark: _Projected) -> bool:
         """True when the ledger still holds, ending at `mark.end`, the line projected last:
         the chain then proves the whole projected prefix unchanged."""
         if mark.end == 0:
@@ -426,7 +426,7 @@ class ClaimStore:
             raise
         return result
 
-    def _save_mark(self, mark: _Mark) -> None:
+    def _save_mark(self, mark: _Projected) -> None:
         self._put(
             start=mark.start, end=mark.end, seq=mark.seq, hash=mark.hash, ledger=self.ledger_path
         )
@@ -436,7 +436,7 @@ class ClaimStore:
         claim by claim in claim_id order: memory holds a batch of rows and one claim's
         events, however long the ledger."""
         self._clear()
-        reader = _Reader(self.ledger_path, _Mark(), stop)
+        reader = _Reader(self.ledger_path, _Projected(), stop)
         # parsed events form no cycles: pausing the cyclic GC spares its repeated scans
         # of the many young objects json.loads and the rows create
         was_enabled = gc.isenabled()
@@ -471,7 +471,7 @@ class ClaimStore:
         )
         reader.rows = []
 
-    def _project_from(self, mark: _Mark, stop: int) -> int:
+    def _project_from(self, mark: _Projected, stop: int) -> int:
         reader = _Reader(self.ledger_path, mark, stop)
         for _ in self._flushing(reader):
             pass
@@ -596,7 +596,7 @@ class ClaimStore:
 
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the last projected event; (0, 64 zeros) for an empty ledger."""
-        mark = self._mark() or _Mark()
+        mark = self._mark() or _Projected()
         return mark.seq, mark.hash
 
     def event_count(self) -> int:

@@ -17,8 +17,8 @@ from tests.conftest import REPO, git, make_repo, run_vt
 from vault_tools.config import load_settings
 from vault_tools.integrations.git import hook
 from vault_tools.ledger.append import Ledger
-from vault_tools.ledger.lines import iter_events
 from vault_tools.ledger.merge import _rechain
+from vault_tools.ledger.reader import iter_events
 
 sys.path.insert(0, str(REPO / "bench"))
 from bench_audit import build_history  # noqa: E402 - the benchmark's own history builder

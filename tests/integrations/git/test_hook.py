@@ -223,7 +223,7 @@ def test_hook_run_imports_only_what_it_needs(repo: Path) -> None:
     assert commands == {
         "vault_tools.cli.hook_run",
         "vault_tools.cli.running",
-        "vault_tools.cli.reporter",
+        "vault_tools.cli.output",
         "vault_tools.cli.printable",  # what it prints is escaped like any command's
     }
 
@@ -422,8 +422,8 @@ def test_a_deleted_ledger_line_is_refused(repo: Path) -> None:
 
 def test_a_rechained_rewrite_is_still_refused(repo: Path) -> None:
     """A line removed and the rest re-chained verifies as a chain, but it is not an append."""
-    from vault_tools.ledger.lines import iter_events
     from vault_tools.ledger.merge import _rechain
+    from vault_tools.ledger.reader import iter_events
 
     path = _ledger_repo(repo)
     events = list(iter_events(path))
@@ -466,8 +466,8 @@ def test_conflict_markers_and_a_torn_line_are_refused(repo: Path) -> None:
 
 
 def test_a_merge_must_keep_every_event_of_both_parents(tmp_path: Path) -> None:
-    from vault_tools.ledger.lines import iter_events
     from vault_tools.ledger.merge import _rechain
+    from vault_tools.ledger.reader import iter_events
 
     ours = Ledger(tmp_path / "ours.jsonl", tmp_path / "s1")
     ours.append([decision("C-1")])
@@ -485,8 +485,8 @@ def test_a_merge_must_keep_every_event_of_both_parents(tmp_path: Path) -> None:
 
 def test_a_merge_must_keep_each_sides_order(tmp_path: Path) -> None:
     """The rule `vt ledger audit` applies to every commit, against every parent."""
-    from vault_tools.ledger.lines import iter_events
     from vault_tools.ledger.merge import _rechain
+    from vault_tools.ledger.reader import iter_events
 
     ours = Ledger(tmp_path / "ours.jsonl", tmp_path / "s1")
     ours.append([decision("C-1"), decision("C-2")])

@@ -15,8 +15,8 @@ from vault_tools.integrations.git import hook
 from vault_tools.integrations.init import init_vault
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.heads import claim_statuses
-from vault_tools.ledger.lines import iter_events
 from vault_tools.ledger.merge import merge_ledgers
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
 from vault_tools.store.claims import ClaimStore

@@ -25,7 +25,7 @@ from vault_tools.config import load_settings
 from vault_tools.integrations.git.hook import resolve_file
 from vault_tools.integrations.init import init_vault
 from vault_tools.ledger.heads import claim_states, same_decision
-from vault_tools.ledger.lines import iter_events
+from vault_tools.ledger.reader import iter_events
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.status import UNMARKED, status

@@ -1,5 +1,5 @@
 """`vt ledger audit` (docs/ledger.md#the-ledger-through-git-history): every commit that
-touched the ledger, merges included, held to the rule of ledger/history.py against its
+touched the ledger, merges included, held to the rule of ledger/succession.py against its
 parents, so that a fresh clone or a CI job can tell that the ledger was only ever
 appended to.
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from vault_tools.errors import UsageError
 from vault_tools.findings import counted
 from vault_tools.integrations.git.repo import GitError, GitRepo
-from vault_tools.ledger.history import (
+from vault_tools.ledger.succession import (
     Version,
     extension_problems,
     prefix_version,

@@ -426,9 +426,9 @@ def check_staged_ledger(
     policy: SignaturePolicy | None = None,
 ) -> list[Finding]:
     """The staged ledger against the ledger of every parent of the commit being made
-    (`parents[0]` is HEAD's, then each MERGE_HEAD's): the rule of ledger/history.py,
+    (`parents[0]` is HEAD's, then each MERGE_HEAD's): the rule of ledger/succession.py,
     which `vt ledger audit` applies to every commit already made."""
-    from vault_tools.ledger.history import check_staged_ledger as check
+    from vault_tools.ledger.succession import check_staged_ledger as check
 
     return check(path, staged, parents, policy)
 
@@ -487,8 +487,8 @@ def resolve_file(settings: Settings, dry_run: bool = False) -> ResolveResult:
     or `checkout --ours` took one side): every version git has of the ledger in that
     merge, the index's conflict stages and each parent, is read too, markers and all,
     and every event of any of them is kept."""
-    from vault_tools.ledger.lines import open_ledger_binary
     from vault_tools.ledger.merge import event_lines, union_ledgers
+    from vault_tools.ledger.reader import open_ledger_binary
 
     path = settings.ledger_path
     try:
@@ -533,7 +533,7 @@ def refresh_after_pull(
     tree, to be committed with the next commit; then the Claim Store and the
     knowledge-base blocks brought up to date with the ledger, and every review note
     marked as the ledger says (`remark_notes`: vt's bytes only, no event appended)."""
-    from vault_tools.ledger.lines import open_ledger_binary
+    from vault_tools.ledger.reader import open_ledger_binary
     from vault_tools.review.marking import remark_notes
     from vault_tools.store.refresh import refresh
 

@@ -108,7 +108,7 @@ def _agree(ours: str, theirs: str, path: str) -> bool:
     """Do both sides ask for the same: the same review_action and, when it decides
     something, the same decision (the V2 drafts and approved preview of a repair)."""
     from vault_tools.ledger.heads import same_decision
-    from vault_tools.review.claims import decision_content
+    from vault_tools.review.claim_record import decision_content
 
     notes = [parse_note(text.encode("utf-8"), path) for text in (ours, theirs)]
     actions = [note.properties.get("review_action") for note in notes]

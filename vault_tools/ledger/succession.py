@@ -45,7 +45,7 @@ LEDGER_REWRITTEN = "ledger-rewritten"
 LEDGER_CONFLICT = "ledger-conflict-markers"
 LEDGER_INVALID = "ledger-invalid"
 
-Problem = tuple[int | None, str]  # (line of the ledger, message)
+HistoryProblem = tuple[int | None, str]  # (line of the ledger, message)
 _S = TypeVar("_S", bytes, list[str])
 
 
@@ -96,7 +96,7 @@ class Version:
     head: str | None = GENESIS
     ok: bool = True
     resolvable: bool = True
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[HistoryProblem] = field(default_factory=list)
     within: Version | None = None
     size: int = 0  # of the prefix of `within`
 
@@ -304,7 +304,7 @@ def _check_event(version: Version, n: int, body: bytes, text: str, ev: dict) -> 
 
 def extension_problems(
     child: Version, parents: Sequence[Version | None], names: Sequence[str] = ()
-) -> list[Problem]:
+) -> list[HistoryProblem]:
     """How `child` breaks the rule against its parents' ledgers (None: a parent without
     one), each parent called by its name in `names` (default: "the ledger of parent N").
     Empty when it keeps the rule."""
@@ -325,7 +325,7 @@ def extension_problems(
     return _merge_problems(child, present)
 
 
-def _first_difference(parent: Version, child: Version, name: str) -> Problem:
+def _first_difference(parent: Version, child: Version, name: str) -> HistoryProblem:
     """The first line of the parent's (verified) ledger that the child does not keep
     as it was: deleted when its event is gone and no new one stands in its place."""
     old, new = parent.data.split(b"\n")[:-1], child.data.split(b"\n")[:-1]
@@ -339,10 +339,10 @@ def _first_difference(parent: Version, child: Version, name: str) -> Problem:
                    "(only new lines at the end may be committed)")  # fmt: skip
 
 
-def _merge_problems(child: Version, parents: list[tuple[Version, str]]) -> list[Problem]:
+def _merge_problems(child: Version, parents: list[tuple[Version, str]]) -> list[HistoryProblem]:
     """Every event of every parent kept, each parent's in its order (see the module's
     docstring)."""
-    problems: list[Problem] = []
+    problems: list[HistoryProblem] = []
     earlier: list[Version] = []
     for parent, name in parents:
         if starts_with(child, parent):  # every event kept, in its place
@@ -431,7 +431,7 @@ def check_staged_ledger(
     names = ["the committed decision ledger" if len(parents) == 1 else "parent 1 (HEAD)"]
     names += [f"parent {k} (MERGE_HEAD)" for k in range(2, len(parents) + 1)]
     if len(parents) == 1 and (not parents[0] or staged.startswith(parents[0])):
-        problems: list[Problem] = []  # the usual commit: an append, no parent to verify
+        problems: list[HistoryProblem] = []  # the usual commit: an append, no parent to verify
     else:
         versions = [read_version(p) if p else None for p in parents]
         problems = extension_problems(read_version(staged, versions), versions, names)

@@ -60,7 +60,7 @@ def open_ledger_binary(path: Path | str) -> BinaryIO:
 
 
 @dataclass(frozen=True, slots=True)
-class Head:
+class Tip:
     """The last complete line of the ledger: its seq and hash, and the file size it ends at."""
 
     seq: int = 0
@@ -117,17 +117,17 @@ def _number_at(fd: int, start: int) -> Callable[[], int]:
     return lambda: _count_lines(fd, 0, start) + 1
 
 
-def _head_of(fd: int, size: int, path: str) -> Head:
-    """Head from the last complete line, read backwards (the file must end in '\\n')."""
+def _head_of(fd: int, size: int, path: str) -> Tip:
+    """Tip from the last complete line, read backwards (the file must end in '\\n')."""
     if size == 0:
-        return Head()
+        return Tip()
     start = _line_start(fd, size)
     event = _parse_line(read_at(fd, size - start, start), _number_at(fd, start), path)
     seq, hash_ = event.get("seq"), event.get("hash")
     if type(seq) is not int or not _is_sha(hash_):
         n = _count_lines(fd, 0, start) + 1
         raise IntegrityError("the last line has no seq or hash; run `vt ledger verify`", path, n)
-    return Head(seq, hash_, size)
+    return Tip(seq, hash_, size)
 
 
 def _recover_torn(fd: int, path: Path) -> TornInfo | None:
@@ -204,12 +204,12 @@ def _iter_lines_reversed(path: Path | str, stop: int | None = None) -> Iterator[
         os.close(fd)
 
 
-def ledger_head(path: Path | str) -> Head:
+def ledger_head(path: Path | str) -> Tip:
     """The head as the file stands (no lock; a torn tail is ignored)."""
     try:
         fd = open_ledger(path)
     except FileNotFoundError:
-        return Head()
+        return Tip()
     try:
         size = os.fstat(fd).st_size
         if size and read_at(fd, 1, size - 1) != b"\n":
