@@ -252,9 +252,6 @@ class PolicyChecker(SignatureChecker):
             judge = self._judges[step.seq] = _StepChecker(SignaturePolicy(), step=step)
         return judge._problem(ev, sig)
 
-    def fresh(self) -> PolicyChecker:
-        return PolicyChecker(self.policy, steps=self.steps, files=self.files)
-
 
 def checker_for(
     policy: SignaturePolicy | None, path: Path | str, size: int | None = None

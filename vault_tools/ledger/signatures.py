@@ -148,12 +148,6 @@ class SignatureChecker:
         self.signed += 1
         return self._problem(ev, sig)
 
-    def fresh(self) -> SignatureChecker:
-        """A checker of the same policy, counting from zero (a verify helper's), that
-        keeps the keys parsed so far."""
-        return SignatureChecker(self.policy, 0, 0, self._entries, self._keys, self._heads,
-                                self._cuts)  # fmt: skip
-
     def count(self, signed: bool) -> None:
         """An event of a prefix verified before, under this same policy."""
         if signed:

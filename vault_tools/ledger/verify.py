@@ -6,19 +6,14 @@ from __future__ import annotations
 import gc
 import json
 import os
-import shutil
-import sqlite3
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
 from vault_tools.findings import counted
 from vault_tools.infra.lock import lock_fd, unlock_fd
-from vault_tools.infra.osfiles import open_fd, read_at
-from vault_tools.infra.pool import beside, can_fork
+from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.events import (
     GENESIS,
     _digests,
@@ -34,7 +29,6 @@ from vault_tools.ledger.index import _StateDB, _Trusted
 from vault_tools.ledger.policy import checker_for
 from vault_tools.ledger.problems import Problem, VerifyResult
 from vault_tools.ledger.reader import (
-    _BLOCK,
     CRLF_MESSAGE,
     TornInfo,
     _complete_size,
@@ -55,11 +49,6 @@ from vault_tools.vocabulary import conflict_marker
 
 Checker = SignatureChecker | None
 MAX_PROBLEMS = 1000  # keep verify's memory bounded on a thoroughly broken file
-
-# a cold verify with at least this many bytes to parse in full forks a helper for half:
-# on two cores it takes a quarter off a cold `vt ledger verify` (paired runs)
-PARALLEL_MIN_BYTES = 8 << 20
-_PART_NAME = "verify-part.sqlite"  # the helper's rows, in a temporary folder
 
 
 class _PrefixChanged(Exception):
@@ -365,15 +354,13 @@ class _Lines:
             self.n, self.end = n, end
 
     def skip_to(self, n: int, end: int) -> None:
-        """Lines up to `n` (ending at byte `end`) were verified elsewhere."""
+        """Lines up to `n` (ending at byte `end`) were verified before (the gate's)."""
         self.handle.seek(end)
         self.n, self.end = n, end
 
 
 def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
-    """Feed every line (after the gate's trusted prefix: every later line) to `verifier`.
-    With many bytes to parse in full, a forked helper checks the second half meanwhile
-    (see `_verify_halves`)."""
+    """Feed every line (after the gate's trusted prefix: every later line) to `verifier`."""
     # parsed events never form cycles and are dropped line by line: pausing the cyclic
     # GC saves its repeated scans of the young objects json.loads creates
     was_enabled = gc.isenabled()
@@ -387,220 +374,13 @@ def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
             lines = _Lines(handle, size)
             if verifier.after is not None:
                 lines.skip_to(verifier.after.seq, verifier.after.size)
-            elif verifier.prefix:  # re-proved cheaply by its hash chain: not worth a helper
+            elif verifier.prefix:  # re-proved cheaply by its hash chain
                 lines.feed(verifier, size, stop_line=verifier.prefix)
-            if not lines.done and size - lines.end >= PARALLEL_MIN_BYTES and can_fork():
-                split = _split_at(handle.fileno(), lines.end, size)
-                if split is not None:
-                    _verify_halves(verifier, lines, path, split)
             if not lines.done:
                 lines.feed(verifier, size)
     finally:
         if was_enabled:
             gc.enable()
-
-
-# ---------------------------------------------------------------- verify, two processes
-
-
-def _split_at(fd: int, start: int, size: int) -> int | None:
-    """The start of the first line at or after the middle of bytes start..size (None: that
-    line is the last one, nothing to share)."""
-    pos = start + (size - start) // 2
-    while pos < size:
-        chunk = read_at(fd, min(_BLOCK, size - pos), pos)
-        if not chunk:
-            return None
-        i = chunk.find(b"\n")
-        if i >= 0:
-            split = pos + i + 1
-            return split if split < size else None
-        pos += len(chunk)
-    return None
-
-
-def _verify_halves(verifier: _Verifier, lines: _Lines, path: Path, split: int) -> None:
-    """Verify the lines before byte `split` here while a forked helper verifies the rest
-    (`beside` in infra/pool.py).
-
-    When the helper found every one of its lines flawless and its first line continues
-    this process's chain, its `seen` rows are taken over and `lines` skips its range;
-    otherwise (a problem, a crash, any doubt) the range is left for the caller to verify
-    here as usual, so the messages are exactly those of a sequential verify. The helper's
-    rows go through a temporary folder outside the vault: verify writes nothing there.
-    """
-    scratch = Path(tempfile.mkdtemp(prefix="vt-verify-"))
-    part = scratch / _PART_NAME
-    span = (lines.n, lines.end, split, lines.size)
-    try:
-        report = beside(
-            partial(_part_report, path, part, (verifier.remembered, verifier.signatures), span),
-            partial(lines.feed, verifier, split),
-        )
-        summary = _part_summary(report)
-        if (
-            summary is not None
-            and not lines.done
-            and lines.end == split
-            and _continues_chain(verifier, lines.n, summary)
-            and _take_rows(verifier, part, summary)
-        ):
-            last_n, last_seq, last_hash = summary["last"]
-            verifier.events, verifier.prev_seq, verifier.prev_hash = last_n, last_seq, last_hash
-            if summary["intact"]:
-                verifier.remembered_head_intact = True
-            if verifier.signatures is not None:
-                verifier.signatures.signed += summary["signed"]
-                verifier.signatures.unsigned += summary["unsigned"]
-            lines.skip_to(last_n, lines.size)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _part_summary(report: bytes | None) -> dict | None:
-    """The helper's report if it answered with every line flawless, else None."""
-    if report is None:
-        return None
-    try:
-        summary = json.loads(report)
-        if summary["clean"] is not True:
-            return None
-        n, seq, prev = summary["first"]
-        last_n, last_seq, last_hash = summary["last"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    if not (
-        type(n) is int
-        and type(seq) is int
-        and type(last_n) is int
-        and type(last_seq) is int
-        and type(prev) is str
-        and type(last_hash) is str
-    ):
-        return None  # fmt: skip
-    return summary
-
-
-def _continues_chain(verifier: _Verifier, n: int, summary: dict) -> bool:
-    """Would the helper's first line pass the chain checks here? (the same conditions as
-    `_Verifier._check_event`, so a break is reported by the sequential re-check)."""
-    first_n, first_seq, first_prev = summary["first"]
-    return (
-        first_n == n + 1
-        and first_seq == verifier.prev_seq + 1
-        and (verifier.prev_hash is None or first_prev == verifier.prev_hash)
-    )
-
-
-def _take_rows(verifier: _Verifier, part: Path, summary: dict) -> bool:
-    """Copy the helper's `seen` rows into this verify's temp table, in one statement."""
-    first_n, last_n = summary["first"][0], summary["last"][0]
-    conn = verifier.db.conn
-    try:
-        conn.execute("ATTACH DATABASE ? AS part", (str(part),))
-    except sqlite3.Error:
-        return False
-    try:
-        conn.execute("BEGIN")
-        cur = conn.execute(
-            "INSERT INTO temp.seen SELECT line, seq, id, ts, claim_id, supersedes, reverts "
-            "FROM part.seen WHERE line BETWEEN ? AND ?", (first_n, last_n))  # fmt: skip
-        if cur.rowcount != last_n - first_n + 1:
-            conn.execute("ROLLBACK")
-            return False
-        conn.execute("COMMIT")
-        return True
-    except sqlite3.Error:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        return False
-    finally:
-        conn.execute("DETACH DATABASE part")
-
-
-class _Unclean(Exception):
-    """The helper met something to report: the parent re-verifies its range itself."""
-
-
-class _PartVerifier(_Verifier):
-    """The helper's verifier: the per-line checks of `_Verifier`, its chain started from
-    its first line (the parent checks that link), its rows in its own sqlite file (a
-    connection must not cross a fork), and no problem tolerated."""
-
-    def __init__(
-        self, conn: sqlite3.Connection, remembered: tuple | None, signatures: Checker
-    ) -> None:
-        # not _Verifier.__init__: that reads and writes the parent's connection
-        self.conn, self.signatures = conn, signatures and signatures.fresh()
-        self.problems, self.dropped, self.events = [], 0, 0
-        self.prev_seq, self.prev_hash = 0, None
-        self.rows = []
-        self.remembered, self.remembered_head_intact = remembered, False
-        self.memory_proven, self.prefix, self.after = False, 0, None
-        self.first: tuple[int, int, str] | None = None
-        conn.execute(
-            "CREATE TABLE seen (line INTEGER PRIMARY KEY, seq INTEGER, id TEXT, ts TEXT, "
-            "claim_id TEXT, supersedes TEXT, reverts TEXT)"
-        )
-
-    def problem(self, seq: int | None, line: int | None, message: str) -> None:
-        raise _Unclean(message)
-
-    def _check_event(self, n: int, body: bytes, text: str, ev: dict) -> None:
-        if self.first is None:  # the link to the previous line is the parent's check
-            self.first = (n, ev["seq"], ev["prev"])
-            self.prev_seq, self.prev_hash = ev["seq"] - 1, ev["prev"]
-        super()._check_event(n, body, text, ev)
-
-    def flush(self) -> None:
-        self.conn.execute("BEGIN")
-        self.conn.executemany("INSERT INTO seen VALUES (?, ?, ?, ?, ?, ?, ?)", self.rows)
-        self.conn.execute("COMMIT")
-        self.rows = []
-
-
-def _part_report(path: Path, part: Path, memory: tuple, span: tuple) -> bytes:
-    """In the helper: `_verify_part`'s summary, as the bytes `beside` hands back."""
-    return json.dumps(_verify_part(path, part, memory, *span)).encode()
-
-
-def _verify_part(
-    path: Path,
-    part: Path,
-    memory: tuple[tuple | None, Checker],
-    base_n: int,
-    base_end: int,
-    split: int,
-    size: int,
-) -> dict:
-    """Check lines split..size; their rows go to the sqlite file `part`."""
-    with open_ledger_binary(path) as handle:
-        n = base_n + _count_lines(handle.fileno(), base_end, split)
-        conn = sqlite3.connect(part, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=OFF")  # a scratch file, deleted after use
-            conn.execute("PRAGMA synchronous=OFF")
-            verifier = _PartVerifier(conn, *memory)
-            handle.seek(split)
-            lines = _Lines(handle, size)
-            lines.n, lines.end = n, split
-            try:
-                lines.feed(verifier, size)
-                if lines.done or lines.end != size or verifier.first is None:
-                    raise _Unclean("the range does not end in a complete line at its end")
-                verifier.flush()
-            except _Unclean:
-                return {"clean": False}
-        finally:
-            conn.close()
-    return {
-        "clean": True,
-        "first": verifier.first,
-        "last": (lines.n, verifier.prev_seq, verifier.prev_hash),
-        "intact": verifier.remembered_head_intact,
-        "signed": verifier.signatures.signed if verifier.signatures else 0,
-        "unsigned": verifier.signatures.unsigned if verifier.signatures else 0,
-    }
 
 
 def verify_ledger(
@@ -612,9 +392,7 @@ def verify_ledger(
     torn tail is reported (`torn`, not a failure; the next append moves it aside), and
     nothing is ever repaired. Holds the ledger lock shared, when the lock file exists, so
     an append in progress is never mistaken for a torn tail. A ledger whose every line
-    ends in CRLF is one problem, said once. With at least PARALLEL_MIN_BYTES to parse in
-    full (a cold verify of a large ledger) and fork available, a forked helper checks the
-    second half meanwhile; the result is the same either way. Signatures are checked
+    ends in CRLF is one problem, said once. Signatures are checked
     against `policy` (None: not checked at all, the chain alone is verified).
     """
     path, state_dir = Path(path), Path(state_dir)
