@@ -80,14 +80,16 @@ def paired(
     commands: tuple[Sequence[str], Sequence[str]],
     rounds: int,
     prepare: Callable[[], None] = lambda: None,
+    envs: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None),
 ) -> Paired:
-    """`rounds` pairs, A then B, each run after `prepare()`."""
+    """`rounds` pairs, A then B, each run after `prepare()`, each in its environment of
+    `envs` (None: this process's)."""
     result = Paired(names)
     for _ in range(rounds):
         result.load.append(os.getloadavg()[0])
-        for command, runs in zip(commands, (result.a, result.b), strict=True):
+        for command, env, runs in zip(commands, envs, (result.a, result.b), strict=True):
             prepare()
-            runs.append(run_once(command))
+            runs.append(run_once(command, env))
     result.load.append(os.getloadavg()[0])
     return result
 

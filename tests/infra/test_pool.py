@@ -103,41 +103,6 @@ def test_what_outlives_a_collection_is_frozen(monkeypatch: pytest.MonkeyPatch) -
     assert long_lived and all(counts[-1] > counts[0] for counts in long_lived)
 
 
-def _wait_for_marker(marker: Path, chunk: list[int]) -> list[bool]:
-    """True for each item if the marker file appeared while this chunk was worked on."""
-    deadline = time.monotonic() + 5
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return [marker.exists() for _ in chunk]
-
-
-def test_meanwhile_runs_while_the_workers_work(tmp_path: Path) -> None:
-    marker = tmp_path / "meanwhile-ran"
-    # the workers can only finish well once `meanwhile` has run: it must not wait for them
-    got = list(
-        map_chunks(
-            partial(_wait_for_marker, marker),
-            list(range(40)),
-            workers=2,
-            threshold=1,
-            chunk=4,
-            meanwhile=marker.touch,
-        )
-    )
-    assert got == [True] * 40
-
-
-def test_meanwhile_runs_after_the_work_in_process(tmp_path: Path) -> None:
-    order: list[str] = []
-    results = map_chunks(
-        lambda chunk: order.append("work") or chunk,
-        [1, 2],
-        workers=1,
-        meanwhile=lambda: order.append("meanwhile"),
-    )
-    assert list(results) == [1, 2] and order == ["work", "meanwhile"]
-
-
 _PREPARED: list[int] = []  # what `before_fork` did, for the workers to inherit
 
 
@@ -168,18 +133,6 @@ def test_before_fork_is_not_run_when_nothing_forks() -> None:
     calls: list[str] = []
     results = map_chunks(_square, [1, 2], workers=1, before_fork=lambda: calls.append("x"))
     assert list(results) == [1, 4] and calls == []
-
-
-def test_meanwhile_failing_is_raised_after_every_result() -> None:
-    def fail() -> None:
-        raise RuntimeError("meanwhile failed")
-
-    results = map_chunks(_square, list(range(50)), workers=2, threshold=1, chunk=5, meanwhile=fail)
-    got = []
-    with pytest.raises(RuntimeError, match="meanwhile failed"):
-        for value in results:
-            got.append(value)
-    assert got == [n * n for n in range(50)]
 
 
 def test_chunks_grow_with_the_run_but_leave_every_worker_several() -> None:

@@ -27,7 +27,6 @@ it forever.
 
 from __future__ import annotations
 
-import functools
 import gc
 import itertools
 import os
@@ -36,7 +35,6 @@ import select
 import signal
 import struct
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
@@ -80,7 +78,6 @@ def map_chunks(
     threshold: int | None = None,
     chunk: int | None = None,
     count: int | None = None,
-    meanwhile: Callable[[], None] | None = None,
     before_fork: Callable[[], None] | None = None,
 ) -> Iterator[Result]:
     """`work(chunk)` over chunks of `items`, results in the order of the items.
@@ -92,10 +89,6 @@ def map_chunks(
     chunk. Results are yielded as their chunks finish, so a caller that consumes them as
     they come holds few. An exception of `work` is raised here, in the caller, once the
     results of the chunks before it are yielded.
-    `meanwhile()` runs in this process while the workers work (in a thread of its own;
-    after the work when there are no workers): other work that would otherwise wait for
-    them, such as the CPU-bound part of a run whose workers wait on the disk. Its
-    exception is raised once the results are all yielded.
     `before_fork()` runs in this process just before the workers are forked, and only
     when they are: what every worker would otherwise do for itself (such as importing
     what `work` needs), done once for all of them to inherit.
@@ -110,52 +103,16 @@ def map_chunks(
     chunks = itertools.takewhile(bool, (list(itertools.islice(rest, size)) for size in sizes))
     if workers < 2 or total < max(threshold, 2) or not can_fork():  # a pool needs work
         yield from _counted(map(work, chunks), total, progress)
-        if meanwhile:
-            meanwhile()
         return
     global _WORK
     _WORK = work  # inherited by the forked workers
     try:
-        # the workers are forked before `meanwhile` starts a thread
         if before_fork:
             before_fork()
-        _give_back_freed_memory()
         with _Pool(min(workers, -(-total // largest))) as pool:
-            aside = _Aside(meanwhile) if meanwhile else None
-            try:
-                yield from _counted(pool.results(chunks), total, progress)
-            finally:
-                if aside:
-                    aside.join()
-            if aside:
-                aside.reraise()
+            yield from _counted(pool.results(chunks), total, progress)
     finally:
         _WORK = None
-
-
-def _give_back_freed_memory() -> None:
-    """Hand the heap memory this process has freed back to the system before forking:
-    a forked worker starts with every page its parent holds, and glibc keeps what a
-    large step freed (`vt apply` deciding a batch of notes: ~10 MiB) for reuse. Only
-    where glibc's malloc_trim exists; elsewhere nothing is done."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        function = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        return None
-    function.argtypes = [ctypes.c_size_t]
-    function.restype = ctypes.c_int
-    return function
 
 
 def _chunk_size(items: int, workers: int) -> int:
@@ -183,26 +140,6 @@ def _counted(
         if progress:  # before the batch: a streaming caller sees the last one counted
             progress(done, total)
         yield from batch
-
-
-class _Aside(threading.Thread):
-    """`meanwhile`, run in a thread while this one hands out chunks and takes results."""
-
-    def __init__(self, function: Callable[[], None]):
-        super().__init__(name="vt-meanwhile", daemon=True)
-        self.function = function
-        self.failure: BaseException | None = None
-        self.start()
-
-    def run(self) -> None:
-        try:
-            self.function()
-        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-            self.failure = exc
-
-    def reraise(self) -> None:
-        if self.failure is not None:
-            raise self.failure
 
 
 # --- the pool ---------------------------------------------------------------------------

@@ -10,16 +10,13 @@
 from __future__ import annotations
 
 import hashlib
-import mmap
 import os
 import sqlite3
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from queue import SimpleQueue
 
 from vault_tools.infra.boundary import state_files, writable_path
 from vault_tools.infra.osfiles import read_at
@@ -237,40 +234,8 @@ def _block_digests(fd: int, start: int, size: int) -> str:
 
     if len(spans) < 2 or (os.cpu_count() or 1) < 2:
         return "".join(map(one, spans))
-    preadv = getattr(os, "preadv", None)
-    if preadv is None:  # no preadv (Windows): each thread reads into a block of its own
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            return "".join(pool.map(one, spans))
-    # The threads read into two buffers mapped here, each taken by one block at a time,
-    # and unmapped at the end. A block read by a thread into memory of its own stays,
-    # once freed, with that thread's malloc arena (glibc keeps it for reuse: 4 MiB an
-    # arena), and every process forked afterwards starts with those pages: each of
-    # apply's markers did. A mapping's pages count only once read into.
-    private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS  # POSIX, as preadv; not shared memory
-    maps = [mmap.mmap(-1, DIGEST_BLOCK, flags=private) for _ in range(2)]
-    buffers: SimpleQueue[mmap.mmap] = SimpleQueue()
-    for buffer in maps:
-        if hasattr(mmap, "MADV_HUGEPAGE"):  # a fresh mapping faults in page by page:
-            with suppress(OSError):  # in huge pages (where the system has them), 512x fewer
-                buffer.madvise(mmap.MADV_HUGEPAGE)
-        buffers.put(buffer)
-
-    def into_buffer(offset: int) -> str:
-        buffer = buffers.get()
-        try:
-            with memoryview(buffer) as view:
-                read = preadv(fd, [view[: min(DIGEST_BLOCK, size - offset)]], offset)
-                return hashlib.sha256(view[:read]).hexdigest()
-        finally:
-            buffers.put(buffer)
-
-    try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            return "".join(pool.map(into_buffer, spans))
-    finally:
-        for buffer in maps:
-            with suppress(BufferError):  # a view still held by a failure's traceback
-                buffer.close()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return "".join(pool.map(one, spans))
 
 
 def _extended_blocks(fd: int, trusted: _Trusted, size: int) -> str:

@@ -9,7 +9,8 @@ A run has four phases, and the order is what makes it safe to kill at any moment
    if its claim's heads do not already all record it (`judge`); the transaction writes
    and fsyncs the events of each BATCH of notes before it decides the next, so a kill
    between batches leaves the earlier ones durable (the next run completes their notes);
-3. only then mark the notes `review_state: APPLIED` (one atomic rewrite each, refused if
+3. only then mark the notes `review_state: APPLIED` (one atomic rewrite each, on threads
+   for many notes, refused if
    the note changed since phase 1): a note never says APPLIED for an event that is not
    durable, and a crash between 2 and 3 is finished by the next run (the note is the
    reviewer's decision: found recorded, the note is completed; changed since, it is a
@@ -55,7 +56,7 @@ from vault_tools.notes.note import parse_note
 from vault_tools.notes.vault import given_notes, list_vault
 from vault_tools.review.actor import Runner, decided_by, runner
 from vault_tools.review.candidates import Candidate, examine, note_errors
-from vault_tools.review.marking import mark_note
+from vault_tools.review.marking import Mark, mark_notes
 from vault_tools.review.signer import signer_for, signing_ledger
 from vault_tools.review.verdict import AGREES, REVERTED, judge
 from vault_tools.store.claims import ClaimStore
@@ -64,8 +65,7 @@ from vault_tools.vocabulary import APPLIED
 
 Progress = Callable[[int, int], None]
 
-# fsync'd note rewrites in flight per core: ext4 commits concurrent fsyncs together
-IO_WORKERS_PER_CPU = 4
+PROGRESS_EVERY = 64  # notes marked between two calls of `progress`
 # notes decided, appended and fsynced at a time: what phase 2 holds in memory (a few MiB)
 BATCH = 1000
 GIST = ("id", "seq", "ts", "action", "claim_id", "note")  # what a run reports of its events
@@ -347,27 +347,25 @@ def _drained(items: list[Candidate]) -> Iterator[Candidate]:  # in order, each r
 def _mark_all(
     settings: Settings, decided: Spool, report: ApplyReport, progress: Progress | None
 ) -> None:
-    """Mark the notes, read back from the spool as the markers take them (the markers
-    are forked while the parent holds no list of them); meanwhile (the markers mostly
-    wait on fsync) refresh the Claim Store, which depends on the durable ledger alone."""
+    """Mark the notes, read back from the spool as the markers take them; meanwhile (the
+    markers mostly wait on fsync) refresh the Claim Store, which depends on the durable
+    ledger alone."""
     given: deque[_PendingMark] = deque()  # handed to the markers, their outcome not read yet
 
-    def jobs() -> Iterator[tuple]:
+    def marks() -> Iterator[Mark]:
         for mark in decided:
             given.append(mark)
             yield mark.applied.path, mark.digest, mark.signature, mark.applied.id, mark.applied.ts
 
-    outcomes = _pooled(
-        settings,
-        _mark_chunk,
-        jobs(),
-        progress,
-        count=decided.count,
-        io_bound=True,
-        meanwhile=lambda: _refresh(settings, report),
+    outcomes = mark_notes(
+        settings, marks(), decided.count, meanwhile=lambda: _refresh(settings, report)
     )
+    done = 0
     for problem in outcomes:
         applied = given.popleft().applied
+        done += 1
+        if progress and (done % PROGRESS_EVERY == 0 or done == decided.count):
+            progress(done, decided.count)
         applied.marked = problem is None  # before it is appended (and pickled)
         report.applied.append(applied)
         if problem is None:
@@ -395,12 +393,6 @@ def _mark_all(
                 f"{exc.message}; run vt apply again after a crash to mark the notes",
             )
         )
-
-
-def _mark_chunk(
-    settings: Settings, ctx: CheckContext | None, jobs: list[tuple]
-) -> list[str | IOFailure | None]:
-    return [mark_note(settings, *job) for job in jobs]
 
 
 # ---------------------------------------------------------------------------
@@ -613,7 +605,7 @@ def _refresh(settings: Settings, report: ApplyReport) -> None:
 
 
 # ---------------------------------------------------------------------------
-# the process pool
+# the process pool (examining the notes)
 
 
 def _examine_chunk(
@@ -629,18 +621,9 @@ def _pooled(
     items: Iterable,
     progress: Progress | None,
     ctx: CheckContext | None = None,
-    count: int | None = None,
-    io_bound: bool = False,
-    meanwhile: Callable[[], None] | None = None,
     **kwargs: Any,
 ) -> Iterator:
-    """`function(settings, ctx, chunk, **kwargs)` over chunks of `items` (a list, or an
-    iterable of `count` items), results in order as they come; in forked workers when
-    there are enough items. fsync-bound work gets more workers than cores: the disk, not
-    the CPU, is what they wait for."""
-    cpus = settings.workers or os.cpu_count() or 1
-    workers = cpus * IO_WORKERS_PER_CPU if io_bound and not settings.workers else cpus
+    """`function(settings, ctx, chunk, **kwargs)` over chunks of `items`, results in
+    order as they come; in forked workers when there are enough items."""
     work = partial(function, settings, ctx, **kwargs)
-    return map_chunks(
-        work, items, workers=workers, progress=progress, count=count, meanwhile=meanwhile
-    )
+    return map_chunks(work, items, workers=settings.workers, progress=progress)

@@ -7,6 +7,11 @@ edited meanwhile is left alone (its reviewer's edit wins, and the next run sees 
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -67,6 +72,80 @@ def mark_note(
     except VtError as exc:
         return exc.message
     return None
+
+
+# fsync'd note rewrites in flight per core: ext4 commits concurrent fsyncs together, and a
+# thread waiting on fsync holds no lock
+MARKERS_PER_CPU = 4
+# below this many notes they are marked one after the other: a thread costs more than the
+# fsyncs it would overlap, and a crash test's "first note marked, the rest not" holds
+THREADED_FROM = 64
+
+Mark = tuple[str, str, Signature, str, str]  # mark_note's arguments after `settings`
+Marked = str | IOFailure | None  # mark_note's answer
+
+
+def mark_notes(
+    settings: Settings,
+    marks: Iterable[Mark],
+    count: int,
+    meanwhile: Callable[[], None] | None = None,
+) -> Iterator[Marked]:
+    """`mark_note` for each of `marks` (an iterable of `count`), answers in their order as
+    they come. Many notes are marked by threads, MARKERS_PER_CPU a core (or the
+    configured `workers`), a bounded number in flight, so a stream of marks is never
+    all in memory. `meanwhile()` runs in a thread of its own beside them (after them
+    when they are few); its exception is raised once every answer is yielded."""
+    aside = _Aside(meanwhile) if meanwhile and count >= THREADED_FROM else None
+    try:
+        if count < THREADED_FROM:
+            for mark in marks:
+                yield mark_note(settings, *mark)
+        else:
+            threads = settings.workers or (os.cpu_count() or 1) * MARKERS_PER_CPU
+            yield from _threaded(settings, marks, threads)
+    finally:
+        if aside is not None:
+            aside.join()
+    if aside is not None:
+        aside.reraise()
+    elif meanwhile is not None:
+        meanwhile()
+
+
+def _threaded(settings: Settings, marks: Iterable[Mark], threads: int) -> Iterator[Marked]:
+    in_flight: deque[Future[Marked]] = deque()
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="vt-mark") as pool:
+        try:
+            for mark in marks:
+                in_flight.append(pool.submit(mark_note, settings, *mark))
+                if len(in_flight) >= 2 * threads:
+                    yield in_flight.popleft().result()
+            while in_flight:
+                yield in_flight.popleft().result()
+        finally:  # a caller that stopped reading: what was not started is not started
+            for future in in_flight:
+                future.cancel()
+
+
+class _Aside(threading.Thread):
+    """`meanwhile`, run in a thread while the markers mark."""
+
+    def __init__(self, function: Callable[[], None]):
+        super().__init__(name="vt-meanwhile", daemon=True)
+        self.function = function
+        self.failure: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.function()
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            self.failure = exc
+
+    def reraise(self) -> None:
+        if self.failure is not None:
+            raise self.failure
 
 
 def _marked_as(raw: bytes, path: str, event_id: str) -> bool:
