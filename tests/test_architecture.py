@@ -140,3 +140,58 @@ def test_a_planted_class_twin_is_found(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "c.py").write_text("_Entry = tuple[int, str]\nclass Other:\n    pass\n")
     assert class_twins(tmp_path) == {"Entry": ["a.py", "b/c.py"]}
+
+
+def private_imports(package: Path) -> list[str]:
+    """`module: name` for every `_private` name a module of `package` imports from another
+    module of it (`from pkg.x import _name`, or `x._name` on a module imported whole)."""
+    import ast
+
+    name = package.name
+    found: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules: set[str] = set()  # names bound to a module of the package
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module == name or node.module.startswith(f"{name}."):
+                    for alias in node.names:
+                        if is_private(alias.name):
+                            found.append(f"{path.relative_to(package)}: {alias.name}")
+                        elif alias.name.islower():  # maybe a submodule: `from pkg import x`
+                            modules.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith(f"{name}.") and alias.asname:
+                        modules.add(alias.asname)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and is_private(node.attr)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+            ):
+                found.append(f"{path.relative_to(package)}: {node.value.id}.{node.attr}")
+    return found
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    """What one module uses of another is its public API: named without an underscore and
+    with a docstring. A `_name` is the module's own."""
+    assert private_imports(PACKAGE) == []
+
+
+def test_a_planted_private_import_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "a.py").write_text("def _helper():\n    pass\n\n_LIMIT = 1\n")
+    (package / "b.py").write_text("from pkg.sub.a import (\n    _LIMIT,\n    _helper,\n)\n")
+    (package / "c.py").write_text("from pkg.sub import a\n\nx = a._helper\n")
+    (package / "d.py").write_text("from pkg.sub.a import __doc__\n")
+    assert private_imports(package) == ["b.py: _LIMIT", "b.py: _helper", "c.py: a._helper"]

@@ -205,7 +205,7 @@ def test_untampered_vault_applies_and_the_gate_remembers_it(vault: Path) -> None
     result = run_vt("apply", vault=vault)
     assert result.returncode == 0, result.stderr
     assert b'"claim_id":"DV1-0004"' in lines_of(vault)[-1]
-    db = ledger_index._StateDB.read_only(vault / ".vt")
+    db = ledger_index.StateDB.read_only(vault / ".vt")
     try:
         trusted = db.trusted()
         assert trusted is not None and trusted.size == (vault / LEDGER).stat().st_size
@@ -382,8 +382,8 @@ def forbid_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: object) -> str:
         raise AssertionError("the gate hashed the ledger")
 
-    monkeypatch.setattr(ledger_gate, "_block_digests", refuse)
-    monkeypatch.setattr(ledger_index, "_block_digests", refuse)
+    monkeypatch.setattr(ledger_gate, "block_digests", refuse)
+    monkeypatch.setattr(ledger_index, "block_digests", refuse)
 
 
 def test_an_unchanged_ledger_is_not_hashed_again(

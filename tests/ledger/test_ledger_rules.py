@@ -1,6 +1,6 @@
 """The ledger event rules have one source, schemas/ledger-event.schema.json: the code's
-checks (the exact `event_problems`, its decision part `_decision_problems`, and the fast
-path `_quick_ok` verify takes on every line) must agree with it on every event, valid or
+checks (the exact `event_problems`, its decision part `decision_problems`, and the fast
+path `quick_ok` verify takes on every line) must agree with it on every event, valid or
 not. Events are generated valid, then broken one way at a time."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from vault_tools.ledger.events import (
     ALLOWED_FIELDS,
     CLAIM_KEYS,
     GENESIS,
-    _decision_problems,
-    _quick_ok,
+    decision_problems,
     event_problems,
+    quick_ok,
 )
 from vault_tools.vocabulary import (
     ACCEPT,
@@ -304,7 +304,7 @@ SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[Heal
 
 
 def with_valid_envelope(ev: dict[str, Any]) -> dict[str, Any]:
-    """The event with the fields `_decision_problems` leaves to its caller made valid."""
+    """The event with the fields `decision_problems` leaves to its caller made valid."""
     kept = {k: v for k, v in ev.items() if k in ALLOWED_FIELDS}
     return {
         **kept,
@@ -323,14 +323,14 @@ def with_valid_envelope(ev: dict[str, Any]) -> dict[str, Any]:
 def test_generated_policy_events_are_schema_valid(ev: dict[str, Any]) -> None:
     assert schema_valid(ev), list(VALIDATOR.iter_errors(ev))
     assert event_problems(ev) == []
-    assert not _quick_ok(ev)  # rare lines: the exact check is cheap enough
+    assert not quick_ok(ev)  # rare lines: the exact check is cheap enough
 
 
 @SETTINGS
 @given(valid_events())
 def test_generated_valid_events_are_schema_valid_and_take_the_fast_path(ev: dict[str, Any]) -> None:
     assert schema_valid(ev), list(VALIDATOR.iter_errors(ev))
-    assert _quick_ok(ev)
+    assert quick_ok(ev)
     assert event_problems(ev) == []
 
 
@@ -347,7 +347,7 @@ def test_event_problems_agree_with_the_schema(ev: dict[str, Any]) -> None:
 @SETTINGS
 @given(events)
 def test_the_fast_path_accepts_only_schema_valid_events(ev: dict[str, Any]) -> None:
-    if _quick_ok(ev):
+    if quick_ok(ev):
         assert schema_valid(ev), list(VALIDATOR.iter_errors(ev))
 
 
@@ -355,8 +355,8 @@ def test_the_fast_path_accepts_only_schema_valid_events(ev: dict[str, Any]) -> N
 @given(events)
 def test_decision_problems_agree_with_the_schema(ev: dict[str, Any]) -> None:
     full = with_valid_envelope(ev)
-    assert (_decision_problems(ev) == []) == schema_valid(full), (
-        _decision_problems(ev),
+    assert (decision_problems(ev) == []) == schema_valid(full), (
+        decision_problems(ev),
         list(VALIDATOR.iter_errors(full)),
     )
 

@@ -24,24 +24,23 @@ from vault_tools.ledger.events import (
     GENESIS,
     NOT_IN_ID,
     VERSION,
-    _decision_problems,
-    _is_str,
-    _with_hash,
     decision_id,
+    decision_problems,
     utc_now,
+    with_hash,
 )
 from vault_tools.ledger.faults import crash_point
 from vault_tools.ledger.gate import gate, trusted_head
-from vault_tools.ledger.index import STATE_DB, _extended_blocks, _StateDB, _Trusted
+from vault_tools.ledger.index import STATE_DB, StateDB, Trusted, extended_blocks
 from vault_tools.ledger.lost import check_not_lost
 from vault_tools.ledger.problems import VerifyResult
 from vault_tools.ledger.reader import (
     Tip,
     TornInfo,
-    _recover_torn,
     ledger_head,
     lock_path,
     open_ledger,
+    recover_torn,
     torn_path,
 )
 from vault_tools.ledger.signatures import (
@@ -72,7 +71,7 @@ class Transaction:
     """Decisions appended under the ledger lock; see `Ledger.transaction`."""
 
     def __init__(
-        self, ledger: Ledger, fd: int, head: Tip, torn: TornInfo | None, db: _StateDB | None = None
+        self, ledger: Ledger, fd: int, head: Tip, torn: TornInfo | None, db: StateDB | None = None
     ) -> None:
         self.ledger = ledger
         self.torn = torn  # a torn tail recovered when the lock was taken
@@ -91,7 +90,7 @@ class Transaction:
 
     # -- reading, under the lock
 
-    def _index(self) -> _StateDB:
+    def _index(self) -> StateDB:
         assert self._db is not None, "a Transaction comes from Ledger.transaction"
         return self._db
 
@@ -155,10 +154,10 @@ class Transaction:
         ev = {k: v for k, v in decision.items() if k not in NOT_IN_ID or k == "ts"}
         ev.setdefault("v", VERSION)
         ev.setdefault("ts", utc_now())
-        if "supersedes" not in ev and _is_str(ev.get("claim_id")):
+        if "supersedes" not in ev and isinstance(ev.get("claim_id"), str):
             latest = self.latest(ev["claim_id"])
             ev["supersedes"] = latest["id"] if latest else None
-        problems = _decision_problems(ev, will_sign=self.ledger.signer is not None)
+        problems = decision_problems(ev, will_sign=self.ledger.signer is not None)
         problems += [f"field '{k}' is not allowed" for k in ev if k not in ALLOWED_FIELDS]
         if problems:
             raise InvalidEventError("invalid decision: " + "; ".join(problems),
@@ -188,7 +187,7 @@ class Transaction:
 
     def _chain(self, ev: dict) -> None:
         ev["seq"], ev["prev"] = self.head.seq + 1, self.head.hash
-        data = _with_hash(ev)
+        data = with_hash(ev)
         self._lines.append(data)
         self.head = Tip(ev["seq"], ev["hash"], self.head.size + len(data))
 
@@ -261,7 +260,7 @@ class Transaction:
             db.conn.execute("BEGIN")
             trusted = db.trusted()
             if trusted is None and self.durable.size == 0:  # the gate passed: nothing remembered
-                trusted = _Trusted(0, 0, GENESIS, 0, "")
+                trusted = Trusted(0, 0, GENESIS, 0, "")
                 db.put(**{SIGNING_KEY: self.ledger.policy.digest()})  # what _signatures_hold used
             indexed = trusted is not None and trusted.head == self.durable
             if indexed:
@@ -270,12 +269,12 @@ class Transaction:
                 lines = [raw[:-1].decode() for raw in self._lines]
                 db.index_add(list(zip(self.appended, lines, strict=True)))
                 db.trust(
-                    _Trusted(
+                    Trusted(
                         self.head.size,
                         self.head.seq,
                         self.head.hash,
                         trusted.count + added,
-                        _extended_blocks(self._fd, trusted, self.head.size),
+                        extended_blocks(self._fd, trusted, self.head.size),
                     ),
                     self._fd,
                 )
@@ -380,7 +379,7 @@ class Ledger:
             try:
                 if created:
                     fsync_folder(self.path.parent)
-                yield fd, _recover_torn(fd, self.path)
+                yield fd, recover_torn(fd, self.path)
             finally:
                 os.close(fd)
 
@@ -392,7 +391,7 @@ class Ledger:
         an exception inside the block appends nothing.
         """
         with self.locked() as (fd, torn):
-            db = _StateDB(self.state_dir, root=self.root)
+            db = StateDB(self.state_dir, root=self.root)
             try:
                 size = os.fstat(fd).st_size
                 head = gate(self.path, self.state_dir, db, fd, size, True, self.policy)

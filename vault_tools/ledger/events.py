@@ -76,18 +76,19 @@ def load_json(data: str | bytes) -> Any:
         raise ValueError("nested too deeply to read") from None
 
 
-def _sha(data: bytes) -> str:
+def sha256_id(data: bytes) -> str:
+    """`sha256:` and the hex digest of `data`: how an event's id and hash are written."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def decision_id(event: dict) -> str:
     """sha256 of the decision: every field but id, seq, prev, hash and ts."""
-    return _sha(canonical({k: v for k, v in event.items() if k not in NOT_IN_ID}).encode())
+    return sha256_id(canonical({k: v for k, v in event.items() if k not in NOT_IN_ID}).encode())
 
 
 def line_hash(event: dict) -> str:
     """sha256 of the canonical line without its `hash` field."""
-    return _sha(canonical({k: v for k, v in event.items() if k != "hash"}).encode())
+    return sha256_id(canonical({k: v for k, v in event.items() if k != "hash"}).encode())
 
 
 _clock: list = [None, ""]  # (the second, its text): a run stamps thousands of events
@@ -100,12 +101,12 @@ def utc_now() -> str:
     return _clock[1]
 
 
-def _with_hash(ev: dict) -> bytes:
+def with_hash(ev: dict) -> bytes:
     """Set `ev["hash"]` and return the event's line, serialising it only once: the hash
     field is spliced into the canonical text of the event without it, just before the
     top-level `id` (the last `,"id":"` in the text: nested objects all come earlier)."""
     text = canonical(ev)
-    ev["hash"] = _sha(text.encode())
+    ev["hash"] = sha256_id(text.encode())
     i = text.rfind(',"id":"')
     return (text[:i] + f',"hash":"{ev["hash"]}"' + text[i:] + "\n").encode()
 
@@ -120,7 +121,7 @@ def _scalar(value: str | list[str] | None) -> str:
     return "null" if value is None else f'"{value}"'
 
 
-def _digests(body: bytes, ev: dict) -> tuple[str, str]:
+def line_digests(body: bytes, ev: dict) -> tuple[str, str]:
     """(hash, id) of a canonical line without re-serialising the nested claim.
 
     In a canonical line the last `,"hash":"` is the top-level field (a quote inside a
@@ -152,7 +153,8 @@ def is_timestamp(value: object) -> bool:
     return isinstance(value, str) and _TS.fullmatch(value) is not None
 
 
-def _is_sha(value: object) -> TypeGuard[str]:
+def is_sha(value: object) -> TypeGuard[str]:
+    """Whether `value` is written as `sha256_id` writes a digest."""
     return isinstance(value, str) and _SHA.fullmatch(value) is not None
 
 
@@ -253,7 +255,7 @@ def _claim_problems(action: str, claim: object) -> list[str]:
     return problems
 
 
-def _decision_problems(ev: dict, will_sign: bool = False) -> list[str]:
+def decision_problems(ev: dict, will_sign: bool = False) -> list[str]:
     """Structural checks of the decision fields (mirrors schemas/ledger-event.schema.json);
     `will_sign`: its `sig` comes when it is appended (a POLICY event may lack it until then)."""
     problems = [f"field '{k}' missing" for k in DECISION_FIELDS if k not in ev]
@@ -266,9 +268,9 @@ def _decision_problems(ev: dict, will_sign: bool = False) -> list[str]:
         problems.append("actor must be a non-empty string")
     if not (_is_str(ev["claim_id"]) and ev["claim_id"]):
         problems.append("claim_id must be a non-empty string")
-    if not _is_sha(ev["base"]):
+    if not is_sha(ev["base"]):
         problems.append("base must be 'sha256:<64 hex>'")
-    if ev["preview"] is not None and not _is_sha(ev["preview"]):
+    if ev["preview"] is not None and not is_sha(ev["preview"]):
         problems.append("preview must be 'sha256:<64 hex>' or null")
     if not _supersedes_ok(ev["supersedes"]):
         problems.append(
@@ -288,7 +290,7 @@ def _decision_problems(ev: dict, will_sign: bool = False) -> list[str]:
     if ev["v"] != VERSION or type(ev["v"]) is not int:
         problems.append(f"v must be {VERSION}")
     if action == REVERT:
-        if not _is_sha(ev.get("reverts")):
+        if not is_sha(ev.get("reverts")):
             problems.append("REVERT needs 'reverts': the id of the reverted event")
     elif "reverts" in ev:
         problems.append("'reverts' is only allowed on REVERT")
@@ -306,16 +308,16 @@ def event_problems(ev: object) -> list[str]:
     """Every structural problem of one complete ledger event (empty list: well formed)."""
     if not isinstance(ev, dict):
         return ["not a JSON object"]
-    problems = _decision_problems(ev)
+    problems = decision_problems(ev)
     problems += [f"field '{k}' is not allowed" for k in ev if k not in ALLOWED_FIELDS]
     for key in ("id", "hash"):
         if key not in ev:
             problems.append(f"field '{key}' missing")
-        elif not _is_sha(ev[key]):
+        elif not is_sha(ev[key]):
             problems.append(f"{key} must be 'sha256:<64 hex>'")
     if "prev" not in ev:
         problems.append("field 'prev' missing")
-    elif not (ev["prev"] == GENESIS or _is_sha(ev["prev"])):
+    elif not (ev["prev"] == GENESIS or is_sha(ev["prev"])):
         problems.append("prev must be 'sha256:<64 hex>' or 64 zeros")
     seq = ev.get("seq")
     if type(seq) is not int or seq < 1:
@@ -346,7 +348,7 @@ _ts_match = _TS.fullmatch
 
 
 # buys ~6% of a cold verify's and gate's CPU time over event_problems alone (paired runs)
-def _quick_ok(ev: object) -> bool:
+def quick_ok(ev: object) -> bool:
     """True only for an event `event_problems` finds nothing wrong with (the schema's rules),
     checked as cheaply as possible: it runs once per line of every verify. False only
     means: run `event_problems` for the exact messages."""

@@ -16,20 +16,20 @@ from vault_tools.errors import IntegrityError, RefusedError
 from vault_tools.findings import counted
 from vault_tools.infra.lock import FileLock
 from vault_tools.ledger.events import GENESIS
-from vault_tools.ledger.index import _block_digests, _extended_blocks, _StateDB, _Trusted
+from vault_tools.ledger.index import StateDB, Trusted, block_digests, extended_blocks
 from vault_tools.ledger.lost import lost_error, lost_in
 from vault_tools.ledger.policy import checker_for
 from vault_tools.ledger.reader import (
     CRLF_MESSAGE,
     Tip,
-    _complete_size,
-    _crlf_converted,
+    complete_size,
+    crlf_converted,
     iter_lines,
     lock_path,
     open_ledger,
 )
 from vault_tools.ledger.signatures import NO_SIGNING, SIGNING_KEY, SignaturePolicy
-from vault_tools.ledger.verify import _Verifier, _verify_lines
+from vault_tools.ledger.verify import Verifier, verify_lines
 
 
 def trusted_head(
@@ -93,11 +93,11 @@ def _gate_now(
         db = None
         if locked:
             with suppress(OSError, sqlite3.Error):
-                db = _StateDB(state_dir, root=root)
+                db = StateDB(state_dir, root=root)
         remember = db is not None
-        db = db or _StateDB.read_only(state_dir)
+        db = db or StateDB.read_only(state_dir)
         try:
-            size = 0 if fd is None else _complete_size(fd)
+            size = 0 if fd is None else complete_size(fd)
             return gate(path, state_dir, db, fd, size, remember, policy)
         finally:
             db.close()
@@ -109,7 +109,7 @@ def _gate_now(
 def gate(
     path: Path,
     state_dir: Path,
-    db: _StateDB,
+    db: StateDB,
     fd: int | None,
     size: int,
     remember: bool,
@@ -143,19 +143,19 @@ def gate(
     if (
         known is not None
         and known.size <= size
-        and _block_digests(fd, 0, known.size) == known.blocks
+        and block_digests(fd, 0, known.size) == known.blocks
     ):
         start = known
         if known.size == size:
             if remember:
                 _remember_stat(db, fd, size)
             return known.head
-    if _crlf_converted(fd, size):
+    if crlf_converted(fd, size):
         raise _gate_error(path, state_dir, 1, CRLF_MESSAGE)
     checker = checker_for(policy, path, size)  # by the policy in the ledger, if any
-    verifier = _Verifier(db, trust_prefix=False, after=start, signatures=checker)
+    verifier = Verifier(db, trust_prefix=False, after=start, signatures=checker)
     try:
-        _verify_lines(verifier, path, size)
+        verify_lines(verifier, path, size)
         verifier.finish()
         if verifier.problems:
             raise _refusal(path, state_dir, verifier, changed=known is not None and start is None)
@@ -167,15 +167,13 @@ def gate(
     return head
 
 
-def _remember_stat(db: _StateDB, fd: int, size: int) -> None:
+def _remember_stat(db: StateDB, fd: int, size: int) -> None:
     # best effort: without it the next gate hashes the prefix again, nothing worse
     with suppress(sqlite3.Error, OSError):
         db.remember_stat(fd, size)
 
 
-def _trust(
-    db: _StateDB, fd: int, path: Path, start: _Trusted | None, head: Tip, policy: str
-) -> None:
+def _trust(db: StateDB, fd: int, path: Path, start: Trusted | None, head: Tip, policy: str) -> None:
     """Make the lines the gate just checked (in `temp.seen`) part of the trusted prefix:
     remembered, indexed, and digested, in one sqlite transaction."""
     conn = db.conn
@@ -206,10 +204,10 @@ def _trust(
             "INSERT OR IGNORE INTO verified(id, ts) SELECT id, ts FROM temp.seen ORDER BY id"
         ).rowcount
         if start is None:
-            blocks, count = _block_digests(fd, 0, head.size), db.memory_size()
+            blocks, count = block_digests(fd, 0, head.size), db.memory_size()
         else:
-            blocks, count = _extended_blocks(fd, start, head.size), start.count + added
-        db.trust(_Trusted(head.size, head.seq, head.hash, count, blocks), fd)
+            blocks, count = extended_blocks(fd, start, head.size), start.count + added
+        db.trust(Trusted(head.size, head.seq, head.hash, count, blocks), fd)
         db.put(**{SIGNING_KEY: policy})
         conn.execute("COMMIT")
     except BaseException:
@@ -217,7 +215,7 @@ def _trust(
         raise
 
 
-def _refusal(path: Path, state_dir: Path, verifier: _Verifier, changed: bool) -> IntegrityError:
+def _refusal(path: Path, state_dir: Path, verifier: Verifier, changed: bool) -> IntegrityError:
     """One error for the first problem: its line (a lost event: the first line that is
     not one verified before, or the line after the last), what it is, and what to run."""
     lost = _lost(path, state_dir, verifier)
@@ -245,7 +243,7 @@ def _refusal(path: Path, state_dir: Path, verifier: _Verifier, changed: bool) ->
 _LINE_PREFIX = re.compile(r"^line \d+: ")
 
 
-def _lost(path: Path, state_dir: Path, verifier: _Verifier) -> IntegrityError | None:
+def _lost(path: Path, state_dir: Path, verifier: Verifier) -> IntegrityError | None:
     """The lost-ledger error (lost.py) when the file verifies by itself but lacks events
     verified before: the rule every command shares, not a tampering report."""
     if verifier.after is not None or any(p.line is not None for p in verifier.problems):

@@ -53,7 +53,7 @@ def stat_signature(st: os.stat_result) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Trusted:
+class Trusted:
     """The prefix the gate trusted last: bytes 0..size, lines 1..seq (every remembered id
     lies within them), and the sha256 of each DIGEST_BLOCK of those bytes (hex, joined)."""
 
@@ -68,7 +68,7 @@ class _Trusted:
         return Tip(self.seq, self.hash, self.size)
 
 
-class _StateDB:
+class StateDB:
     """`.vt/ledger-index.sqlite`. Only written while the ledger lock is held."""
 
     def __init__(
@@ -91,7 +91,7 @@ class _StateDB:
         self.conn = conn
 
     @classmethod
-    def read_only(cls, state_dir: Path, immutable: bool = False) -> _StateDB:
+    def read_only(cls, state_dir: Path, immutable: bool = False) -> StateDB:
         """The state as it stands, opened read-only (no state at all, or one that cannot
         be read: an empty memory, in memory). `immutable`: the caller holds the ledger
         lock (shared), so no writer can be at work; without a WAL file left over, sqlite
@@ -120,7 +120,7 @@ class _StateDB:
         return cls(state_dir, conn)
 
     @classmethod
-    def empty(cls) -> _StateDB:
+    def empty(cls) -> StateDB:
         """No memory at all, in memory: for verifying a ledger by itself alone."""
         conn = sqlite3.connect(":memory:", isolation_level=None)
         conn.executescript(_SCHEMA_SQL)
@@ -156,7 +156,7 @@ class _StateDB:
             [(k, str(v)) for k, v in values.items()],
         )
 
-    def trusted(self) -> _Trusted | None:
+    def trusted(self) -> Trusted | None:
         marks = ",".join("?" * len(_TRUST_KEYS))
         values = dict(
             self.conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", _TRUST_KEYS)
@@ -164,7 +164,7 @@ class _StateDB:
         if len(values) != len(_TRUST_KEYS):
             return None
         try:
-            return _Trusted(
+            return Trusted(
                 int(values["trust_size"]),
                 int(values["trust_seq"]),
                 values["trust_hash"],
@@ -174,7 +174,7 @@ class _StateDB:
         except ValueError:
             return None
 
-    def trust(self, trusted: _Trusted, fd: int) -> None:
+    def trust(self, trusted: Trusted, fd: int) -> None:
         self.put(
             trust_size=trusted.size,
             trust_seq=trusted.seq,
@@ -224,7 +224,7 @@ class _StateDB:
         )
 
 
-def _block_digests(fd: int, start: int, size: int) -> str:
+def block_digests(fd: int, start: int, size: int) -> str:
     """The sha256 (hex) of each DIGEST_BLOCK bytes of bytes start..size, joined; `start`
     is a block boundary. Two threads: sha256 and pread release the GIL."""
     spans = range(start, size, DIGEST_BLOCK)
@@ -238,8 +238,8 @@ def _block_digests(fd: int, start: int, size: int) -> str:
         return "".join(pool.map(one, spans))
 
 
-def _extended_blocks(fd: int, trusted: _Trusted, size: int) -> str:
+def extended_blocks(fd: int, trusted: Trusted, size: int) -> str:
     """The block digests of bytes 0..size, given those of the trusted prefix (only its
     last, partial block and the new bytes are hashed)."""
     keep = trusted.size // DIGEST_BLOCK
-    return trusted.blocks[: keep * 64] + _block_digests(fd, keep * DIGEST_BLOCK, size)
+    return trusted.blocks[: keep * 64] + block_digests(fd, keep * DIGEST_BLOCK, size)

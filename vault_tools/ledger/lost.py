@@ -30,11 +30,11 @@ from vault_tools.errors import IntegrityError
 from vault_tools.findings import counted
 from vault_tools.infra.lock import FileLock
 from vault_tools.infra.osfiles import open_fd
-from vault_tools.ledger.index import _StateDB
+from vault_tools.ledger.index import StateDB
 from vault_tools.ledger.policy import checker_for
-from vault_tools.ledger.reader import _complete_size, lock_path
+from vault_tools.ledger.reader import complete_size, lock_path
 from vault_tools.ledger.signatures import SignaturePolicy
-from vault_tools.ledger.verify import _Verifier, _verify_lines
+from vault_tools.ledger.verify import Verifier, verify_lines
 
 FORGET = "vt ledger forget"
 
@@ -71,7 +71,7 @@ def check_not_lost(path: Path, state_dir: Path) -> None:
     loss)."""
     if os.path.lexists(path):
         return
-    db = _StateDB.read_only(state_dir)
+    db = StateDB.read_only(state_dir)
     try:
         remembered = db.memory_size()
     finally:
@@ -89,7 +89,7 @@ def lost_event(event_id: str) -> str:
     )
 
 
-def lost_in(verifier: _Verifier) -> int:
+def lost_in(verifier: Verifier) -> int:
     """How many remembered events a full verify (no trusted prefix) did not see, when
     every event it saw was verified before (a ledger that only lost events: restored
     from an older copy); 0 otherwise (a rewrite, told apart by its first new line)."""
@@ -136,7 +136,7 @@ def forget_lost(
     gate verifies the whole file again and remembers it."""
     with _lock(path, root):
         held = _verified_ids(path, policy)
-        db = _StateDB.read_only(state_dir)
+        db = StateDB.read_only(state_dir)
         try:
             forgotten = sorted(
                 ((i, ts) for i, ts in db.conn.execute("SELECT id, ts FROM verified")
@@ -148,7 +148,7 @@ def forget_lost(
         result = Forgotten(_shown(path, state_dir), len(held), forgotten, dry_run)
         if dry_run or not (state_dir / "ledger-index.sqlite").exists():
             return result
-        db = _StateDB(state_dir, root=root)
+        db = StateDB(state_dir, root=root)
         try:
             db.forget([i for i, _ in forgotten])
         finally:
@@ -163,14 +163,14 @@ def _verified_ids(path: Path, policy: SignaturePolicy | None) -> set[str]:
     except FileNotFoundError:
         return set()
     try:
-        size = _complete_size(fd)
+        size = complete_size(fd)
     finally:
         os.close(fd)
-    empty = _StateDB.empty()
+    empty = StateDB.empty()
     checker = checker_for(policy or SignaturePolicy(), path, size)
-    verifier = _Verifier(empty, trust_prefix=False, signatures=checker)
+    verifier = Verifier(empty, trust_prefix=False, signatures=checker)
     try:
-        _verify_lines(verifier, path, size)
+        verify_lines(verifier, path, size)
         verifier.finish()
         if verifier.problems:
             first = min(verifier.problems, key=lambda p: (p.line is None, p.line or 0))

@@ -21,7 +21,7 @@ from vault_tools.ledger.events import (
     superseded_ids,
 )
 from vault_tools.ledger.problems import Problem
-from vault_tools.ledger.reader import _parse_line
+from vault_tools.ledger.reader import parse_line
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.vocabulary import conflict_marker
@@ -30,7 +30,7 @@ from vault_tools.vocabulary import conflict_marker
 def _checked_event(raw: bytes, n: int, where: str) -> dict:
     """Parse a line to merge. Its own hash and id must hold: re-chaining recomputes the
     hash, so an edited line must be refused here or it would be laundered."""
-    ev = _parse_line(raw, n, where)
+    ev = parse_line(raw, n, where)
     problems = event_problems(ev)
     if problems:
         raise IntegrityError(f"{where} line {n}: {problems[0]}", where, n)

@@ -27,8 +27,8 @@ from vault_tools.ledger.signatures import (
     KnownSigner,
     SignatureChecker,
     SignaturePolicy,
-    _for_vt,
-    _read_allowed_signers,
+    for_vt,
+    read_allowed_signers,
 )
 from vault_tools.ledger.signing import NAMESPACE
 from vault_tools.ledger.sshformat import FormatError, signer_line
@@ -149,12 +149,12 @@ def signers_of_file(allowed_signers: Path) -> list[tuple[str, str]]:
     principal named in full on a line valid for vt decisions. Validity windows are not
     carried over: from the POLICY event on, a key stops signing when a later POLICY event
     drops it."""
-    entries = _read_allowed_signers(allowed_signers)  # refuses a line that does not parse
+    entries = read_allowed_signers(allowed_signers)  # refuses a line that does not parse
     keys = _key_texts(allowed_signers)
     found: list[tuple[str, str]] = []
     for blob, listed in entries.items():
         for entry in listed:
-            if _for_vt(entry):
+            if for_vt(entry):
                 found += [(p, keys[blob]) for p in entry.principals if not _pattern(p)]
     return found
 

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.osfiles import open_fd, read_at
-from vault_tools.ledger.events import GENESIS, _is_sha, load_json
+from vault_tools.ledger.events import GENESIS, is_sha, load_json
 
 _BLOCK = 1 << 16
 
@@ -98,7 +98,7 @@ def _line_start(fd: int, end: int) -> int:
     return 0
 
 
-def _parse_line(raw: bytes, line: int | Callable[[], int], path: str) -> dict:
+def parse_line(raw: bytes, line: int | Callable[[], int], path: str) -> dict:
     """The event of one line. `line` is its number, or what counts it: a line read
     backwards is numbered only when it is bad, so a good read never counts lines."""
     try:
@@ -114,7 +114,7 @@ def _parse_line(raw: bytes, line: int | Callable[[], int], path: str) -> dict:
 
 def _number_at(fd: int, start: int) -> Callable[[], int]:
     """What counts the number of the line that starts at byte `start` of `fd`."""
-    return lambda: _count_lines(fd, 0, start) + 1
+    return lambda: count_lines(fd, 0, start) + 1
 
 
 def _head_of(fd: int, size: int, path: str) -> Tip:
@@ -122,15 +122,15 @@ def _head_of(fd: int, size: int, path: str) -> Tip:
     if size == 0:
         return Tip()
     start = _line_start(fd, size)
-    event = _parse_line(read_at(fd, size - start, start), _number_at(fd, start), path)
+    event = parse_line(read_at(fd, size - start, start), _number_at(fd, start), path)
     seq, hash_ = event.get("seq"), event.get("hash")
-    if type(seq) is not int or not _is_sha(hash_):
-        n = _count_lines(fd, 0, start) + 1
+    if type(seq) is not int or not is_sha(hash_):
+        n = count_lines(fd, 0, start) + 1
         raise IntegrityError("the last line has no seq or hash; run `vt ledger verify`", path, n)
     return Tip(seq, hash_, size)
 
 
-def _recover_torn(fd: int, path: Path) -> TornInfo | None:
+def recover_torn(fd: int, path: Path) -> TornInfo | None:
     """Move a last line without final '\\n' (a crash mid-write) to `<ledger>.torn`.
 
     The bytes are appended to the backup (one fragment per line) and fsynced before the
@@ -171,7 +171,7 @@ def iter_events(path: Path | str, start: int = 0) -> Iterator[dict]:
     """Every event, oldest first, streamed. A line that is not JSON raises IntegrityError
     naming it by its number in the file (counted only then, when `start` is not 0)."""
     for n, (end, raw) in enumerate(iter_lines(path, start), 1):
-        yield _parse_line(raw, n if not start else partial(_line_at, path, end - len(raw)),
+        yield parse_line(raw, n if not start else partial(_line_at, path, end - len(raw)),
                           str(path))  # fmt: skip
 
 
@@ -179,7 +179,7 @@ def _line_at(path: Path | str, offset: int) -> int:
     """The number of the line starting at byte `offset` of the ledger at `path`."""
     fd = open_ledger(path)
     try:
-        return _count_lines(fd, 0, offset) + 1
+        return count_lines(fd, 0, offset) + 1
     finally:
         os.close(fd)
 
@@ -195,7 +195,7 @@ def _iter_lines_reversed(path: Path | str, stop: int | None = None) -> Iterator[
         end = os.fstat(fd).st_size if stop is None else min(stop, os.fstat(fd).st_size)
         if end and read_at(fd, 1, end - 1) != b"\n":
             end = _line_start(fd, end + 1)  # skip a torn tail
-        n = _count_lines(fd, 0, end)
+        n = count_lines(fd, 0, end)
         while end > 0:
             start = _line_start(fd, end)
             yield n, read_at(fd, end - start, start)
@@ -219,7 +219,7 @@ def ledger_head(path: Path | str) -> Tip:
         os.close(fd)
 
 
-def _complete_size(fd: int) -> int:
+def complete_size(fd: int) -> int:
     """Where the last complete line ends (a torn tail is not part of the ledger)."""
     size = os.fstat(fd).st_size
     if size and read_at(fd, 1, size - 1) != b"\n":
@@ -227,7 +227,7 @@ def _complete_size(fd: int) -> int:
     return size
 
 
-def _crlf_converted(fd: int, size: int) -> bool:
+def crlf_converted(fd: int, size: int) -> bool:
     """True when the first and the last line end in CRLF: a canonical line ends in `}`,
     so the file went through a checkout that converts line endings."""
     if size < 2 or read_at(fd, 2, size - 2) != b"\r\n":
@@ -244,7 +244,8 @@ CRLF_MESSAGE = (
 )
 
 
-def _count_lines(fd: int, start: int, stop: int) -> int:
+def count_lines(fd: int, start: int, stop: int) -> int:
+    """The number of lines ending between bytes `start` and `stop`."""
     count = 0
     while start < stop:
         chunk = read_at(fd, min(1 << 20, stop - start), start)
@@ -289,7 +290,7 @@ def iter_log(
     `stop`: only the lines ending by that byte (those the gate checked)."""
     lo, hi = _day_bound(since, end=False), _day_bound(until, end=True)
     for n, raw in _iter_lines_reversed(path, stop):
-        ev = _parse_line(raw, n, str(path))
+        ev = parse_line(raw, n, str(path))
         ts = ev.get("ts", "")
         if (
             (claim_id is None or ev.get("claim_id") == claim_id)

@@ -222,7 +222,7 @@ class SignatureChecker:
         them allows it at any time."""
         entries = [e for e in self._signers().get(blob, []) if _principal_matches(actor, e)]
         for entry in entries:
-            if entry.valid_after is None and entry.valid_before is None and _for_vt(entry):
+            if entry.valid_after is None and entry.valid_before is None and for_vt(entry):
                 return None
         return entries
 
@@ -234,7 +234,7 @@ class SignatureChecker:
             if (
                 (entry.valid_after is None or ts >= entry.valid_after)
                 and (entry.valid_before is None or ts < entry.valid_before)
-                and _for_vt(entry)
+                and for_vt(entry)
             ):
                 return None
         name = f"key {fingerprint(blob)}"
@@ -250,7 +250,7 @@ class SignatureChecker:
 
     def _signers(self) -> dict[bytes, list[KnownSigner]]:
         if self._entries is None:
-            self._entries = _read_allowed_signers(self.policy.allowed_signers)
+            self._entries = read_allowed_signers(self.policy.allowed_signers)
         return self._entries
 
 
@@ -284,7 +284,7 @@ def _message(ev: dict) -> bytes:
     return f'{{"id":"{ev["id"]}","ts":"{ev["ts"]}"}}'.encode()
 
 
-def _for_vt(entry: KnownSigner) -> bool:
+def for_vt(entry: KnownSigner) -> bool:
     """Whether the entry's `namespaces` (if any) include vt's."""
     return entry.namespaces is None or any(fnmatchcase(NAMESPACE, n) for n in entry.namespaces)
 
@@ -308,7 +308,7 @@ def _principal_matches(actor: str, entry: KnownSigner) -> bool:
     return matched
 
 
-def _read_allowed_signers(path: Path | None) -> dict[bytes, list[KnownSigner]]:
+def read_allowed_signers(path: Path | None) -> dict[bytes, list[KnownSigner]]:
     """The file's entries by public key blob; a line that does not parse is a usage error
     naming it (`path:line`), as ssh-keygen refuses such a file."""
     if path is None:
@@ -350,7 +350,7 @@ def _signer_entry(line: str, number: int) -> tuple[bytes, KnownSigner]:
 
 def allowed_signers_problem(line: str) -> str | None:
     """Why a line of an allowed signers file is not one vt reads (None: it is, or it is
-    blank or a comment): the rule `_read_allowed_signers` holds every line to."""
+    blank or a comment): the rule `read_allowed_signers` holds every line to."""
     line = line.strip()
     if not line or line.startswith("#"):
         return None
@@ -378,7 +378,7 @@ def principals_of_key(allowed_signers: Path | None, key_blob: bytes) -> list[str
     """The principals the allowed signers file lets `key_blob` sign vt decisions for, in
     file order; a pattern (`*`, `?`, `!`) names nobody in particular and is left out."""
     named: list[str] = []
-    for entry in _read_allowed_signers(allowed_signers).get(key_blob, []):
-        if _for_vt(entry):
+    for entry in read_allowed_signers(allowed_signers).get(key_blob, []):
+        if for_vt(entry):
             named += [p for p in entry.principals if not any(c in p for c in "*?!")]
     return list(dict.fromkeys(named))

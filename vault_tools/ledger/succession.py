@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, TypeVar
 from vault_tools.findings import Finding, counted, error
 from vault_tools.ledger.events import (
     GENESIS,
-    _digests,
-    _quick_ok,
     canonical,
     decision_id,
     event_problems,
+    line_digests,
     line_hash,
     load_json,
+    quick_ok,
     superseded_ids,
 )
 from vault_tools.vocabulary import POLICY, conflict_marker
@@ -227,7 +227,7 @@ def _check_lines(version: Version, data: bytes, start: int) -> None:
             _problem(version, n, f"line {n}: not valid JSON ({exc})", sound=False)
             version.seq, version.head = version.seq + 1, None
             continue
-        if not _quick_ok(ev) and (structural := event_problems(ev)):
+        if not quick_ok(ev) and (structural := event_problems(ev)):
             for message in structural:
                 _problem(version, n, f"line {n}: {message}", sound=False)
             version.seq, version.head = version.seq + 1, None
@@ -273,7 +273,7 @@ def _check_event(version: Version, n: int, body: bytes, text: str, ev: dict) -> 
     if not canonical_ok:
         _problem(version, n, f"line {n}: not canonical JSON (re-serialised or hand-edited?)",
                  sound=False)  # fmt: skip
-    hash_, id_ = _digests(body, ev) if canonical_ok else (line_hash(ev), decision_id(ev))
+    hash_, id_ = line_digests(body, ev) if canonical_ok else (line_hash(ev), decision_id(ev))
     if hash_ != ev["hash"]:
         _problem(version, n, f"line {n}: hash mismatch (edited line?)", sound=False)
     if id_ != ev["id"]:

@@ -16,24 +16,24 @@ from vault_tools.infra.lock import lock_fd, unlock_fd
 from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.events import (
     GENESIS,
-    _digests,
-    _quick_ok,
-    _sha,
     canonical,
     decision_id,
     event_problems,
+    line_digests,
     line_hash,
     load_json,
+    quick_ok,
+    sha256_id,
 )
-from vault_tools.ledger.index import _StateDB, _Trusted
+from vault_tools.ledger.index import StateDB, Trusted
 from vault_tools.ledger.policy import checker_for
 from vault_tools.ledger.problems import Problem, VerifyResult
 from vault_tools.ledger.reader import (
     CRLF_MESSAGE,
     TornInfo,
-    _complete_size,
-    _count_lines,
-    _crlf_converted,
+    complete_size,
+    count_lines,
+    crlf_converted,
     lock_path,
     open_ledger,
     open_ledger_binary,
@@ -69,7 +69,7 @@ def _scalar_at(body: bytes, key: bytes, start: int) -> str | None:
 
 
 def _known_row(n: int, body: bytes, i: int) -> tuple:
-    """The `seen` row of a canonical line, read by position (see `_Verifier._known`)."""
+    """The `seen` row of a canonical line, read by position (see `Verifier._known`)."""
     c = body.rfind(b',"claim_id":', 0, i)
     d = body.find(b',"comment":', c)
     claim_id = json.loads(body[c + 12 : d])
@@ -84,14 +84,14 @@ def _known_row(n: int, body: bytes, i: int) -> tuple:
     )
 
 
-class _Verifier:
+class Verifier:
     """Streams lines; keeps only the previous line's seq/hash and a batch of rows."""
 
     def __init__(
         self,
-        db: _StateDB,
+        db: StateDB,
         trust_prefix: bool = True,
-        after: _Trusted | None = None,
+        after: Trusted | None = None,
         signatures: SignatureChecker | None = None,
     ) -> None:
         self.db = db
@@ -148,7 +148,7 @@ class _Verifier:
                 self.problem(None, n, f"line {n}: not valid JSON ({exc})")
             self.prev_seq, self.prev_hash = self.prev_seq + 1, None
             return
-        if not _quick_ok(ev):
+        if not quick_ok(ev):
             structural = event_problems(ev)
             if structural:
                 self._malformed(n, ev, structural)
@@ -169,7 +169,7 @@ class _Verifier:
         if not canonical_ok:
             self.problem(seq, n, f"line {n}: not canonical JSON (re-serialised or hand-edited?)")
         if canonical_ok:
-            hash_, id_ = _digests(body, ev)
+            hash_, id_ = line_digests(body, ev)
         else:
             hash_, id_ = line_hash(ev), decision_id(ev)
         if seq != self.prev_seq + 1:
@@ -209,7 +209,7 @@ class _Verifier:
         if i < 0 or body.rfind(b',"id":"') != i + 81 or body[i + 80 : i + 81] != b'"':
             return False
         stated = body[i + 9 : i + 80].decode("ascii", "replace")
-        if _sha(body[:i] + body[i + 81 :]) != stated:
+        if sha256_id(body[:i] + body[i + 81 :]) != stated:
             return False
         p = body.find(b',"prev":"', i)
         prev = body[p + 9 : body.find(b'"', p + 9)].decode("ascii", "replace")
@@ -336,7 +336,7 @@ class _Lines:
         self.n = self.end = 0
         self.done = False
 
-    def feed(self, verifier: _Verifier, stop: int, stop_line: int = 0) -> None:
+    def feed(self, verifier: Verifier, stop: int, stop_line: int = 0) -> None:
         """Verify lines until one ends at or after byte `stop` (or is line `stop_line`)."""
         # the loop written out: a generator costs more than a line's sha256
         n, end, size, line = self.n, self.end, self.size, verifier.line
@@ -359,7 +359,7 @@ class _Lines:
         self.n, self.end = n, end
 
 
-def _verify_lines(verifier: _Verifier, path: Path, size: int) -> None:
+def verify_lines(verifier: Verifier, path: Path, size: int) -> None:
     """Feed every line (after the gate's trusted prefix: every later line) to `verifier`."""
     # parsed events never form cycles and are dropped line by line: pausing the cyclic
     # GC saves its repeated scans of the young objects json.loads creates
@@ -397,22 +397,22 @@ def verify_ledger(
     """
     path, state_dir = Path(path), Path(state_dir)
     with _shared_lock(lock_path(path)) as locked:
-        db = _StateDB.read_only(state_dir, immutable=locked)
+        db = StateDB.read_only(state_dir, immutable=locked)
         try:
             try:
                 fd = open_ledger(path)
             except FileNotFoundError:
                 return _verify_missing(db, path)
             try:
-                size = _complete_size(fd)
+                size = complete_size(fd)
                 torn = None
                 if size != os.fstat(fd).st_size:
                     torn = TornInfo(
                         size, os.fstat(fd).st_size - size, str(torn_path(path)), moved=False
                     )
-                if _crlf_converted(fd, size):
+                if crlf_converted(fd, size):
                     problem = Problem(None, 1, f"line 1: {CRLF_MESSAGE}")
-                    return VerifyResult(False, _count_lines(fd, 0, size), "?", [problem], torn)
+                    return VerifyResult(False, count_lines(fd, 0, size), "?", [problem], torn)
             finally:
                 os.close(fd)
             # its temp table goes with the connection: dropping it first only costs time
@@ -420,13 +420,13 @@ def verify_ledger(
             digest = policy.digest() if policy else NO_SIGNING
             same = (db.get(SIGNING_KEY) or NO_SIGNING) == digest
             checker = checker_for(policy, path, size)  # by the policy in the ledger, if any
-            verifier = _Verifier(db, trust_prefix=same, signatures=checker)
+            verifier = Verifier(db, trust_prefix=same, signatures=checker)
             try:
-                _verify_lines(verifier, path, size)
+                verify_lines(verifier, path, size)
             except _PrefixChanged:
                 checker = checker_for(policy, path, size)
-                verifier = _Verifier(db, trust_prefix=False, signatures=checker)
-                _verify_lines(verifier, path, size)
+                verifier = Verifier(db, trust_prefix=False, signatures=checker)
+                verify_lines(verifier, path, size)
             verifier.finish()
         finally:
             db.close()
@@ -457,9 +457,9 @@ def _shared_lock(path: Path) -> Iterator[bool]:
         os.close(fd)
 
 
-def _verify_missing(db: _StateDB, path: Path) -> VerifyResult:
+def _verify_missing(db: StateDB, path: Path) -> VerifyResult:
     """No ledger file: fine for a new vault, an integrity failure if events were verified."""
-    verifier = _Verifier(db)
+    verifier = Verifier(db)
     verifier.finish()
     verifier.close()
     problems = verifier.problems

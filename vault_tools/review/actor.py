@@ -69,7 +69,7 @@ def runner_of(settings: Settings) -> Runner:
 
 def _principals(settings: Settings, signer: Signer) -> list[str]:
     """The principals the allowed signers let the run's key sign vt decisions for."""
-    blob = _public_blob(signer)
+    blob = public_blob(signer)
     step = policy_in_force(settings.ledger_path)  # once recorded, the ledger's policy names
     if step is not None:
         named = step.principals_of(blob) if blob else []
@@ -91,7 +91,7 @@ def _principals(settings: Settings, signer: Signer) -> list[str]:
     return named
 
 
-def _public_blob(signer: Signer) -> bytes | None:
+def public_blob(signer: Signer) -> bytes | None:
     """The public key of the run's key: given as such, beside it as KEY.pub, or derived
     by `ssh-keygen -y` (which a passphrase-protected key without an agent cannot do)."""
     text = signer.public

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError
-from vault_tools.ledger.events import _sha, canonical
+from vault_tools.ledger.events import canonical, sha256_id
 from vault_tools.ledger.policy import (
     PolicyStep,
     policy_in_force,
@@ -19,7 +19,7 @@ from vault_tools.ledger.policy import (
     signers_of_file,
 )
 from vault_tools.ledger.sshformat import FormatError, signer_line
-from vault_tools.review.actor import _public_blob, runner
+from vault_tools.review.actor import public_blob, runner
 from vault_tools.review.signer import signing_ledger
 from vault_tools.vocabulary import POLICY, POLICY_CLAIM_ID
 
@@ -134,7 +134,7 @@ def _record(
     if ledger.signer is None:
         raise UsageError("a POLICY event must be signed, and no signing key is set: set "
                          "[signing] key in vt.toml or git's user.signingkey")  # fmt: skip
-    blob = _public_blob(ledger.signer)
+    blob = public_blob(ledger.signer)
     judges = step.signers if step is not None else tuple(tuple(s) for s in new["signers"])
     if blob is None or not any(_blob_of(k) == blob for _, k in judges):
         where = step.where if step is not None else "the policy it adopts"
@@ -160,7 +160,7 @@ def _record(
 
 def ledger_base(policy: dict) -> str:
     """A POLICY event's `base`: the sha256 of the policy it puts in force."""
-    return _sha(canonical(policy).encode())
+    return sha256_id(canonical(policy).encode())
 
 
 def _adopter(policy: dict, blob: bytes) -> str:
