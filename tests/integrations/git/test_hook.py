@@ -468,6 +468,7 @@ def test_conflict_markers_and_a_torn_line_are_refused(repo: Path) -> None:
 def test_a_merge_must_keep_every_event_of_both_parents(tmp_path: Path) -> None:
     from vault_tools.ledger.merge import _rechain
     from vault_tools.ledger.reader import iter_events
+    from vault_tools.ledger.succession import check_staged_ledger
 
     ours = Ledger(tmp_path / "ours.jsonl", tmp_path / "s1")
     ours.append([decision("C-1")])
@@ -475,18 +476,19 @@ def test_a_merge_must_keep_every_event_of_both_parents(tmp_path: Path) -> None:
     theirs.append([decision("C-2", actor="bob")])
     a, b = ours.path.read_bytes(), theirs.path.read_bytes()
     both = _rechain([*iter_events(ours.path), *iter_events(theirs.path)])
-    assert hook.check_staged_ledger(LEDGER, both, [a, b]) == []
-    lost = hook.check_staged_ledger(LEDGER, a, [a, b])
+    assert check_staged_ledger(LEDGER, both, [a, b]) == []
+    lost = check_staged_ledger(LEDGER, a, [a, b])
     assert [f.code for f in lost] == ["ledger-rewritten"]
     assert "parent 2" in lost[0].message
     # outside a merge, theirs' events re-chained after ours is not an append to HEAD
-    assert [f.code for f in hook.check_staged_ledger(LEDGER, both, [b])] == ["ledger-rewritten"]
+    assert [f.code for f in check_staged_ledger(LEDGER, both, [b])] == ["ledger-rewritten"]
 
 
 def test_a_merge_must_keep_each_sides_order(tmp_path: Path) -> None:
     """The rule `vt ledger audit` applies to every commit, against every parent."""
     from vault_tools.ledger.merge import _rechain
     from vault_tools.ledger.reader import iter_events
+    from vault_tools.ledger.succession import check_staged_ledger
 
     ours = Ledger(tmp_path / "ours.jsonl", tmp_path / "s1")
     ours.append([decision("C-1"), decision("C-2")])
@@ -494,11 +496,11 @@ def test_a_merge_must_keep_each_sides_order(tmp_path: Path) -> None:
     theirs.append([decision("C-3", actor="bob")])
     a, b = ours.path.read_bytes(), theirs.path.read_bytes()
     (one, two), mine = list(iter_events(ours.path)), list(iter_events(theirs.path))
-    found = hook.check_staged_ledger(LEDGER, _rechain([two, one, *mine]), [a, b])
+    found = check_staged_ledger(LEDGER, _rechain([two, one, *mine]), [a, b])
     assert [(f.code, f.line) for f in found] == [("ledger-rewritten", 1)]
     assert "parent 1 (HEAD)" in found[0].message and "each side's order" in found[0].message
     # theirs first, then ours: each side's own order is kept
-    assert hook.check_staged_ledger(LEDGER, _rechain([*mine, one, two]), [a, b]) == []
+    assert check_staged_ledger(LEDGER, _rechain([*mine, one, two]), [a, b]) == []
 
 
 # ---------------------------------------------------------------- install / uninstall

@@ -40,7 +40,6 @@ from vault_tools.notes.vault import (
 from vault_tools.vocabulary import conflict_marker
 
 if TYPE_CHECKING:  # the hook's every commit must not import the store
-    from vault_tools.ledger.signatures import SignaturePolicy
     from vault_tools.review.marking import Remarked
     from vault_tools.store.refresh import RefreshResult
 
@@ -277,6 +276,7 @@ def run(settings: Settings, repo: GitRepo | None = None, files: Sequence[Path] =
         report.ledger = True
         parents = [blobs[f"HEAD:{ledger}"], *(blobs[f"{m}:{ledger}"] for m in merge_heads)]
         from vault_tools.ledger.signatures import SignaturePolicy
+        from vault_tools.ledger.succession import check_staged_ledger
 
         # the allowed signers as the working tree has them (a commit that edits the file
         # is checked against the edit: see docs/signing.md on what that means)
@@ -355,6 +355,7 @@ def _check_working_ledger(settings: Settings, repo: GitRepo | None) -> list[Find
         specs = [f"HEAD:{ledger}", *(f"{m}:{ledger}" for m in merge_heads)]
         parents = list(repo.read_blobs(specs).values())
     from vault_tools.ledger.signatures import SignaturePolicy
+    from vault_tools.ledger.succession import check_staged_ledger
 
     policy = SignaturePolicy.of(settings)
     return check_staged_ledger(settings.ledger, data, parents, policy)
@@ -417,20 +418,6 @@ def _check_notes(settings: Settings, report: HookReport, staged: dict[str, bytes
         note = parse_note(raw, relative)  # what vt validate reports, errors only
         report.notes += note.is_review_note
         report.findings += [f for f in check_note(note, ctx) if f.severity == ERROR]
-
-
-def check_staged_ledger(
-    path: str,
-    staged: bytes | None,
-    parents: list[bytes | None],
-    policy: SignaturePolicy | None = None,
-) -> list[Finding]:
-    """The staged ledger against the ledger of every parent of the commit being made
-    (`parents[0]` is HEAD's, then each MERGE_HEAD's): the rule of ledger/succession.py,
-    which `vt ledger audit` applies to every commit already made."""
-    from vault_tools.ledger.succession import check_staged_ledger as check
-
-    return check(path, staged, parents, policy)
 
 
 # ---------------------------------------------------------------- the merge driver
