@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ledger import build, decision  # noqa: E402
 
-from vault_tools.ledger import index as ledger_index  # noqa: E402
+from vault_tools.infra import filestat  # noqa: E402
 from vault_tools.ledger.append import Ledger  # noqa: E402
 
 
@@ -77,13 +77,13 @@ def main() -> None:
         n[0] += 1
 
     base = best(args.repeat, lambda: sha256_file(path))
-    time.sleep(ledger_index.RACY_NS / 1e9 + 0.1)  # the signature taken next is conclusive
+    time.sleep(filestat.RACY_NS / 1e9 + 0.1)  # the signature taken next is conclusive
     ledger.trusted_head()
     reader = best(args.repeat, ledger.trusted_head)
     appender = best(args.repeat, lambda: transaction_gate(ledger))
-    racy, ledger_index.RACY_NS = ledger_index.RACY_NS, 1 << 62
+    racy, filestat.RACY_NS = filestat.RACY_NS, 1 << 62
     rehashed = best(args.repeat, ledger.trusted_head)
-    ledger_index.RACY_NS = racy
+    filestat.RACY_NS = racy
     pulled = best(args.repeat, lambda: transaction_gate(ledger), setup=pull_one)
 
     def forget() -> None:

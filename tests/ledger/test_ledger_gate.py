@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import run_vt, settings_for
 from vault_tools.errors import IntegrityError
+from vault_tools.infra import filestat
 from vault_tools.infra.lock import FileLock
 from vault_tools.ledger import events as ledger_events
 from vault_tools.ledger import gate as ledger_gate
@@ -389,7 +390,7 @@ def forbid_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_unchanged_ledger_is_not_hashed_again(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ledger_index, "RACY_NS", 0)
+    monkeypatch.setattr(filestat, "RACY_NS", 0)
     head = gate_once(vault)  # hashes, then remembers the file's stat signature
     forbid_hashing(monkeypatch)
     assert gate_once(vault) == head
@@ -408,7 +409,7 @@ def test_a_fresh_signature_is_not_trusted(vault: Path, monkeypatch: pytest.Monke
 def test_a_write_after_the_signature_is_caught(
     vault: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ledger_index, "RACY_NS", 0)
+    monkeypatch.setattr(filestat, "RACY_NS", 0)
     gate_once(vault)
     time.sleep(0.05)  # past the file system's timestamp tick: the write changes ctime
     path = vault / LEDGER

@@ -401,7 +401,8 @@ def test_mark_note_refuses_a_note_changed_since_it_was_read(make_vault) -> None:
     raw = path.read_bytes()
     import os
 
-    from vault_tools.notes.identity import content_digest, stat_signature
+    from vault_tools.infra.filestat import stat_signature
+    from vault_tools.notes.identity import content_digest
 
     signature = stat_signature(os.stat(path))
     digest = content_digest(raw)

@@ -1,8 +1,8 @@
 """The per-note result cache of `vt validate` in `.vt/` (derived state, safe to delete).
 
 An entry stands for the note's bytes (`notes.identity.content_digest`). Like git's
-index, an unchanged stat signature (`notes.identity.stat_signature`) lets a warm run
-skip reading the file, unless it is "racily clean" (`notes.identity.unchanged`).
+index, an unchanged stat signature (`infra.filestat.stat_signature`) lets a warm run
+skip reading the file, unless it is "racily clean" (`infra.filestat.unchanged`).
 
 Three files of `marshal`led plain tuples (a warm run loads ten thousand entries
 in a few milliseconds, where pickled objects took a hundred). The index: per note
@@ -32,7 +32,8 @@ from vault_tools import __version__
 from vault_tools.checks.schemas import Schemas
 from vault_tools.config import Settings
 from vault_tools.errors import os_error_text
-from vault_tools.notes.identity import content_digest, read_with_stat, settled, unchanged
+from vault_tools.infra.filestat import settled, unchanged
+from vault_tools.notes.identity import content_digest, read_with_stat
 from vault_tools.notes.kb import KnowledgeBase
 
 CACHE_FILE = "validate-cache.marshal"

@@ -39,9 +39,10 @@ from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.infra.debounce import Debouncer
+from vault_tools.infra.filestat import stat_signature
 from vault_tools.notes import markers
 from vault_tools.notes.frontmatter import read as read_frontmatter
-from vault_tools.notes.identity import content_digest, read_with_stat, stat_signature
+from vault_tools.notes.identity import content_digest, read_with_stat
 from vault_tools.notes.kb import KnowledgeBase
 from vault_tools.notes.note import Note, decode, parse_note
 from vault_tools.notes.vault import (

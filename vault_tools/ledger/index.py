@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault_tools.infra.boundary import state_files, writable_path
+from vault_tools.infra.filestat import settled, signature_text, stat_signature
 from vault_tools.infra.osfiles import read_at
 from vault_tools.infra.sqlitedb import connect
 from vault_tools.ledger.reader import Tip
@@ -40,16 +41,6 @@ CREATE TABLE IF NOT EXISTS verified (id TEXT PRIMARY KEY, ts TEXT NOT NULL) WITH
 """
 _TABLES = frozenset({"meta", "idx_event", "idx_latest", "verified"})
 _TRUST_KEYS = ("trust_size", "trust_seq", "trust_hash", "trust_count", "trust_blocks")
-# A stat signature younger than this may hide a same-length write in the same timestamp
-# tick ("racily clean", as git calls it); 2 s covers FAT's mtime granularity too.
-RACY_NS = 2_000_000_000
-
-
-def stat_signature(st: os.stat_result) -> str:
-    """The ledger file's identity and last change as the kernel keeps them. Any write or
-    rename changes ctime (which no user call can set back), so an equal signature that is
-    not racily clean proves the bytes are the ones hashed when it was taken."""
-    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +179,9 @@ class StateDB:
         """Remember the file's stat signature, when the file is exactly the trusted
         prefix (no torn tail), so that the next gate need not hash it again."""
         st = os.fstat(fd)
-        value = f"{stat_signature(st)}@{time.time_ns()}" if st.st_size == size else ""
+        value = (
+            f"{signature_text(stat_signature(st))}@{time.time_ns()}" if st.st_size == size else ""
+        )
         self.put(trust_stat=value)
 
     def stat_unchanged(self, fd: int, size: int) -> bool:
@@ -197,9 +190,9 @@ class StateDB:
         remembered = self.get("trust_stat") or ""
         signature, _, taken = remembered.partition("@")
         st = os.fstat(fd)
-        if not taken or st.st_size != size or signature != stat_signature(st):
+        if not taken or st.st_size != size or signature != signature_text(stat_signature(st)):
             return False
-        return int(taken) - max(st.st_mtime_ns, st.st_ctime_ns) >= RACY_NS
+        return settled(st, int(taken))
 
     def memory_size(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM verified").fetchone()[0]

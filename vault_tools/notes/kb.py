@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from vault_tools.infra.filestat import stat_signature
 from vault_tools.notes import frontmatter
-from vault_tools.notes.identity import stat_signature
 from vault_tools.notes.vault import (
     Listing,
     MarkdownFile,

@@ -22,9 +22,9 @@ from vault_tools.config import MAX_NOTE_BYTES
 from vault_tools.errors import RefusedError, VtError, io_failure
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.durable import exchange, fsync_folder, swap_in, write_temp
+from vault_tools.infra.filestat import Signature, renamed_unchanged, stat_signature
 from vault_tools.notes import headings, markers
 from vault_tools.notes.headings import fence_closes, fence_open, normalise_heading_title
-from vault_tools.notes.identity import Signature, renamed_unchanged, stat_signature
 from vault_tools.notes.lines import (
     BOM_BYTES,
     is_blank,
@@ -242,7 +242,7 @@ class Snapshot:
     raw: bytes
     text: str
     bom: bool
-    signature: Signature  # identity.stat_signature of the file the bytes were read from
+    signature: Signature  # filestat.stat_signature of the file the bytes were read from
 
 
 def decode_note(raw: bytes, path: Path | str | None = None) -> tuple[str, bool]:

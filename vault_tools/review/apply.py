@@ -43,6 +43,7 @@ from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, VtError
 from vault_tools.infra.boundary import is_inside
 from vault_tools.infra.durable import remove_stale_temps
+from vault_tools.infra.filestat import Signature
 from vault_tools.infra.pool import map_chunks
 from vault_tools.infra.spool import Spool, SpooledList
 from vault_tools.ledger.append import Ledger, Transaction
@@ -51,7 +52,7 @@ from vault_tools.ledger.faults import crash_point
 from vault_tools.ledger.lost import check_not_lost, lost_event
 from vault_tools.ledger.signatures import SignaturePolicy
 from vault_tools.notes import writer
-from vault_tools.notes.identity import Signature, content_digest
+from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.vault import given_notes, list_vault
 from vault_tools.review.actor import Runner, decided_by, runner

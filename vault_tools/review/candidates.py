@@ -14,9 +14,10 @@ from vault_tools.checks.rules import check_note
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR
+from vault_tools.infra.filestat import Signature
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
-from vault_tools.notes.identity import Signature, content_digest
+from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.claim_record import claim_base, claim_complete, decision_content, v1_claim
@@ -60,7 +61,7 @@ class Candidate:
     event_id: str | None = None  # vt_event_id
     applied_at: str | None = None  # vt_applied_at: the ts of the event vt_event_id names
     digest: str = ""  # of the bytes read: the note is marked only if it still has them
-    signature: Signature = (0, 0, 0, 0)
+    signature: Signature = (0, 0, 0, 0, 0)
     check_later: bool = False  # check_note not run yet (see _fill_decision)
 
 

@@ -17,12 +17,13 @@ from functools import partial
 
 from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
+from vault_tools.infra.filestat import Signature
 from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.faults import crash_point
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
-from vault_tools.notes.identity import Signature, content_digest
+from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
 from vault_tools.notes.vault import list_vault

@@ -29,10 +29,11 @@ from vault_tools.config import Settings
 from vault_tools.errors import IOFailure, RefusedError, VtError
 from vault_tools.findings import ERROR, Finding, error, sort_key
 from vault_tools.infra.boundary import writable_path
+from vault_tools.infra.filestat import stat_signature
 from vault_tools.infra.pool import map_chunks
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
-from vault_tools.notes.identity import content_digest, stat_signature
+from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.owned_properties import set_properties
 from vault_tools.notes.positions import line_of

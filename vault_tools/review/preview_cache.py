@@ -4,7 +4,7 @@ state, safe to delete).
 Per note of the vault: its stat signature, a digest of its bytes and what a vault run of
 `vt preview` made of it — nothing (the note is not marked REQUEST_REPAIR), or its
 `PreviewResult` as it stands once written (packed). A second run stats each note (like
-`vt validate`'s warm run: `notes.identity.unchanged`, or else the note is read again
+`vt validate`'s warm run: `infra.filestat.unchanged`, or else the note is read again
 and its digest compared) and previews only the notes whose
 bytes changed. A note this run wrote is kept under the digest of the bytes written, so
 the next run reads it once and then only stats it.
@@ -24,7 +24,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from vault_tools.notes.identity import content_digest, read_with_stat, settled, unchanged
+from vault_tools.infra.filestat import settled, unchanged
+from vault_tools.notes.identity import content_digest, read_with_stat
 
 CACHE_FILE = "preview-cache.marshal"
 FORMAT = 1  # bump whenever the layout changes
