@@ -35,6 +35,10 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_store.py": (["--events", "300", "--claims", "50", "--dir", "{tmp}"], "vt rebuild"),
     "bench_startup.py": (["--runs", "1", "--no-warmup"], "validate (empty vault)"),
     "bench_help.py": (["--runs", "1", "--no-warmup"], "slowest --help"),
+    "bench_views.py": (
+        ["--notes", "60", "--rounds", "1", "--saves", "1", "--quiet", "2.5", "--dir", "{tmp}"],
+        "per save",
+    ),
     "bench_signing.py": (
         ["--events", "200", "--runs", "1", "--sign", "5", "--dir", "{tmp}"],
         "cold verify",

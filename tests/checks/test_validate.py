@@ -216,6 +216,64 @@ def test_deleted_note_disappears_from_a_warm_run(example_vault: Path) -> None:
     assert validate_vault(example_vault).findings == []
 
 
+def _checked_from_cache(vault: Path) -> tuple[int, int]:
+    """(notes answered by the cache, notes in the run) of a warm whole-vault run."""
+    seen: list[tuple[int, int]] = []
+    validate(settings_for(vault), progress=lambda done, total: seen.append((done, total)))
+    return seen[0]
+
+
+def test_a_note_added_removed_or_renamed_keeps_every_other_entry(example_vault: Path) -> None:
+    validate_vault(example_vault)
+    total = _checked_from_cache(example_vault)[1]
+    assert _checked_from_cache(example_vault) == (total, total)
+    claims = example_vault / "03_claims"
+    (claims / "BAD-1.md").write_text(render_note(claim_id="BAD-1", mode="CERTAIN"), "utf-8")
+    assert _checked_from_cache(example_vault) == (total, total + 1)
+    (claims / "BAD-1.md").rename(claims / "BAD-2.md")
+    assert _checked_from_cache(example_vault) == (total, total + 1)
+    assert [(f.path, f.code) for f in validate_vault(example_vault).findings] == [
+        ("03_claims/BAD-2.md", "claim-field")
+    ]
+    (claims / "BAD-2.md").unlink()
+    assert _checked_from_cache(example_vault) == (total, total)
+    assert validate_vault(example_vault).findings == []
+
+
+def _bare_targets(vault: Path) -> Path:
+    """DV1-0001 with its DSpark entity named by the bare name (found anywhere, when unique)."""
+    note = vault / "03_claims" / "DV1-0001.md"
+    text = note.read_text("utf-8").replace('"04_knowledge_base/DSpark"', '"DSpark"')
+    note.write_text(text.replace("[[04_knowledge_base/DSpark]]", "[[DSpark]]"), "utf-8")
+    return note
+
+
+def test_a_file_added_elsewhere_that_changes_a_bare_target_is_seen(example_vault: Path) -> None:
+    _bare_targets(example_vault)
+    assert validate_vault(example_vault).findings == []
+    other = example_vault / "06_other"
+    other.mkdir()
+    (other / "DSpark.md").write_text("# DSpark, another\n", "utf-8")  # two: neither is meant
+    warm = validate_vault(example_vault)
+    assert "kb-target-missing" in {f.code for f in warm.findings}
+    assert _as_tuples(warm.findings) == _as_tuples(_cold(example_vault).findings)
+    (other / "DSpark.md").rename(other / "Elsewhere.md")
+    assert validate_vault(example_vault).findings == []
+
+
+def test_a_target_outside_the_knowledge_base_follows_its_file(example_vault: Path) -> None:
+    note = example_vault / "03_claims" / "DV1-0001.md"
+    text = note.read_text("utf-8").replace('"04_knowledge_base/DSpark"', '"06_other/DSpark"')
+    note.write_text(text.replace("[[04_knowledge_base/DSpark]]", "[[06_other/DSpark]]"), "utf-8")
+    (example_vault / "06_other").mkdir()
+    (example_vault / "06_other" / "DSpark.md").write_text("# DSpark\n", "utf-8")
+    codes = {f.code for f in validate_vault(example_vault).findings}
+    (example_vault / "06_other" / "DSpark.md").rename(example_vault / "06_other" / "Gone.md")
+    warm = validate_vault(example_vault)
+    assert {f.code for f in warm.findings} != codes
+    assert _as_tuples(warm.findings) == _as_tuples(_cold(example_vault).findings)
+
+
 # --- which files are notes, and explicit paths ------------------------------------------
 
 

@@ -31,8 +31,8 @@ def _plant_sentinel(vault: Path, path: str = MARKED) -> None:
     """Rewrite the cached result of `path` so that a run answered by the cache shows it."""
     cache = vault / ".vt" / CACHE_FILE
     fmt, key, saved_ns, aliases, listing, entries = marshal.loads(cache.read_bytes())
-    stat, digest, packed = entries[path]
-    entries[path] = (stat, digest, (*packed[:6], SENTINEL))
+    stat, digest, packed, wide = entries[path]
+    entries[path] = (stat, digest, (*packed[:6], SENTINEL), wide)
     cache.write_bytes(marshal.dumps((fmt, key, saved_ns, aliases, listing, entries)))
 
 
@@ -99,6 +99,27 @@ def test_a_new_knowledge_base_note_invalidates_it(example_vault: Path) -> None:
     vault = _cached_vault(example_vault)
     (vault / "04_knowledge_base" / "Total Variation Loss.md").unlink()
     assert _hash_of(vault) != SENTINEL
+
+
+def test_a_note_added_or_removed_outside_the_knowledge_base_keeps_it(example_vault: Path) -> None:
+    vault = _cached_vault(example_vault)
+    added = vault / "03_claims" / "Scratch.md"
+    added.write_text("# notes of my own\n", "utf-8")
+    assert _hash_of(vault) == SENTINEL
+    added.unlink()
+    assert _hash_of(vault) == SENTINEL
+
+
+def test_a_file_added_that_changes_a_bare_draft_target_previews_it_again(
+    example_vault: Path,
+) -> None:
+    note = example_vault / MARKED
+    text = note.read_text("utf-8")
+    note.write_text(text.replace('"04_knowledge_base/Likelihood Loss"', '"Likelihood Loss"'))
+    vault = _cached_vault(example_vault)
+    (vault / "06_other").mkdir()
+    (vault / "06_other" / "Likelihood Loss.md").write_text("# two of them\n", "utf-8")
+    assert _hash_of(vault) not in (None, SENTINEL)
 
 
 def test_a_change_of_the_schemas_invalidates_it(example_vault: Path) -> None:

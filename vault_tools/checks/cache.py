@@ -39,7 +39,7 @@ from vault_tools.notes.kb import KnowledgeBase
 CACHE_FILE = "validate-cache.marshal"
 PAYLOAD_FILE = "validate-cache.payload"
 MEMO_FILE = "validate-cache.memo"
-FORMAT = 7  # bump whenever the layout changes
+FORMAT = 8  # bump whenever the layout changes
 LENGTH = 8  # bytes of a record's length (little-endian), before it or, for the trailer, after
 CHUNK_ENTRIES = 1024  # index entries per record: a run holds at most these in memory
 TOKEN_BYTES = 16  # a file's token: 8 random bytes in hex, its first bytes
@@ -47,7 +47,8 @@ TOKEN_BYTES = 16  # a file's token: 8 random bytes in hex, its first bytes
 # An entry is a plain tuple (see validate.pack): these are the positions cache.py reads;
 # the index keeps the first INDEXED fields and the payload's (offset, size) after them.
 PATH, DIGEST, STAT, CLAIM_ID = 0, 1, 2, 3
-INDEXED = 7
+WIDE = 7  # the (target, status, path) facts the entry's findings depend on (note_results)
+INDEXED = 8
 LOCATION = INDEXED
 
 ResultRow = tuple
@@ -60,7 +61,8 @@ class CacheCorrupt(Exception):
 
 
 class ResultCache:
-    """Results by vault path, valid only under one key (schemas + knowledge base + vt)."""
+    """Results by vault path, valid only under one key (schemas + knowledge base + vt);
+    each entry also names the targets it resolved through the whole listing (`WIDE`)."""
 
     def __init__(
         self,
@@ -153,6 +155,17 @@ class ResultCache:
             self.entries, self.memo = {}, None
             self._close_old()
             self.dirty = True
+
+    def drop_moved(self, kb: KnowledgeBase) -> None:
+        """Forget the entries whose findings named a target that resolves otherwise in
+        `kb` (a note added, removed or renamed outside the knowledge base's folder can
+        change where a bare `[[Name]]` leads); call it when the listing changed."""
+        still = kb.still_resolves
+        moved = [path for path, e in self.entries.items() if e[WIDE] and not still(e[WIDE])]
+        for path in moved:
+            del self.entries[path]
+        if moved:
+            self.memo, self.dirty = None, True
 
     def fresh(self, info: os.stat_result) -> bool:
         """Whether a file with this stat was surely last written before the cache was saved."""
@@ -427,7 +440,10 @@ def results_key(schemas: Schemas, kb: KnowledgeBase, settings: Settings) -> str:
     parts = [
         __version__,
         schemas.digest,
-        kb.digest,
+        # the knowledge base's folder, not the whole listing: a note added, removed or
+        # renamed elsewhere is seen by its own entry, and by `drop_moved` for the few
+        # notes whose targets resolve through the whole listing
+        kb.kb_digest,
         kb.aliases_digest(),
         ",".join(sorted(settings.disabled_findings)),
         settings.claims_dir,

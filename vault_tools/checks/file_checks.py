@@ -111,13 +111,21 @@ def _checked(ctx: CheckContext, read: _Read | NoteResult) -> NoteResult:
         return read
     check_note = _note_checks()
     note = read.note
+    kb = ctx.kb
+    asked: set[str] = set()
+    kb.asked = asked
+    try:
+        findings = tuple(check_note(note, ctx))
+    finally:
+        kb.asked = None
     return NoteResult(
         read.relative,
         read.digest,
         read.stat,
         note.claim_id,
         note.line_of_property("claim_id"),
-        tuple(check_note(note, ctx)),
+        findings,
+        kb.wide_facts(sorted(asked)) if asked else (),
     )
 
 

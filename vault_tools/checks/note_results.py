@@ -1,8 +1,11 @@
 """What one note contributes to a run, and its packed form: what the workers send back,
 what the cache keeps and what the findings' blocks are made of.
 
-Packed: (path, digest, stat, claim_id, claim_id_line, errors, warnings, findings, text),
-a plain tuple, the findings sorted and marshalled, `text` their piped output lines.
+Packed: (path, digest, stat, claim_id, claim_id_line, errors, warnings, wide, findings,
+text), a plain tuple, the findings sorted and marshalled, `text` their piped output lines,
+`wide` the (target, status, path) of each entity target the note named that resolves
+outside the knowledge base's folder (by name, or to another folder): what its findings
+depend on besides its own bytes and the knowledge base (see `KnowledgeBase.wide_facts`).
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ class NoteResult(NamedTuple):
     claim_id: str | None
     claim_id_line: int | None
     findings: tuple[Finding, ...]
+    wide: tuple[tuple[str, str, str | None], ...] = ()
 
 
-PATH, DIGEST, STAT, CLAIM_ID, CLAIM_ID_LINE, ERRORS, WARNINGS, PACKED, TEXT = range(9)
+PATH, DIGEST, STAT, CLAIM_ID, CLAIM_ID_LINE, ERRORS, WARNINGS, WIDE, PACKED, TEXT = range(10)
 
 
 def pack(result: NoteResult) -> tuple:
@@ -40,6 +44,7 @@ def pack(result: NoteResult) -> tuple:
         result.claim_id_line,
         errors,
         len(findings) - errors,
+        result.wide,
         marshal.dumps(tuple(map(tuple, findings))),
         plain_text(findings),
     )

@@ -2,7 +2,9 @@
 
 Cold runs parse on every core (file_checks.py); warm runs reuse the cache in `.vt/`
 (see cache.py), whose entries are keyed by each note's bytes and whose whole is
-invalidated when the schemas, the knowledge base's file list or vt itself change.
+invalidated when the schemas, the knowledge base's folder or vt itself change. A note
+added, removed or renamed elsewhere costs its own entry, and the entries of the notes
+whose targets it may change (`ResultCache.drop_moved`).
 
 A whole-vault run streams: the notes are checked in path order and each note's
 findings go to a `Sink` as its result arrives (and, as piped text, to the cache's
@@ -102,9 +104,11 @@ def _validate_listed(
     cache = ResultCache.read(writable_path(settings.vault, settings.state_dir))
     try:
         aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
+        cache.use_key(results_key(schemas, kb, settings))
+        if cache.listing != kb.digest:
+            cache.drop_moved(kb)
         if aliases != cache.aliases or cache.listing != kb.digest:
             cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
-        cache.use_key(results_key(schemas, kb, settings))
         if paths:
             summary = _explicit_run(settings, ctx, explicit, cache, before, sink, progress)
         else:

@@ -27,10 +27,11 @@ from vault_tools.findings import CODES, ERROR, Finding, counted
 from vault_tools.integrations.importer import create_file
 from vault_tools.notes import frontmatter, markdown, writer
 from vault_tools.notes import kb as kbmod
+from vault_tools.notes.facts import surveyed
 from vault_tools.notes.note import decode
 from vault_tools.notes.vault import UNREAD_CODES, markdown_files, review_note_bytes
 from vault_tools.review.fingerprint import recorded_preview_hash
-from vault_tools.review.status import NoteInfo, note_info
+from vault_tools.review.status import NoteInfo, info_of
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import (
     APPROVE_REPAIR,
@@ -122,8 +123,10 @@ def collect(settings: Settings, store: ClaimStore, progress: Progress | None = N
     from vault_tools.checks.validate import validate
 
     files = markdown_files(settings.vault)
-    infos = (queue_item(settings, f.relative) for f in files if not f.escapes)
-    dash = Dashboard(notes=[i for i in infos if i is not None])
+    inside = [f.relative for f in files if not f.escapes]
+    # each note parsed only when it changed since the last survey (notes/facts.py)
+    found = surveyed(settings, inside, QUEUE_FACTS, (_queue_fact, _no_fact))
+    dash = Dashboard(notes=[QueueItem(*fact) for _, fact in found if fact is not None])
     dash.claims = store.status_counts()
     dash.conflicts = store.conflicts()
     dash.findings = validate(settings, progress=progress).findings
@@ -131,6 +134,18 @@ def collect(settings: Settings, store: ClaimStore, progress: Progress | None = N
     dash.edges = _edges(store, kb)
     dash.entities = _entities(dash.edges, kb)
     return dash
+
+
+QUEUE_FACTS = "queue"  # the kind of fact kept
+
+
+def _queue_fact(relative: str, raw: bytes) -> tuple | None:
+    item = _queue_of(relative, raw)
+    return None if item is None else tuple(getattr(item, name) for name in QueueItem.__slots__)
+
+
+def _no_fact(relative: str, exc: OSError) -> None:
+    return None  # unreadable: `vt validate`'s findings, which the dashboard lists, say why
 
 
 def _prop(properties: dict[str, Any], key: str, default: str) -> str:
@@ -145,7 +160,12 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     only for a repair note that records a preview hash, to tell whether it went stale.
     """
     raw = review_note_bytes(settings.vault, relative, settings.max_note_bytes)
-    if raw is None:
+    return None if raw is None else _queue_of(relative, raw)
+
+
+def _queue_of(relative: str, raw: bytes) -> QueueItem | None:
+    """`queue_item` of a file's bytes."""
+    if b"claim_id" not in raw:
         return None
     text, _problem = decode(raw, relative)
     if text is None:
@@ -157,7 +177,7 @@ def queue_item(settings: Settings, relative: str) -> QueueItem | None:
     action = review_action(properties)
     stale = False
     if action in (REQUEST_REPAIR, APPROVE_REPAIR) and recorded_preview_hash(properties):
-        info = note_info(settings, relative)
+        info = info_of(relative, raw)
         stale = isinstance(info, NoteInfo) and info.stale_preview
     return QueueItem(
         relative,

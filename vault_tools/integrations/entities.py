@@ -12,15 +12,15 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from vault_tools.config import Settings
 from vault_tools.errors import RefusedError, UsageError
 from vault_tools.integrations.importer import create_file
 from vault_tools.notes import kb as kbmod
+from vault_tools.notes.facts import surveyed
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.owned_properties import render_value
-from vault_tools.notes.vault import markdown_files, review_note_bytes
+from vault_tools.notes.vault import markdown_files
 
 
 @dataclass(slots=True)
@@ -132,22 +132,24 @@ def survey(settings: Settings, accepted: Mapping[str, int] | None = None) -> Ent
     labels: dict[str, dict[str, list[str]]] = {}
     label_shown: dict[str, str] = {}
     report = EntitiesReport()
-    for file in files:
-        note = _read_note(settings.vault, file.relative)
-        if note is None:
+    # each note parsed only when it changed since the last survey (notes/facts.py)
+    inside = [file.relative for file in files]
+    for relative, fact in surveyed(settings, inside, USES_FACTS, (_uses_fact, _no_fact)):
+        if fact is None:
             continue
+        uses, current = fact
         report.notes += 1
-        for _label, target in _uses(note):
-            _count_use(kb, target, file.relative, entities, missing)
-        for label, target in _current_uses(note):
+        for _label, target in uses:
+            _count_use(kb, target, relative, entities, missing)
+        for label, target in current:
             resolution = kb.resolve(target)
             key = unicodedata.normalize("NFC", label).strip().casefold()
             where = resolution.path if resolution.status == kbmod.OK else kbmod.link_target(target)
             if key and where:
                 label_shown.setdefault(key, label.strip())
                 notes = labels.setdefault(key, {}).setdefault(where, [])
-                if file.relative not in notes:
-                    notes.append(file.relative)
+                if not notes or notes[-1] != relative:
+                    notes.append(relative)
     for target, count in (accepted or {}).items():
         resolution = kb.resolve(target)
         if resolution.status == kbmod.OK and resolution.path in entities:
@@ -162,12 +164,21 @@ def survey(settings: Settings, accepted: Mapping[str, int] | None = None) -> Ent
     return report
 
 
-def _read_note(vault: Path, relative: str) -> Note | None:
-    raw = review_note_bytes(vault, relative)
-    if raw is None:
+USES_FACTS = "uses"  # the kind of fact kept
+
+
+def _uses_fact(relative: str, raw: bytes) -> tuple | None:
+    """(`_uses`, `_current_uses`) of a review note's bytes; None for any other file."""
+    if b"claim_id" not in raw:
         return None
     note = parse_note(raw, relative)
-    return note if note.is_review_note else None
+    if not note.is_review_note:
+        return None
+    return tuple(_uses(note)), tuple(_current_uses(note))
+
+
+def _no_fact(relative: str, exc: OSError) -> None:
+    return None  # unreadable: `vt validate` reports it
 
 
 def _count_use(
@@ -180,14 +191,14 @@ def _count_use(
     resolution = kb.resolve(target)
     if resolution.status == kbmod.OK and resolution.path in entities:
         users = entities[resolution.path].notes
-        if note not in users:
+        if not users or users[-1] != note:  # a note's uses come together
             users.append(note)
         return
     link = kbmod.link_target(target)
     if not link:
         return
     entry = missing.setdefault(resolution.key or link, MissingTarget(link, resolution.status))
-    if note not in entry.notes:
+    if not entry.notes or entry.notes[-1] != note:
         entry.notes.append(note)
 
 

@@ -87,19 +87,56 @@ class KnowledgeBase:
         # the raw listing: a warm `vt validate` needs this digest, not the (costlier) index
         self.digest = _listing_digest(kb_dir, self.listing)
         self._resolved: dict[str, Resolution] = {}
+        self._wide: set[str] = set()  # targets whose resolution the whole listing decides
+        # while not None, the wide targets resolved (see `track`)
+        self.asked: set[str] | None = None
+        self._kb_paths: list[str] = []  # every file under the folder, in listing order
+        self._kb_digest: str | None = None
+
+    @property
+    def kb_digest(self) -> str:
+        """A digest of the knowledge base's folder alone: what every target under it
+        resolves by (a result cache's key; a note added elsewhere leaves it as it is)."""
+        if self._kb_digest is None:
+            self._kb_notes()
+            paths = self._kb_paths
+            listing = Listing(paths, self.listing.escaping.intersection(paths))
+            self._kb_digest = _listing_digest(self.kb_prefix, listing)
+        return self._kb_digest
 
     def resolve(self, target: str) -> Resolution:
         """Resolve one target (memoised: a vault names the same few hundred targets)."""
         found = self._resolved.get(target)
         if found is None:
             found = self._resolved[target] = self._resolve(target)
+        if self.asked is not None and target in self._wide:
+            self.asked.add(target)
         return found
+
+    def wide_facts(self, targets: Iterable[str]) -> tuple[tuple[str, str, str | None], ...]:
+        """(target, status, path) of each of `targets`, sorted: what a cached result that
+        resolved them depends on besides the knowledge base's own folder."""
+        resolved = [self.resolve(target) for target in targets]
+        return tuple(sorted((t, r.status, r.path) for t, r in zip(targets, resolved, strict=True)))
+
+    def still_resolves(self, facts: Iterable[tuple[str, str, str | None]]) -> bool:
+        """Whether each (target, status, path) of `facts` resolves the same way now."""
+        for target, status, path in facts:
+            found = self.resolve(target)
+            if found.status != status or found.path != path:
+                return False
+        return True
 
     def _resolve(self, target: str) -> Resolution:
         link = link_target(target)
         if _escapes(link):
             return Resolution(ESCAPE, key=normalise(link))
         key = normalise(link)
+        if not key.startswith(self.kb_prefix):
+            # found among every file (or by name): a note added or removed anywhere may
+            # change it, where a target under the knowledge base's folder only changes
+            # with that folder
+            self._wide.add(target)
         path = self._by_key(key)
         if path is None and "/" not in key:
             path = self._by_name(key)
@@ -140,15 +177,16 @@ class KnowledgeBase:
         return paths[found[0]] if len(found) == 1 else None  # two: neither is meant
 
     def _kb_notes(self) -> dict[str, str]:
-        """The KB notes by key (key -> the first note of that key), made on first use:
-        a warm `vt validate` never needs them."""
+        """The KB notes by key (key -> the first note of that key), made on first use."""
         if self._kb is None:
             kb: dict[str, str] = {}
             prefix = self.kb_prefix
+            paths = self._kb_paths
             for relative in self.listing.paths:
                 key = normalise(relative)
                 if key.startswith(prefix):
                     kb.setdefault(key, relative)
+                    paths.append(relative)
             self._kb = kb
         return self._kb
 

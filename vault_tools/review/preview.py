@@ -496,9 +496,11 @@ def _open_cache(settings: Settings, ctx: CheckContext) -> PreviewCache | None:
     cache = PreviewCache.read(state_dir)
     kb = ctx.kb
     aliases = kb.load_aliases(cache.aliases, cache.fresh, cache.listing)
+    cache.use_key(results_key(ctx.schemas, kb, settings))
+    if cache.listing != kb.digest:
+        cache.drop_moved(kb)
     if aliases != cache.aliases or cache.listing != kb.digest:
         cache.aliases, cache.listing, cache.dirty = aliases, kb.digest, True
-    cache.use_key(results_key(ctx.schemas, kb, settings))
     return cache
 
 
@@ -577,7 +579,7 @@ def _preview_target(
         raw, info = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
     except OSError as exc:  # it may be marked: a failure, never passed over
         return PreviewResult(relative, findings=[read_finding(relative, exc)]), None
-    unmarked: Record | None = (relative, stat_signature(info), content_digest(raw), None)
+    unmarked: Record | None = (relative, stat_signature(info), content_digest(raw), None, ())
     if REQUEST_REPAIR.encode() not in raw:  # most notes are not marked: skip them unparsed
         return None, unmarked
     loaded = _load(settings, relative)
@@ -588,12 +590,18 @@ def _preview_target(
         unmarked = None
     if note.properties.get("review_action") != REQUEST_REPAIR:
         return None, unmarked
-    result, written = _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
+    asked: set[str] = set()
+    ctx.kb.asked = asked
+    try:
+        result, written = _preview_loaded(ctx, snapshot, note, dry_run, settings.vault)
+    finally:
+        ctx.kb.asked = None
     if unmarked is None or (not written and result.remark != UP_TO_DATE):
         return result, None  # refused, or not the bytes read: not kept
-    record: Record = (relative, *unmarked[1:3], _packed(result))
+    wide = ctx.kb.wide_facts(sorted(asked)) if asked else ()
+    record: Record = (relative, *unmarked[1:3], _packed(result), wide)
     if written is not None:  # the bytes now on disk: the next run reads and compares them
-        record = (relative, None, content_digest(written), record[3])
+        record = (relative, None, content_digest(written), record[3], wide)
     try:
         marshal.dumps(record)
     except ValueError:

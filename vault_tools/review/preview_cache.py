@@ -10,9 +10,10 @@ bytes changed. A note this run wrote is kept under the digest of the bytes writt
 the next run reads it once and then only stats it.
 
 The whole cache stands under a key: vt's version, the schemas, the knowledge base (the
-vault's listing and the aliases of its notes), the findings turned off and the limits
-(see `checks.cache.results_key`). A note whose preview was refused, or that changed
-while it was previewed, is not kept.
+files of its folder and the aliases of its notes), the findings turned off and the limits
+(see `checks.cache.results_key`). An entry also keeps the targets its preview resolved
+through the whole listing (a bare `[[Name]]`), checked again when the listing changed.
+A note whose preview was refused, or that changed while it was previewed, is not kept.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from pathlib import Path
 
 from vault_tools.infra.filestat import settled, unchanged
 from vault_tools.notes.identity import content_digest, read_with_stat
+from vault_tools.notes.kb import KnowledgeBase
 
 CACHE_FILE = "preview-cache.marshal"
-FORMAT = 1  # bump whenever the layout changes
+FORMAT = 2  # bump whenever the layout changes
 
-# an entry: (stat signature or None, digest of the note's bytes, packed result or None)
+# an entry: (stat signature or None, digest of the note's bytes, packed result or None,
+# the (target, status, path) facts it resolved through the whole listing)
 PreviewRow = tuple
-Record = tuple  # (vault-relative path, stat signature or None, digest, packed or None)
+Record = tuple  # (vault-relative path, *an entry)
 
 
 class PreviewCache:
@@ -70,6 +73,14 @@ class PreviewCache:
         """Keep the entries only when they were made under `key`."""
         if key != self.key:
             self.key, self.entries, self.dirty = key, {}, True
+
+    def drop_moved(self, kb: KnowledgeBase) -> None:
+        """Forget the entries whose targets resolve otherwise now (the listing changed)."""
+        still = kb.still_resolves
+        moved = [path for path, e in self.entries.items() if e[3] and not still(e[3])]
+        for path in moved:
+            del self.entries[path]
+        self.dirty = self.dirty or bool(moved)
 
     def fresh(self, info: os.stat_result) -> bool:
         """Whether a file with this stat was surely last written before the cache was saved."""

@@ -5,8 +5,9 @@ Notes by `review_action` and `review_state`; previews gone stale (the drafts cha
 matches the ledger event they name (`vt_event_id`); notes whose decision disagrees with
 their claim's latest event(s) (`verdict.judge`, the comparison apply decides by); claims
 in CONFLICT, with their heads and what settles them; the ledger head.
-Every review note is parsed once (in forked workers for a large vault); the claim
-statuses come from the Claim Store, caught up first.
+A note is parsed only when it changed since the last run kept what status needs of it
+(notes/facts.py; in forked workers when many did); the claim statuses come from the
+Claim Store, caught up first.
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError
 from vault_tools.findings import Finding
-from vault_tools.infra.pool import map_chunks
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes.conflicts import GIT_CONFLICT, has_conflict
+from vault_tools.notes.facts import surveyed
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
 from vault_tools.review.actor import Runner, decided_by, runner, runner_of
@@ -119,6 +119,11 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
         raw, _ = read_file(os.path.join(settings.vault, relative), settings.max_note_bytes)
     except OSError as exc:
         return read_finding(relative, exc)
+    return info_of(relative, raw)
+
+
+def info_of(relative: str, raw: bytes) -> NoteInfo | Finding | None:
+    """`note_info` of a file's bytes."""
     if b"claim_id" not in raw:
         return None
     note = parse_note(raw, relative)
@@ -301,16 +306,38 @@ def _recorder(settings: Settings) -> Callable[[str], bool]:
 
 
 # ---------------------------------------------------------------------------
-# reading the notes, in forked workers for a large vault
+# reading the notes: those unchanged since the last survey from the kept facts
+# (notes/facts.py), the others parsed now, in forked workers when there are many
+
+STATUS_FACTS = "status"  # the kind of fact kept
+_FINDING, _NOTE = "finding", "note"
 
 
 def _run(
     settings: Settings, targets: list[str], progress: Progress | None
 ) -> Iterable[NoteInfo | Finding | None]:
-    return map_chunks(
-        partial(_chunk, settings), targets, workers=settings.workers, progress=progress
-    )
+    found = surveyed(settings, targets, STATUS_FACTS, (status_fact, _unread), progress)
+    return [from_fact(fact) for _, fact in found]
 
 
-def _chunk(settings: Settings, chunk: list[str]) -> list[NoteInfo | Finding | None]:
-    return [note_info(settings, relative) for relative in chunk]
+def status_fact(relative: str, raw: bytes) -> tuple | None:
+    """`info_of` as plain data, to be kept (see `from_fact`)."""
+    info = info_of(relative, raw)
+    if info is None:
+        return None
+    if isinstance(info, Finding):
+        return (_FINDING, tuple(info))
+    return (_NOTE, *(getattr(info, name) for name in NoteInfo.__slots__))
+
+
+def _unread(relative: str, exc: OSError) -> tuple:
+    return (_FINDING, tuple(read_finding(relative, exc)))
+
+
+def from_fact(fact: Any) -> NoteInfo | Finding | None:
+    """What `status_fact` kept, as `info_of` gave it."""
+    if fact is None:
+        return None
+    if fact[0] == _FINDING:
+        return Finding(*fact[1])
+    return NoteInfo(*fact[1:])
