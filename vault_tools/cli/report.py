@@ -24,7 +24,7 @@ def report(
     markers is vt's; a note is rewritten only when that text changes.
 
     Exits 1 when a file or folder of the vault could not be read (the dashboard lists
-    it among the validation errors).
+    it under Unreadable files).
 
     Example:
 
