@@ -221,7 +221,10 @@ def test_what_needs_the_reviewer(example_vault: Path) -> None:
         "Ready for vt apply",
     ]
     assert "- [[03_claims/X-2|X-2]] line " in group_of(text, "Git conflict markers")
-    assert "- [[03_claims/X-1|X-1]] line " in group_of(text, "Validation errors")
+    errors = group_of(text, "Validation errors")
+    assert "- [[03_claims/X-1|X-1]] line " in errors
+    codes = re.search(r"^By code: (.+)\.$", errors, re.M)
+    assert codes is not None and "properties-schema 1" in codes.group(1)
     assert re.search(
         r"^- \[\[03_claims/DV1-0004\|DV1-0004\]\]: APPROVE: unchecked: check_",
         group_of(text, "Refused approvals"),

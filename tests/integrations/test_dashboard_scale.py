@@ -156,6 +156,8 @@ def test_a_100k_note_dashboard_stays_small_and_bounded() -> None:
     assert len(LINK.findall(text)) == 12 * GROUP_LIMIT
     for title, n in groups:
         assert f"- … {int(n) - GROUP_LIMIT} more: [[{SUBNOTE_DIR}/{title}|all {n}]]" in text
+    assert "By code: frame-schema 5882.\n" in text  # read-error has its own group
+    assert "By code: assist-mode-hedged 667.\n" in text
     # no part of the note but "Needs you" lists a review note
     assert not LINK.search(text.split("\n## Progress\n", 1)[1])
     found = diagrams(text)

@@ -61,6 +61,7 @@ GRAPH_ENTITIES = 12  # entities in the graph, and edges each may draw: Mermaid l
 GRAPH_EDGES_EACH = 4  # a few dozen edges legibly, and a column of hundreds badly
 DAYS = 30  # days in "decisions per day", ending on the latest decision's
 REVIEWERS = 12  # bars in "decisions per reviewer"; the rest share one
+CODES_SHOWN = 10  # finding codes counted in a finding group's "By code" line
 UNREAD = "Unreadable files"
 
 
@@ -83,6 +84,7 @@ class NeedGroup:
     title: str  # also the name of its sub-note
     hint: str  # what the reviewer does about it
     items: list[NeedItem] = field(default_factory=list)
+    by_code: bool = False  # a finding group: its counts per finding code are shown too
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +217,7 @@ def needs(
             "Validation errors",
             "fix what `vt validate` reports; an approval of a note with errors is refused",
             _finding_items(f for f in errors if f.code not in listed_apart),
+            by_code=True,
         ),
         NeedGroup(
             "Refused approvals",
@@ -272,6 +275,7 @@ def needs(
             "Review-assist warnings",
             "hints, not errors: check the claim against its source",
             _finding_items(warnings),
+            by_code=True,
         ),
         NeedGroup(
             "Ready for vt apply",
@@ -336,7 +340,15 @@ def _item_line(item: NeedItem) -> str:
 
 def _group(group: NeedGroup) -> list[str]:
     hint = group.hint[:1].upper() + group.hint[1:]
-    lines = [f"### {group.title} ({len(group.items)})", "", inline(hint) + ".", ""]
+    # the hint is vt's own Markdown (its `vt …` are code spans), never note text
+    lines = [f"### {group.title} ({len(group.items)})", "", hint + ".", ""]
+    if group.by_code:
+        codes = Counter(i.reason.split(":", 1)[0] for i in group.items)
+        ranked = sorted(codes.items(), key=lambda c: (-c[1], c[0]))
+        shown = ", ".join(f"{code} {n}" for code, n in ranked[:CODES_SHOWN])
+        rest = len(ranked) - CODES_SHOWN
+        tail = f" and {counted(rest, 'more code')}" if rest > 0 else ""
+        lines += [inline(f"By code: {shown}{tail}."), ""]
     lines += [_item_line(i) for i in group.items[:GROUP_LIMIT]]
     more = len(group.items) - GROUP_LIMIT
     if more > 0:
@@ -495,7 +507,7 @@ def subnote(group: NeedGroup) -> str:
     """The block of a group's sub-note: every item of the group."""
     lines = [
         f"{counted(len(group.items), 'note')} in this group of the {wikilink(DASHBOARD)}: "
-        f"{inline(group.hint)}.",
+        f"{group.hint}.",
         "",
     ]
     lines += [_item_line(i) for i in group.items] or ["None now."]
