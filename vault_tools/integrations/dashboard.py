@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
@@ -43,6 +43,9 @@ from vault_tools.review.status import SETTLE, UNMARKED, StatusReport, status
 from vault_tools.review.verdict import REVERTED
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import REVIEW_ACTIONS, REVIEW_STATES
+
+if TYPE_CHECKING:  # the checks are imported when a note needs them
+    from vault_tools.checks.context import CheckContext
 
 Progress = Callable[[int, int], None]
 
@@ -174,7 +177,7 @@ def _would_apply(settings: Settings, paths: list[str]) -> tuple[list[NeedItem], 
 
 
 def _examine(
-    settings: Settings, ctx: Any, chunk: list[str]
+    settings: Settings, ctx: CheckContext, chunk: list[str]
 ) -> list[tuple[str, str, str, str] | None]:
     from vault_tools.review.candidates import examine
 
