@@ -2,7 +2,7 @@
 a ```mermaid block, in the chart types Obsidian's bundled Mermaid draws.
 
 `pie` and `flowchart` render in every Mermaid Obsidian has shipped; `xychart-beta` needs
-Mermaid 10.3 or later (docs/commands.md, `vt report`). Text from notes or the ledger
+Mermaid 10.6 or later (docs/commands.md, `vt report`). Text from notes or the ledger
 (names, labels) is quoted and its Mermaid-significant characters are replaced, so a
 label can never end the diagram or break its syntax.
 """
