@@ -193,6 +193,8 @@ def test_every_long_group_has_a_subnote_listing_it_whole() -> None:
         body = written.get(f"{SUBNOTE_DIR}/{group.title}.md")
         if body is not None:
             assert body.count("\n- ") == len(group.items)
+            long = [i for i in group.items if len(i.reason) > dashmod.REASON_CHARS]
+            assert not long or "…" not in body  # reasons whole, where the dashboard cuts
 
 
 # --- the charts against Mermaid itself ---------------------------------------------------

@@ -58,7 +58,7 @@ INTRO = (
     "Ledger; text outside the vt markers is yours and is kept as you wrote it."
 )
 GROUP_LIMIT = 20  # links per group on the dashboard; the sub-note lists them all
-REASON_CHARS = 160  # a reason longer than this is cut: the sub-note is for scanning
+REASON_CHARS = 200  # a reason longer than this is cut on the dashboard (not in sub-notes)
 TOP_ENTITIES = 25  # rows of "Accepted claims per entity"
 GRAPH_ENTITIES = 12  # entities in the graph, and edges each may draw: Mermaid lays out
 GRAPH_EDGES_EACH = 4  # a few dozen edges legibly, and a column of hundreds badly
@@ -335,9 +335,11 @@ def _in_table(link: str) -> str:
     return link.replace("|", "\\|") if link.startswith("[[") else link
 
 
-def _item_line(item: NeedItem) -> str:
+def _item_line(item: NeedItem, cut: int | None = REASON_CHARS) -> str:
     where = f" line {item.line}" if item.line else ""
-    reason = item.reason if len(item.reason) <= REASON_CHARS else item.reason[:REASON_CHARS] + "…"
+    reason = item.reason
+    if cut is not None and len(reason) > cut:
+        reason = reason[:cut] + "…"
     return f"- {wikilink(item.path, item.label or None)}{where}: {inline(reason)}"
 
 
@@ -480,8 +482,9 @@ def _graph(dash: Dashboard) -> list[str]:
     if len(shown) < len(dash.edges):
         lines += [
             f"Showing {len(shown)} of {counted(len(dash.edges), 'edge')}: at most "
-            f"{GRAPH_EDGES_EACH} claims of each of the {GRAPH_ENTITIES} entities with the "
-            "most accepted claims; `vt export` lists every accepted claim.",
+            f"{counted(GRAPH_EDGES_EACH, 'claim')} of each of the "
+            f"{counted(GRAPH_ENTITIES, 'entity')} with the most accepted claims; "
+            "`vt export` lists every accepted claim.",
             "",
         ]
     return lines
@@ -513,7 +516,8 @@ def subnote(group: NeedGroup) -> str:
         f"{group.hint}.",
         "",
     ]
-    lines += [_item_line(i) for i in group.items] or ["None now."]
+    # a sub-note is a list to work through, not bounded: each reason whole
+    lines += [_item_line(i, cut=None) for i in group.items] or ["None now."]
     return "\n".join(lines) + "\n"
 
 
