@@ -18,6 +18,7 @@ BENCH = REPO / "bench"
 QUICK: dict[str, tuple[list[str], str]] = {
     "bench_validate.py": (["--sizes", "300", "--runs", "1", "--out", "{tmp}"], "vt cold"),
     "bench_preview.py": (["--notes", "60", "--runs", "1"], "preview / validate ="),
+    "bench_report.py": (["--notes", "60", "--runs", "1"], "report --dry-run / validate"),
     "bench_apply.py": (["--notes", "40", "--dir", "{tmp}"], "apply"),
     "bench_apply_marking.py": (
         ["--notes", "80", "--rounds", "1", "--dir", "{tmp}"],

@@ -79,6 +79,8 @@ def test_report_json(example_vault: Path) -> None:
     assert payload["claims"] == {"ACCEPTED": 1, "REJECTED": 1, "REPAIRED": 1}
     assert payload["accepted_claims"] == 2 and payload["edges"] == 6
     assert all(code.startswith("assist-") for code in payload["findings"])
+    assert payload["needs"] == {"Review-assist warnings": 2}
+    assert payload["subnotes_changed"] == payload["subnotes_written"] == []
     second = json.loads(vt("report", "--vault", str(vault), "--json").stdout)
     assert second["written"] is False and second["changed"] is False
 
@@ -87,7 +89,7 @@ def test_report_dry_run(example_vault: Path) -> None:
     result = vt("report", "--vault", str(example_vault), "--dry-run")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"would write {DASHBOARD} (dry run, nothing written)\n")
-    assert "## Review queue" in result.stdout and "#### PENDING (2)" in result.stdout
+    assert "## Needs you" in result.stdout and "| PENDING | 2 |" in result.stdout
     assert not (example_vault / DASHBOARD).exists()
     payload = json.loads(vt("report", "--vault", str(example_vault), "--dry-run", "--json").stdout)
     assert payload["dry_run"] and payload["changed"] and not payload["written"]

@@ -7,29 +7,28 @@ import re
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
-from tests.conftest import render_drafts, render_note, settings_for, validate_vault
+from tests.conftest import render_note, settings_for, validate_vault
+from tests.review.test_status import set_props
 from tests.store.test_store import decision, ledger_for, v1_claim
 from vault_tools.errors import RefusedError
 from vault_tools.integrations import dashboard as dashmod
+from vault_tools.integrations.charts import Edge, flowchart, mermaid_label, spread
 from vault_tools.integrations.dashboard import (
     BLOCK,
     DASHBOARD,
-    Edge,
+    SUBNOTE_DIR,
     inline,
-    mermaid,
-    mermaid_label,
     refresh_dashboard,
     report,
     wikilink,
 )
-from vault_tools.integrations.entities import survey
-from vault_tools.notes.vault import markdown_files
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.preview import preview_vault
-from vault_tools.review.status import note_info, status
-from vault_tools.store.claims import ClaimStore
 
+GRAPH = "Entity graph of the accepted claims"
+ACCEPTED = "Accepted claims per entity"
 START = f"<!-- vt:{BLOCK}:start -->"
 END = f"<!-- vt:{BLOCK}:end -->"
 NODE = re.compile(r'^  ([A-Za-z0-9_]+)\["([^"]*)"\]$')
@@ -94,85 +93,167 @@ def assert_valid_mermaid(lines: list[str]) -> tuple[dict[str, str], list[tuple]]
 # --- content ---------------------------------------------------------------------
 
 
+def links(text: str) -> list[str]:
+    return re.findall(r"\[\[([^\]|\\]+)", text)
+
+
+def group_of(text: str, title: str) -> str:
+    """The lines of one `### title (n)` group of "Needs you"."""
+    needs = section(text, "Needs you")
+    return needs.split(f"### {title} (", 1)[1].split("\n### ", 1)[0]
+
+
 def test_dashboard_of_accepted_rejected_and_repaired_claims(example_vault: Path) -> None:
     vault = decided_vault(example_vault)
     result = report(settings_for(vault, assist=True))
     assert result.written and result.created and result.changed
+    assert not result.subnotes_changed and not (vault / SUBNOTE_DIR).exists()
     text = (vault / DASHBOARD).read_text(encoding="utf-8")
     assert text.startswith("---\ntags: [vt-dashboard]\n---\n# Review Dashboard\n\n")
     assert text.count(START) == 1 and text.endswith(END + "\n")
+    headings = re.findall(r"^## (.+)$", block_of(text), re.M)
+    assert headings == [
+        "Needs you",
+        "Progress",
+        "Accepted claims per entity",
+        "Entity graph of the accepted claims",
+    ]
 
-    queue = section(text, "Review queue")
-    assert (
-        "6 review notes; claims in the Decision Ledger: ACCEPTED 1, REJECTED 1, "
-        "REPAIRED 1." in queue
-    )
-    by_action = queue.split("### By review_state")[0]
-    assert "#### APPROVE (1)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n" in by_action
-    assert "#### APPROVE_REPAIR (1)\n\n- [[03_claims/DV1-0003|DV1-0003]]\n" in by_action
-    assert (
-        "#### PENDING (2)\n\n- [[03_claims/DV1-0004|DV1-0004]]\n- [[03_claims/IX2-0328|IX2-0328]]\n"
-    ) in by_action
-    by_state = queue.split("### By review_state")[1]
-    assert (
-        "#### APPLIED (3)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n"
-        "- [[03_claims/DV1-0002|DV1-0002]]\n- [[03_claims/DV1-0003|DV1-0003]]\n"
-    ) in by_state
-    assert "#### PREVIEW_READY (1)\n\n- [[03_claims/SA260324R-0125|SA260324R-0125]]\n" in by_state
-    # groups sorted by name
-    titles = re.findall(r"^#### (\w+) \(", by_action, re.M)
-    assert (
-        titles
-        == sorted(titles)
-        == ["APPROVE", "APPROVE_REPAIR", "PENDING", "REJECT", "REQUEST_REPAIR"]
-    )
-
-    assert "None: every review note validates." in section(text, "Validation errors")
-    assist = section(text, "Review assist")
-    assert "### assist-mapping-unrelated (1)\n" in assist
+    # what needs the reviewer: here only review assist's hints
+    needs = section(text, "Needs you")
+    assert re.findall(r"^### (.+)$", needs, re.M) == ["Review-assist warnings (2)"]
     assert re.search(
-        r"^- \[\[03_claims/IX2-0328\|IX2-0328\]\] line \d+: 'verification' is "
-        r"mapped to 'IC design verification'",
-        assist,
+        r"^- \[\[03_claims/IX2-0328\|IX2-0328\]\] line \d+: assist-mapping-unrelated: "
+        r"'verification' is mapped to 'IC design verification'",
+        needs,
         re.M,
     )
-    assert "\\[\\[04_knowledge_base/Draft Verification\\]\\]" in assist  # a suggestion, no link
-    codes = re.findall(r"^### (\S+) \(", assist, re.M)
-    assert codes == sorted(codes) and all(c.startswith("assist-") for c in codes)
+
+    progress = section(text, "Progress")
+    assert (
+        "6 review notes; claims in the Decision Ledger: ACCEPTED 1, REJECTED 1, "
+        "REPAIRED 1." in progress
+    )
+    assert (
+        "| review_action | NEW | PREVIEW_READY | APPLIED | total |\n"
+        "|---|---|---|---|---|\n"
+        "| PENDING | 2 | 0 | 0 | 2 |\n"
+        "| REQUEST_REPAIR | 0 | 1 | 0 | 1 |\n"
+        "| APPROVE_REPAIR | 0 | 0 | 1 | 1 |\n"
+        "| APPROVE | 0 | 0 | 1 | 1 |\n"
+        "| REJECT | 0 | 0 | 1 | 1 |\n"
+        "| total | 2 | 1 | 3 | 6 |\n" in progress
+    )
+    # decided notes are counted, not listed
+    assert links(progress) == []
+    assert "pie showData\n  title Review notes by review_action\n" in progress
+    assert '  "PENDING" : 2\n' in progress
+    assert "3 decisions in the ledger." in progress
+    per_reviewer = progress.split('title "Decisions per reviewer"', 1)[1]
+    assert '  x-axis ["alice"]\n  y-axis "decisions" 0 --> 3\n  bar [3]\n' in per_reviewer
 
     accepted = section(text, "Accepted claims per entity")
-    assert "- [[04_knowledge_base/DFlash|DFlash]] (1): [[03_claims/DV1-0001|DV1-0001]]" in accepted
+    assert "| [[04_knowledge_base/DFlash\\|DFlash]] | 1 |" in accepted
     # the repair's V2 entities, not its V1 ones
-    assert (
-        "- [[04_knowledge_base/Total Variation Loss|Total Variation Loss]] (1): "
-        "[[03_claims/DV1-0003|DV1-0003]]" in accepted
-    )
-    assert "DV1-0002" not in accepted  # rejected
+    assert "| [[04_knowledge_base/Total Variation Loss\\|Total Variation Loss]] | 1 |" in accepted
+    assert "03_claims" not in accepted  # claims are listed on the knowledge-base notes
 
-    nodes, edges = assert_valid_mermaid(mermaid_lines(text))
+    nodes, edges = assert_valid_mermaid(mermaid_lines(section(text, GRAPH)))
     assert sorted(v for k, v in nodes.items() if k.startswith("c_")) == ["DV1-0001", "DV1-0003"]
     assert "KL Divergence" in nodes.values() and "DFlash" in nodes.values()
     assert len(edges) == 6 and ("c_DV1_0001", "DFlash", "e_dflash") in edges
     assert result.summary["accepted_claims"] == 2 and result.summary["edges"] == 6
 
 
-def test_the_dashboard_is_no_review_note_and_breaks_nothing(example_vault: Path) -> None:
+def test_the_table_renders_with_its_links(example_vault: Path) -> None:
+    """The `\\|` of a wikilink in a table cell keeps the cell whole (as Obsidian reads it)."""
+    report(settings_for(decided_vault(example_vault)))
+    accepted = section((example_vault / DASHBOARD).read_text(encoding="utf-8"), ACCEPTED)
+    tokens = MarkdownIt("commonmark").enable("table").parse(accepted)
+    cells = [t.content for t in tokens if t.type == "inline"]
+    assert "[[04_knowledge_base/DFlash|DFlash]]" in cells
+    assert cells[cells.index("[[04_knowledge_base/DFlash|DFlash]]") + 1] == "1"
+
+
+def test_what_needs_the_reviewer(example_vault: Path) -> None:
+    """Each kind of trouble in its group, with apply's and status's own reasons."""
     vault = decided_vault(example_vault)
-    settings = settings_for(vault, assist=True)
-    before = validate_vault(vault, assist=True).to_json()
-    report(settings)
-    after = validate_vault(vault, assist=True)
-    assert after.to_json() == before and after.errors == 0 and after.notes == 6
-    assert all(f.path != DASHBOARD for f in after.findings)
-    again = apply_notes(settings)  # nothing to apply, and the dashboard is not touched
-    assert not again.applied and not again.refused
-    assert all(e.path != DASHBOARD for e in again.skipped)
-    with ClaimStore.open(settings) as store:
-        assert status(settings, store).notes == 6
-    assert survey(settings).notes == 6
+    settings = settings_for(vault)
+    # an approval apply refuses: its checks are not ticked
+    edit(vault / "03_claims/DV1-0004.md", "review_action: PENDING", "review_action: APPROVE")
+    # an approval apply would record
+    edit(vault / "03_claims/IX2-0328.md", "review_action: PENDING", "review_action: REJECT")
+    # a failed preview: drafts that do not parse
+    set_props(vault, "03_claims/SA260324R-0125.md", review_state="PREVIEW_FAILED")
+    # edited since apply
+    edit(vault / "03_claims/DV1-0002.md", "review_action: REJECT", "review_action: APPROVE")
+    # an unknown action, and git conflict markers
+    (vault / "03_claims" / "X-1.md").write_text(
+        render_note(claim_id="X-1", review_action="APROVE"), encoding="utf-8"
+    )
+    (vault / "03_claims" / "X-2.md").write_text(
+        render_note(claim_id="X-2").replace(
+            "## ② Atomic Claim", "<<<<<<< HEAD\n=======\n>>>>>>> b\n## ② Atomic Claim"
+        ),
+        encoding="utf-8",
+    )
+    # a claim in CONFLICT
+    ledger = ledger_for(settings)
+    (first,) = ledger.append([decision("Q-1")])
+    ledger.append(
+        [
+            decision("Q-1", "REJECT", supersedes=first["id"]),
+            decision("Q-1", "ACCEPT", supersedes=first["id"]),
+        ]
+    )
+    result = report(settings)
+    text = (vault / DASHBOARD).read_text(encoding="utf-8")
+    needs = section(text, "Needs you")
+    titles = re.findall(r"^### (.+) \(\d+\)$", needs, re.M)
+    assert titles == [
+        "Git conflict markers",
+        "Validation errors",
+        "Refused approvals",
+        "Failed previews",
+        "Claims in CONFLICT",
+        "Edited since apply",
+        "Unknown review_action",
+        "Ready for vt apply",
+    ]
+    assert "- [[03_claims/X-2|X-2]] line " in group_of(text, "Git conflict markers")
+    errors = group_of(text, "Validation errors")
+    assert "- [[03_claims/X-1|X-1]] line " in errors
+    codes = re.search(r"^By code: (.+)\.$", errors, re.M)
+    assert codes is not None and "properties-schema 1" in codes.group(1)
+    assert re.search(
+        r"^- \[\[03_claims/DV1-0004\|DV1-0004\]\]: APPROVE: unchecked: check_",
+        group_of(text, "Refused approvals"),
+        re.M,
+    )
+    assert "- [[03_claims/SA260324R-0125|SA260324R-0125]]: REQUEST_REPAIR" in group_of(
+        text, "Failed previews"
+    )
+    conflict = group_of(text, "Claims in CONFLICT")
+    assert "- [[03_claims/Q-1|Q-1]]: heads REJECT by ann, ACCEPT by ann" in conflict
+    assert "- [[03_claims/DV1-0002|DV1-0002]]: review_action is now APPROVE" in group_of(
+        text, "Edited since apply"
+    )
+    assert "- [[03_claims/X-1|X-1]]: review_action APROVE" in group_of(
+        text, "Unknown review_action"
+    )
+    ready = group_of(text, "Ready for vt apply")
+    assert "- [[03_claims/IX2-0328|IX2-0328]]: REJECT" in ready
+    # what the dashboard says apply refuses, apply refuses; what it says apply records,
+    # apply records
+    refused = set(links(group_of(text, "Refused approvals")))
+    assert "03_claims/DV1-0004" in refused
+    assert result.summary["needs"]["Refused approvals"] == len(refused)
+    applied = apply_notes(settings)
+    assert {r.path.removesuffix(".md") for r in applied.refused} >= refused
+    assert {a.path.removesuffix(".md") for a in applied.applied} == set(links(ready))
 
 
-def test_conflicts_and_stale_previews_need_attention(example_vault: Path) -> None:
+def test_stale_previews_need_attention(example_vault: Path) -> None:
     settings = settings_for(example_vault)
     preview_vault(settings)
     # the drafts change after the preview: stale
@@ -181,20 +262,9 @@ def test_conflicts_and_stale_previews_need_attention(example_vault: Path) -> Non
         "以 KL-divergence 訓練",
         "以 KL divergence 訓練",
     )
-    ledger = ledger_for(settings)
-    (first,) = ledger.append([decision("DV1-0004")])
-    ledger.append(
-        [
-            decision("DV1-0004", "REJECT", supersedes=first["id"]),
-            decision("DV1-0004", "ACCEPT", supersedes=first["id"]),
-        ]
-    )
     report(settings)
-    attention = section(
-        (example_vault / DASHBOARD).read_text(encoding="utf-8"), "Review queue"
-    ).split("### Needs attention\n", 1)[1]
-    assert "- [[03_claims/DV1-0003|DV1-0003]]: the drafts changed after `vt preview`" in attention
-    assert "- [[03_claims/DV1-0004|DV1-0004]]: in CONFLICT" in attention
+    stale = group_of((example_vault / DASHBOARD).read_text(encoding="utf-8"), "Stale previews")
+    assert "- [[03_claims/DV1-0003|DV1-0003]]: REQUEST_REPAIR" in stale
 
 
 def test_an_empty_vault_says_so(make_vault) -> None:
@@ -202,70 +272,38 @@ def test_an_empty_vault_says_so(make_vault) -> None:
     report(settings_for(vault))
     text = (vault / DASHBOARD).read_text(encoding="utf-8")
     assert "0 review notes; claims in the Decision Ledger: none yet." in text
+    assert "Nothing: every note validates and no decision waits." in text
     assert "No review notes." in text and "```mermaid" not in text
-    assert section(text, "Entity graph of the accepted claims").strip() == "No accepted claims yet."
+    assert section(text, GRAPH).strip() == "No accepted claims yet."
 
 
-def test_long_queue_groups_are_cut(example_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_group_gets_a_subnote(example_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past GROUP_LIMIT the group links its sub-note, which lists it whole; the sub-note
+    follows the group down to "None now." and keeps the user's text."""
     monkeypatch.setattr(dashmod, "GROUP_LIMIT", 1)
-    report(settings_for(example_vault))
+    settings = settings_for(example_vault, assist=True)
+    result = report(settings)
     text = (example_vault / DASHBOARD).read_text(encoding="utf-8")
-    assert (
-        "#### NEW (6)\n\n- [[03_claims/DV1-0001|DV1-0001]]\n- … and 5 more (see "
-        "`vt status`)\n" in text
-    )
-
-
-def test_long_finding_groups_are_cut(example_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dashmod, "FINDING_LIMIT", 1)
-    # a second note with DV1-0003's frame-expression warning makes a group of two
-    twin = (example_vault / "03_claims" / "DV1-0003.md").read_text(encoding="utf-8")
-    (example_vault / "03_claims" / "DV1-0099.md").write_text(
-        twin.replace("DV1-0003", "DV1-0099"), encoding="utf-8"
-    )
-    report(settings_for(example_vault, assist=True))
-    assist = section((example_vault / DASHBOARD).read_text(encoding="utf-8"), "Review assist")
-    group = assist.split("### assist-frame-expression (2)\n", 1)[1].split("\n### ", 1)[0]
+    group = group_of(text, "Review-assist warnings")
     items = [line for line in group.splitlines() if line.startswith("- ")]
-    assert items[0].startswith("- [[03_claims/DV1-0003|DV1-0003]] line ")
-    assert items[1:] == ["- … and 1 more (see `vt validate`)"]
-
-
-def test_queue_items_agree_with_vt_status(example_vault: Path) -> None:
-    vault = decided_vault(example_vault)
-    (vault / "03_claims" / "X-1.md").write_text(
-        render_note(claim_id="X-1", review_action="REQUEST_REPAIR", drafts=render_drafts()),
-        encoding="utf-8",
-    )
-    settings = settings_for(vault)
-    preview_vault(settings)
-    # stale: SA260324R-0125's drafts change after its preview
-    edit(
-        vault / "03_claims" / "SA260324R-0125.md",
-        "### V2 Atomic Claim Draft\n",
-        "### V2 Atomic Claim Draft\n改 ",
-    )
-    (vault / "notes.md").write_text("claim_id is mentioned, but not a property\n")
-    seen = 0
-    for f in markdown_files(vault):
-        mine, theirs = dashmod.queue_item(settings, f.relative), note_info(settings, f.relative)
-        assert (mine is None) == (theirs is None), f.relative
-        if mine is not None and theirs is not None:
-            seen += 1
-            assert (mine.path, mine.claim_id, mine.action, mine.state, mine.stale_preview) == (
-                theirs.path,
-                theirs.claim_id,
-                theirs.action,
-                theirs.state,
-                theirs.stale_preview,
-            )
-    assert seen == 7
-    stale = [
-        i.path
-        for i in (dashmod.queue_item(settings, f.relative) for f in markdown_files(vault))
-        if i and i.stale_preview
+    assert len(items) == 2 and items[0].startswith("- [[03_claims/DV1-0003|DV1-0003]] line ")
+    assert items[1] == f"- … 1 more: [[{SUBNOTE_DIR}/Review-assist warnings|all 2]]"
+    sub = example_vault / SUBNOTE_DIR / "Review-assist warnings.md"
+    assert f"{SUBNOTE_DIR}/Review-assist warnings.md" in result.subnotes_written
+    listed = [
+        line for line in sub.read_text(encoding="utf-8").splitlines() if line.startswith("- ")
     ]
-    assert stale == ["03_claims/SA260324R-0125.md"]
+    assert [line.split("]]")[0] for line in listed] == [
+        "- [[03_claims/DV1-0003|DV1-0003",
+        "- [[03_claims/IX2-0328|IX2-0328",
+    ]
+    assert not report(settings).subnotes_written  # nothing changed: nothing written
+    with sub.open("a", encoding="utf-8") as f:
+        f.write("\nmy note on these\n")
+    report(settings_for(example_vault, assist=False))  # the group is gone
+    kept = sub.read_text(encoding="utf-8")
+    assert "None now." in kept and "03_claims" not in kept and kept.endswith("my note on these\n")
+    assert validate_vault(example_vault).notes == 6  # sub-notes are no review notes
 
 
 # --- the note on disk ----------------------------------------------------------------
@@ -287,8 +325,8 @@ def test_second_run_writes_nothing(example_vault: Path) -> None:
     # a new decision changes the content: rewritten once, then quiet again
     ledger_for(settings).append([decision("DV1-0004", claim=v1_claim("DV1-0004"))])
     assert refresh_dashboard(settings) is True
-    assert "[[03_claims/DV1-0004|DV1-0004]]" in section(
-        path.read_text(encoding="utf-8"), "Accepted claims per entity"
+    assert "| [[04_knowledge_base/Prefill\\|Prefill]] | 1 |" in section(
+        path.read_text(encoding="utf-8"), ACCEPTED
     )
     assert refresh_dashboard(settings) is False
 
@@ -312,7 +350,7 @@ def test_users_text_outside_the_markers_is_kept(example_vault: Path) -> None:
     new = path.read_bytes().decode("utf-8")
     assert new.startswith(mine_head + START + "\n") and new.endswith(END + mine_tail)
     assert block_of(new) != inner.lstrip("\n")
-    assert "[[03_claims/DV1-0001|DV1-0001]]" in section(new, "Accepted claims per entity")
+    assert "[[04_knowledge_base/Prefill\\|Prefill]] | 1 |" in section(new, ACCEPTED)
 
 
 def test_crlf_and_bom_are_kept(example_vault: Path) -> None:
@@ -350,7 +388,7 @@ def test_dry_run_writes_nothing(example_vault: Path) -> None:
     settings = settings_for(example_vault)
     result = report(settings, dry_run=True)
     assert result.changed and not result.written and not (example_vault / DASHBOARD).exists()
-    assert "## Review queue" in result.content
+    assert "## Needs you" in result.content
     report(settings)
     path = example_vault / DASHBOARD
     raw = path.read_bytes()
@@ -395,7 +433,7 @@ def test_mermaid_node_ids_are_sanitised_and_unique() -> None:
         edge("驗證-2", "預填"),
         edge("end", "o"),
     ]
-    lines = mermaid(edges)
+    lines = flowchart(edges)
     assert lines[0] == "```mermaid" and "```" in lines
     nodes, found = assert_valid_mermaid(lines[1 : lines.index("```", 1)])
     claims = {v: k for k, v in nodes.items() if k.startswith("c_")}
@@ -414,18 +452,37 @@ def test_mermaid_node_ids_are_sanitised_and_unique() -> None:
     assert (claims["驗證-1"], "驗證", entities["驗證"]) in found
 
 
-def test_mermaid_is_capped_with_a_note() -> None:
-    edges = [edge(f"C-{i}", f"E{i % 2}") for i in range(5)]  # E0: 3 claims, E1: 2
-    lines = mermaid(edges, limit=3)
-    body = lines[1 : lines.index("```", 1)]
-    nodes, found = assert_valid_mermaid(body)
-    assert len(found) == 3
-    assert {nodes[t] for _s, _l, t in found} == {"E0"}  # the most used entity first
-    assert (
-        "Showing 3 of 5 edges (the most used entities first); `vt export` lists every "
-        "accepted claim." in lines
-    )
-    assert not any("Showing" in line for line in mermaid(edges, limit=5))
+def test_the_graph_spreads_its_edges_over_entities() -> None:
+    """A hub entity cannot take the whole graph: each of the most used entities gets
+    edges in turn, up to the same number each."""
+    edges = [edge(f"H-{i:03}", "Hub") for i in range(300)]
+    edges += [edge(f"C-{i}", f"E{i % 5}") for i in range(15)]  # E0..E4: 3 claims each
+    edges += [edge("L-1", "Lonely")]
+    shown = spread(edges, entities=4, per_entity=2)
+    per: dict[str, int] = {}
+    for e in shown:
+        per[e.entity] = per.get(e.entity, 0) + 1
+    assert per == {
+        "04_knowledge_base/Hub": 2,
+        "04_knowledge_base/E0": 2,
+        "04_knowledge_base/E1": 2,
+        "04_knowledge_base/E2": 2,
+    }
+    assert spread(edges[:2], entities=4, per_entity=9) == edges[:2]
+    nodes, found = assert_valid_mermaid(flowchart(shown)[1:-2])
+    assert len(found) == 8 and len([n for n in nodes if n.startswith("e_")]) == 4
+
+
+def test_the_dashboard_says_what_the_graph_leaves_out(example_vault: Path) -> None:
+    settings = settings_for(example_vault)
+    claims = [decision(f"Q-{i}", claim=v1_claim(f"Q-{i}", ("Prefill", f"E{i}"))) for i in range(9)]
+    ledger_for(settings).append(claims)
+    report(settings)
+    graph = section((example_vault / DASHBOARD).read_text(encoding="utf-8"), GRAPH)
+    nodes, found = assert_valid_mermaid(mermaid_lines(graph))
+    assert sum(t == "e_prefill" for _s, _l, t in found) == dashmod.GRAPH_EDGES_EACH
+    assert len(found) < 18
+    assert f"Showing {len(found)} of 18 edges: at most {dashmod.GRAPH_EDGES_EACH} claims" in graph
 
 
 def test_dashboard_graph_of_labels_with_quotes_brackets_and_cjk(example_vault: Path) -> None:
@@ -439,11 +496,11 @@ def test_dashboard_graph_of_labels_with_quotes_brackets_and_cjk(example_vault: P
     ledger_for(settings).append([decision("Q-1", claim=claim)])
     report(settings)
     text = (example_vault / DASHBOARD).read_text(encoding="utf-8")
-    nodes, found = assert_valid_mermaid(mermaid_lines(text))
+    nodes, found = assert_valid_mermaid(mermaid_lines(section(text, GRAPH)))
     labels = {label for _s, label, _t in found}
     assert labels == {"a #quot;warm#quot; [prefill] #lt;b#gt; #35;1", "草稿「驗證」"}
     assert "草稿 驗證" in nodes.values()
-    assert "- [[04_knowledge_base/草稿 驗證|草稿 驗證]] (1): [[03_claims/Q-1|Q-1]]" in text
+    assert "| [[04_knowledge_base/草稿 驗證\\|草稿 驗證]] | 1 |" in text
 
 
 def test_inline_escapes_obsidian_syntax_and_code_spans() -> None:

@@ -70,6 +70,25 @@ def test_counts_of_the_example_vault(example_vault: Path) -> None:
     }
 
 
+def test_what_the_dashboard_reads_beside_the_json(example_vault: Path) -> None:
+    """action × state, failed previews and the notes apply would record: for the
+    dashboard, not in `vt status --json`."""
+    set_props(example_vault, "03_claims/SA260324R-0125.md", review_state="PREVIEW_FAILED")
+    ledger_for(load_settings(example_vault)).append([decision("DV1-0002", "ACCEPT")])
+    report = run(example_vault)
+    assert report.by_action_and_state == {
+        "APPROVE": {"NEW": 1},
+        "PENDING": {"NEW": 2},
+        "REJECT": {"NEW": 1},
+        "REQUEST_REPAIR": {"NEW": 1, "PREVIEW_FAILED": 1},
+    }
+    assert [e["path"] for e in report.failed_previews] == ["03_claims/SA260324R-0125.md"]
+    # DV1-0001: never decided; DV1-0002: REJECT against the ledger's ACCEPT
+    assert report.to_record == ["03_claims/DV1-0001.md", "03_claims/DV1-0002.md"]
+    keys = set(report.to_json())
+    assert not keys & {"by_action_and_state", "failed_previews", "to_record"}
+
+
 def test_stale_preview(example_vault: Path) -> None:
     set_props(
         example_vault,

@@ -15,14 +15,16 @@ def report(
 ) -> None:
     """Write the Review Dashboard note (`Review Dashboard.md`) at the vault root.
 
-    It shows the review queue by review_action and review_state, validation errors and
-    review-assist warnings
-    by code, accepted claims per entity, and a Mermaid diagram of the accepted claims'
-    entity graph. Only the text between its vt:dashboard markers is vt's; the note is
-    rewritten only when that text changes.
+    First what needs you (conflict markers, validation errors, refused approvals, failed
+    and stale previews, claims in CONFLICT, notes edited since apply, ...), each group with
+    its count and at most 20 links; a longer group is listed whole in a sub-note in
+    `Review Dashboard/`. Then progress: notes by review_action and review_state, Mermaid
+    charts of the queue and of the decisions per day and per reviewer, the entities with
+    most accepted claims, and a small entity graph. Only the text between the vt:dashboard
+    markers is vt's; a note is rewritten only when that text changes.
 
     Exits 1 when a file or folder of the vault could not be read (the dashboard lists
-    it among the validation errors).
+    it under Unreadable files).
 
     Example:
 
@@ -49,13 +51,18 @@ def report(
     if dry_run:
         verb = "would write" if result.changed else "up to date, would not write"
         reporter.text(f"{verb} {result.path} (dry run, nothing written)")
+        for path in result.subnotes_changed:
+            reporter.text(f"would write {path}")
         if result.changed:
             reporter.text("")
             reporter.text(result.content.rstrip("\n"))
-    elif result.written:
-        reporter.text(f"{'created' if result.created else 'updated'} {result.path}")
     else:
-        reporter.text(f"{result.path} is up to date (not rewritten)")
+        if result.written:
+            reporter.text(f"{'created' if result.created else 'updated'} {result.path}")
+        else:
+            reporter.text(f"{result.path} is up to date (not rewritten)")
+        for path in result.subnotes_written:
+            reporter.text(f"updated {path}")
     s = result.summary
     reporter.text(
         f"{counted(s['notes'], 'review note')}, {counted(s['accepted_claims'], 'accepted claim')}"

@@ -1,191 +1,291 @@
 """`vt report`: the Review Dashboard, a vt-owned note at the vault root.
 
-`Review Dashboard.md` shows inside Obsidian what `vt status`, `vt validate` and the Claim
-Store know: the review queue by `review_action` and `review_state` (wikilinks to the
-notes), the validation errors and review-assist warnings grouped by code, the accepted
-claims per knowledge-base entity, and a Mermaid diagram of the accepted claims' entity
-graph. Only the text between `<!-- vt:dashboard:start -->` and `<!-- vt:dashboard:end -->`
-is vt's; the rest of the note is the user's and is kept byte for byte.
+`Review Dashboard.md` is where a reviewer starts in Obsidian. First what needs them
+(notes with git conflict markers, validation errors, approvals `vt apply` would refuse
+and why, failed and stale previews, claims in CONFLICT, notes edited since apply, …),
+each group with its count and at most `GROUP_LIMIT` links; a longer group is listed whole
+in a sub-note of its own in the `Review Dashboard/` folder, which vt writes too. Then
+progress: review notes by `review_action` × `review_state`, Mermaid charts of the queue
+and of the ledger's decisions per day and per reviewer, the entities with most accepted
+claims, and a small entity graph. Decided notes are counted, never listed one by one, so
+the note stays small however large the vault.
 
-The content is a pure function of the vault and the ledger (no timestamps, everything
-sorted), so the note is rewritten only when something it shows changed: Obsidian and
-`vt watch` see no modification otherwise. The note has no `claim_id`, so no other command
-takes it for a review note.
+Only the text between `<!-- vt:dashboard:start -->` and `<!-- vt:dashboard:end -->` is
+vt's; the rest of the note is the user's and is kept byte for byte. The content is a pure
+function of the vault and the ledger (no timestamps, everything sorted), so the note is
+rewritten only when something it shows changed. The note has no `claim_id`, so no other
+command takes it for a review note.
+
+`collect` gathers plain data (a `Dashboard`); `render` and `subnotes` turn it into text
+without reading anything, and `SECTIONS` lists the sections in their order.
 """
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import date, timedelta
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
-from vault_tools.findings import CODES, ERROR, Finding, counted
+from vault_tools.findings import ERROR, Finding, counted
+from vault_tools.infra.pool import map_chunks
+from vault_tools.integrations.charts import Edge, bars, flowchart, pie, spread
 from vault_tools.integrations.importer import create_file
-from vault_tools.notes import frontmatter, markdown, writer
 from vault_tools.notes import kb as kbmod
-from vault_tools.notes.facts import surveyed
-from vault_tools.notes.note import decode
-from vault_tools.notes.vault import UNREAD_CODES, markdown_files, review_note_bytes
-from vault_tools.review.fingerprint import recorded_preview_hash
-from vault_tools.review.status import NoteInfo, info_of
+from vault_tools.notes import markdown, writer
+from vault_tools.notes.conflicts import GIT_CONFLICT
+from vault_tools.notes.vault import UNREAD_CODES, markdown_files
+from vault_tools.review.status import SETTLE, UNMARKED, StatusReport, status
+from vault_tools.review.verdict import REVERTED
 from vault_tools.store.claims import ClaimStore
-from vault_tools.vocabulary import (
-    APPROVE_REPAIR,
-    REQUEST_REPAIR,
-    review_action,
-    review_state,
-)
+from vault_tools.vocabulary import REVIEW_ACTIONS, REVIEW_STATES
+
+if TYPE_CHECKING:  # the checks are imported when a note needs them
+    from vault_tools.checks.context import CheckContext
 
 Progress = Callable[[int, int], None]
 
 DASHBOARD = "Review Dashboard.md"
+SUBNOTE_DIR = "Review Dashboard"  # vt's sub-notes: one per group too long to list here
 BLOCK = "dashboard"
 TAG = "vt-dashboard"
 INTRO = (
     "Maintained by `vt report` (and `vt watch`) from the review notes and the Decision "
     "Ledger; text outside the vt markers is yours and is kept as you wrote it."
 )
-EDGE_LIMIT = 200  # Mermaid diagrams beyond a few hundred edges are unreadable (and slow)
-GROUP_LIMIT = 500  # notes listed per queue group; the rest are counted
-FINDING_LIMIT = 200  # findings listed per code: a large vault's would make a huge note
+GROUP_LIMIT = 20  # links per group on the dashboard; the sub-note lists them all
+REASON_CHARS = 200  # a reason longer than this is cut on the dashboard (not in sub-notes)
+TOP_ENTITIES = 25  # rows of "Accepted claims per entity"
+GRAPH_ENTITIES = 12  # entities in the graph, and edges each may draw: Mermaid lays out
+GRAPH_EDGES_EACH = 4  # a few dozen edges legibly, and a column of hundreds badly
+DAYS = 30  # days in "decisions per day", ending on the latest decision's
+REVIEWERS = 12  # bars in "decisions per reviewer"; the rest share one
+CODES_SHOWN = 10  # finding codes counted in a finding group's "By code" line
+UNREAD = "Unreadable files"
 
 
 # ---------------------------------------------------------------------------
-# what the dashboard shows
+# what the dashboard shows: plain data
 
 
 @dataclass(frozen=True, slots=True)
-class QueueItem:
+class NeedItem:
+    """One line of a group: a file, and why it needs the reviewer."""
+
     path: str  # vault-relative
-    claim_id: str
-    action: str  # review_action (PENDING when unset)
-    state: str  # review_state (NEW when unset)
-    stale_preview: bool  # the drafts changed after `vt preview`
-
-
-@dataclass(frozen=True, slots=True)
-class Edge:
-    """One accepted claim → entity edge, as the Claim Store holds it."""
-
-    claim_id: str
-    note: str  # the claim's review note, vault-relative
-    entity_key: str  # normalised target: what two spellings of one entity share
-    entity: str  # the entity's note path (resolved when in the knowledge base), no `.md`
-    label: str  # the surface label
+    label: str  # the link's text ("": the file's name)
+    reason: str
+    line: int | None = None
 
 
 @dataclass(slots=True)
-class EntityClaims:
+class NeedGroup:
+    title: str  # also the name of its sub-note
+    hint: str  # what the reviewer does about it
+    items: list[NeedItem] = field(default_factory=list)
+    by_code: bool = False  # a finding group: its counts per finding code are shown too
+
+
+@dataclass(frozen=True, slots=True)
+class EntityCount:
     entity: str  # note path without `.md` (as resolved, else as written)
     resolved: bool  # the target is a knowledge-base note
-    claims: list[tuple[str, str]] = field(default_factory=list)  # (claim_id, note), sorted
+    claims: int  # accepted claims naming it
 
 
 @dataclass(slots=True)
 class Dashboard:
-    notes: list[QueueItem] = field(default_factory=list)  # review notes, sorted by path
+    needs: list[NeedGroup] = field(default_factory=list)  # in the order shown; empty ones too
+    by_action_and_state: dict[str, dict[str, int]] = field(default_factory=dict)
     claims: dict[str, int] = field(default_factory=dict)  # Claim Store status → count
-    conflicts: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # validate's, sorted
-    entities: list[EntityClaims] = field(default_factory=list)
+    decisions: list[tuple[str, str, str, int]] = field(default_factory=list)  # day, actor, …
+    entities: list[EntityCount] = field(default_factory=list)  # most accepted claims first
     edges: list[Edge] = field(default_factory=list)
+    findings: dict[str, int] = field(default_factory=dict)  # validate's, code → count
+    unreadable: int = 0  # files and folders that could not be read
 
     def summary(self) -> dict[str, Any]:
-        accepted = {cid for e in self.entities for cid, _ in e.claims}
+        by_action: Counter[str] = Counter()
+        by_state: Counter[str] = Counter()
+        for action, states in self.by_action_and_state.items():
+            for state, n in states.items():
+                by_action[action] += n
+                by_state[state] += n
         return {
-            "notes": len(self.notes),
-            "by_action": _counts(i.action for i in self.notes),
-            "by_state": _counts(i.state for i in self.notes),
+            "notes": sum(by_action.values()),
+            "by_action": dict(sorted(by_action.items())),
+            "by_state": dict(sorted(by_state.items())),
             "claims": self.claims,
-            "findings": _counts(f.code for f in self.findings),
-            # listed among the findings; each may be a review note nobody checked
-            "unreadable": sum(f.code in UNREAD_CODES for f in self.findings),
-            "accepted_claims": len(accepted),
+            "findings": dict(sorted(self.findings.items())),
+            "unreadable": self.unreadable,
+            "needs": {g.title: len(g.items) for g in self.needs if g.items},
+            "accepted_claims": len({e.claim_id for e in self.edges}),
             "entities": len(self.entities),
             "edges": len(self.edges),
-            "edges_shown": min(len(self.edges), EDGE_LIMIT),
+            "edges_shown": len(spread(self.edges, GRAPH_ENTITIES, GRAPH_EDGES_EACH)),
         }
 
 
-def _counts(values: Iterable[str]) -> dict[str, int]:
-    counts: dict[str, int] = defaultdict(int)
-    for value in values:
-        counts[value] += 1
-    return dict(sorted(counts.items()))
+# ---------------------------------------------------------------------------
+# gathering it
 
 
 def collect(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> Dashboard:
     """Everything the dashboard shows; `store` must be caught up by the caller."""
     from vault_tools.checks.validate import validate
 
+    report = status(settings, store, progress)
+    findings = validate(settings).findings
+    refused, ready = _would_apply(settings, report.to_record)
     files = markdown_files(settings.vault)
-    inside = [f.relative for f in files if not f.escapes]
-    # each note parsed only when it changed since the last survey (notes/facts.py)
-    found = surveyed(settings, inside, QUEUE_FACTS, (_queue_fact, _no_fact))
-    dash = Dashboard(notes=[QueueItem(*fact) for _, fact in found if fact is not None])
-    dash.claims = store.status_counts()
-    dash.conflicts = store.conflicts()
-    dash.findings = validate(settings, progress=progress).findings
     kb = kbmod.KnowledgeBase(files, settings.kb_dir)
-    dash.edges = _edges(store, kb)
-    dash.entities = _entities(dash.edges, kb)
-    return dash
-
-
-QUEUE_FACTS = "queue"  # the kind of fact kept
-
-
-def _queue_fact(relative: str, raw: bytes) -> tuple | None:
-    item = _queue_of(relative, raw)
-    return None if item is None else tuple(getattr(item, name) for name in QueueItem.__slots__)
-
-
-def _no_fact(relative: str, exc: OSError) -> None:
-    return None  # unreadable: `vt validate`'s findings, which the dashboard lists, say why
-
-
-def _prop(properties: dict[str, Any], key: str, default: str) -> str:
-    value = properties.get(key)
-    return default if value is None or value == "" else str(value)
-
-
-def queue_item(settings: Settings, relative: str) -> QueueItem | None:
-    """One vault file's place in the review queue, or None when it is not a review note.
-
-    Only the frontmatter is parsed (a whole vault is read on every refresh); the body
-    only for a repair note that records a preview hash, to tell whether it went stale.
-    """
-    raw = review_note_bytes(settings.vault, relative, settings.max_note_bytes)
-    return None if raw is None else _queue_of(relative, raw)
-
-
-def _queue_of(relative: str, raw: bytes) -> QueueItem | None:
-    """`queue_item` of a file's bytes."""
-    if b"claim_id" not in raw:
-        return None
-    text, _problem = decode(raw, relative)
-    if text is None:
-        return None
-    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
-    properties = frontmatter.read(lines, relative).properties
-    if "claim_id" not in properties:
-        return None
-    action = review_action(properties)
-    stale = False
-    if action in (REQUEST_REPAIR, APPROVE_REPAIR) and recorded_preview_hash(properties):
-        info = info_of(relative, raw)
-        stale = isinstance(info, NoteInfo) and info.stale_preview
-    return QueueItem(
-        relative,
-        _prop(properties, "claim_id", ""),
-        action,
-        review_state(properties),
-        stale,
+    edges = _edges(store, kb)
+    return Dashboard(
+        needs=needs(report, findings, refused, ready),
+        by_action_and_state=report.by_action_and_state,
+        claims=report.claims,
+        decisions=store.decision_counts(),
+        entities=_entities(edges, kb),
+        edges=edges,
+        findings=dict(Counter(f.code for f in findings)),
+        unreadable=sum(f.code in UNREAD_CODES for f in findings),
     )
+
+
+def _would_apply(settings: Settings, paths: list[str]) -> tuple[list[NeedItem], list[NeedItem]]:
+    """The notes of `paths` `vt apply` would refuse (with apply's own reason), and those
+    it would record: apply's first phase, run without the ledger lock."""
+    if not paths:
+        return [], []
+    from vault_tools.checks.context import make_context
+
+    ctx = make_context(settings, assist=False)
+    refused, ready = [], []
+    for found in map_chunks(partial(_examine, settings, ctx), paths, workers=settings.workers):
+        if found is None:
+            continue
+        path, claim_id, action, reason = found
+        if reason:
+            refused.append(NeedItem(path, claim_id, f"{action}: {reason}"))
+        else:
+            ready.append(NeedItem(path, claim_id, action))
+    return refused, ready
+
+
+def _examine(
+    settings: Settings, ctx: CheckContext, chunk: list[str]
+) -> list[tuple[str, str, str, str] | None]:
+    from vault_tools.review.candidates import examine
+
+    out: list[tuple[str, str, str, str] | None] = []
+    for relative in chunk:
+        cand = examine(settings, ctx, relative, explicit=False)
+        if cand is None or cand.skip:
+            out.append(None)
+            continue
+        reason = cand.refuse or "; ".join(cand.problems)
+        out.append((relative, cand.claim_id or "", cand.review_action or "", reason))
+    return out
+
+
+def _status_items(entries: list[dict[str, Any]], reason: Callable[[dict], str]) -> list[NeedItem]:
+    return [NeedItem(e["path"], e.get("claim_id") or "", reason(e)) for e in entries]
+
+
+def _finding_items(findings: Iterable[Finding]) -> list[NeedItem]:
+    return [NeedItem(f.path, "", f"{f.code}: {f.message}", f.line) for f in sorted(findings)]
+
+
+def needs(
+    report: StatusReport, findings: list[Finding], refused: list[NeedItem], ready: list[NeedItem]
+) -> list[NeedGroup]:
+    """The groups of "Needs you", most urgent first: a pure function of status's report,
+    validate's findings and what apply would do with the decided notes."""
+    errors = [f for f in findings if f.severity == ERROR]
+    warnings = [f for f in findings if f.severity != ERROR]
+    listed_apart = UNREAD_CODES | {GIT_CONFLICT}  # each has its own group
+    heads = {c["claim_id"]: c for c in report.conflicts}
+    return [
+        NeedGroup(
+            "Git conflict markers",
+            "a merge left these notes with conflict markers; no decision is read from "
+            "them until you resolve them",
+            _finding_items(report.git_conflicts),
+        ),
+        NeedGroup(
+            "Validation errors",
+            "fix what `vt validate` reports; an approval of a note with errors is refused",
+            _finding_items(f for f in errors if f.code not in listed_apart),
+            by_code=True,
+        ),
+        NeedGroup(
+            "Refused approvals",
+            "`vt apply` refuses these decisions, for the reason given",
+            sorted(refused, key=lambda i: i.path),
+        ),
+        NeedGroup(
+            "Failed previews",
+            "the note's Repair Preview says why; fix the V2 drafts, set REQUEST_REPAIR "
+            "and run `vt preview`",
+            _status_items(report.failed_previews, lambda e: e["review_action"]),
+        ),
+        NeedGroup(
+            "Stale previews",
+            "the drafts changed after `vt preview`; set REQUEST_REPAIR and preview again",
+            _status_items(report.stale_previews, lambda e: e["review_action"]),
+        ),
+        NeedGroup(
+            "Claims in CONFLICT",
+            f"decided differently on two branches: {SETTLE}",
+            [
+                NeedItem(
+                    c["note"],
+                    c["claim_id"],
+                    "heads " + ", ".join(f"{h['action']} by {h['actor']}" for h in c["heads"]),
+                )
+                for c in (heads[k] for k in sorted(heads))
+            ],
+        ),
+        NeedGroup(
+            "Edited since apply",
+            "the note no longer says what the ledger recorded: decide again, or undo the edit",
+            _status_items(report.edited_since_apply, lambda e: e["reason"]),
+        ),
+        NeedGroup(
+            "Note and ledger disagree",
+            "what `vt status` reports for these notes, with what to do",
+            _status_items(
+                [d for d in report.disagreements if d["kind"] in (UNMARKED, REVERTED)],
+                lambda e: e["reason"],
+            ),
+        ),
+        NeedGroup(
+            "Unknown review_action",
+            f"no command acts on these notes: set review_action to one of "
+            f"{', '.join(REVIEW_ACTIONS)}",
+            _status_items(report.unknown_actions, lambda e: f"review_action {e['review_action']}"),
+        ),
+        NeedGroup(
+            UNREAD,
+            "each may hide a review note nobody checked; see `vt validate`",
+            _finding_items(f for f in findings if f.code in UNREAD_CODES),
+        ),
+        NeedGroup(
+            "Review-assist warnings",
+            "hints, not errors: check the claim against its source",
+            _finding_items(warnings),
+            by_code=True,
+        ),
+        NeedGroup(
+            "Ready for vt apply",
+            "decided and checked: `vt apply` records these",
+            sorted(ready, key=lambda i: i.path),
+        ),
+    ]
 
 
 def _edges(store: ClaimStore, kb: kbmod.KnowledgeBase) -> list[Edge]:
@@ -202,91 +302,146 @@ def _edges(store: ClaimStore, kb: kbmod.KnowledgeBase) -> list[Edge]:
     return edges
 
 
-def _entities(edges: list[Edge], kb: kbmod.KnowledgeBase) -> list[EntityClaims]:
+def _entities(edges: list[Edge], kb: kbmod.KnowledgeBase) -> list[EntityCount]:
     """Accepted claims per entity: most used first, then by path."""
-    grouped: dict[str, EntityClaims] = {}
+    claims: dict[str, set[str]] = defaultdict(set)
+    names: dict[str, str] = {}
     for edge in edges:
-        entry = grouped.get(edge.entity_key)
-        if entry is None:
-            resolved = kb.resolve(edge.entity).status == kbmod.OK
-            entry = grouped[edge.entity_key] = EntityClaims(edge.entity, resolved)
-        if (edge.claim_id, edge.note) not in entry.claims:
-            entry.claims.append((edge.claim_id, edge.note))
-    for entry in grouped.values():
-        entry.claims.sort()
-    return sorted(grouped.values(), key=lambda e: (-len(e.claims), e.entity.casefold(), e.entity))
+        claims[edge.entity_key].add(edge.claim_id)
+        names.setdefault(edge.entity_key, edge.entity)
+    found = [
+        EntityCount(names[k], kb.resolve(names[k]).status == kbmod.OK, len(claims[k]))
+        for k in claims
+    ]
+    return sorted(found, key=lambda e: (-e.claims, e.entity.casefold(), e.entity))
 
 
 # ---------------------------------------------------------------------------
-# Markdown
+# Markdown: each section a pure function of the Dashboard
 
 
-_SPACE = re.compile(r"\s+")
 # note text on the dashboard is shown literally: `markdown.text` (as `inline`), wikilinks
 inline = markdown.text
 wikilink = markdown.wikilink
 
 
-def _queue_group(title: str, infos: list[QueueItem]) -> list[str]:
-    lines = [f"#### {inline(title)} ({len(infos)})", ""]
-    for info in infos[:GROUP_LIMIT]:
-        lines.append(f"- {wikilink(info.path, info.claim_id or None)}")
-    if len(infos) > GROUP_LIMIT:
-        lines.append(f"- … and {len(infos) - GROUP_LIMIT} more (see `vt status`)")
+def subnote_path(group: NeedGroup) -> str:
+    return f"{SUBNOTE_DIR}/{group.title}.md"
+
+
+def _in_table(link: str) -> str:
+    """A wikilink inside a table cell: Obsidian reads `\\|` there as the alias's bar."""
+    # a target Obsidian cannot link is escaped text already (`markdown.text`)
+    return link.replace("|", "\\|") if link.startswith("[[") else link
+
+
+def _item_line(item: NeedItem, cut: int | None = REASON_CHARS) -> str:
+    where = f" line {item.line}" if item.line else ""
+    reason = item.reason
+    if cut is not None and len(reason) > cut:
+        reason = reason[:cut] + "…"
+    return f"- {wikilink(item.path, item.label or None)}{where}: {inline(reason)}"
+
+
+def _group(group: NeedGroup) -> list[str]:
+    hint = group.hint[:1].upper() + group.hint[1:]
+    # the hint is vt's own Markdown (its `vt …` are code spans), never note text
+    lines = [f"### {group.title} ({len(group.items)})", "", hint + ".", ""]
+    if group.by_code:
+        codes = Counter(i.reason.split(":", 1)[0] for i in group.items)
+        ranked = sorted(codes.items(), key=lambda c: (-c[1], c[0]))
+        shown = ", ".join(f"{code} {n}" for code, n in ranked[:CODES_SHOWN])
+        rest = len(ranked) - CODES_SHOWN
+        tail = f" and {counted(rest, 'more code')}" if rest > 0 else ""
+        lines += [inline(f"By code: {shown}{tail}."), ""]
+    lines += [_item_line(i) for i in group.items[:GROUP_LIMIT]]
+    more = len(group.items) - GROUP_LIMIT
+    if more > 0:
+        lines.append(f"- … {more} more: {wikilink(subnote_path(group), f'all {len(group.items)}')}")
     return [*lines, ""]
 
 
-def _queue(dash: Dashboard) -> list[str]:
-    claims = ", ".join(f"{k} {v}" for k, v in dash.claims.items()) or "none yet"
-    lines = [
-        "## Review queue",
-        "",
-        f"{counted(len(dash.notes), 'review note')}; claims in the Decision Ledger: {claims}.",
-        "",
-    ]
-    for heading, key in (("By review_action", "action"), ("By review_state", "state")):
-        lines += [f"### {heading}", ""]
-        groups: dict[str, list[QueueItem]] = defaultdict(list)
-        for info in dash.notes:
-            groups[getattr(info, key)].append(info)
-        if not groups:
-            lines += ["No review notes.", ""]
-        for name in sorted(groups):
-            lines += _queue_group(name, groups[name])
-    stale = [i for i in dash.notes if i.stale_preview]
-    if stale or dash.conflicts:
-        lines += ["### Needs attention", ""]
-        for info in stale:
-            lines.append(
-                f"- {wikilink(info.path, info.claim_id or None)}: the drafts changed "
-                "after `vt preview`; set REQUEST_REPAIR and preview again"
-            )
-        notes = {i.claim_id: i.path for i in dash.notes}
-        for claim_id in dash.conflicts:
-            link = wikilink(notes[claim_id], claim_id) if claim_id in notes else inline(claim_id)
-            lines.append(f"- {link}: in CONFLICT (decided on two branches); decide again")
-        lines.append("")
+def _needs(dash: Dashboard) -> list[str]:
+    lines = ["## Needs you", ""]
+    groups = [g for g in dash.needs if g.items]
+    if not groups:
+        return [*lines, "Nothing: every note validates and no decision waits.", ""]
+    counts = "; ".join(f"{g.title}: {len(g.items)}" for g in groups)
+    lines += [f"{counts}.", ""]
+    for group in groups:
+        lines += _group(group)
     return lines
 
 
-def _finding_groups(title: str, findings: list[Finding], empty: str) -> list[str]:
-    lines = [f"## {title}", ""]
-    if not findings:
-        return [*lines, empty, ""]
-    groups: dict[str, list[Finding]] = defaultdict(list)
-    for finding in findings:
-        groups[finding.code].append(finding)
-    for code in sorted(groups):
-        meaning = CODES.get(code, "")
-        lines += [f"### {code} ({len(groups[code])})", ""]
-        if meaning:
-            lines += [inline(meaning[:1].upper() + meaning[1:]) + ".", ""]
-        for f in groups[code][:FINDING_LIMIT]:
-            where = f" line {f.line}" if f.line else ""
-            lines.append(f"- {wikilink(f.path)}{where}: {inline(f.message)}")
-        if len(groups[code]) > FINDING_LIMIT:
-            lines.append(f"- … and {len(groups[code]) - FINDING_LIMIT} more (see `vt validate`)")
-        lines.append("")
+def _table(by_action_and_state: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """review_action × review_state, the vocabulary's order first, then other values."""
+    seen = {s for states in by_action_and_state.values() for s in states}
+    states = [s for s in REVIEW_STATES if s in seen] + sorted(seen - set(REVIEW_STATES))
+    actions = [a for a in REVIEW_ACTIONS if a in by_action_and_state]
+    actions += sorted(set(by_action_and_state) - set(REVIEW_ACTIONS))
+    head = ["review_action", *(inline(s) for s in states), "total"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    totals: Counter[str] = Counter()
+    for action in actions:
+        row = by_action_and_state[action]
+        totals.update(row)
+        cells = [str(row.get(s, 0)) for s in states]
+        lines.append(f"| {inline(action)} | {' | '.join(cells)} | {sum(row.values())} |")
+    cells = [str(totals[s]) for s in states]
+    lines.append(f"| total | {' | '.join(cells)} | {sum(totals.values())} |")
+    return [*lines, ""]
+
+
+def _per_day(decisions: list[tuple[str, str, str, int]]) -> list[tuple[str, int]]:
+    per_day: Counter[date] = Counter()
+    for day, _actor, _action, n in decisions:
+        try:
+            per_day[date.fromisoformat(day)] += n
+        except ValueError:  # the ledger's check allows no other ts; skip rather than fail
+            continue
+    if not per_day:
+        return []
+    last = max(per_day)
+    first = max(min(per_day), last - timedelta(days=DAYS - 1))
+    days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    return [(d.strftime("%m-%d"), per_day[d]) for d in days]
+
+
+def _per_reviewer(decisions: list[tuple[str, str, str, int]]) -> list[tuple[str, int]]:
+    per: Counter[str] = Counter()
+    for _day, actor, _action, n in decisions:
+        per[actor] += n
+    ranked = sorted(per.items(), key=lambda a: (-a[1], a[0]))
+    shown = ranked[:REVIEWERS]
+    rest = sum(n for _a, n in ranked[REVIEWERS:])
+    return [*shown, (f"{len(ranked) - REVIEWERS} others", rest)] if rest else shown
+
+
+def _progress(dash: Dashboard) -> list[str]:
+    summary = dash.summary()
+    claims = ", ".join(f"{k} {v}" for k, v in dash.claims.items()) or "none yet"
+    lines = [
+        "## Progress",
+        "",
+        f"{counted(summary['notes'], 'review note')}; claims in the Decision Ledger: {claims}.",
+        "",
+    ]
+    if not summary["notes"]:
+        return [*lines, "No review notes.", ""]
+    lines += [
+        "### Review notes by review_action and review_state",
+        "",
+        *_table(dash.by_action_and_state),
+    ]
+    lines += pie("Review notes by review_action", summary["by_action"])
+    if dash.claims:
+        lines += pie("Claims by status in the Decision Ledger", dash.claims)
+    per_day = _per_day(dash.decisions)
+    if per_day:
+        total = sum(n for *_rest, n in dash.decisions)
+        lines += [f"{counted(total, 'decision')} in the ledger.", ""]
+        lines += bars(f"Decisions per day (at most the last {DAYS})", "decisions", per_day)
+        lines += bars("Decisions per reviewer", "decisions", _per_reviewer(dash.decisions))
     return lines
 
 
@@ -294,116 +449,92 @@ def _accepted(dash: Dashboard) -> list[str]:
     lines = ["## Accepted claims per entity", ""]
     if not dash.entities:
         return [*lines, "No accepted claims yet.", ""]
-    for entry in dash.entities:
+    lines += [
+        "Each knowledge-base note lists its accepted claims in its `vt:claims` block.",
+        "",
+        "| entity | accepted claims |",
+        "|---|---|",
+    ]
+    for e in dash.entities[:TOP_ENTITIES]:
         name = (
-            wikilink(entry.entity)
-            if entry.resolved
-            else f"{inline(entry.entity)} (not in the knowledge base)"
+            _in_table(wikilink(e.entity))
+            if e.resolved
+            else f"{inline(e.entity)} (not in the knowledge base)"
         )
-        claims = ", ".join(wikilink(note, cid) for cid, note in entry.claims)
-        lines.append(f"- {name} ({len(entry.claims)}): {claims}")
+        lines.append(f"| {name} | {e.claims} |")
+    rest = dash.entities[TOP_ENTITIES:]
+    if rest:
+        n = sum(e.claims for e in rest)
+        lines += [
+            "",
+            f"… and {counted(len(rest), 'more entity')} ({n} claim uses); `vt entities` "
+            "lists them.",
+        ]
     return [*lines, ""]
 
 
-def render(dash: Dashboard) -> str:
-    """The dashboard block's content (LF endings; the writer adapts them to the note)."""
-    errors = [f for f in dash.findings if f.severity == ERROR]
-    # warnings: the review-assist ones, and any other a future check may add
-    warnings = [f for f in dash.findings if f.severity != ERROR]
-    lines = _queue(dash)
-    lines += _finding_groups("Validation errors", errors, "None: every review note validates.")
-    lines += _finding_groups("Review assist", warnings, "No review-assist warnings.")
-    lines += _accepted(dash)
-    lines += ["## Entity graph of the accepted claims", "", *mermaid(dash.edges)]
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-# ---------------------------------------------------------------------------
-# Mermaid
-
-
-_ID_CHARS = re.compile(r"[^0-9A-Za-z]+")
-# Mermaid entity codes: `#` first, since the other replacements introduce it
-_LABEL_CODES = (
-    ("#", "#35;"),
-    ('"', "#quot;"),
-    ("<", "#lt;"),
-    (">", "#gt;"),
-    ("`", "#96;"),
-    ("|", "#124;"),
-)
-
-
-def mermaid_label(text: str) -> str:
-    """A quoted Mermaid label that shows `text` literally (on one line)."""
-    text = _SPACE.sub(" ", text).strip()
-    for char, code in _LABEL_CODES:
-        text = text.replace(char, code)
-    return f'"{text}"'
-
-
-class _NodeIds:
-    """Stable, collision-free Mermaid node ids (ASCII letters, digits, `_`) per name."""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self.ids: dict[str, str] = {}
-        self.used: set[str] = set()
-
-    def get(self, name: str, readable: str | None = None) -> str:
-        """The id of `name`, made from `readable` (default: the name itself)."""
-        found = self.ids.get(name)
-        if found is None:
-            text = _ID_CHARS.sub("_", name if readable is None else readable).strip("_")
-            base = f"{self.prefix}_{text or 'node'}"  # e.g. a name all in CJK
-            found, n = base, 1
-            while found in self.used:
-                n += 1
-                found = f"{base}_{n}"
-            self.used.add(found)
-            self.ids[name] = found
-        return found
-
-
-def mermaid(edges: list[Edge], limit: int = EDGE_LIMIT) -> list[str]:
-    """Markdown lines: a ```mermaid flowchart of claim → entity edges (at most `limit`)."""
-    if not edges:
-        return ["No accepted claims yet.", ""]
-    # when cut, keep the most used entities: the graph's hubs
-    uses: dict[str, int] = defaultdict(int)
-    for e in edges:
-        uses[e.entity_key] += 1
-    shown = sorted(edges, key=lambda e: (-uses[e.entity_key], e.entity_key, e.claim_id, e.label))[
-        :limit
-    ]
-    claims, entities = _NodeIds("c"), _NodeIds("e")
-    # ids are given in sorted order, so they do not depend on the edges' order
-    for claim_id in sorted({e.claim_id for e in shown}):
-        claims.get(claim_id)
-    for key in sorted({e.entity_key for e in shown}):
-        entities.get(key, key.rsplit("/", 1)[-1])
-    names = {e.entity_key: e.entity.rsplit("/", 1)[-1] for e in shown}
-    lines = ["```mermaid", "flowchart LR"]
-    lines += [f"  {claims.ids[c]}[{mermaid_label(c)}]" for c in sorted(claims.ids)]
-    node = entities.ids
-    lines += [f"  {node[k]}[{mermaid_label(names[k])}]" for k in sorted(node)]
-    for edge in shown:
-        arrow = f"-->|{mermaid_label(edge.label)}|" if edge.label.strip() else "-->"
-        lines.append(f"  {claims.ids[edge.claim_id]} {arrow} {node[edge.entity_key]}")
-    # Obsidian opens the note named by a node's text when the node has this class
-    nodes = [*sorted(claims.ids.values()), *sorted(entities.ids.values())]
-    lines += [f"  class {','.join(nodes)} internal-link", "```", ""]
-    if len(edges) > limit:
+def _graph(dash: Dashboard) -> list[str]:
+    lines = ["## Entity graph of the accepted claims", ""]
+    if not dash.edges:
+        return [*lines, "No accepted claims yet.", ""]
+    shown = spread(dash.edges, GRAPH_ENTITIES, GRAPH_EDGES_EACH)
+    lines += flowchart(shown)
+    if len(shown) < len(dash.edges):
         lines += [
-            f"Showing {limit} of {counted(len(edges), 'edge')} (the most used entities first); "
+            f"Showing {len(shown)} of {counted(len(dash.edges), 'edge')}: at most "
+            f"{counted(GRAPH_EDGES_EACH, 'claim')} of each of the "
+            f"{counted(GRAPH_ENTITIES, 'entity')} with the most accepted claims; "
             "`vt export` lists every accepted claim.",
             "",
         ]
     return lines
 
 
+Section = Callable[[Dashboard], list[str]]
+# the dashboard's sections in order; a new one is a function of the Dashboard (its data
+# a field there, filled by `collect`) and a row here
+SECTIONS: list[tuple[str, Section]] = [
+    ("needs", _needs),
+    ("progress", _progress),
+    ("entities", _accepted),
+    ("graph", _graph),
+]
+
+
+def render(dash: Dashboard) -> str:
+    """The dashboard block's content (LF endings; the writer adapts them to the note)."""
+    lines: list[str] = []
+    for _name, section in SECTIONS:
+        lines += section(dash)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def subnote(group: NeedGroup) -> str:
+    """The block of a group's sub-note: every item of the group."""
+    lines = [
+        f"{counted(len(group.items), 'note')} in this group of the {wikilink(DASHBOARD)}: "
+        f"{group.hint}.",
+        "",
+    ]
+    # a sub-note is a list to work through, not bounded: each reason whole
+    lines += [_item_line(i, cut=None) for i in group.items] or ["None now."]
+    return "\n".join(lines) + "\n"
+
+
+def subnotes(dash: Dashboard, existing: Iterable[str] = ()) -> dict[str, str]:
+    """Sub-note path → block content: for each group longer than the dashboard shows,
+    and each group whose sub-note exists already (so none is left saying what no longer
+    holds)."""
+    keep = set(existing)
+    return {
+        subnote_path(g): subnote(g)
+        for g in dash.needs
+        if len(g.items) > GROUP_LIMIT or subnote_path(g) in keep
+    }
+
+
 # ---------------------------------------------------------------------------
-# the note on disk
+# the notes on disk
 
 
 @dataclass(slots=True)
@@ -415,6 +546,9 @@ class ReportResult:
     dry_run: bool
     content: str  # the block's content
     summary: dict[str, Any] = field(default_factory=dict)
+    # sub-notes that differ (or would differ) from what is on disk, and those written
+    subnotes_changed: list[str] = field(default_factory=list)
+    subnotes_written: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -423,13 +557,15 @@ class ReportResult:
             "written": self.written,
             "created": self.created,
             "dry_run": self.dry_run,
+            "subnotes_changed": self.subnotes_changed,
+            "subnotes_written": self.subnotes_written,
             **self.summary,
         }
 
 
-def initial_text(content: str) -> str:
+def initial_text(content: str, title: str = "Review Dashboard", intro: str = INTRO) -> str:
     """The whole note as first written: frontmatter, title, intro, then vt's block."""
-    head = f"---\ntags: [{TAG}]\n---\n# Review Dashboard\n\n{INTRO}\n"
+    head = f"---\ntags: [{TAG}]\n---\n# {title}\n\n{intro}\n"
     return writer.set_block(head, BLOCK, content)
 
 
@@ -439,24 +575,32 @@ def write_dashboard(settings: Settings, content: str, dry_run: bool = False) -> 
     Raises RefusedError when the note changed on disk while vt rewrote it, or when its
     markers are broken (two start markers, a start without an end).
     """
+    return _write_note(settings, DASHBOARD, initial_text(content), content, dry_run)
+
+
+def _write_note(
+    settings: Settings, relative: str, initial: str, content: str, dry_run: bool
+) -> ReportResult:
     try:
-        return _write(settings, content, dry_run)
+        return _write(settings, relative, initial, content, dry_run)
     except VtError as exc:
-        exc.path = DASHBOARD  # every error here is about the dashboard: name it as the user sees it
+        exc.path = relative  # every error here is about this note: name it as the user sees it
         raise
 
 
-def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
-    path = settings.vault / DASHBOARD
-    result = ReportResult(DASHBOARD, False, False, False, dry_run, content)
+def _write(
+    settings: Settings, relative: str, initial: str, content: str, dry_run: bool
+) -> ReportResult:
+    path = settings.vault / relative
+    result = ReportResult(relative, False, False, False, dry_run, content)
     if not path.exists():
         result.changed = True
         if dry_run:
             return result
-        if create_file(path, initial_text(content).encode("utf-8"), root=settings.vault):
+        if create_file(path, initial.encode("utf-8"), root=settings.vault):
             result.written = result.created = True
             return result
-        # created by someone else meanwhile: update it like any existing dashboard
+        # created by someone else meanwhile: update it like any existing note of vt's
     snapshot = writer.read_snapshot(path)
     new_text = writer.set_block(snapshot.text, BLOCK, content)
     result.changed = new_text != snapshot.text
@@ -465,22 +609,42 @@ def _write(settings: Settings, content: str, dry_run: bool) -> ReportResult:
     return result
 
 
+SUBNOTE_INTRO = "Written by `vt report` with the dashboard; text outside the vt markers is yours."
+
+
+def write_subnotes(settings: Settings, dash: Dashboard, result: ReportResult) -> None:
+    """Write the sub-notes of `dash` (see `subnotes`), noting them in `result`."""
+    titles = {subnote_path(g): g.title for g in dash.needs}
+    existing = [p for p in titles if (settings.vault / p).is_file()]
+    for relative, content in subnotes(dash, existing).items():
+        initial = initial_text(content, titles[relative], SUBNOTE_INTRO)
+        done = _write_note(settings, relative, initial, content, result.dry_run)
+        if done.changed:
+            result.subnotes_changed.append(relative)
+        if done.written:
+            result.subnotes_written.append(relative)
+
+
 def report(
     settings: Settings, dry_run: bool = False, progress: Progress | None = None
 ) -> ReportResult:
-    """`vt report`: bring the Claim Store up to date, then (re)write the dashboard."""
+    """`vt report`: bring the Claim Store up to date, then (re)write the dashboard and its
+    sub-notes."""
     with ClaimStore.open(settings) as store:
         store.catch_up()
         dash = collect(settings, store, progress)
     result = write_dashboard(settings, render(dash), dry_run)
+    write_subnotes(settings, dash, result)
     result.summary = dash.summary()
     return result
 
 
 def refresh_dashboard(settings: Settings) -> bool:
-    """For `vt watch`: rewrite the dashboard if its content changed; True when written.
+    """For `vt watch`: rewrite the dashboard (and its sub-notes) if their content changed;
+    True when something was written.
 
     Raises VtError (IntegrityError for a broken ledger, RefusedError for a dashboard
     edited meanwhile); the next refresh simply tries again.
     """
-    return report(settings).written
+    result = report(settings)
+    return result.written or bool(result.subnotes_written)

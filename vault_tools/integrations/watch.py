@@ -217,7 +217,6 @@ class Watcher:
         self.generation = 0
         self.files: set[str] = set()
         self._stale = False  # the vault's file list (or a KB note) changed: rebuild ctx
-        self._feed: Any = None  # the dashboard's (integrations/dashboard_feed.py), made on need
         self._kb_prefix = settings.kb_dir.strip("/") + "/"
         self._emit_lock = threading.Lock()
         self._observer: Any = None
@@ -302,33 +301,10 @@ class Watcher:
                 events = self._handle_safely(key)
                 for event in events:
                     self._emit(event)
-                if any(e.event in REVIEW_EVENTS for e in events):
-                    self._dashboard_due(events)
+                if any(e.event in REVIEW_EVENTS for e in events) and self._has_dashboard():
+                    self.debouncer.touch(DASHBOARD, DASHBOARD_QUIET)
             finally:
                 self.busy.clear()
-
-    def _dashboard_due(self, events: list[WatchEvent]) -> None:
-        """Refresh the dashboard soon, if there is one, telling its feed which notes the
-        events were about (a note deleted, or no dashboard: anything may have changed)."""
-        if not self._has_dashboard():
-            if self._feed is not None:
-                self._feed.changed(None)
-            return
-        self.debouncer.touch(DASHBOARD, DASHBOARD_QUIET)
-        feed = self._dashboard_feed()
-        for event in events:
-            if event.event == DELETED or event.path is None:
-                feed.changed(None)
-            elif event.event in REVIEW_EVENTS:
-                feed.changed([event.path])
-
-    def _dashboard_feed(self) -> Any:
-        if self._feed is None:
-            from vault_tools.integrations.dashboard_feed import Feed
-
-            # no worker processes: forking a process that runs threads is not safe
-            self._feed = Feed(dataclasses.replace(self.settings, workers=1))
-        return self._feed
 
     def _has_dashboard(self) -> bool:
         from vault_tools.integrations.dashboard import DASHBOARD as NOTE
@@ -418,8 +394,6 @@ class Watcher:
         self.files = {f.relative for f in files}
         self.generation += 1
         self._stale = False
-        if self._feed is not None:
-            self._feed.changed(None)  # notes came or went, or the knowledge base changed
 
     # -- one path --------------------------------------------------------------
 
@@ -603,9 +577,12 @@ class Watcher:
     def _refresh_dashboard(self) -> list[WatchEvent]:
         """Rewrite the Review Dashboard (made by `vt report`) when what it shows changed."""
         from vault_tools.integrations.dashboard import DASHBOARD as NOTE
+        from vault_tools.integrations.dashboard import refresh_dashboard
 
+        # no worker processes: forking a process that runs threads is not safe
+        settings = dataclasses.replace(self.settings, workers=1)
         try:
-            written = self._dashboard_feed().refresh()
+            written = refresh_dashboard(settings)
         except VtError as exc:  # e.g. edited meanwhile: the next refresh tries again
             return [WatchEvent(ERROR_EVENT, NOTE, message=f"dashboard not refreshed: {exc}")]
         return [WatchEvent(DASHBOARD_EVENT, NOTE, message="dashboard updated")] if written else []

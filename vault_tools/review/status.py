@@ -34,6 +34,7 @@ from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import (
     APPLIED,
     APPROVE_REPAIR,
+    PREVIEW_FAILED,
     REPAIR,
     REQUEST_REPAIR,
     REVIEW_ACTIONS,
@@ -82,6 +83,13 @@ class StatusReport:
     unreadable: list[Finding] = field(default_factory=list)
     # notes left with git conflict markers by a merge: no decision is read from them
     git_conflicts: list[Finding] = field(default_factory=list)
+    # not in `to_json`; for the dashboard: review_action -> review_state -> notes
+    by_action_and_state: dict[str, dict[str, int]] = field(default_factory=dict)
+    # repair notes whose last `vt preview` failed (review_state PREVIEW_FAILED)
+    failed_previews: list[dict[str, Any]] = field(default_factory=list)
+    # notes whose decision this user's `vt apply` would record now (none recorded yet, or
+    # a new one): the dashboard asks apply's own checks which of them it would refuse
+    to_record: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -248,6 +256,9 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
     report.git_conflicts = conflicted
     report.by_action = dict(sorted(Counter(i.action for i in infos).items()))
     report.by_state = dict(sorted(Counter(i.state for i in infos).items()))
+    pairs = Counter((i.action, i.state) for i in infos)
+    for (action, state), count in sorted(pairs.items()):
+        report.by_action_and_state.setdefault(action, {})[state] = count
     report.claims = store.status_counts()
     report.unknown_actions = [
         {"path": i.path, "claim_id": i.claim_id, "review_action": i.action}
@@ -275,10 +286,17 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
                         "reason": reason,
                     }
                 )
+        if info.state == PREVIEW_FAILED and info.action in (REQUEST_REPAIR, APPROVE_REPAIR):
+            report.failed_previews.append(
+                {"path": info.path, "claim_id": info.claim_id, "review_action": info.action}
+            )
         if info.decision is not None:
             entry = _disagreement(info, heads, store, recorder)
             if entry is not None:
                 report.disagreements.append(entry)
+            first = not heads and info.state != APPLIED and recorder(info.reviewer)
+            if first or (entry is not None and entry["kind"] == DIFFERS):
+                report.to_record.append(info.path)
     report.conflicts = [_conflict(claim_id, store) for claim_id in store.conflicts()]
     seq, hash_ = store.head()
     report.ledger_head = {"seq": seq, "hash": hash_}

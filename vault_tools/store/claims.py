@@ -605,6 +605,15 @@ class ClaimStore:
     def claim_count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0]
 
+    def decision_counts(self) -> list[tuple[str, str, str, int]]:
+        """(day, reviewer, action, events) over the ledger's events, sorted; the day is
+        the first 10 characters of `ts` (its UTC date), the reviewer the event's
+        `decided_by` when one recorder records for everyone, else its actor."""
+        return self.conn.execute(
+            "SELECT substr(ts, 1, 10), COALESCE(json_extract(json, '$.decided_by'), actor), "
+            "action, COUNT(*) FROM events GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        ).fetchall()
+
     def edges(self) -> list[tuple[str, str, str, str, str]]:
         """(claim_id, target_key, target, role, label) of every accepted claim, sorted."""
         return self.conn.execute(
