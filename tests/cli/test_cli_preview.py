@@ -44,10 +44,18 @@ def test_preview_plain_output_and_exit_code(example_vault: Path) -> None:
     assert "  frame + /entities/2: " in out
     assert "{+或 Likelihood +}" in out
     assert "03_claims/SA260324R-0125.md (SA260324R-0125): PREVIEW_READY, written" in out
-    assert "no changes: the drafts equal V1" in out
+    assert "  claim: 為了驗證 draft token{+，在 k 遠小於 context 的 N 個 token 時+}，" in out
     assert "2 previewed: 2 ready, 0 failed; 2 written" in result.stderr
+    # a run that writes nothing says so in one line; -v lists the notes
     again = vt("preview", "--vault", str(example_vault))
-    assert again.exit_code == 0 and "up to date: nothing written" in again.stdout
+    assert again.exit_code == 0 and again.stdout == ""
+    assert again.stderr == (
+        "2 previewed: 2 ready, 0 failed; 0 written; 2 up to date, not listed "
+        "(vt preview -v lists them)\n"
+    )
+    listed = vt("preview", "--vault", str(example_vault), "-v")
+    assert listed.exit_code == 0 and listed.stdout.count("up to date: nothing written") == 2
+    assert "not listed" not in listed.stderr
 
 
 def test_preview_json(example_vault: Path) -> None:
@@ -66,7 +74,11 @@ def test_preview_json(example_vault: Path) -> None:
         "old": "UNSPECIFIED_COMPARISON",
         "new": "LESS_THAN",
     } in dv["changes"]
-    assert previews["03_claims/SA260324R-0125.md"]["changes"] == []
+    assert previews["03_claims/SA260324R-0125.md"]["changes"][0]["field"] == "claim"
+    # the JSON of a run that writes nothing lists every note, as before
+    again = json.loads(vt("preview", "--vault", str(example_vault), "--json").stdout)
+    assert [p["path"] for p in again["previews"]] == [p["path"] for p in payload["previews"]]
+    assert [{**p, "written": True} for p in again["previews"]] == payload["previews"]
 
 
 def test_preview_dry_run_writes_nothing(example_vault: Path) -> None:
@@ -94,7 +106,11 @@ def test_preview_failure_exits_1_with_path_and_line(make_vault) -> None:
     [entry] = json.loads(result.stdout)["previews"]
     assert entry["state"] == "PREVIEW_FAILED"
     assert [(f["code"], f["severity"]) for f in entry["findings"]] == [("json-syntax", "error")]
-    plain = vt("preview", "--vault", str(vault))
+    # written by the run above: up to date now, the failure is counted, -v shows it
+    quiet = vt("preview", "--vault", str(vault))
+    assert quiet.exit_code == 1 and quiet.stdout == ""
+    assert "1 previewed: 0 ready, 1 failed; 0 written; 1 up to date" in quiet.stderr
+    plain = vt("preview", "--vault", str(vault), "--verbose")
     assert plain.exit_code == 1
     line = entry["findings"][0]["line"]
     assert f"03_claims/R.md:{line}: json-syntax: " in plain.stdout
@@ -170,8 +186,10 @@ def test_draft_then_preview(example_vault: Path) -> None:
     }
     again = vt("draft", "--vault", str(example_vault), str(path))
     assert again.exit_code == 1 and "drafts-exist" in again.stdout
+    # fresh drafts repair nothing yet: the preview fails and says so
     shown = vt("preview", "--vault", str(example_vault), str(path))
-    assert shown.exit_code == 0 and "no changes: the drafts equal V1" in shown.stdout
+    assert shown.exit_code == 1 and "no changes: the drafts equal V1" in shown.stdout
+    assert "repair-unchanged: the V2 drafts equal V1: there is nothing to repair" in shown.stdout
     assert "not REQUEST_REPAIR: shown, not written" in shown.stdout
 
 
