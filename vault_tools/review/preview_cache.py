@@ -27,7 +27,7 @@ from pathlib import Path
 from vault_tools.notes.identity import content_digest, read_with_stat, settled, unchanged
 
 CACHE_FILE = "preview-cache.marshal"
-FORMAT = 1  # bump whenever the layout changes
+FORMAT = 2  # bump whenever the layout, or what a kept result means, changes
 
 # an entry: (stat signature or None, digest of the note's bytes, packed result or None)
 PreviewRow = tuple
