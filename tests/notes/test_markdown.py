@@ -240,6 +240,28 @@ def test_the_preview_diff_strikes_removed_words_and_marks_inserted_ones() -> Non
     assert live(block.replace(line, "")) == []  # the rest of the block as before
 
 
+def test_the_note_and_the_terminal_show_one_diff(example_vault) -> None:
+    """A real `vt preview`: what its piped output marks in each claim (`[-…-]`, `{+…+}`)
+    is what the note it writes strikes and marks once rendered."""
+    from tests.conftest import run_vt
+
+    note = example_vault / "03_claims/DV1-0003.md"
+    text = note.read_text(encoding="utf-8")
+    draft = text.index("### V2 Atomic Claim Draft")  # a word removed too, not only added
+    note.write_text(text[:draft] + text[draft:].replace("並非最佳", "不是最佳", 1), "utf-8")
+    done = run_vt("preview", vault=example_vault, check=0)
+    terminal = dict(re.findall(r"^(\S+\.md) \(.*\n  claim: (.*)$", done.stdout, re.MULTILINE))
+    assert sorted(terminal) == ["03_claims/DV1-0003.md", "03_claims/SA260324R-0125.md"]
+    for path, claim in terminal.items():
+        text = (example_vault / path).read_text(encoding="utf-8")
+        line = text.split("### Atomic Claim\n\n", 1)[1].split("\n", 1)[0]
+        _, _, struck, marked = diff_views(line)
+        assert struck == "".join(re.findall(r"\[-(.*?)-\]", claim)), path
+        assert marked == "".join(re.findall(r"\{\+(.*?)\+\}", claim)), path
+        assert marked, path
+    assert "[-並非-]{+不是+}" in terminal["03_claims/DV1-0003.md"]
+
+
 # CJK, Latin words, spaces and every character of Markdown or Obsidian syntax
 claim_texts = st.text(
     alphabet=st.sampled_from(list("為了驗證約等於小，。（）abXY 19\t*_~=|[]#<>&`$%^\\-+.!:/()")),
