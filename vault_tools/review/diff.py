@@ -202,9 +202,9 @@ def json_changes(old: Any, new: Any, field: str) -> list[Change]:
     with a unique "id" are matched by id, so reordering is not a change: a changed item
     is reported under its index in the new list, an added one as `add` at its new index,
     a removed one as `remove` at its old index, and a new id where an old one stood
-    (the same index) as one `replace` of the whole item. Other lists are compared index by index,
-    with removals from the end listed last-first — so for values without id-matched
-    lists, applying the changes in order is a valid JSON patch.
+    (the same index) as one `replace` of the whole item. Other lists are compared index
+    by index, with removals from the end listed last-first — so for values without
+    id-matched lists, applying the changes in order is a valid JSON patch.
     """
     changes: list[Change] = []
     _diff(old, new, "", field, changes)
