@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import DEFAULT_FRAME, render_drafts, render_note
+from tests.conftest import DEFAULT_FRAME, render_drafts, render_note, run_vt
 from vault_tools.cli import app
 
 runner = CliRunner()
@@ -56,6 +56,27 @@ def test_preview_plain_output_and_exit_code(example_vault: Path) -> None:
     listed = vt("preview", "--vault", str(example_vault), "-v")
     assert listed.exit_code == 0 and listed.stdout.count("up to date: nothing written") == 2
     assert "not listed" not in listed.stderr
+
+
+def test_a_preview_with_nothing_to_do_is_one_line(example_vault: Path) -> None:
+    """As a reviewer runs it, piped: the second run writes nothing and says so in one
+    line on stderr; the notes it leaves out are those whose preview is up to date."""
+    first = run_vt("preview", vault=example_vault, check=0)
+    assert first.stdout.count(", written\n") == 2
+    edit = example_vault / "03_claims/DV1-0003.md"
+    text = edit.read_text(encoding="utf-8")
+    at = text.index("### V2 Atomic Claim Draft")
+    edit.write_text(text[:at] + text[at:].replace("並非最佳", "不是最佳", 1), encoding="utf-8")
+    second = run_vt("preview", vault=example_vault, check=0)  # one note edited since
+    assert second.stdout.startswith("03_claims/DV1-0003.md (DV1-0003): PREVIEW_READY, written")
+    assert "SA260324R-0125" not in second.stdout
+    assert second.stderr == (
+        "2 previewed: 2 ready, 0 failed; 1 written; 1 up to date, not listed "
+        "(vt preview -v lists them)\n"
+    )
+    quiet = run_vt("preview", vault=example_vault, check=0)
+    assert quiet.stdout == "" and len(quiet.stderr.splitlines()) == 1
+    assert quiet.stderr.startswith("2 previewed: 2 ready, 0 failed; 0 written; 2 up to date")
 
 
 def test_preview_json(example_vault: Path) -> None:
