@@ -552,6 +552,21 @@ def test_the_queue_keeps_the_notes_with_findings_errors_first() -> None:
     assert queue.with_findings(5) == (0, [])
 
 
+def test_the_startup_scan_fills_the_panel_with_every_note_validate_flags(vault: Path) -> None:
+    from vault_tools.config import load_settings
+    from vault_tools.integrations.watch import Watcher
+
+    broken = "03_claims/broken.md"  # its frontmatter does not parse: no review fields
+    (vault / broken).write_text("---\nclaim_id: X\nreview_action: [\n---\n# X\n", "utf-8")
+    watcher = Watcher(load_settings(vault), lambda event: None, debounce=0)
+    watcher.initial_scan()
+    total, first = watcher.queue.with_findings(10)
+    assert [path for path, _ in first] == [broken, DV3, IX2]  # errors first, then by path
+    assert total == 3 and first[0][1].errors == 1 and "yaml-syntax" in first[0][1].findings[0]
+    # kept for its findings only: its first save is checked, even with the same bytes
+    assert [e.event for e in watcher.handle(broken)] == ["validated"]
+
+
 def test_is_watched_takes_notes_only(tmp_path: Path) -> None:
     settings = Settings(vault=tmp_path)
     assert is_watched("03_claims/A.md", settings)

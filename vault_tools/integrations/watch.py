@@ -380,8 +380,10 @@ class Watcher:
         if b"claim_id" not in raw and not findings:
             return
         properties = _properties(raw, relative)
-        # as a save does (`_check`): a note that is no review note is kept for its findings
-        if "claim_id" not in properties and not findings:
+        review = "claim_id" in properties
+        # as a save does (`_check`): a note that is no review note is kept for its findings,
+        # without its digest, so that its first event is checked whatever its bytes
+        if not review and not findings:
             return
         errors, warnings = severity_counts(findings)
         self.queue.set(
@@ -392,7 +394,7 @@ class Watcher:
                 review_state(properties),
                 errors,
                 warnings,
-                content_digest(raw),
+                content_digest(raw) if review else "",
                 stat,
                 self.generation,
                 findings,
