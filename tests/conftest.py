@@ -140,6 +140,7 @@ OTHER_COMMAND_CODES = frozenset(
         "drafts-missing",
         "drafts-exist",
         "write-refused",
+        "repair-unchanged",
         "ledger-rewritten",
         "ledger-conflict-markers",
         "ledger-invalid",

@@ -70,6 +70,8 @@ CODES: dict[str, str] = {
     "drafts-exist": "`vt draft`: the note already has a V2 Draft section; nothing written",
     "write-refused": "the note changed on disk since vt read it, or its vt markers are "
     "broken; not written",
+    "repair-unchanged": "`vt preview` and `vt apply`: the V2 drafts equal V1, so the repair "
+    "would change nothing (the preview fails, apply refuses `APPROVE_REPAIR`)",
     # review assist (warnings; vault_tools/checks/assist/)
     "assist-mapping-label": "a surface label matches neither its target's title nor its aliases",
     "assist-mapping-unrelated": "the target's title has words found nowhere in the claim, "

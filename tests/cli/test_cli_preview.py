@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import DEFAULT_FRAME, render_drafts, render_note
+from tests.conftest import DEFAULT_FRAME, render_drafts, render_note, run_vt
 from vault_tools.cli import app
 
 runner = CliRunner()
@@ -44,10 +44,39 @@ def test_preview_plain_output_and_exit_code(example_vault: Path) -> None:
     assert "  frame + /entities/2: " in out
     assert "{+或 Likelihood +}" in out
     assert "03_claims/SA260324R-0125.md (SA260324R-0125): PREVIEW_READY, written" in out
-    assert "no changes: the drafts equal V1" in out
+    assert "  claim: 為了驗證 draft token{+，在 k 遠小於 context 的 N 個 token 時+}，" in out
     assert "2 previewed: 2 ready, 0 failed; 2 written" in result.stderr
+    # a run that writes nothing says so in one line; -v lists the notes
     again = vt("preview", "--vault", str(example_vault))
-    assert again.exit_code == 0 and "up to date: nothing written" in again.stdout
+    assert again.exit_code == 0 and again.stdout == ""
+    assert again.stderr == (
+        "2 previewed: 2 ready, 0 failed; 0 written; 2 up to date, not listed "
+        "(vt preview -v lists them)\n"
+    )
+    listed = vt("preview", "--vault", str(example_vault), "-v")
+    assert listed.exit_code == 0 and listed.stdout.count("up to date: nothing written") == 2
+    assert "not listed" not in listed.stderr
+
+
+def test_a_preview_with_nothing_to_do_is_one_line(example_vault: Path) -> None:
+    """As a reviewer runs it, piped: the second run writes nothing and says so in one
+    line on stderr; the notes it leaves out are those whose preview is up to date."""
+    first = run_vt("preview", vault=example_vault, check=0)
+    assert first.stdout.count(", written\n") == 2
+    edit = example_vault / "03_claims/DV1-0003.md"
+    text = edit.read_text(encoding="utf-8")
+    at = text.index("### V2 Atomic Claim Draft")
+    edit.write_text(text[:at] + text[at:].replace("並非最佳", "不是最佳", 1), encoding="utf-8")
+    second = run_vt("preview", vault=example_vault, check=0)  # one note edited since
+    assert second.stdout.startswith("03_claims/DV1-0003.md (DV1-0003): PREVIEW_READY, written")
+    assert "SA260324R-0125" not in second.stdout
+    assert second.stderr == (
+        "2 previewed: 2 ready, 0 failed; 1 written; 1 up to date, not listed "
+        "(vt preview -v lists them)\n"
+    )
+    quiet = run_vt("preview", vault=example_vault, check=0)
+    assert quiet.stdout == "" and len(quiet.stderr.splitlines()) == 1
+    assert quiet.stderr.startswith("2 previewed: 2 ready, 0 failed; 0 written; 2 up to date")
 
 
 def test_preview_json(example_vault: Path) -> None:
@@ -66,7 +95,11 @@ def test_preview_json(example_vault: Path) -> None:
         "old": "UNSPECIFIED_COMPARISON",
         "new": "LESS_THAN",
     } in dv["changes"]
-    assert previews["03_claims/SA260324R-0125.md"]["changes"] == []
+    assert previews["03_claims/SA260324R-0125.md"]["changes"][0]["field"] == "claim"
+    # the JSON of a run that writes nothing lists every note, as before
+    again = json.loads(vt("preview", "--vault", str(example_vault), "--json").stdout)
+    assert [p["path"] for p in again["previews"]] == [p["path"] for p in payload["previews"]]
+    assert [{**p, "written": True} for p in again["previews"]] == payload["previews"]
 
 
 def test_preview_dry_run_writes_nothing(example_vault: Path) -> None:
@@ -94,7 +127,11 @@ def test_preview_failure_exits_1_with_path_and_line(make_vault) -> None:
     [entry] = json.loads(result.stdout)["previews"]
     assert entry["state"] == "PREVIEW_FAILED"
     assert [(f["code"], f["severity"]) for f in entry["findings"]] == [("json-syntax", "error")]
-    plain = vt("preview", "--vault", str(vault))
+    # written by the run above: up to date now, the failure is counted, -v shows it
+    quiet = vt("preview", "--vault", str(vault))
+    assert quiet.exit_code == 1 and quiet.stdout == ""
+    assert "1 previewed: 0 ready, 1 failed; 0 written; 1 up to date" in quiet.stderr
+    plain = vt("preview", "--vault", str(vault), "--verbose")
     assert plain.exit_code == 1
     line = entry["findings"][0]["line"]
     assert f"03_claims/R.md:{line}: json-syntax: " in plain.stdout
@@ -170,8 +207,10 @@ def test_draft_then_preview(example_vault: Path) -> None:
     }
     again = vt("draft", "--vault", str(example_vault), str(path))
     assert again.exit_code == 1 and "drafts-exist" in again.stdout
+    # fresh drafts repair nothing yet: the preview fails and says so
     shown = vt("preview", "--vault", str(example_vault), str(path))
-    assert shown.exit_code == 0 and "no changes: the drafts equal V1" in shown.stdout
+    assert shown.exit_code == 1 and "no changes: the drafts equal V1" in shown.stdout
+    assert "repair-unchanged: the V2 drafts equal V1: there is nothing to repair" in shown.stdout
     assert "not REQUEST_REPAIR: shown, not written" in shown.stdout
 
 

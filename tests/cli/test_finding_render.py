@@ -13,6 +13,7 @@ from rich.console import Console
 from vault_tools.cli.output import RICH, LiveView, Reporter
 from vault_tools.cli.preview import _show_rich
 from vault_tools.findings import error, warning
+from vault_tools.integrations.watch import NoteStatus, ReviewQueue
 from vault_tools.review.preview import PreviewResult
 
 FINDINGS = [
@@ -49,7 +50,10 @@ def test_validate_preview_and_watch_colour_a_finding_alike() -> None:
 
     watch, out = _terminal()
     view = LiveView(watch, Path("vault"))
-    view.findings = list(FINDINGS)
+    view.queue = ReviewQueue()
+    view.queue.set(
+        "03_claims/a.md", NoteStatus("A-1", "PENDING", "NEW", 1, 1, "", findings=tuple(FINDINGS))
+    )
     watch.console.print(view._render())
     shown_by_watch = _finding_lines(out.getvalue())
 

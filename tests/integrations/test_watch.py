@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,14 +26,16 @@ import pytest
 
 from tests.conftest import copy_example_vault, run_vt, start_vt
 from vault_tools.config import Settings
+from vault_tools.findings import error, warning
 from vault_tools.infra.debounce import Debouncer
-from vault_tools.integrations.watch import RESYNC, is_watched
+from vault_tools.integrations.watch import RESYNC, NoteStatus, ReviewQueue, is_watched
 
 Event = dict[str, Any]
 DEADLINE = 15.0  # seconds: generous, only reached when something is broken
 DV3 = "03_claims/DV1-0003.md"  # REQUEST_REPAIR, with drafts
 SA = "03_claims/SA260324R-0125.md"  # REQUEST_REPAIR, with drafts, links 04_knowledge_base/Prefill
-IX2 = "03_claims/IX2-0328.md"  # PENDING
+IX2 = "03_claims/IX2-0328.md"  # PENDING, a warning (assist-mapping-unrelated)
+DV3_WARNS = "assist-frame-expression"  # DV1-0003's one warning
 DV4 = "03_claims/DV1-0004.md"  # PENDING
 DV2 = "03_claims/DV1-0002.md"  # REJECT
 DRAFT_CLAIM = "等新方法更能最大化 acceptance rate"
@@ -438,8 +442,129 @@ def test_review_dashboard_is_kept_up_to_date(vault: Path) -> None:
         assert process.stop() == 0
 
 
+class LiveProcess:
+    """`vt watch` on a pseudo-terminal, as a reviewer runs it: its live view redrawn in
+    place, read back as text (the escape codes dropped) one frame at a time."""
+
+    def __init__(self, vault: Path) -> None:
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        self.main, child = pty.openpty()
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 80, 220, 0, 0))
+        env = {"COLUMNS": "220", "LINES": "80", "TERM": "xterm-256color", "NO_COLOR": None}
+        self.proc = start_vt(
+            "watch", vault=vault, env=env, stdin=child, stdout=child, stderr=child,
+            start_new_session=True,
+        )  # fmt: skip
+        os.close(child)
+        self.output = b""
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.main, 1 << 16)
+            except OSError:  # the child's end closed
+                chunk = b""
+            with self.cond:
+                self.output += chunk
+                self.cond.notify_all()
+            if not chunk:
+                return
+
+    def frame(self) -> str:
+        """The last frame drawn, as text."""
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", self.output.decode("utf-8", "replace"))
+        return text.replace("\r", "").rsplit("Ctrl-C to stop", 1)[-1]
+
+    def wait(self, predicate: Callable[[str], bool]) -> str:
+        """The first frame (from now on) the predicate holds for, as text."""
+        deadline = time.monotonic() + DEADLINE
+        with self.cond:
+            while not predicate(self.frame()):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self.reader.is_alive():
+                    raise AssertionError(f"no such frame; the last:\n{self.frame()}")
+                self.cond.wait(remaining)
+            return self.frame()
+
+
+def panel(frame: str) -> str:
+    """The live view's panel of notes with findings (below the last events)."""
+    assert "notes with findings" in frame or "no note has findings" in frame, frame
+    return frame.split("notes with findings", 1)[-1]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX's")
+def test_the_live_view_keeps_the_notes_with_findings_until_they_are_fixed(vault: Path) -> None:
+    live = LiveProcess(vault)
+    try:
+        # the startup scan: the two example notes with a warning each
+        first = live.wait(lambda f: "notes with findings  2 notes" in f)
+        assert DV3 in panel(first) and IX2 in panel(first) and DV4 not in panel(first)
+        assert "assist-mapping-unrelated" in panel(first) and DV3_WARNS in panel(first)
+        edit(vault, DV4, "review_action: PENDING", "review_action: MAYBE")
+        broken = live.wait(lambda f: "notes with findings  3 notes" in f)
+        assert f"{DV4}  1 error, 0 warnings" in panel(broken)
+        assert "properties-schema" in panel(broken)
+        # a later save of a valid note: the broken one stays in the panel
+        edit(vault, DV2, 'reviewer: "alice"', 'reviewer: "bo"')
+        later = live.wait(lambda f: DV2 in f.split("notes with findings")[0])
+        assert f"{DV4}  1 error, 0 warnings" in panel(later)
+        # fixed: it leaves the panel; the other two stay
+        edit(vault, DV4, "review_action: MAYBE", "review_action: PENDING")
+        fixed = live.wait(lambda f: "notes with findings  2 notes" in f)
+        assert DV4 not in panel(fixed) and DV3 in panel(fixed) and IX2 in panel(fixed)
+    finally:
+        if live.proc.poll() is None:
+            live.proc.send_signal(signal.SIGTERM)
+        try:
+            assert live.proc.wait(timeout=DEADLINE) == 0
+        finally:
+            if live.proc.poll() is None:
+                os.killpg(live.proc.pid, signal.SIGKILL)
+            live.reader.join(timeout=DEADLINE)
+            os.close(live.main)
+
+
 # ---------------------------------------------------------------------------
 # the parts, in process
+
+
+def test_the_queue_keeps_the_notes_with_findings_errors_first() -> None:
+    queue = ReviewQueue()
+    warned = (warning("03_claims/A.md", 3, "assist-claim-number", "a number"),)
+    failed = (error("03_claims/B.md", 2, "properties-schema", "a bad value"),)
+    queue.set("03_claims/A.md", NoteStatus("A", "PENDING", "NEW", 0, 1, "a", findings=warned))
+    queue.set("03_claims/B.md", NoteStatus("B", "PENDING", "NEW", 1, 0, "b", findings=failed))
+    queue.set("03_claims/C.md", NoteStatus("C", "PENDING", "NEW", 0, 0, "c"))
+    total, first = queue.with_findings(5)
+    assert total == 2 and [path for path, _ in first] == ["03_claims/B.md", "03_claims/A.md"]
+    assert queue.with_findings(1) == (2, [("03_claims/B.md", queue.notes["03_claims/B.md"])])
+    queue.set("03_claims/B.md", NoteStatus("B", "PENDING", "NEW", 0, 0, "b2"))  # fixed
+    assert [path for path, _ in queue.with_findings(5)[1]] == ["03_claims/A.md"]
+    queue.remove("03_claims/A.md")  # deleted
+    assert queue.with_findings(5) == (0, [])
+
+
+def test_the_startup_scan_fills_the_panel_with_every_note_validate_flags(vault: Path) -> None:
+    from vault_tools.config import load_settings
+    from vault_tools.integrations.watch import Watcher
+
+    broken = "03_claims/broken.md"  # its frontmatter does not parse: no review fields
+    (vault / broken).write_text("---\nclaim_id: X\nreview_action: [\n---\n# X\n", "utf-8")
+    watcher = Watcher(load_settings(vault), lambda event: None, debounce=0)
+    watcher.initial_scan()
+    total, first = watcher.queue.with_findings(10)
+    assert [path for path, _ in first] == [broken, DV3, IX2]  # errors first, then by path
+    assert total == 3 and first[0][1].errors == 1 and "yaml-syntax" in first[0][1].findings[0]
+    # kept for its findings only: its first save is checked, even with the same bytes
+    assert [e.event for e in watcher.handle(broken)] == ["validated"]
 
 
 def test_is_watched_takes_notes_only(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -23,7 +25,7 @@ from vault_tools.integrations.dashboard import (
     render,
 )
 from vault_tools.notes import markdown
-from vault_tools.review.diff import Change
+from vault_tools.review.diff import Change, text_diff
 from vault_tools.review.preview import PreviewResult
 from vault_tools.review.preview import render_block as preview_block
 from vault_tools.review.status import StatusReport
@@ -31,6 +33,7 @@ from vault_tools.store.graph import Use
 from vault_tools.store.graph import render_block as kb_block
 
 PARSER = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+DIFF_TAGS = {"<del>": "delete", "</del>": "equal", "<mark>": "insert", "</mark>": "equal"}
 DATAVIEW = re.compile(r"^\s*\$?=")
 
 HOSTILE = [
@@ -67,10 +70,13 @@ def shown(children: list[Token]) -> str:
 
 def live(source: str) -> list[str]:
     """Everything in `source` a renderer would make live: HTML, a code span Dataview
-    runs, links, images, emphasis (vt's own code spans and links are allowed)."""
+    runs, links, images, emphasis (vt's own code spans and links are allowed, and the
+    tags of a diff, `<del>` and `<mark>`, which vt writes itself)."""
     found = [t.type for t in PARSER.parse(source) if t.type == "html_block"]
     for children in inline_runs(source):
         for child in children:
+            if child.type == "html_inline" and child.content in DIFF_TAGS:
+                continue
             if child.type in (
                 "html_inline",
                 "link_open",
@@ -210,6 +216,92 @@ def test_the_preview_block_copies_draft_values_as_text() -> None:
     # the table shows the JSON of each value in a code span, and the pointer
     assert json.dumps(value) in seen and f"/{HOSTILE[0]}" in seen
     assert json.dumps(HOSTILE[1]) in seen
+
+
+def diff_views(line: str) -> tuple[str, str, str, str]:
+    """A diff line as a reader sees it once rendered: (V1, V2, the text struck, the text
+    marked), read from the inline tokens markdown-it makes of it."""
+    [paragraph] = [t for t in PARSER.parse(line) if t.type == "inline"] or [None]
+    parts: dict[str, list[str]] = {"equal": [], "delete": [], "insert": []}
+    old: list[str] = []
+    new: list[str] = []
+    kind = "equal"
+    for child in paragraph.children or [] if paragraph else []:
+        if child.type == "html_inline":
+            assert child.content in DIFF_TAGS, child.content  # no tag of the text's own
+            kind = DIFF_TAGS[child.content]
+            continue
+        assert child.type in ("text", "softbreak"), child.type  # nothing else is live
+        parts[kind].append(child.content)
+        if kind != "insert":
+            old.append(child.content)
+        if kind != "delete":
+            new.append(child.content)
+    return "".join(old), "".join(new), "".join(parts["delete"]), "".join(parts["insert"])
+
+
+def test_the_preview_diff_strikes_removed_words_and_marks_inserted_ones() -> None:
+    old = "其 latency cost 約等於一次 decode step，**not** `x` [[Y]] ==z== ~~w~~ #t $m$ | a_b <i>"
+    new = "其 latency cost 小於一次 decode step，**now** `x` [[Y]] ==z== ~~w~~ #t $m$ | a_b <i> ok"
+    result = PreviewResult(
+        "03_claims/A.md",
+        "A-1",
+        "REQUEST_REPAIR",
+        "PREVIEW_READY",
+        changes=[Change("claim", "replace", "", old, new)],
+        claim_segments=text_diff(old, new),
+        preview_hash="sha256:" + "0" * 64,
+    )
+    block = preview_block(result)
+    line = block.split("### Atomic Claim\n\n", 1)[1].split("\n", 1)[0]
+    html = PARSER.render(line)
+    # the words changed, and only they, in the tags a reader sees struck and marked
+    assert "<del>約等</del><mark>小</mark>於一次" in html
+    assert "<del>not</del><mark>now</mark>" in html and "<mark> ok</mark>" in html
+    assert "<s>" not in html and "<em>" not in html and "<code>" not in html
+    assert "<a " not in html and "<i>" not in html and "&lt;i&gt;" in html
+    v1, v2, struck, marked = diff_views(line)
+    assert (v1, v2) == (old, new) and (struck, marked) == ("約等not", "小now ok")
+    assert live(block.replace(line, "")) == []  # the rest of the block as before
+
+
+def test_the_note_and_the_terminal_show_one_diff(example_vault) -> None:
+    """A real `vt preview`: what its piped output marks in each claim (`[-…-]`, `{+…+}`)
+    is what the note it writes strikes and marks once rendered."""
+    from tests.conftest import run_vt
+
+    note = example_vault / "03_claims/DV1-0003.md"
+    text = note.read_text(encoding="utf-8")
+    draft = text.index("### V2 Atomic Claim Draft")  # a word removed too, not only added
+    note.write_text(text[:draft] + text[draft:].replace("並非最佳", "不是最佳", 1), "utf-8")
+    done = run_vt("preview", vault=example_vault, check=0)
+    terminal = dict(re.findall(r"^(\S+\.md) \(.*\n  claim: (.*)$", done.stdout, re.MULTILINE))
+    assert sorted(terminal) == ["03_claims/DV1-0003.md", "03_claims/SA260324R-0125.md"]
+    for path, claim in terminal.items():
+        text = (example_vault / path).read_text(encoding="utf-8")
+        line = text.split("### Atomic Claim\n\n", 1)[1].split("\n", 1)[0]
+        _, _, struck, marked = diff_views(line)
+        assert struck == "".join(re.findall(r"\[-(.*?)-\]", claim)), path
+        assert marked == "".join(re.findall(r"\{\+(.*?)\+\}", claim)), path
+        assert marked, path
+    assert "[-並非-]{+不是+}" in terminal["03_claims/DV1-0003.md"]
+
+
+# CJK, Latin words, spaces and every character of Markdown or Obsidian syntax
+claim_texts = st.text(
+    alphabet=st.sampled_from(list("為了驗證約等於小，。（）abXY 19\t*_~=|[]#<>&`$%^\\-+.!:/()")),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(claim_texts, claim_texts)
+def test_any_claim_diff_renders_as_its_v1_and_v2(old: str, new: str) -> None:
+    segments = text_diff(old, new)
+    v1, v2, struck, marked = diff_views(markdown.diff_line(segments))
+    assert one_line(v1) == one_line(old) and one_line(v2) == one_line(new)
+    assert one_line(struck) == one_line("".join(t for k, t in segments if k == "delete"))
+    assert one_line(marked) == one_line("".join(t for k, t in segments if k == "insert"))
 
 
 def test_the_knowledge_base_block_copies_labels_as_text() -> None:

@@ -12,6 +12,7 @@ from tests.conftest import (
     DEFAULT_FRAME,
     render_drafts,
     render_note,
+    run_vt,
     settings_for,
 )
 from vault_tools.ledger.events import canonical
@@ -317,6 +318,32 @@ def test_approve_repair_without_a_preview_is_refused(make_vault) -> None:
     )
     report = run(vault)
     assert len(report.refused) == 1 and "vt preview" in report.refused[0].reason
+
+
+def test_a_repair_of_nothing_is_refused_whatever_its_preview_said(make_vault) -> None:
+    """Drafts equal to V1: the preview fails (PREVIEW_FAILED), and an APPROVE_REPAIR of
+    such a note is refused, also with a READY preview of the same drafts (as vt made
+    before it knew better), by `vt apply` itself."""
+    unchanged = render_drafts()  # the drafts vt draft makes: V1 as it is
+    vault = make_vault(
+        {"R-1.md": render_note(claim_id="R-1", review_action="REQUEST_REPAIR", drafts=unchanged)}
+    )
+    [result] = preview_vault(settings_for(vault)).previews
+    assert result.state == "PREVIEW_FAILED"
+    path = vault / "03_claims/R-1.md"
+    set_line(path, "review_action", "APPROVE_REPAIR")
+    refused = run_vt("apply", vault=vault, check=1)
+    assert "03_claims/R-1.md (R-1): refused: repair-unchanged: the V2 drafts equal V1: " in (
+        refused.stderr
+    )
+    # a READY preview with the drafts' own hash: refused all the same
+    set_line(path, "review_state", "PREVIEW_READY")
+    note = parse_note(path.read_bytes(), "03_claims/R-1.md")
+    assert note.properties["vt_preview_hash"] == preview_hash(note)
+    again = run_vt("apply", vault=vault, check=1)
+    assert "03_claims/R-1.md (R-1): refused: repair-unchanged: " in again.stderr
+    assert not (vault / LEDGER).exists()
+    assert props(vault, "R-1.md")["review_state"] == "PREVIEW_READY"  # not marked
 
 
 def test_request_repair_is_skipped(make_vault) -> None:

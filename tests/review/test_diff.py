@@ -1,4 +1,5 @@
-"""V1 → V2 changes: character diff of the claim, JSON-pointer diff of frame and metadata."""
+"""V1 → V2 changes: the claim's word (CJK: character) diff, JSON-pointer diff of frame and
+metadata."""
 
 from __future__ import annotations
 
@@ -6,17 +7,19 @@ import copy
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault_tools.review.diff import (
     Change,
-    char_diff,
     claim_change,
     diff_text_lines,
     escape_pointer_token,
     json_changes,
     repair_changes,
+    text_diff,
+    tokens,
 )
 
 FRAME = {
@@ -74,6 +77,30 @@ def test_changed_label_is_reported_under_the_new_index() -> None:
     ]
     assert json_changes(FRAME, v2(entities=entities), "frame") == [
         Change("frame", "replace", "/entities/0/label", "decode", "decode step")
+    ]
+
+
+@pytest.mark.parametrize(
+    "entity",
+    [
+        {"id": "04_knowledge_base/Decode Step", "label": "decode"},  # another target
+        {"id": "04_knowledge_base/Decode Step", "label": "decode step"},  # and a label
+    ],
+)
+def test_an_entity_given_another_target_in_its_place_is_one_replace(entity: dict) -> None:
+    new = v2(entities=[FRAME["entities"][0], entity])
+    assert json_changes(FRAME, new, "frame") == [
+        Change("frame", "replace", "/entities/1", FRAME["entities"][1], entity)
+    ]
+
+
+def test_an_entity_moved_and_another_removed_stay_an_add_and_a_remove() -> None:
+    entity = {"id": "04_knowledge_base/LPU", "label": "LPU"}
+    new = v2(entities=[FRAME["entities"][1], FRAME["entities"][0], entity])
+    new["entities"].pop(1)  # Decode, LPU: Prefill (index 0) gone, LPU added at index 1
+    assert json_changes(FRAME, new, "frame") == [
+        Change("frame", "add", "/entities/1", None, entity),
+        Change("frame", "remove", "/entities/0", FRAME["entities"][0], None),
     ]
 
 
@@ -139,10 +166,10 @@ def test_shorter_list_removes_from_the_end_last_first() -> None:
     ]
 
 
-def test_chinese_char_diff_is_exact() -> None:
+def test_chinese_text_is_compared_character_by_character() -> None:
     old = "其 latency cost 約等於一次 decode step。"
     new = "其 latency cost 小於一次 decode step。"
-    assert char_diff(old, new) == [
+    assert text_diff(old, new) == [
         ("equal", "其 latency cost "),
         ("delete", "約等"),
         ("insert", "小"),
@@ -150,11 +177,55 @@ def test_chinese_char_diff_is_exact() -> None:
     ]
 
 
-def test_char_diff_edges() -> None:
-    assert char_diff("", "") == []
-    assert char_diff("同", "同") == [("equal", "同")]
-    assert char_diff("", "新增") == [("insert", "新增")]
-    assert char_diff("刪除", "") == [("delete", "刪除")]
+def test_latin_text_is_compared_word_by_word() -> None:
+    # "latency" → "latent" is one word replaced, not "c" → "t" and a dropped "y"
+    assert text_diff("the latency cost", "the latent cost") == [
+        ("equal", "the "),
+        ("delete", "latency"),
+        ("insert", "latent"),
+        ("equal", " cost"),
+    ]
+    # words replaced side by side are one deletion and one insertion
+    assert text_diff("the quick brown fox", "the slow red fox") == [
+        ("equal", "the "),
+        ("delete", "quick brown"),
+        ("insert", "slow red"),
+        ("equal", " fox"),
+    ]
+    # two insertions apart stay apart
+    assert text_diff("a b c", "a x b y c") == [
+        ("equal", "a"),
+        ("insert", " x"),
+        ("equal", " b "),
+        ("insert", "y "),
+        ("equal", "c"),
+    ]
+
+
+def test_mixed_text_takes_words_for_latin_runs_and_characters_for_cjk() -> None:
+    assert tokens("以 KL-divergence 訓練，acceptance rate 低") == [
+        "以", " ", "KL", "-", "divergence", " ", "訓", "練", "，", "acceptance", " ", "rate",
+        " ", "低",
+    ]  # fmt: skip
+    old = "Total Variation（TV）loss 更能最大化 acceptance rate。"
+    new = "Total Variation（TV）或 Likelihood loss 等新方法更能最大化 acceptance rates。"
+    assert text_diff(old, new) == [
+        ("equal", "Total Variation（TV）"),
+        ("insert", "或 Likelihood "),
+        ("equal", "loss "),
+        ("insert", "等新方法"),
+        ("equal", "更能最大化 acceptance "),
+        ("delete", "rate"),
+        ("insert", "rates"),
+        ("equal", "。"),
+    ]
+
+
+def test_text_diff_edges() -> None:
+    assert text_diff("", "") == []
+    assert text_diff("同", "同") == [("equal", "同")]
+    assert text_diff("", "新增") == [("insert", "新增")]
+    assert text_diff("刪除", "") == [("delete", "刪除")]
 
 
 def test_claim_change() -> None:
@@ -248,15 +319,23 @@ def test_applying_the_changes_to_old_gives_new(old: Any, new: Any) -> None:
     assert (changes == []) == (_json(old) == _json(new))
 
 
-@settings(max_examples=300)
-@given(
-    st.text(alphabet="為了驗證 draft token，約等於abc", max_size=30),
-    st.text(alphabet="為了驗證 draft token，小於xyz", max_size=30),
-)
-def test_char_diff_segments_rebuild_both_sides(old: str, new: str) -> None:
-    segments = char_diff(old, new)
+# CJK and Latin letters, digits, spaces and line breaks, and every character that is
+# Markdown or Obsidian syntax
+claim_text = st.text(
+    alphabet=st.sampled_from(list("為了驗證約等於小，。（）abcXY 19\n\t*_~=|[]#<>&`$%^\\-+.!")),
+    max_size=40,
+) | st.text(max_size=20)
+
+
+@settings(max_examples=400)
+@given(claim_text, claim_text)
+def test_text_diff_segments_rebuild_both_sides(old: str, new: str) -> None:
+    segments = text_diff(old, new)
     assert "".join(t for kind, t in segments if kind in ("equal", "delete")) == old
     assert "".join(t for kind, t in segments if kind in ("equal", "insert")) == new
     assert all(t for _, t in segments)
     # merged: never two segments of one kind side by side
     assert all(a[0] != b[0] for a, b in zip(segments, segments[1:], strict=False))
+    # a deletion comes before its insertion, never after
+    pairs = zip(segments, segments[1:], strict=False)
+    assert all((a[0], b[0]) != ("insert", "delete") for a, b in pairs)

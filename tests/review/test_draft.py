@@ -19,7 +19,7 @@ from vault_tools.errors import UsageError
 from vault_tools.notes.note import parse_note
 from vault_tools.review.draft import HEADING, TIP, draft_notes, draft_section, section_layout
 from vault_tools.review.preview import preview_vault
-from vault_tools.vocabulary import PREVIEW_READY
+from vault_tools.vocabulary import PREVIEW_FAILED, PREVIEW_READY
 
 
 def without_drafts(text: str) -> str:
@@ -29,13 +29,18 @@ def without_drafts(text: str) -> str:
 
 def test_draft_of_the_seed_note_reproduces_the_example_byte_for_byte(example_vault: Path) -> None:
     path = example_vault / "03_claims/SA260324R-0125.md"
-    path.write_bytes(without_drafts(SEED_NOTE.read_text(encoding="utf-8")).encode())
+    seed = SEED_NOTE.read_text(encoding="utf-8")
+    path.write_bytes(without_drafts(seed).encode())
     report = draft_notes(settings_for(example_vault), [path])
     assert [n.written for n in report.notes] == [True] and not report.failed
-    assert path.read_bytes() == SEED_NOTE.read_bytes()
+    # the example's reviewer has since edited one draft, the V2 claim: drafted, it is V1
+    v1 = seed.split("## ② Atomic Claim\n", 1)[1].split("\n", 1)[0]
+    edited = seed.split("### V2 Atomic Claim Draft\n", 1)[1].split("\n", 1)[0]
+    assert edited != v1
+    assert path.read_bytes() == seed.replace(edited, v1, 1).encode()
 
 
-def test_the_drafted_note_previews_as_no_changes(make_vault) -> None:
+def test_the_drafted_note_previews_as_nothing_to_repair(make_vault) -> None:
     vault = make_vault({"R.md": render_note(review_action="REQUEST_REPAIR")})
     path = vault / "03_claims/R.md"
     draft_notes(settings_for(vault), [path])
@@ -45,7 +50,9 @@ def test_the_drafted_note_previews_as_no_changes(make_vault) -> None:
     assert note.drafts.frame.data == DEFAULT_FRAME
     assert note.drafts.metadata.data == {"epistemic_mode": "ASSERTED", "mapping_status": "COMPLETE"}
     [result] = preview_vault(settings_for(vault)).previews
-    assert result.state == PREVIEW_READY and result.changes == [] and result.written
+    # drafts as vt draft makes them repair nothing yet: the preview says so, and fails
+    assert result.state == PREVIEW_FAILED and result.changes == [] and result.written
+    assert [f.code for f in result.findings] == ["repair-unchanged"]
 
 
 def test_draft_then_edit_then_preview_round_trip(example_vault: Path) -> None:

@@ -30,6 +30,7 @@ from vault_tools.review.preview_cache import CACHE_FILE
 from vault_tools.vocabulary import PREVIEW_FAILED, PREVIEW_READY
 
 START, END = "<!-- vt:preview:start -->", "<!-- vt:preview:end -->"
+EDITED_CLAIM = DEFAULT_CLAIM.replace("表現優於", "速度略低於")  # a repair of something
 
 
 def run(
@@ -69,19 +70,49 @@ def repair_note(
 # --- the example notes -------------------------------------------------------------
 
 
-def test_seed_note_with_drafts_equal_to_v1_is_ready_with_no_changes(example_vault: Path) -> None:
-    result = by_path(run(example_vault))["03_claims/SA260324R-0125.md"]
-    assert result.state == PREVIEW_READY and result.changes == [] and result.findings == []
-    assert result.written and result.unchanged
-    text = (example_vault / "03_claims/SA260324R-0125.md").read_text(encoding="utf-8")
+SA = "03_claims/SA260324R-0125.md"
+SA_V1 = "為了驗證 draft token，main model 只需要對 k 個新 token 做一次 warm prefill"
+SA_ADDED = "，在 k 遠小於 context 的 N 個 token 時"  # what the example's V2 claim adds
+SA_V2 = SA_V1.replace("，", SA_ADDED + "，", 1)
+
+
+def test_seed_note_shows_its_claim_diff_inline_and_in_full(example_vault: Path) -> None:
+    result = by_path(run(example_vault))[SA]
+    assert result.state == PREVIEW_READY and result.findings == [] and result.written
+    assert [(c.field, c.pointer) for c in result.changes] == [("claim", "")]
+    assert ("insert", SA_ADDED) in result.claim_segments
+    text = (example_vault / SA).read_text(encoding="utf-8")
     assert "review_state: PREVIEW_READY\n" in text
     assert f'vt_preview_hash: "{result.preview_hash}"\n' in text
     block = block_of(text)
     assert "## Repair Preview" in block and "> [!success] Preview valid" in block
-    assert NO_CHANGES in block
+    assert f"draft token<mark>{SA_ADDED}</mark>，main model" in block
+    assert f"```diff\n- {SA_V1}" in block and f"\n+ {SA_V2}" in block
     # the block sits between the drafts and Human Review
     assert text.index("### V2 Revision Metadata Draft") < text.index(START)
     assert text.index(END) < text.index("## ⑥ Human Review")
+
+
+def test_drafts_equal_to_v1_fail_with_nothing_to_repair(example_vault: Path) -> None:
+    path = example_vault / SA
+    text = path.read_text(encoding="utf-8")
+    assert text.count(SA_V2) == 1
+    path.write_text(text.replace(SA_V2, SA_V1), encoding="utf-8")
+    result = by_path(run(example_vault))[SA]
+    assert result.state == PREVIEW_FAILED and result.changes == [] and result.unchanged
+    assert [(f.code, f.severity) for f in result.findings] == [("repair-unchanged", "error")]
+    text = path.read_text(encoding="utf-8")
+    assert result.findings[0].line == line_of_text(text, "## ⑤ V2 Draft")
+    assert "review_state: PREVIEW_FAILED\n" in text
+    block = block_of(text)
+    assert "> [!failure] Preview failed" in block and NO_CHANGES in block
+    assert "`repair-unchanged` the V2 drafts equal V1: there is nothing to repair" in block
+    # a finding vt.toml cannot silence: apply refuses such a repair whatever it says
+    (example_vault / "vt.toml").write_text(
+        '[findings]\ndisable = ["repair-unchanged"]\n', encoding="utf-8"
+    )
+    again = by_path(run(example_vault))[SA]
+    assert [f.code for f in again.findings] == ["repair-unchanged"]
 
 
 def test_dv1_0003_shows_the_operator_change_and_the_added_entity(example_vault: Path) -> None:
@@ -153,7 +184,8 @@ def test_reordered_entities_are_not_a_change(make_vault) -> None:
     frame["entities"].reverse()
     vault = make_vault({"R.md": repair_note(frame=frame)})
     result = run(vault).previews[0]
-    assert result.state == PREVIEW_READY and result.changes == []
+    # nothing else changed: a repair of nothing
+    assert result.changes == [] and [f.code for f in result.findings] == ["repair-unchanged"]
 
 
 # --- failures -------------------------------------------------------------------------
@@ -319,9 +351,10 @@ def test_editing_a_draft_updates_the_preview_and_the_hash(example_vault: Path) -
     path.write_text(edited, encoding="utf-8")
     second = by_path(run(example_vault))["03_claims/SA260324R-0125.md"]
     assert second.written and second.preview_hash != first.preview_hash
-    assert [c.pointer for c in second.changes] == ["/operator"]
+    assert [c.pointer for c in first.changes] == [""]
+    assert [c.pointer for c in second.changes] == ["", "/operator"]
     new_text = path.read_text(encoding="utf-8")
-    assert NO_CHANGES not in new_text and new_text.count(START) == 1
+    assert "`/operator`" in new_text and new_text.count(START) == 1
     assert f'vt_preview_hash: "{second.preview_hash}"' in new_text
 
 
@@ -429,7 +462,7 @@ def test_a_note_changed_between_read_and_write_is_refused(make_vault, monkeypatc
 
 
 def test_broken_markers_are_refused_not_rewritten(make_vault) -> None:
-    note = repair_note(extra_sections=f"{START}\nhalf a block\n\n")
+    note = repair_note(EDITED_CLAIM, extra_sections=f"{START}\nhalf a block\n\n")
     vault = make_vault({"R.md": note})
     before = all_bytes(vault)
     result = run(vault).previews[0]
@@ -478,7 +511,7 @@ def test_markdown_table_escapes_pipes_and_backticks(make_vault) -> None:
 
 
 def test_missing_vt_key_is_added_before_the_closing_line(make_vault) -> None:
-    vault = make_vault({"R.md": repair_note()})
+    vault = make_vault({"R.md": repair_note(EDITED_CLAIM)})
     result = run(vault).previews[0]
     text = (vault / "03_claims/R.md").read_text(encoding="utf-8")
     head = render_frontmatter(review_action="REQUEST_REPAIR", review_state="PREVIEW_READY")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.conftest import run_vt, settings_for
 from vault_tools.review.preview import preview_vault
-from vault_tools.review.preview_cache import CACHE_FILE
+from vault_tools.review.preview_cache import CACHE_FILE, FORMAT
 
 MARKED = "03_claims/DV1-0003.md"  # marked REQUEST_REPAIR in the example vault
 SENTINEL = "from-the-cache"
@@ -128,6 +128,18 @@ def test_a_change_of_the_schemas_invalidates_it(example_vault: Path) -> None:
     (vault / "s" / "enums.json").write_text('{"epistemic_mode": ["CERTAIN"]}', "utf-8")
     (vault / "vt.toml").write_text('[paths]\nschemas_dir = "s"\n', "utf-8")
     assert _hash_of(vault) != SENTINEL
+
+
+def test_a_cache_of_another_format_is_not_taken(example_vault: Path) -> None:
+    """The format is bumped when what a kept result means changes (format 1 kept a claim
+    cut into characters, and a block written before the diff marked words): such a
+    cache is dropped, and every note is previewed again."""
+    vault = _cached_vault(example_vault)
+    cache = vault / ".vt" / CACHE_FILE
+    fmt, *rest = marshal.loads(cache.read_bytes())
+    assert fmt == FORMAT
+    cache.write_bytes(marshal.dumps((FORMAT - 1, *rest)))
+    assert _hash_of(vault) not in (None, SENTINEL)
 
 
 def test_dry_runs_and_notes_given_never_take_it(example_vault: Path) -> None:

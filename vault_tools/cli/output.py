@@ -30,10 +30,11 @@ if TYPE_CHECKING:
 
     from vault_tools.checks.validate import Block
     from vault_tools.config import Settings
-    from vault_tools.integrations.watch import Watcher, WatchEvent
+    from vault_tools.integrations.watch import ReviewQueue, Watcher, WatchEvent
 
 LAST_EVENTS = 12  # events shown in vt watch's live view
-LAST_FINDINGS = 10  # findings of the notes just saved shown in the live view
+PANEL_NOTES = 8  # notes with findings shown in the live view's panel
+PANEL_FINDINGS = 3  # findings shown under each of them
 REFRESH = 0.25  # seconds between live-view refreshes at most (≤ 4 per second)
 
 _MARKUP_TAG = re.compile(r"(?<!\\)\[/?[a-z][a-z0-9 #_.-]*\]")
@@ -387,23 +388,22 @@ def _watch_lines(event: WatchEvent) -> str:
 
 
 class LiveView:
-    """`vt watch` on a terminal: queue counts, the last events, the findings just made."""
+    """`vt watch` on a terminal: queue counts, the last events, and a panel of the notes
+    that still have findings (kept by the watcher's queue: a note leaves it when a save
+    fixes it, whatever was saved after it)."""
 
     def __init__(self, reporter: Reporter, vault: Path) -> None:
         self.reporter = reporter
         self.vault = vault
         self.events: deque[WatchEvent] = deque(maxlen=LAST_EVENTS)
-        self.findings: list[Finding] = []
         self.lock = threading.Lock()
         self.changed = threading.Event()
-        self.watcher: Watcher | None = None
+        self.queue: ReviewQueue | None = None
 
     def add(self, event: WatchEvent) -> None:  # called from the watcher's thread
         with self.lock:
             if event.event != "stopped":
                 self.events.appendleft(event)
-            if event.event in ("validated", "previewed", "error") and event.path:
-                self.findings = list(event.findings)
         self.changed.set()
 
     def wake(self) -> None:
@@ -413,7 +413,7 @@ class LiveView:
         """Hold the main thread, redrawing on change, until `stop` is set."""
         from rich.live import Live
 
-        self.watcher = watcher
+        self.queue = watcher.queue
         with Live(
             self._render(), console=self.reporter.console, auto_refresh=False, transient=False
         ) as live:
@@ -433,19 +433,33 @@ class LiveView:
         header = f"[bold]vt watch[/bold] {escape(str(self.vault))}  [dim]Ctrl-C to stop[/dim]"
         with self.lock:
             recent = list(self.events)
-            findings = list(self.findings)
-        parts: list[Any] = [header, self._queue(), "", _events_table(recent)]
-        if findings:
-            parts += ["", "[bold]findings of the note just saved[/bold]"]
-            parts += ["  " + rich_finding(finding) for finding in findings[:LAST_FINDINGS]]
-            if len(findings) > LAST_FINDINGS:
-                parts.append(f"  [dim]… and {len(findings) - LAST_FINDINGS} more[/dim]")
-        return Group(*parts)
+        parts: list[Any] = [header, self._queue(), "", _events_table(recent), ""]
+        return Group(*parts, *self._flagged())
+
+    def _flagged(self) -> list[str]:
+        """The panel: the notes that still have findings, each with its first ones."""
+        from rich.markup import escape
+
+        total, first = self.queue.with_findings(PANEL_NOTES) if self.queue else (0, [])
+        if not total:
+            return ["[green]no note has findings[/green]"]
+        parts = [f"[bold]notes with findings[/bold]  {counted(total, 'note')}"]
+        for path, status in first:
+            parts.append(
+                f"[bold]{escape(path)}[/bold]  [dim]{counted(status.errors, 'error')}, "
+                f"{counted(status.warnings, 'warning')}[/dim]"
+            )
+            parts += ["  " + rich_finding(f) for f in status.findings[:PANEL_FINDINGS]]
+            if len(status.findings) > PANEL_FINDINGS:
+                parts.append(f"  [dim]… and {len(status.findings) - PANEL_FINDINGS} more[/dim]")
+        if total > len(first):
+            parts.append(f"[dim]… and {counted(total - len(first), 'more note')}[/dim]")
+        return parts
 
     def _queue(self) -> Any:
         from rich.table import Table
 
-        counts = self.watcher.queue.counts() if self.watcher else {}
+        counts = self.queue.counts() if self.queue else {}
         queue = Table.grid(padding=(0, 2))
         queue.add_row(
             "[bold]review queue[/bold]",

@@ -30,18 +30,31 @@ def preview(
     vault: VaultOption = None,
     as_json: JsonOption = False,
     dry_run: DryRunOption = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="List every note previewed, also those already up to date (by default a "
+            "vault run counts them in its last line). Example: vt preview -v",
+        ),
+    ] = False,
 ) -> None:
     """Repair Preview: validate the V2 drafts and show the V1 → V2 changes.
 
     For notes marked review_action: REQUEST_REPAIR the preview is also written into the
     note (a Repair Preview section, review_state PREVIEW_READY or PREVIEW_FAILED, and
     vt_preview_hash). Nothing else is written: no ledger, no claim store, no other note.
+    A vault run lists the notes it wrote or found failing anew; notes whose preview is up
+    to date are counted in its last line, or listed with -v or when notes are named.
 
     Example:
 
         vt preview --vault ~/my-vault
 
         vt preview 03_claims/DV1-0003.md --dry-run
+
+        vt preview -v
 
         vt preview --json
     """
@@ -56,9 +69,12 @@ def preview(
     elif not report.previews:
         reporter.text("nothing to preview: no note is marked review_action: REQUEST_REPAIR")
     else:
-        for result in report.previews:
+        listed = report.previews
+        if not (verbose or paths):  # a vault run says what is new, and counts the rest
+            listed = [result for result in listed if not result.up_to_date]
+        for result in listed:
             _show(reporter, result)
-        _summary(reporter, report.previews, dry_run)
+        _summary(reporter, report.previews, dry_run, len(report.previews) - len(listed))
     finish(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
@@ -150,11 +166,13 @@ def _show_rich(reporter: Reporter, result: Any) -> None:
         console.print(table)
 
 
-def _summary(reporter: Reporter, previews: list[Any], dry_run: bool) -> None:
+def _summary(reporter: Reporter, previews: list[Any], dry_run: bool, unlisted: int) -> None:
     ready = sum(p.state == PREVIEW_READY and not p.failed for p in previews)
     failed = sum(p.failed for p in previews)
     written = sum(p.written for p in previews)
     would = counted(sum(p.would_write for p in previews), "note")
     tail = f"dry run: would write {would}, nothing written" if dry_run else f"{written} written"
     summary = f"{len(previews)} previewed: {ready} ready, {failed} failed; {tail}"
-    reporter.summary(summary, bool(failed), gap=True)
+    if unlisted:
+        summary += f"; {unlisted} up to date, not listed (vt preview -v lists them)"
+    reporter.summary(summary, bool(failed), gap=unlisted < len(previews))

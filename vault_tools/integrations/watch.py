@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import heapq
 import os
 import threading
 import time
@@ -130,6 +131,7 @@ class NoteStatus:
     digest: str  # of the bytes this status describes: an event with equal bytes is an echo
     stat: tuple[int, ...] = ()
     generation: int = 0  # of the knowledge-base context the note was checked against
+    findings: tuple[Finding, ...] = ()  # the note's findings now (the live view's panel)
 
 
 class ReviewQueue:
@@ -140,6 +142,7 @@ class ReviewQueue:
         self.by_action: Counter[str] = Counter()
         self.by_state: Counter[str] = Counter()
         self.invalid = 0  # notes with at least one error
+        self.flagged: dict[str, NoteStatus] = {}  # the notes with findings
         self._lock = threading.Lock()  # the live view reads the counts from another thread
 
     def set(self, path: str, status: NoteStatus) -> None:
@@ -149,6 +152,8 @@ class ReviewQueue:
             self.by_action[status.review_action or UNSET] += 1
             self.by_state[status.review_state or UNSET] += 1
             self.invalid += status.errors > 0
+            if status.findings:
+                self.flagged[path] = status
 
     def remove(self, path: str) -> NoteStatus | None:
         with self._lock:
@@ -156,6 +161,7 @@ class ReviewQueue:
 
     def _drop(self, path: str) -> NoteStatus | None:
         old = self.notes.pop(path, None)
+        self.flagged.pop(path, None)
         if old is not None:
             for counter, key in (
                 (self.by_action, old.review_action),
@@ -166,6 +172,15 @@ class ReviewQueue:
                     del counter[key or UNSET]
             self.invalid -= old.errors > 0
         return old
+
+    def with_findings(self, limit: int) -> tuple[int, list[tuple[str, NoteStatus]]]:
+        """How many notes still have findings, and the first `limit` of them: those with
+        errors first, then by path (a note leaves as soon as a save fixes it)."""
+        with self._lock:
+            first = heapq.nsmallest(
+                limit, self.flagged.items(), key=lambda item: (item[1].errors == 0, item[0])
+            )
+            return len(self.flagged), first
 
     def counts(self) -> dict[str, Any]:
         with self._lock:
@@ -343,30 +358,35 @@ class Watcher:
     def initial_scan(self, progress: Progress | None = None) -> WatchEvent:
         """One validate pass (reusing `.vt`'s cache) and the review fields of every note."""
         report = validate(self.settings, progress=progress)
-        errors = Counter(f.path for f in report.findings if f.severity == ERROR)
-        warnings = Counter(f.path for f in report.findings if f.severity == WARNING)
+        found: dict[str, list[Finding]] = {}
+        for finding in report.findings:
+            found.setdefault(finding.path, []).append(finding)
         files = markdown_files(self.settings.vault)
         self._rebuild_context(files)
         for file in files:
             if not file.escapes:
-                self._scan_note(file.relative, errors[file.relative], warnings[file.relative])
+                self._scan_note(file.relative, tuple(found.get(file.relative, ())))
         return WatchEvent(
             READY,
             extra={**self.queue.counts(), "errors": report.errors, "warnings": report.warnings},
         )
 
-    def _scan_note(self, relative: str, errors: int, warnings: int) -> None:
+    def _scan_note(self, relative: str, findings: tuple[Finding, ...]) -> None:
         try:
             raw, stat = read_with_stat(
                 os.path.join(self.settings.vault, relative), self.settings.max_note_bytes
             )
         except OSError:
             return
-        if b"claim_id" not in raw:
+        if b"claim_id" not in raw and not findings:
             return
         properties = _properties(raw, relative)
-        if "claim_id" not in properties:
+        review = "claim_id" in properties
+        # as a save does (`_check`): a note that is no review note is kept for its findings,
+        # without its digest, so that its first event is checked whatever its bytes
+        if not review and not findings:
             return
+        errors, warnings = severity_counts(findings)
         self.queue.set(
             relative,
             NoteStatus(
@@ -375,9 +395,10 @@ class Watcher:
                 review_state(properties),
                 errors,
                 warnings,
-                content_digest(raw),
+                content_digest(raw) if review else "",
                 stat,
                 self.generation,
+                findings,
             ),
         )
 
@@ -464,6 +485,7 @@ class Watcher:
             digest,
             result.stat,
             self.generation,
+            tuple(result.findings),
         )
         self.queue.set(relative, status)
         preview_due = self._preview_due(note, raw)

@@ -10,6 +10,7 @@ renderer copies such text through the functions here, and nowhere else.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _SPACE = re.compile(r"\s+")
 # ASCII punctuation that starts CommonMark, GFM or Obsidian syntax: code spans, emphasis,
@@ -48,6 +49,32 @@ def text(value: str) -> str:
         marker = start.group()
         value = f"{marker[:-1]}\\{marker[-1]}{value[len(marker) :]}"
     return value
+
+
+# the tags of a diff's removed and added text: raw HTML and not `~~…~~` or `==…==`,
+# whose delimiters take effect only beside some characters (GFM's flanking rules: not
+# after a letter when the text starts with punctuation, never next to a space), while
+# a tag works around any text, in Obsidian's reading view and live preview alike
+DIFF_TAGS = {"delete": "del", "insert": "mark"}
+
+
+def diff_line(segments: Iterable[tuple[str, str]]) -> str:
+    """A text diff (segments "equal" | "delete" | "insert") as one line of inline
+    Markdown: removed text in `<del>`, added text in `<mark>`, every segment escaped as
+    `text` escapes (whitespace collapsed, not trimmed: a segment may start with a space),
+    so that no character of the text can open syntax or a tag of its own."""
+    out = []
+    for kind, part in segments:
+        shown = _UNDERSCORE.sub(r"\\_", _SPECIAL.sub(_escape, _SPACE.sub(" ", part)))
+        tag = DIFF_TAGS.get(kind)
+        out.append(f"<{tag}>{shown}</{tag}>" if tag else shown)
+    line = "".join(out)
+    lead = len(line) - len(line.lstrip(" "))  # a paragraph's first spaces are dropped
+    start = _LINE_START.match(line[lead:])
+    if start:
+        end = lead + start.end()
+        line = f"{line[: end - 1]}\\{line[end - 1 :]}"
+    return line
 
 
 def code_span(value: str) -> str:

@@ -21,6 +21,7 @@ from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.claim_record import claim_base, claim_complete, decision_content, v1_claim
+from vault_tools.review.diff import NOTHING_TO_REPAIR, REPAIR_UNCHANGED, repairs_nothing
 from vault_tools.review.fingerprint import preview_current
 from vault_tools.vocabulary import (
     ACCEPT,
@@ -195,7 +196,9 @@ def _fill_repair(note: Note, cand: Candidate) -> None:
         )
         return
     stated = cand.decision["preview"]
-    if cand.review_state == PREVIEW_FAILED:
+    if repairs_nothing(note):  # whatever its preview said: it would record no change
+        cand.problems.append(f"{REPAIR_UNCHANGED}: {NOTHING_TO_REPAIR}")
+    elif cand.review_state == PREVIEW_FAILED:
         cand.problems.append(
             "the preview failed: fix the drafts, set review_action to "
             f"{REQUEST_REPAIR} and run vt preview"

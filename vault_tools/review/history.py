@@ -19,7 +19,7 @@ from vault_tools.ledger.signatures import signing_key_of
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.claim_record import claim_base, v1_claim
-from vault_tools.review.diff import Change, char_diff, repair_changes
+from vault_tools.review.diff import Change, repair_changes, text_diff
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import ACCEPT, REPAIR
 
@@ -152,6 +152,6 @@ def claim_history(settings: Settings, store: ClaimStore, claim_id: str) -> Claim
                 v1, entry.v1_source = found
                 entry.changes = _changes(v1, ev["claim"])
                 old, new = v1.get("atomic_claim") or "", ev["claim"].get("atomic_claim") or ""
-                entry.claim_segments = char_diff(old, new) if old != new else []
+                entry.claim_segments = text_diff(old, new) if old != new else []
         result.entries.append(entry)
     return result

@@ -45,10 +45,14 @@ from vault_tools.notes.vault import (
 )
 from vault_tools.review.diff import (
     CLAIM,
+    NOTHING_TO_REPAIR,
+    REPAIR_UNCHANGED,
     Change,
-    char_diff,
     diff_text_lines,
-    repair_changes,
+    note_changes,
+    repairs_nothing,
+    text_diff,
+    unread_drafts,
 )
 from vault_tools.review.fingerprint import PREVIEW_HASH, preview_hash
 from vault_tools.review.preview_cache import PreviewCache, Record
@@ -97,6 +101,11 @@ class PreviewResult:
     @property
     def failed(self) -> bool:
         return self.state == PREVIEW_FAILED or any(f.severity == ERROR for f in self.findings)
+
+    @property
+    def up_to_date(self) -> bool:
+        """The note already holds this preview: the run wrote (or would write) nothing."""
+        return self.remark in (UP_TO_DATE, f"dry run: {UP_TO_DATE}")
 
     @property
     def unchanged(self) -> bool:
@@ -195,8 +204,8 @@ def _preview_loaded(
         PREVIEW_FAILED if any(f.severity == ERROR for f in result.findings) else PREVIEW_READY
     )
     result.preview_hash = preview_hash(note)
-    result.changes, result.claim_segments = _changes(note)
-    result.unread = _unread_drafts(note)
+    result.changes, result.claim_segments = note_changes(note)
+    result.unread = unread_drafts(note)
     if result.review_action == APPROVE_REPAIR:
         result.remark = "approved notes are never re-previewed: shown, not written"
     elif not result.marked:
@@ -226,6 +235,9 @@ def draft_findings(note: Note, ctx: CheckContext) -> list[Finding]:
     findings += _complete_but_unresolved(note, ctx)
     if ctx.disabled:
         findings = [f for f in findings if f.code not in ctx.disabled]
+    if repairs_nothing(note):  # never silenced: apply refuses such a repair whatever vt.toml says
+        assert note.drafts is not None
+        findings.append(error(note.path, note.drafts.line, REPAIR_UNCHANGED, NOTHING_TO_REPAIR))
     return sorted(set(findings), key=sort_key)
 
 
@@ -256,40 +268,6 @@ def _complete_but_unresolved(note: Note, ctx: CheckContext) -> list[Finding]:
             "target of the V2 Semantic Frame Draft does not resolve",
         )
     ]
-
-
-def _changes(note: Note) -> tuple[list[Change], list[tuple[str, str]]]:
-    """V1 → V2 changes; a draft block that does not parse contributes none."""
-    drafts = note.drafts
-    assert drafts is not None
-    old_claim = note.claim.text.value if note.claim is not None else ""
-    new_claim = drafts.claim.value if drafts.claim is not None else old_claim
-    changes = repair_changes(old_claim, new_claim, None, None, None, None)
-    if drafts.frame is not None and drafts.frame.ok:
-        old_frame = note.frame.data if note.frame is not None and note.frame.ok else None
-        changes += repair_changes("", "", old_frame, drafts.frame.data, None, None)
-    if drafts.metadata is not None and drafts.metadata.ok:
-        changes += repair_changes("", "", None, None, _v1_metadata(note), drafts.metadata.data)
-    segments = char_diff(old_claim, new_claim) if old_claim != new_claim else []
-    return changes, segments
-
-
-def _unread_drafts(note: Note) -> list[str]:
-    """The JSON draft blocks that are missing or do not parse (their findings say why)."""
-    drafts = note.drafts
-    assert drafts is not None
-    blocks = (
-        ("V2 Semantic Frame Draft", drafts.frame),
-        ("V2 Revision Metadata Draft", drafts.metadata),
-    )
-    return [name for name, block in blocks if block is None or not block.ok]
-
-
-def _v1_metadata(note: Note) -> dict[str, Any]:
-    claim = note.claim
-    mode = claim.epistemic_mode.value if claim and claim.epistemic_mode else None
-    status = claim.mapping_status.value if claim and claim.mapping_status else None
-    return {"epistemic_mode": mode, "mapping_status": status}
 
 
 # ---------------------------------------------------------------------------
@@ -415,9 +393,12 @@ def render_block(result: PreviewResult, findings: list[Finding] | None = None) -
         return "\n".join(out) + "\n"
     claim = next((c for c in result.changes if c.field == CLAIM), None)
     if claim is not None:
+        # the changed words inline (struck, marked), as the terminal shows them; then
+        # V1 and V2 whole, as they are written, line by line
         body = diff_text_lines(claim.old, claim.new)
         fence = markdown.fence_for(body)
-        out += ["### Atomic Claim", f"{fence}diff", body.rstrip("\n"), fence, ""]
+        inline = markdown.diff_line(result.claim_segments or text_diff(claim.old, claim.new))
+        out += ["### Atomic Claim", "", inline, "", f"{fence}diff", body.rstrip("\n"), fence, ""]
     rows = [c for c in result.changes if c.field != CLAIM]
     if rows:
         out += [

@@ -30,7 +30,7 @@ from vault_tools.notes.identity import content_digest, read_with_stat
 from vault_tools.notes.kb import KnowledgeBase
 
 CACHE_FILE = "preview-cache.marshal"
-FORMAT = 2  # bump whenever the layout changes
+FORMAT = 3  # bump whenever the layout, or what a kept result means, changes
 
 # an entry: (stat signature or None, digest of the note's bytes, packed result or None,
 # the (target, status, path) facts it resolved through the whole listing)
