@@ -23,6 +23,7 @@ from vault_tools.checks.assist.cues import (
     FALL,
     FALL_SPEED,
     METRICS,
+    MULTIPLE,
     RISE,
     RISE_SPEED,
     THAN,
@@ -320,6 +321,30 @@ _COMPARE_EN = re.compile(
     r"(?P<down>underperform\w*|below|trails?|"
     r"(?:less|lower|smaller|fewer|worse|slower)\b[^.;,]{0,40}?\bthan))\b"
 )
+# a comparison said with a multiplier: "A reaches 3x the recall of B", "A is twice as fast
+# as B", "A 的吞吐量是 B 的 3 倍" set A above B (below it when the multiple is under one)
+_MULTIPLE_EN = re.compile(
+    r"(?:(?P<n>\d\d*(?:\.\d+)?)\s*(?:x|×|times|-?fold)|(?P<w>twice|double|triple|thrice|"
+    r"half|(?:two|three|four|five|ten)\s+times))\s+(?:the|as|that\s+of)\b"
+)
+_MULTIPLE_ZH = re.compile(
+    r"(?:(?:僅|仅|只)?(?:是|為|为|達到|达到|達|达)|只有|僅有|仅有)(?=[^，。；,;]{1,30}?的\s*(?:(?P<n>\d\d*(?:\.\d+)?)\s*倍|"
+    r"(?P<w>[兩两二三四五六七八九十幾几數数百千]+倍|一半)))"
+)
+
+
+def _multiples(text: str) -> list[tuple[int, str]]:
+    """(position, UP or DOWN) of each comparison of lowered `text` said with a multiplier."""
+    found = []
+    for pattern in (_MULTIPLE_EN, _MULTIPLE_ZH):
+        for match in every(pattern, text):
+            number, word = match.group("n"), match.group("w")
+            value = number_value(number) if number else None
+            below = word in ("half", "一半") if word else value is not None and value < 1
+            found.append((match.start(), DOWN if below else UP))
+    return found
+
+
 # every match of _COMPARE_EN holds one of these: a few substring searches spare its scan
 # of a Chinese claim that compares with 比
 _COMPARE_EN_WORDS = "than outperform underperform exceed surpass beat above below trail".split()
@@ -328,6 +353,8 @@ _COMPARE_HINT = re.compile(
     r"than|outperform|exceed|surpass|beat|above|below|trail|比|於|于|過|过|超越|領先|领先|"
     r"不如|落後|落后"
 )
+# a text without one of these sets nothing above anything by a multiplier
+_MULTIPLE_HINT = re.compile(r"倍|一半|×|[0-9]x|times|fold|twice|double|triple|thrice|half")
 # Chinese: 比 … 更/較 X puts the subject above when X rises, below when it falls
 _UP_ZH = (
     "優於|优于|勝過|胜过|高於|高于|大於|大于|多於|多于|超過|超过|超越|領先|领先|強於|强于|"
@@ -345,15 +372,16 @@ _THAN_ZH = re.compile("比|相比|相較|相较")
 def comparatives(text: str) -> list[tuple[int, str]]:
     """(position, UP or DOWN) of each comparison of lowered `text` that sets a subject
     against what follows ("A outperforms B", "A 比 B 更快", "A 優於 B")."""
+    multiples = _multiples(text) if _MULTIPLE_HINT.search(text) else []
     if not _COMPARE_HINT.search(text):
-        return []
-    found = (
+        return multiples
+    found = multiples + (
         [(m.start(), UP if m.group("up") else DOWN) for m in every(_COMPARE_EN, text)]
         if any(word in text for word in _COMPARE_EN_WORDS)
         else []
     )
     if text.isascii():
-        return found
+        return sorted(found)
     for match in _COMPARE_ZH.finditer(text):
         direction = UP if match.group("up") else DOWN
         # "A 比 B 更快": the subject stands before 比, not before 更快
@@ -381,6 +409,15 @@ def claim_directions(claim: str, speed_counts: bool) -> dict[str, str]:
 def claim_compares(claim: str) -> bool:
     """Whether the claim sets one thing against another (比, than, 優於 …)."""
     return THAN in cues(claim)
+
+
+_TIMES_X = re.compile(r"[0-9]x(?![a-z0-9])")
+
+
+def claim_multiplies(claim: str) -> bool:
+    """Whether the claim may set one thing against another by a multiplier (倍, twice,
+    3x …): its cue words first, the "3x" the cue words cannot hold only after."""
+    return MULTIPLE in cues(claim) or _TIMES_X.search(lowered(claim)) is not None
 
 
 # --- metrics ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 from vault_tools.checks.assist.claim import claim_number_checks, frame_checks, mode_checks
 from vault_tools.checks.assist.mapping import mapping_checks
 from vault_tools.checks.assist.meaning import meaning_checks
+from vault_tools.checks.assist.scope import scope_checks
 from vault_tools.checks.assist.terms import term_checks
 from vault_tools.checks.claim_versions import ClaimVersion, claim_versions
 from vault_tools.checks.context import CheckContext
@@ -58,5 +59,6 @@ def _check_version(note: Note, version: ClaimVersion, ctx: CheckContext) -> list
         *claim_number_checks(note, version, evidence),
         *mode_checks(note, version, evidence),
         *meaning_checks(note, version, ctx, evidence, context),
+        *scope_checks(note, version, evidence),
         *term_checks(note, version, ctx),
     ]
