@@ -116,6 +116,8 @@ _LEXICON: dict[str, str] = {
         "根據 根据 隨 随 基於 基于 前提 條件 条件 情況 情况 的話 的话".split(),
         CONDITION,
     ),
+    # a time clause, "after X, …": how a claim says "when X" of a thing done first
+    **dict.fromkeys("後， 后， 後, 后, 之後 之后 以後 以后".split(), CONDITION),
     **dict.fromkeys("if when whenever unless".split(), CONDITION),
     **dict.fromkeys(
         ["only if", "as long as", "provided that", "depending on", "depends on", "based on"]

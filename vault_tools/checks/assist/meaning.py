@@ -279,6 +279,8 @@ def _claimed_quantities(claim: str) -> list[tuple[int, str, Decimal, str]]:
 def _negation(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     claim = version.claim.value
     added = claim_denial(claim, explicit=True)
+    if added and CONCESSIVE in cues(claim):
+        return []  # "even if not X" inverts a condition: assist-claim-inverted's
     if added:
         if has_cjk(evidence) or evidence_denies(evidence):
             return []  # the lists read English evidence

@@ -500,7 +500,8 @@ def _name_pattern(name: str) -> re.Pattern | None:
 
 # --- who is above whom ----------------------------------------------------------------
 
-_PIECES = re.compile(r"[.;!?。；！？]\s*")
+# a full stop between digits (3.3 times) ends no sentence
+_PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
 
 
 def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
