@@ -31,6 +31,10 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_store.py": (["--events", "300", "--claims", "50", "--dir", "{tmp}"], "vt rebuild"),
     "bench_startup.py": (["--runs", "1", "--no-warmup"], "validate (empty vault)"),
     "bench_help.py": (["--runs", "1", "--no-warmup"], "slowest --help"),
+    "bench_versions.py": (
+        ["--notes", "60", "--dir", "{tmp}", "--base", "HEAD", "--runs", "1"],
+        "new/base CPU",
+    ),
     "bench_signing.py": (
         ["--events", "200", "--runs", "1", "--sign", "5", "--dir", "{tmp}"],
         "cold verify",
