@@ -322,13 +322,16 @@ _COMPARE_EN = re.compile(
     r"(?:less|lower|smaller|fewer|worse|slower)\b[^.;,]{0,40}?\bthan))\b"
 )
 # a comparison said with a multiplier: "A reaches 3x the recall of B", "A is twice as fast
-# as B", "A 的吞吐量是 B 的 3 倍" set A above B (below it when the multiple is under one)
+# as B", "A 的吞吐量是 B 的 3 倍" set A above B (below it when the multiple is under one).
+# The English pattern starts at the multiplier's word, which the regex engine skips
+# ahead to; the number before "x", "times" or "fold" is read back from there
 _MULTIPLE_EN = re.compile(
-    r"(?:(?P<n>\d\d*(?:\.\d+)?)\s*(?:x|×|times|-?fold)|(?P<w>twice|double|triple|thrice|"
-    r"half|(?:two|three|four|five|ten)\s+times))\s+(?:the|as|that\s+of)\b"
+    r"(x|×|times|fold|twice|double|triple|thrice|half)\s+(?:the|as|that\s+of)(?![a-z0-9])"
 )
+_SAYS_ITS_MULTIPLE = {"twice": 2, "double": 2, "triple": 3, "thrice": 3, "half": 0}
+_MULTIPLE_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 _MULTIPLE_ZH = re.compile(
-    r"(?:(?:僅|仅|只)?(?:是|為|为|達到|达到|達|达)|只有|僅有|仅有)(?=[^，。；,;]{1,30}?的\s*(?:(?P<n>\d\d*(?:\.\d+)?)\s*倍|"
+    r"[是為为達达只僅仅][為为到有是]?(?=[^，。；,;]{1,30}?的\s*(?:(?P<n>\d\d*(?:\.\d+)?)\s*倍|"
     r"(?P<w>[兩两二三四五六七八九十幾几數数百千]+倍|一半)))"
 )
 
@@ -336,13 +339,43 @@ _MULTIPLE_ZH = re.compile(
 def _multiples(text: str) -> list[tuple[int, str]]:
     """(position, UP or DOWN) of each comparison of lowered `text` said with a multiplier."""
     found = []
-    for pattern in (_MULTIPLE_EN, _MULTIPLE_ZH):
-        for match in every(pattern, text):
+    if "倍" in text or "一半" in text:
+        for match in _MULTIPLE_ZH.finditer(text):
             number, word = match.group("n"), match.group("w")
             value = number_value(number) if number else None
-            below = word in ("half", "一半") if word else value is not None and value < 1
+            below = word == "一半" if word else value is not None and value < 1
             found.append((match.start(), DOWN if below else UP))
-    return found
+    for match in _MULTIPLE_EN.finditer(text):
+        word, at = match.group(1), match.start()
+        if at and _LATIN.match(text[at - 1]) and word in _SAYS_ITS_MULTIPLE:
+            continue  # inside a word
+        if word in _SAYS_ITS_MULTIPLE:
+            found.append((at, DOWN if word == "half" else UP))
+            continue
+        multiple = _multiple_before(text, at)
+        if multiple is not None:
+            found.append((multiple[0], DOWN if multiple[1] < 1 else UP))
+    return sorted(found)
+
+
+def _multiple_before(text: str, at: int) -> tuple[int, Decimal] | None:
+    """Where the number before "x", "times" or "fold" at `at` starts, and its value:
+    "3.3x", "2.5 times", "3-fold", "three times"."""
+    end = at
+    while end and text[end - 1] in " -":
+        end -= 1
+    start = end
+    while start and (text[start - 1].isdigit() or text[start - 1] == "."):
+        start -= 1
+    if start < end and text[start].isdigit():
+        value = number_value(text[start:end])
+    else:
+        start = text.rfind(" ", 0, end) + 1
+        word = _MULTIPLE_WORDS.get(text[start:end])
+        value = Decimal(word) if word is not None else None
+    if value is None or (start and _LATIN.match(text[start - 1])):
+        return None
+    return start, value
 
 
 # every match of _COMPARE_EN holds one of these: a few substring searches spare its scan
@@ -353,8 +386,6 @@ _COMPARE_HINT = re.compile(
     r"than|outperform|exceed|surpass|beat|above|below|trail|比|於|于|過|过|超越|領先|领先|"
     r"不如|落後|落后"
 )
-# a text without one of these sets nothing above anything by a multiplier
-_MULTIPLE_HINT = re.compile(r"倍|一半|×|[0-9]x|times|fold|twice|double|triple|thrice|half")
 # Chinese: 比 … 更/較 X puts the subject above when X rises, below when it falls
 _UP_ZH = (
     "優於|优于|勝過|胜过|高於|高于|大於|大于|多於|多于|超過|超过|超越|領先|领先|強於|强于|"
@@ -372,7 +403,7 @@ _THAN_ZH = re.compile("比|相比|相較|相较")
 def comparatives(text: str) -> list[tuple[int, str]]:
     """(position, UP or DOWN) of each comparison of lowered `text` that sets a subject
     against what follows ("A outperforms B", "A 比 B 更快", "A 優於 B")."""
-    multiples = _multiples(text) if _MULTIPLE_HINT.search(text) else []
+    multiples = _multiples(text)
     if not _COMPARE_HINT.search(text):
         return multiples
     found = multiples + (
@@ -415,9 +446,12 @@ _TIMES_X = re.compile(r"[0-9]x(?![a-z0-9])")
 
 
 def claim_multiplies(claim: str) -> bool:
-    """Whether the claim may set one thing against another by a multiplier (倍, twice,
-    3x …): its cue words first, the "3x" the cue words cannot hold only after."""
-    return MULTIPLE in cues(claim) or _TIMES_X.search(lowered(claim)) is not None
+    """Whether the claim sets one thing against another by a multiplier ("3x the recall
+    of", "是 B 的 3 倍"): its cue words first (倍, twice, times), or the "3x" they cannot
+    hold; most claims with a multiple say one of a quantity ("提升 1.5 到 2 倍")."""
+    if MULTIPLE not in cues(claim) and _TIMES_X.search(lowered(claim)) is None:
+        return False
+    return bool(_multiples(lowered(claim)))
 
 
 # --- metrics ------------------------------------------------------------------------
