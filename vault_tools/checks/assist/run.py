@@ -3,7 +3,8 @@
 A reviewer confirms four things per note (source → claim, claim → frame, the entity
 mapping, the epistemic mode). Each check looks for one kind of slip in one of them:
 the mapping in mapping.py, the claim's numbers, wording and tone in
-claim.py, what the claim means against its evidence in meaning.py, the
+claim.py, what the claim means against its evidence in meaning.py, how far it
+reaches (quantifier, a condition's sense, who says it) in scope.py, the
 frame's operator and metric in terms.py; all read text as wording.py folds it.
 They are heuristics, tuned for precision: when in doubt a check stays silent, because a
 warning on every note teaches reviewers to ignore warnings.
