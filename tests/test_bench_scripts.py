@@ -40,6 +40,10 @@ QUICK: dict[str, tuple[list[str], str]] = {
         ["--notes", "60", "--rounds", "1", "--saves", "1", "--quiet", "2.5", "--dir", "{tmp}"],
         "per save",
     ),
+    "bench_versions.py": (
+        ["--notes", "60", "--dir", "{tmp}", "--base", "HEAD", "--runs", "1"],
+        "new/base CPU",
+    ),
     "bench_signing.py": (
         ["--events", "200", "--runs", "1", "--sign", "5", "--dir", "{tmp}"],
         "cold verify",

@@ -92,6 +92,12 @@ CODES: dict[str, str] = {
     "(tokens, %, ×/倍, ms, s, GB, per million)",
     "assist-claim-negation": "the claim loses the evidence's negation (not, never, fail to …) "
     "or adds one (不, 沒有, 無法 …) the evidence lacks",
+    "assist-claim-quantifier": "the claim makes the evidence's quantifier stronger (most → "
+    "all, often → always, 多數 → 所有) or weaker (all → some)",
+    "assist-claim-inverted": "the claim turns the evidence's condition into its opposite "
+    "(only when X → even if not X, 即使 … 也)",
+    "assist-claim-attribution": "the claim gives the statement to another source than the "
+    "one the evidence names (According to A → 根據 B)",
     "assist-claim-entity": "the claim and the frame name an entity that neither the evidence "
     "nor its context mentions under any of its names",
     "assist-frame-operator": "the frame's operator is against the claim's words (更高 / "

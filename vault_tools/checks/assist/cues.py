@@ -22,6 +22,10 @@ THAN = "than"  # a comparison that sets one thing against another ("A 比 B", "A
 DENY = "deny"  # a plain negation: 不, 沒有, 無法, not, never
 DENY_SOFT = "deny-soft"  # a word that may render one: 僅, 避免, 免, avoid, lack, un…
 CONDITION = "condition"
+CONCESSIVE = "concessive"  # a condition said not to matter: 即使, even if, regardless of
+EVERY, SOME = "every", "some"  # a quantifier: 所有, all, always; 多數, most, often
+ATTRIBUTED = "attributed"  # who says it: 根據, according to, reports
+MULTIPLE = "multiple"  # a comparison said with a multiplier: 倍, twice, times
 NOTHING = ""  # words holding a cue word that say none of it (不同, 比較, not only)
 
 METRICS = ("LATENCY_COST", "COMPUTE_PERFORMANCE", "THROUGHPUT", "ACCEPTANCE_RATE", "COST")
@@ -112,12 +116,71 @@ _LEXICON: dict[str, str] = {
         "根據 根据 隨 随 基於 基于 前提 條件 条件 情況 情况 的話 的话".split(),
         CONDITION,
     ),
+    # a time clause, "after X, …": how a claim says "when X" of a thing done first
+    **dict.fromkeys("後， 后， 後, 后, 之後 之后 以後 以后".split(), CONDITION),
     **dict.fromkeys("if when whenever unless".split(), CONDITION),
     **dict.fromkeys(
         ["only if", "as long as", "provided that", "depending on", "depends on", "based on"]
         + ["given that", "at high", "at low", "at large", "at small", "for large", "for small"],
         CONDITION,
     ),
+    # a condition said not to matter ("only when X" turned into "even if not X")
+    **dict.fromkeys(
+        "即使 即便 就算 哪怕 縱使 纵使 縱然 纵然 無論 无论 不論 不论 不管 "
+        "regardless irrespective".split(),
+        CONCESSIVE,
+    ),
+    **dict.fromkeys(
+        ["even if", "even when", "even without", "even though", "no matter", "whether or"],
+        CONCESSIVE,
+    ),
+    # quantifiers: how much of a thing, or how often, the claim speaks of
+    **dict.fromkeys(
+        "所有 全部 全都 都 總是 总是 一律 一概 皆 始終 始终 永遠 永远 凡是 任何 all every always "
+        "invariably universally".split(),
+        EVERY,
+    ),
+    **dict.fromkeys(
+        "多數 多数 大多 大都 多半 大部分 部分 一些 有些 某些 許多 许多 很多 眾多 众多 少數 少数 "
+        "通常 往往 經常 经常 常常 時常 时常 常見 常见 一般 有時 有时 偶爾 偶尔 "
+        "most mostly many some several often usually typically generally frequently "
+        "sometimes commonly occasionally majority largely partly partially tend tends".split(),
+        SOME,
+    ),
+    "不少": SOME,
+    **dict.fromkeys(
+        "不是所有 並非所有 并非所有 不是每 並非每 并非每 未必都".split(),
+        f"{SOME} {DENY} {DENY_SOFT}",
+    ),
+    **dict.fromkeys(["not all", "not every", "not always"], f"{SOME} {DENY} {DENY_SOFT}"),
+    # words holding a quantifier or a metric that say neither: the longest cue counts
+    **dict.fromkeys(
+        "首都 都市 成都 京都 重新計算 重新计算 計算機 计算机 計算出 计算出 "
+        "延遲滿足 延迟满足".split(),
+        NOTHING,
+    ),
+    **dict.fromkeys(
+        ["the most", "at most", "is most", "are most", "was most", "were most", "most likely"]
+        + ["at all", "after all", "above all", "all but", "at times"]
+        + ["re compute", "pre compute"],
+        NOTHING,
+    ),
+    # qualifier words of a condition: "at the same temperature" compares nothing
+    **dict.fromkeys(
+        ["at the same", "under the same", "for the same", "with the same", "in the same"]
+        + ["on the same", "of the same"],
+        NOTHING,
+    ),
+    # who the claim says says it
+    **dict.fromkeys("根據 根据 依據 依据".split(), f"{CONDITION} {ATTRIBUTED}"),
+    **dict.fromkeys(
+        "據 据 指出 報告 报告 認為 认为 估計 估计 according reports reported says said finds "
+        "found estimates estimated argues argued concludes concluded".split(),
+        ATTRIBUTED,
+    ),
+    **dict.fromkeys("數據 数据 證據 证据 據說 据说 佔據 占据".split(), NOTHING),
+    # a comparison said with a multiplier
+    **dict.fromkeys("倍 × twice double triple thrice times fold half".split(), MULTIPLE),
     # metrics
     **dict.fromkeys("latency 延遲 延迟 時延 时延 耗時 耗时 毫秒 ms".split(), "LATENCY_COST"),
     **dict.fromkeys("throughput 吞吐 輸出 输出".split(), "THROUGHPUT"),

@@ -13,10 +13,11 @@ import functools
 import re
 from decimal import Decimal
 
-from vault_tools.checks.assist.cues import lowered
+from vault_tools.checks.assist.cues import CONCESSIVE, cues, lowered
 from vault_tools.checks.assist.reading import (
     claim_compares,
     claim_denial,
+    claim_multiplies,
     clauses,
     condition_phrase,
     evidence_conditions,
@@ -123,7 +124,11 @@ def _reversed_comparison(
     note: Note, version: ClaimVersion, ctx: CheckContext, evidence: str
 ) -> list[Finding]:
     claim = version.claim.value
-    if len(version.entities) < 2 or not claim_compares(claim) or claim_denial(claim, True):
+    if (
+        len(version.entities) < 2
+        or not (claim_compares(claim) or claim_multiplies(claim))
+        or claim_denial(claim, True)
+    ):
         return []  # "A 並不比 B 快" denies, it does not turn round: the negation check's
     names = entity_names(version, ctx)
     claimed = claim_ranking(version, names)
@@ -151,8 +156,10 @@ def _reversed_comparison(
 def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     claim = version.claim.value
     # what the claim and condition_text say first: most claims keep a condition word,
-    # and the evidence's conditions (a scan of each sentence) are needed only after
-    if states_a_condition(claim):
+    # and the evidence's conditions (a scan of each sentence) are needed only after.
+    # A claim that says the condition does not matter (即使, even if) inverts it rather
+    # than drops it: assist-claim-inverted's
+    if states_a_condition(claim) or CONCESSIVE in cues(claim):
         return []
     phrases = evidence_conditions(evidence)  # before condition_text's cue words: most
     if not phrases:  # evidence states no condition, and its words are read once anyway
@@ -167,7 +174,7 @@ def _dropped_condition(note: Note, version: ClaimVersion, evidence: str) -> list
     if restated is None or restated[1] < 3:
         return []  # too few words in common to be sure which sentence the claim restates
     phrase = condition_phrase(restated[0])
-    if phrase is None:
+    if phrase is None or _kept_in_chinese(phrase, claim, condition):
         return []
     return [
         warning(
@@ -184,6 +191,35 @@ _CONDITION_WORDS = frozenset(
     "if when whenever unless only as long provided that depending depend on based given "
     "at for under high low large small the a of".split()
 )
+
+
+# the size of an English condition ("for large clusters", "under heavy load") as Chinese
+# says it (大型叢集, 高負載): a condition kept in the other language than the evidence's
+_SIZE_ZH = {
+    "high": "高",
+    "higher": "高",
+    "low": "低",
+    "lower": "低",
+    "large": "大",
+    "larger": "大",
+    "small": "小",
+    "smaller": "小",
+    "long": "長长",
+    "short": "短",
+    "heavy": "重大高",
+    "light": "輕轻小低",
+}
+
+
+def _kept_in_chinese(phrase: str, claim: str, condition: str | None) -> bool:
+    """Whether a Chinese claim or condition_text says the size an English condition
+    names (a cue map across the two languages; any of its characters counts)."""
+    words = phrase.lower().split()
+    size = _SIZE_ZH.get(words[1]) if len(words) > 1 and words[0] in ("at", "for", "under") else None
+    if size is None:
+        return False
+    texts = [t for t in (claim, condition) if t and has_cjk(t)]
+    return any(ch in text for text in texts for ch in size)
 
 
 def _shares_a_term(phrase: str, text: str) -> bool:
@@ -243,6 +279,8 @@ def _claimed_quantities(claim: str) -> list[tuple[int, str, Decimal, str]]:
 def _negation(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     claim = version.claim.value
     added = claim_denial(claim, explicit=True)
+    if added and CONCESSIVE in cues(claim):
+        return []  # "even if not X" inverts a condition: assist-claim-inverted's
     if added:
         if has_cjk(evidence) or evidence_denies(evidence):
             return []  # the lists read English evidence

@@ -23,6 +23,7 @@ from vault_tools.checks.assist.cues import (
     FALL,
     FALL_SPEED,
     METRICS,
+    MULTIPLE,
     RISE,
     RISE_SPEED,
     THAN,
@@ -320,6 +321,63 @@ _COMPARE_EN = re.compile(
     r"(?P<down>underperform\w*|below|trails?|"
     r"(?:less|lower|smaller|fewer|worse|slower)\b[^.;,]{0,40}?\bthan))\b"
 )
+# a comparison said with a multiplier: "A reaches 3x the recall of B", "A is twice as fast
+# as B", "A 的吞吐量是 B 的 3 倍" set A above B (below it when the multiple is under one).
+# The English pattern starts at the multiplier's word, which the regex engine skips
+# ahead to; the number before "x", "times" or "fold" is read back from there
+_MULTIPLE_EN = re.compile(
+    r"(x|×|times|fold|twice|double|triple|thrice|half)\s+(?:the|as|that\s+of)(?![a-z0-9])"
+)
+_SAYS_ITS_MULTIPLE = {"twice": 2, "double": 2, "triple": 3, "thrice": 3, "half": 0}
+_MULTIPLE_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
+_MULTIPLE_ZH = re.compile(
+    r"[是為为達达只僅仅][為为到有是]?(?=[^，。；,;]{1,30}?的\s*(?:(?P<n>\d\d*(?:\.\d+)?)\s*倍|"
+    r"(?P<w>[兩两二三四五六七八九十幾几數数百千]+倍|一半)))"
+)
+
+
+def _multiples(text: str) -> list[tuple[int, str]]:
+    """(position, UP or DOWN) of each comparison of lowered `text` said with a multiplier."""
+    found = []
+    if "倍" in text or "一半" in text:
+        for match in _MULTIPLE_ZH.finditer(text):
+            number, word = match.group("n"), match.group("w")
+            value = number_value(number) if number else None
+            below = word == "一半" if word else value is not None and value < 1
+            found.append((match.start(), DOWN if below else UP))
+    for match in _MULTIPLE_EN.finditer(text):
+        word, at = match.group(1), match.start()
+        if at and _LATIN.match(text[at - 1]) and word in _SAYS_ITS_MULTIPLE:
+            continue  # inside a word
+        if word in _SAYS_ITS_MULTIPLE:
+            found.append((at, DOWN if word == "half" else UP))
+            continue
+        multiple = _multiple_before(text, at)
+        if multiple is not None:
+            found.append((multiple[0], DOWN if multiple[1] < 1 else UP))
+    return sorted(found)
+
+
+def _multiple_before(text: str, at: int) -> tuple[int, Decimal] | None:
+    """Where the number before "x", "times" or "fold" at `at` starts, and its value:
+    "3.3x", "2.5 times", "3-fold", "three times"."""
+    end = at
+    while end and text[end - 1] in " -":
+        end -= 1
+    start = end
+    while start and (text[start - 1].isdigit() or text[start - 1] == "."):
+        start -= 1
+    if start < end and text[start].isdigit():
+        value = number_value(text[start:end])
+    else:
+        start = text.rfind(" ", 0, end) + 1
+        word = _MULTIPLE_WORDS.get(text[start:end])
+        value = Decimal(word) if word is not None else None
+    if value is None or (start and _LATIN.match(text[start - 1])):
+        return None
+    return start, value
+
+
 # every match of _COMPARE_EN holds one of these: a few substring searches spare its scan
 # of a Chinese claim that compares with 比
 _COMPARE_EN_WORDS = "than outperform underperform exceed surpass beat above below trail".split()
@@ -345,15 +403,16 @@ _THAN_ZH = re.compile("比|相比|相較|相较")
 def comparatives(text: str) -> list[tuple[int, str]]:
     """(position, UP or DOWN) of each comparison of lowered `text` that sets a subject
     against what follows ("A outperforms B", "A 比 B 更快", "A 優於 B")."""
+    multiples = _multiples(text)
     if not _COMPARE_HINT.search(text):
-        return []
-    found = (
+        return multiples
+    found = multiples + (
         [(m.start(), UP if m.group("up") else DOWN) for m in every(_COMPARE_EN, text)]
         if any(word in text for word in _COMPARE_EN_WORDS)
         else []
     )
     if text.isascii():
-        return found
+        return sorted(found)
     for match in _COMPARE_ZH.finditer(text):
         direction = UP if match.group("up") else DOWN
         # "A 比 B 更快": the subject stands before 比, not before 更快
@@ -381,6 +440,18 @@ def claim_directions(claim: str, speed_counts: bool) -> dict[str, str]:
 def claim_compares(claim: str) -> bool:
     """Whether the claim sets one thing against another (比, than, 優於 …)."""
     return THAN in cues(claim)
+
+
+_TIMES_X = re.compile(r"[0-9]x(?![a-z0-9])")
+
+
+def claim_multiplies(claim: str) -> bool:
+    """Whether the claim sets one thing against another by a multiplier ("3x the recall
+    of", "是 B 的 3 倍"): its cue words first (倍, twice, times), or the "3x" they cannot
+    hold; most claims with a multiple say one of a quantity ("提升 1.5 到 2 倍")."""
+    if MULTIPLE not in cues(claim) and _TIMES_X.search(lowered(claim)) is None:
+        return False
+    return bool(_multiples(lowered(claim)))
 
 
 # --- metrics ------------------------------------------------------------------------
@@ -463,7 +534,8 @@ def _name_pattern(name: str) -> re.Pattern | None:
 
 # --- who is above whom ----------------------------------------------------------------
 
-_PIECES = re.compile(r"[.;!?。；！？]\s*")
+# a full stop between digits (3.3 times) ends no sentence
+_PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
 
 
 def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, str]]:

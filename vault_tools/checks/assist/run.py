@@ -3,7 +3,8 @@
 A reviewer confirms four things per note (source → claim, claim → frame, the entity
 mapping, the epistemic mode). Each check looks for one kind of slip in one of them:
 the mapping in mapping.py, the claim's numbers, wording and tone in
-claim.py, what the claim means against its evidence in meaning.py, the
+claim.py, what the claim means against its evidence in meaning.py, how far it
+reaches (quantifier, a condition's sense, who says it) in scope.py, the
 frame's operator and metric in terms.py; all read text as wording.py folds it.
 They are heuristics, tuned for precision: when in doubt a check stays silent, because a
 warning on every note teaches reviewers to ignore warnings.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from vault_tools.checks.assist.claim import claim_number_checks, frame_checks, mode_checks
 from vault_tools.checks.assist.mapping import mapping_checks
 from vault_tools.checks.assist.meaning import meaning_checks
+from vault_tools.checks.assist.scope import scope_checks
 from vault_tools.checks.assist.terms import term_checks
 from vault_tools.checks.claim_versions import ClaimVersion, claim_versions
 from vault_tools.checks.context import CheckContext
@@ -58,5 +60,6 @@ def _check_version(note: Note, version: ClaimVersion, ctx: CheckContext) -> list
         *claim_number_checks(note, version, evidence),
         *mode_checks(note, version, evidence),
         *meaning_checks(note, version, ctx, evidence, context),
+        *scope_checks(note, version, evidence),
         *term_checks(note, version, ctx),
     ]

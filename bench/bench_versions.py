@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Cold `vt validate` of one vault by two versions of vt, paired and interleaved.
+
+    python bench/synthetic.py /tmp/vault --notes 10000 --seed 7 --defects 0.05
+    python bench/bench_versions.py --vault /tmp/vault --base d531b8f [--new HEAD] [--runs 6]
+    python bench/bench_versions.py --notes 200 --dir /tmp/v --base HEAD --runs 1  # quick
+
+Without --vault, a vault of --notes notes is written by bench/synthetic.py (seed 7, 5%
+defects) into --dir.
+
+Each version is the source tree of a commit (`git archive`, so neither is an editable
+install of the work tree), run as `python -m vault_tools` with that tree first on
+PYTHONPATH and this interpreter's packages for the dependencies. Each round runs both,
+cold (no `.vt/` cache), the order turning every round (A B, B A, …) so a slow spell of
+the machine falls on both. A round's ratio is new over base; the minimum, median and
+maximum of the rounds' ratios are printed for wall time and for CPU time (user + system
+of every process of the run, measure.py), with the load average before and after. The
+two versions' outputs must be the same but for the new version's own findings, which
+are listed by code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from measure import Measured, run_measured
+from synthetic import make_vault  # the project's own generator, bench/synthetic.py
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def export(commit: str, into: Path) -> Path:
+    """The source tree of `commit`, unpacked into a folder of `into`."""
+    tree = into / commit.replace("/", "_")
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "vault_tools", "schemas"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree, filter="data")
+    return tree
+
+
+def codes(output: str) -> Counter[str]:
+    """Findings by code, from `vt validate`'s lines (`path:line: severity code: …`)."""
+    found: Counter[str] = Counter()
+    for line in output.splitlines():
+        parts = line.split(": ")
+        if len(parts) >= 3:
+            found[parts[1].split(" ")[-1]] += 1
+    return found
+
+
+def run(tree: Path, vault: Path, out: Path) -> Measured:
+    shutil.rmtree(vault / ".vt", ignore_errors=True)
+    env_path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(tree)
+    try:
+        with out.open("wb") as sink:
+            command = [sys.executable, "-m", "vault_tools", "validate", "--vault", str(vault)]
+            measured = run_measured(command, stdout=sink)
+    finally:
+        if env_path is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = env_path
+    if measured.code not in (0, 1):
+        raise SystemExit(f"{tree.name}: vt validate exited {measured.code}")
+    return measured
+
+
+def spread(ratios: list[float]) -> str:
+    return f"min {min(ratios):.3f}, median {statistics.median(ratios):.3f}, max {max(ratios):.3f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vault", type=Path, help="an existing vault (else one is written)")
+    parser.add_argument("--notes", type=int, default=10000)
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--base", required=True, help="the commit measured against")
+    parser.add_argument("--new", default="HEAD")
+    parser.add_argument("--runs", type=int, default=6, help="rounds (each runs both)")
+    args = parser.parse_args()
+    if args.vault is None:
+        args.vault = args.dir / f"versions-{args.notes}"
+        if not args.vault.exists():
+            make_vault(args.vault, args.notes, seed=7, defects=0.05)
+    with tempfile.TemporaryDirectory(prefix="vt-versions-") as scratch:
+        folder = Path(scratch)
+        base, new = export(args.base, folder), export(args.new, folder)
+        load_before = os.getloadavg()
+        rounds: list[tuple[Measured, Measured]] = []
+        for index in range(args.runs):
+            order = (base, new) if index % 2 == 0 else (new, base)
+            measured = {tree: run(tree, args.vault, folder / f"{tree.name}.out") for tree in order}
+            rounds.append((measured[base], measured[new]))
+        load_after = os.getloadavg()
+        base_codes = codes((folder / f"{base.name}.out").read_text("utf-8", "replace"))
+        new_codes = codes((folder / f"{new.name}.out").read_text("utf-8", "replace"))
+    print(f"vault {args.vault}, {args.runs} rounds, base {args.base}, new {args.new}")
+    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f}, ", end="")
+    print(f"after {load_after[0]:.2f} {load_after[1]:.2f}")
+    for label, side in (("base", 0), ("new", 1)):
+        walls = [r[side].wall for r in rounds]
+        cpus = [r[side].cpu for r in rounds]
+        print(
+            f"  {label}: wall median {statistics.median(walls):.3f} s, "
+            f"CPU median {statistics.median(cpus):.3f} s"
+        )
+    print(f"  new/base wall: {spread([n.wall / b.wall for b, n in rounds])}")
+    print(f"  new/base CPU:  {spread([n.cpu / b.cpu for b, n in rounds])}")
+    added = new_codes - base_codes
+    gone = base_codes - new_codes
+    print(f"  findings only the new version gives: {dict(added) or 'none'}")
+    print(f"  findings only the base gives: {dict(gone) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
