@@ -17,6 +17,11 @@ BENCH = REPO / "bench"
 # script -> (its quickest options, where {tmp} is a fresh folder; a line of its output)
 QUICK: dict[str, tuple[list[str], str]] = {
     "bench_validate.py": (["--sizes", "300", "--runs", "1", "--out", "{tmp}"], "vt cold"),
+    # its own install as the baseline: the pairing runs, whatever the two versions
+    "bench_cold.py": (
+        ["--baseline", sys.prefix, "--notes", "60", "--rounds", "1", "--out", "{tmp}"],
+        "B/A CPU",
+    ),
     "bench_preview.py": (["--notes", "60", "--runs", "1"], "preview / validate ="),
     "bench_report.py": (["--notes", "60", "--runs", "1"], "report --dry-run / validate"),
     "bench_apply.py": (["--notes", "40", "--dir", "{tmp}"], "apply"),
