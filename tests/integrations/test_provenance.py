@@ -22,6 +22,7 @@ from vault_tools.integrations.dataset import DATASET_SCHEMA
 from vault_tools.ledger.events import is_timestamp
 from vault_tools.ledger.verify import verify_ledger
 from vault_tools.notes.note import parse_note
+from vault_tools.review.claim_record import note_origin
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import IMPORTED_AT, PROVENANCE_PROPERTIES
 
@@ -191,3 +192,25 @@ def test_export_dataset_round_trip(decided: Path, tmp_path: Path) -> None:
     assert len(frame) == 5
     assert list(frame.sort_values("claim_id")["claim_id"]) == sorted(by_id)
     assert frame.set_index("claim_id").loc["SA260324R-0126", "provenance"] == PROVENANCE
+
+
+def test_a_hand_edited_provenance_is_an_error_and_never_recorded(tmp_path: Path) -> None:
+    props = {
+        "vt_pipeline_run": "run-1",
+        "vt_pipeline_model": "",
+        "vt_pipeline_extracted_at": "last Tuesday",
+        "vt_imported_at": "2026-03-24",
+    }
+    assert note_origin(props) == {"provenance": {"run": "run-1"}}
+    assert note_origin({"vt_pipeline_prompt_version": 3}) == {}  # YAML read a number
+    vault = copy_example_vault(tmp_path / "vault")
+    approved, rejected = (vault / "03_claims" / f"DV1-000{n}.md" for n in (1, 2))
+    for note in (approved, rejected):
+        edit(note, "tags: [claim-review]\n", "tags: [claim-review]\n"
+             'vt_pipeline_run: "r1"\nvt_pipeline_extracted_at: "last Tuesday"\n')  # fmt: skip
+    shown = run_vt("validate", str(approved), vault=vault, check=1)
+    assert "properties-schema" in shown.stdout and "vt_pipeline_extracted_at" in shown.stdout
+    run_vt("apply", vault=vault, check=1)  # the approval is refused for its error
+    (event,) = ledger_events(vault).values()
+    assert (event["claim_id"], event["action"]) == ("DV1-0002", "REJECT")
+    assert event["provenance"] == {"run": "r1"}
