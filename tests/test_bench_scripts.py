@@ -19,6 +19,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_validate.py": (["--sizes", "300", "--runs", "1", "--out", "{tmp}"], "vt cold"),
     "bench_preview.py": (["--notes", "60", "--runs", "1"], "preview / validate ="),
     "bench_apply.py": (["--notes", "40", "--dir", "{tmp}"], "apply"),
+    "bench_paired.py": (["--notes", "30", "--rounds", "1", "--dir", "{tmp}"], "wall B/A"),
     "bench_audit.py": (["--commits", "100", "--runs", "1", "--dir", "{tmp}"], "vt ledger audit"),
     "bench_hook.py": (["--notes", "40", "--staged", "2", "--runs", "1", "--dir", "{tmp}"], "hook"),
     "bench_watch.py": (
