@@ -29,6 +29,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
         ["--notes", "80", "--rounds", "1", "--dir", "{tmp}"],
         "threads/forks",
     ),
+    "bench_paired.py": (["--notes", "30", "--rounds", "1", "--dir", "{tmp}"], "wall B/A"),
     "bench_audit.py": (["--commits", "100", "--runs", "1", "--dir", "{tmp}"], "vt ledger audit"),
     "bench_hook.py": (["--notes", "40", "--staged", "2", "--runs", "1", "--dir", "{tmp}"], "hook"),
     "bench_watch.py": (

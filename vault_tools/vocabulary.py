@@ -79,6 +79,19 @@ CHECK_KEYS = (
 # it is the reviewer's: vt reads it and never writes it
 ASSIST_IGNORE = "assist_ignore"
 
+# Where `vt import` keeps a pipeline record's `provenance` in the note, one vt-owned
+# property a field (a flat text property is what Obsidian shows and edits best), and when
+# it imported the note: apply copies them into each decision event (docs/note-format.md)
+PROVENANCE_PROPERTIES = MappingProxyType(
+    {
+        "run": "vt_pipeline_run",
+        "model": "vt_pipeline_model",
+        "prompt_version": "vt_pipeline_prompt_version",
+        "extracted_at": "vt_pipeline_extracted_at",
+    }
+)
+IMPORTED_AT = "vt_imported_at"
+
 # git's conflict markers (`|||||||` opens the base section of a diff3 conflict)
 BASE_MARKER = b"|||||||"
 CONFLICT_MARKERS = (b"<<<<<<<", BASE_MARKER, b"=======", b">>>>>>>")

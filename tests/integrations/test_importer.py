@@ -126,7 +126,18 @@ def records(draw: st.DrawFn) -> dict:
     ):
         if draw(st.booleans()):
             source[key] = draw(strategy)
+    provenance = {}
+    for key, strategy in (
+        ("run", _LINE),
+        ("model", _LINE),
+        ("prompt_version", _LINE),
+        ("extracted_at", st.sampled_from(["2026-03-24T09:15:00Z", "2026-03-24T09:15:00.25+08:00"])),
+    ):
+        if draw(st.booleans()):
+            provenance[key] = draw(strategy)
+    extra = {"provenance": provenance} if provenance or draw(st.booleans()) else {}
     return {
+        **extra,
         "claim_id": draw(st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,12}\Z")),
         "source": source,
         "atomic_claim": draw(_TEXT),
@@ -196,6 +207,11 @@ def test_pipe_in_a_label_is_escaped_and_comes_back() -> None:
         ({"claim_id": "../x"}, "/claim_id"),
         ({"source": {"link": "has space", "evidence": "e"}}, "/source/link"),
         ({"source": {"link": "x", "evidence": "```\ncode"}}, "/source/evidence"),
+        ({"provenance": {"run": ""}}, "/provenance/run"),
+        ({"provenance": {"model": "two\nlines"}}, "/provenance/model"),
+        ({"provenance": {"run": "r", "batch": "b"}}, "/provenance"),
+        ({"provenance": {"extracted_at": "2026-03-24"}}, "/provenance/extracted_at"),
+        ({"provenance": {"extracted_at": "2026-03-24T09:15:00Z\n"}}, "/provenance/extracted_at"),
     ],
 )
 def test_records_a_note_cannot_hold_are_rejected_by_the_schema(change: dict, where: str) -> None:

@@ -48,6 +48,8 @@ def schema_valid(ev: Any) -> bool:
     supersedes = ev["supersedes"]
     if isinstance(supersedes, list) and supersedes != sorted(supersedes):
         return False  # the heads are listed sorted ascending
+    if "assist" in ev and ev["assist"] != sorted(ev["assist"]):
+        return False  # the codes too
     # a JSON number with a zero fraction is an integer to JSON Schema; the line is written
     # (and hashed) with the integer's own spelling
     return type(ev["seq"]) is int and type(ev["v"]) is int
@@ -114,6 +116,21 @@ previews = st.none() | shas
 seqs = st.integers(min_value=1)
 comments = st.text()
 signatures = st.binary(min_size=1, max_size=96).map(lambda b: base64.b64encode(b).decode())
+date_times = st.sampled_from(
+    ["2026-03-24T09:15:00Z", "2026-03-24T09:15:00.123+08:00", "1999-12-31T23:59:59-05:30"]
+)
+provenances = st.fixed_dictionaries(
+    {},
+    optional={
+        "run": names,
+        "model": names,
+        "prompt_version": names,
+        "extracted_at": date_times,
+    },
+).filter(bool)
+assist_codes = st.lists(
+    st.text("abz09", min_size=1, max_size=4).map(lambda w: f"assist-{w}"), unique=True
+).map(sorted)
 HEADS = "heads"  # stands for the drawn list of heads (no sha is spelt so)
 supersedes_choices = st.none() | shas | st.just(HEADS)
 
@@ -146,6 +163,14 @@ def valid_events(draw: st.DrawFn) -> dict[str, Any]:
         ev["reverts"] = draw(shas)
     if draw(st.booleans()):  # a signed event: an SSHSIG blob in base64
         ev["sig"] = draw(signatures)
+    if action != REVERT and draw(st.booleans()):  # what a decision copies from its note
+        for key, values in (
+            ("provenance", provenances),
+            ("imported_at", timestamps),
+            ("assist", assist_codes),
+        ):
+            if draw(st.booleans()):
+                ev[key] = draw(values)
     return ev
 
 
@@ -153,7 +178,8 @@ def valid_events(draw: st.DrawFn) -> dict[str, Any]:
 def valid_policy_events(draw: st.DrawFn) -> dict[str, Any]:
     """A POLICY event: the signing policy in the ledger (docs/signing.md)."""
     ev = draw(valid_events())
-    ev.pop("reverts", None)
+    for key in ("reverts", "provenance", "imported_at", "assist"):
+        ev.pop(key, None)
     ev.update(action=POLICY, claim=None, claim_id=POLICY_CLAIM_ID, checks={}, preview=None)
     ev["policy"] = draw(policies)
     ev["sig"] = draw(signatures)
@@ -207,6 +233,7 @@ breaks = st.sampled_from(
         "action",
         "sig",
         "policy",
+        "record",
     ]
 )
 extra_keys = st.text(string.ascii_lowercase + "_", min_size=1, max_size=9).filter(
@@ -264,9 +291,40 @@ def broken_events(draw: st.DrawFn) -> dict[str, Any]:
         ev["sig"] = draw(bad_signatures)
     elif kind == "policy":
         _break_policy(draw, ev)
+    elif kind == "record":
+        _break_record(draw, ev)
     else:
         ev["action"] = draw(st.sampled_from(["accept", "APPROVE", "", None, ["ACCEPT"]]))
     return ev
+
+
+def _break_record(draw: st.DrawFn, ev: dict[str, Any]) -> None:
+    """A field a decision copies from its note, malformed or on an event that is no
+    decision."""
+    change = draw(st.sampled_from(["provenance", "imported_at", "assist", "on-revert"]))
+    if change == "provenance":
+        ev["provenance"] = draw(
+            st.sampled_from(
+                [{}, {"run": ""}, {"run": 1}, {"other": "x"}, {"extracted_at": "2026-03-24"},
+                 {"extracted_at": "2026-03-24T09:15:00Z\n"}, {"extracted_at": "yesterday"},
+                 ["run"], "run-1"]
+            )
+        )  # fmt: skip
+    elif change == "imported_at":
+        ev["imported_at"] = draw(bad_timestamps)
+    elif change == "assist":
+        ev["assist"] = draw(
+            st.sampled_from(
+                [["assist-b", "assist-a"], ["assist-a", "assist-a"], ["mapping-mismatch"],
+                 ["assist-a\n"], ["assist-A"], "assist-a", [1]]
+            )
+        )  # fmt: skip
+    else:
+        ev.pop("claim", None)
+        ev.update(action=REVERT, claim=None, reverts=draw(shas))
+        ev[draw(st.sampled_from(["provenance", "imported_at", "assist"]))] = draw(
+            st.sampled_from([{"run": "r1"}, "2026-03-24T09:15:00Z", []])
+        )
 
 
 def _break_policy(draw: st.DrawFn, ev: dict[str, Any]) -> None:

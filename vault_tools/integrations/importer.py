@@ -5,7 +5,8 @@ record becomes `03_claims/<claim_id>.md` in the note format of docs/note-format.
 properties a fresh note has (PENDING, NEW, the four checks false). An existing note
 is never overwritten: the record is reported as skipped.
 
-`render(record)` and `record_of(note)` are inverses; every rendered note is parsed
+`render(record)` and `record_of(note)` are inverses (the record's `provenance` is kept in
+vt-owned properties, beside the import time: docs/note-format.md); every rendered note is parsed
 back and compared with its record before it is written, so a record the note format
 cannot hold is refused instead of being imported altered.
 """
@@ -27,8 +28,10 @@ from vault_tools.errors import UsageError, io_failure
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.durable import fsync_folder, write_all, write_temp
 from vault_tools.infra.osfiles import open_fd
+from vault_tools.ledger.events import utc_now
 from vault_tools.notes.note import Note, parse_note
-from vault_tools.vocabulary import CHECK_KEYS, NEW, PENDING
+from vault_tools.notes.owned_properties import render_value
+from vault_tools.vocabulary import CHECK_KEYS, IMPORTED_AT, NEW, PENDING, PROVENANCE_PROPERTIES
 
 HUMAN_REVIEW = """請在 Properties 逐項確認：
 - 原文 → Atomic Claim 是否忠實
@@ -108,8 +111,17 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render(record: dict) -> str:
-    """The review note for a (schema-valid) record, in the format of docs/note-format.md."""
+def _owned_lines(record: dict, imported_at: str | None) -> str:
+    """The record's provenance and the import time as vt-owned properties, one a line."""
+    provenance = record.get("provenance") or {}
+    values = [(PROVENANCE_PROPERTIES[key], provenance.get(key)) for key in PROVENANCE_PROPERTIES]
+    values.append((IMPORTED_AT, imported_at))
+    return "".join(f"{key}: {render_value(value)}\n" for key, value in values if value is not None)
+
+
+def render(record: dict, imported_at: str | None = None) -> str:
+    """The review note for a (schema-valid) record, in the format of docs/note-format.md;
+    `imported_at` (UTC, `YYYY-MM-DDTHH:MM:SSZ`): when vt imported it."""
     record = _nfc(record)
     source = record["source"]
     claim_id = record["claim_id"]
@@ -129,6 +141,7 @@ def render(record: dict) -> str:
         + 'reviewer: ""\n'
         'review_comment: ""\n'
         "tags: [claim-review]\n"
+        f"{_owned_lines(record, imported_at)}"
         "---\n"
         f"# {claim_id}\n\n"
         "## ① SA Source\n"
@@ -168,8 +181,14 @@ def record_of(note: Note) -> dict:
         "evidence": text(source.evidence) if source else "",
         "context_after": text(source.context_after) if source else "",
     }
+    provenance = {
+        key: value
+        for key, name in PROVENANCE_PROPERTIES.items()
+        if isinstance(value := note.properties.get(name), str)
+    }
     return {
         "claim_id": note.claim_id,
+        **({"provenance": provenance} if provenance else {}),
         "source": record_source,
         "atomic_claim": text(claim.text) if claim else "",
         "epistemic_mode": text(claim.epistemic_mode) if claim else "",
@@ -180,8 +199,9 @@ def record_of(note: Note) -> dict:
 
 
 def full_record(record: dict) -> dict:
-    """A record with its optional source fields filled in as `record_of` returns them."""
-    record = _nfc(record)
+    """A record with its optional source fields filled in as `record_of` returns them
+    (an empty `provenance` is none)."""
+    record = {k: v for k, v in _nfc(record).items() if k != "provenance" or v}
     source = {
         "link_text": "",
         "section": "",
@@ -335,10 +355,11 @@ def import_records(settings: Settings, file: Path, dry_run: bool = False) -> Imp
     folder = settings.vault / settings.claims_dir
     # refused before the first note, not after; a dry run says so too (it only checks)
     writable_path(settings.vault, folder)
+    imported_at = utc_now()  # one time for the whole file: one import
     for line, record in records:
         claim_id = record["claim_id"]
         relative = f"{settings.claims_dir.rstrip('/')}/{claim_id}.md"
-        text = render(record)
+        text = render(record, imported_at)
         problem = _roundtrip_problem(text, record, relative)
         if problem:
             report.errors.append(ImportItem(line, claim_id, relative, problem))

@@ -20,7 +20,7 @@ from vault_tools.integrations.git import hook
 from vault_tools.integrations.git.repo import GitRepo
 from vault_tools.ledger.signing import NAMESPACE
 from vault_tools.review.actor import runner
-from vault_tools.vocabulary import CHECK_KEYS
+from vault_tools.vocabulary import CHECK_KEYS, IMPORTED_AT, PROVENANCE_PROPERTIES
 
 TYPES_FILE = ".obsidian/types.json"
 # Obsidian property types of vt's properties (docs/note-format.md); the user's own choice wins
@@ -34,6 +34,8 @@ PROPERTY_TYPES: dict[str, str] = {
     "vt_preview_hash": "text",
     "vt_event_id": "text",
     "vt_applied_at": "text",
+    **dict.fromkeys(PROVENANCE_PROPERTIES.values(), "text"),
+    IMPORTED_AT: "text",
 }
 
 _CHECK_LIST = ", ".join(f'"{key}"' for key in CHECK_KEYS)

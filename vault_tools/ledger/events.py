@@ -38,8 +38,13 @@ EVENT_FIELDS = frozenset(DECISION_FIELDS) | {"id", "seq", "prev", "hash"}
 # `reverts`: REVERT only; `sig`: an event signed by its recorder (signatures.py);
 # `decided_by`: the reviewer, when a vault records for its reviewers and that is not the actor
 # `policy`: POLICY only, the whole signing policy it puts in force (policy_problems)
-ALLOWED_FIELDS = EVENT_FIELDS | {"reverts", "sig", "decided_by", "policy"}
+# `provenance`, `imported_at`, `assist`: decisions only (ACCEPT, REJECT, REPAIR), copied
+# from the note when it was decided; absent on events written before they existed
+RECORD_FIELDS = ("assist", "imported_at", "provenance")
+ALLOWED_FIELDS = EVENT_FIELDS | {"reverts", "sig", "decided_by", "policy", *RECORD_FIELDS}
 ACTIONS = (*LEDGER_ACTIONS, POLICY)
+# where the claim came from (schemas/pipeline-record.schema.json, `provenance`)
+PROVENANCE_KEYS = ("run", "model", "prompt_version", "extracted_at")
 
 _SHA = re.compile(r"sha256:[0-9a-f]{64}")
 # ASCII digits, as the schema says (`\d` would take the digits of any script)
@@ -49,6 +54,12 @@ _SIG = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 # a policy's signer: a principal named in full (no pattern, comma or space) and its key
 _PRINCIPAL = re.compile(r"[^\s,*?!\"]+")
 _SIGNER_KEY = re.compile(r"(ssh-ed25519|ssh-rsa) [A-Za-z0-9+/]+={0,2}")
+# RFC 3339 date-time, as the pipeline writes it: a `T`, seconds, an optional fraction, Z
+# or an offset
+_DATE_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})"
+)
+_ASSIST_CODE = re.compile(r"assist-[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 # ---------------------------------------------------------------- ids and hashes
@@ -125,7 +136,8 @@ def line_digests(body: bytes, ev: dict) -> tuple[str, str]:
     """(hash, id) of a canonical line without re-serialising the nested claim.
 
     In a canonical line the last `,"hash":"` is the top-level field (a quote inside a
-    string value is always escaped, and every key after `hash` holds a scalar). Everything
+    string value is always escaped, and the keys after `hash` hold scalars or objects
+    whose keys the rules fix: `policy`, `provenance`). Everything
     before it is the same in the hash input, the id input and the line, so it is hashed
     once (the two digests fork from a copy) and only the short scalar tail is rebuilt for
     the id input. A wrong value here can only produce a mismatch, which is reported.
@@ -137,9 +149,11 @@ def line_digests(body: bytes, ev: dict) -> tuple[str, str]:
     # the tail values are checked scalars (sha or null, int), so only `note` needs encoding
     reverts = f',"reverts":"{ev["reverts"]}"' if "reverts" in ev else ""
     policy = f',"policy":{canonical(ev["policy"])}' if "policy" in ev else ""
+    imported = f',"imported_at":"{ev["imported_at"]}"' if "imported_at" in ev else ""
+    provenance = f',"provenance":{canonical(ev["provenance"])}' if "provenance" in ev else ""
     tail = (
-        f',"note":{_encode_str(ev["note"])}{policy},"preview":{_scalar(ev["preview"])}{reverts}'
-        f',"supersedes":{_scalar(ev["supersedes"])},"v":{ev["v"]}}}'
+        f'{imported},"note":{_encode_str(ev["note"])}{policy},"preview":{_scalar(ev["preview"])}'
+        f'{provenance}{reverts},"supersedes":{_scalar(ev["supersedes"])},"v":{ev["v"]}}}'
     )
     id_digest.update(tail.encode())
     return "sha256:" + line_digest.hexdigest(), "sha256:" + id_digest.hexdigest()
@@ -217,6 +231,54 @@ def policy_problems(value: object) -> list[str]:
         problems.append(
             "policy.signers must list one or more distinct [principal, 'ssh-ed25519 <base64>']"
         )
+    return problems
+
+
+def is_date_time(value: object) -> bool:
+    """An RFC 3339 date-time (`extracted_at`): `2026-03-24T09:15:00Z`, with an optional
+    fraction of a second and Z or an offset."""
+    return type(value) is str and _DATE_TIME.fullmatch(value) is not None
+
+
+def provenance_problems(value: object) -> list[str]:
+    """What is wrong with a `provenance` object: one or more of PROVENANCE_KEYS, each a
+    non-empty string, `extracted_at` an RFC 3339 date-time."""
+    if not isinstance(value, dict) or not value:
+        return ["provenance must be an object of one or more of " + ", ".join(PROVENANCE_KEYS)]
+    problems = [f"provenance.{k} is not allowed" for k in value if k not in PROVENANCE_KEYS]
+    problems += [
+        f"provenance.{k} must be a non-empty string"
+        for k in PROVENANCE_KEYS
+        if k in value and not (type(value[k]) is str and value[k])
+    ]
+    stamp = value.get("extracted_at")
+    if type(stamp) is str and stamp and not is_date_time(stamp):
+        problems.append("provenance.extracted_at must be an RFC 3339 date-time")
+    return problems
+
+
+def assist_ok(value: object) -> bool:
+    """An event's `assist`: review-assist codes (`assist-…`), sorted ascending, each once;
+    empty when the assist found nothing."""
+    return (
+        type(value) is list
+        and all(type(v) is str and _ASSIST_CODE.fullmatch(v) is not None for v in value)
+        and all(a < b for a, b in zip(value, value[1:], strict=False))
+    )
+
+
+def _record_problems(ev: dict) -> list[str]:
+    """The rules of the fields a decision copies from its note (RECORD_FIELDS)."""
+    present = [k for k in RECORD_FIELDS if k in ev]
+    if not present:
+        return []
+    if ev["action"] not in (ACCEPT, REJECT, REPAIR):
+        return [f"'{k}' is only allowed on ACCEPT, REJECT and REPAIR" for k in present]
+    problems = provenance_problems(ev["provenance"]) if "provenance" in ev else []
+    if "imported_at" in ev and not is_timestamp(ev["imported_at"]):
+        problems.append("imported_at must be 'YYYY-MM-DDTHH:MM:SSZ'")
+    if "assist" in ev and not assist_ok(ev["assist"]):
+        problems.append("assist must list review-assist codes (assist-…), sorted, each once")
     return problems
 
 
@@ -299,6 +361,7 @@ def decision_problems(ev: dict, will_sign: bool = False) -> list[str]:
     if "decided_by" in ev and not (_is_str(ev["decided_by"]) and ev["decided_by"]):
         problems.append("decided_by must be a non-empty string")
     problems += _claim_problems(action, ev["claim"])
+    problems += _record_problems(ev)
     if type(ev["claim_id"]) is str and type(ev["checks"]) is dict:
         problems += _policy_event_problems(ev, will_sign)
     return problems
@@ -336,6 +399,8 @@ _SIGNED_REVERT_KEYS = _REVERT_KEYS | {"sig"}
 _CLAIM_KEYS = frozenset(CLAIM_KEYS)
 
 _CHECK_SET = frozenset(CHECK_KEYS)
+_RECORD_SET = frozenset(RECORD_FIELDS)
+_DECISIONS = frozenset({ACCEPT, REJECT, REPAIR})
 
 
 def _sha_or_none(value: object) -> bool:
@@ -355,12 +420,20 @@ def quick_ok(ev: object) -> bool:
     if type(ev) is not dict:
         return False
     action = ev.get("action")
+    keys = ev.keys()
     if "sig" in ev:
-        if ev.keys() != (_SIGNED_REVERT_KEYS if action == REVERT else _SIGNED_KEYS):
-            return False
+        expected = _SIGNED_REVERT_KEYS if action == REVERT else _SIGNED_KEYS
         if not _sig_ok(ev["sig"]):
             return False
-    elif ev.keys() != (_REVERT_KEYS if action == REVERT else _KEYS):
+    else:
+        expected = _REVERT_KEYS if action == REVERT else _KEYS
+    # beside the usual keys, a decision may carry what it copied from its note
+    if keys != expected and not (
+        action in _DECISIONS
+        and keys > expected
+        and keys - expected <= _RECORD_SET
+        and not _record_problems(ev)
+    ):
         return False
     checks, claim, actor, claim_id = ev["checks"], ev["claim"], ev["actor"], ev["claim_id"]
     if action in (ACCEPT, REPAIR):

@@ -56,7 +56,7 @@ from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.vault import given_notes, list_vault
 from vault_tools.review.actor import Runner, decided_by, runner
-from vault_tools.review.candidates import Candidate, examine, note_errors
+from vault_tools.review.candidates import Candidate, assist_codes, examine, note_errors
 from vault_tools.review.marking import Mark, mark_notes
 from vault_tools.review.signer import signer_for, signing_ledger
 from vault_tools.review.verdict import AGREES, REVERTED, judge
@@ -266,8 +266,8 @@ class _Decider:
         recorder = self._recorded_as(cand)
         if recorder is None:
             return
-        if cand.check_later:
-            cand.problems += self._late_check(cand)
+        if cand.check_later or cand.assist_later:
+            cand.problems += self._late_check(cand, decision)
         if cand.problems:
             self.report.refused.append(
                 NoteOutcome(cand.path, cand.claim_id, "; ".join(cand.problems))
@@ -304,8 +304,9 @@ class _Decider:
             return decision
         return {**decision, "ts": cand.applied_at}
 
-    def _late_check(self, cand: Candidate) -> list[str]:
-        """check_note for an approval found to be new only under the lock (rare)."""
+    def _late_check(self, cand: Candidate, decision: dict) -> list[str]:
+        """check_note for an approval, and the assist codes of any decision, found to be
+        new only under the lock (rare)."""
         try:
             snapshot = writer.read_snapshot(
                 self.settings.vault / cand.path, self.settings.max_note_bytes
@@ -316,7 +317,10 @@ class _Decider:
             return ["changed on disk while vt was applying; run vt apply again"]
         if self.ctx is None:
             self.ctx = make_context(self.settings, assist=False)
-        return note_errors(parse_note(snapshot.raw, cand.path), self.ctx)
+        note = parse_note(snapshot.raw, cand.path)
+        if cand.assist_later:
+            decision["assist"] = assist_codes(note, self.ctx)
+        return note_errors(note, self.ctx) if cand.check_later else []
 
     def _skip(self, cand: Candidate, reason: str) -> None:
         self.report.skipped.append(NoteOutcome(cand.path, cand.claim_id, reason))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tools.checks.context import CheckContext
-from vault_tools.checks.rules import check_note
+from vault_tools.checks.rules import check_note, review_assist
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR
@@ -20,7 +20,13 @@ from vault_tools.notes.conflicts import has_conflict
 from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
-from vault_tools.review.claim_record import claim_base, claim_complete, decision_content, v1_claim
+from vault_tools.review.claim_record import (
+    claim_base,
+    claim_complete,
+    decision_content,
+    note_origin,
+    v1_claim,
+)
 from vault_tools.review.diff import NOTHING_TO_REPAIR, REPAIR_UNCHANGED, repairs_nothing
 from vault_tools.review.fingerprint import preview_current
 from vault_tools.vocabulary import (
@@ -64,6 +70,7 @@ class Candidate:
     digest: str = ""  # of the bytes read: the note is marked only if it still has them
     signature: Signature = (0, 0, 0, 0, 0)
     check_later: bool = False  # check_note not run yet (see _fill_decision)
+    assist_later: bool = False  # the decision's `assist` not found yet (see _fill_decision)
 
 
 def examine(
@@ -156,7 +163,13 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
         "comment": "" if comment is None else str(comment),
         "note": cand.path,
         "v": 1,
+        **note_origin(props),
     }
+    if cand.review_state == APPLIED and cand.event_id:
+        # almost surely recorded already: the assist runs only for a new decision
+        cand.assist_later = True
+    else:
+        cand.decision["assist"] = assist_codes(note, ctx)
     if action == REJECT:
         return
     unchecked = [key for key in settings.required_checks if props.get(key) is not True]
@@ -172,6 +185,14 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
             cand.problems += note_errors(note, ctx)
     else:
         _fill_repair(note, cand)
+
+
+def assist_codes(note: Note, ctx: CheckContext) -> list[str]:
+    """The review-assist codes the note shows its reviewer (on V1 and the V2 drafts, less
+    those its `assist_ignore` and vt.toml's `[findings] disable` silence), sorted, each
+    once: what the decision event records as `assist`, whatever `ctx.assist` says."""
+    found = review_assist()(note, ctx)
+    return sorted({f.code for f in found if f.code.startswith("assist-")} - ctx.disabled)
 
 
 def note_errors(note: Note, ctx: CheckContext) -> list[str]:

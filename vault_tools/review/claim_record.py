@@ -1,7 +1,8 @@
 """What a review note claims and decides, in the form the ledger records it.
 
 The V1 claim and the V2 drafts' claim as dicts of the ledger's claim keys, the hash that
-names a V1 claim (an event's `base`) and the decision a `review_action` makes. Apply
+names a V1 claim (an event's `base`), the decision a `review_action` makes, and where the
+claim came from (`note_origin`). Apply
 records these, status compares them with the ledger and history finds a REPAIR's V1 by
 them: one definition for all three.
 """
@@ -11,10 +12,16 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from vault_tools.ledger.events import CLAIM_KEYS, canonical
+from vault_tools.ledger.events import CLAIM_KEYS, canonical, is_timestamp, provenance_problems
 from vault_tools.notes.note import Note
 from vault_tools.review.fingerprint import recorded_preview_hash
-from vault_tools.vocabulary import ACCEPT, LEDGER_ACTION_OF, REPAIR
+from vault_tools.vocabulary import (
+    ACCEPT,
+    IMPORTED_AT,
+    LEDGER_ACTION_OF,
+    PROVENANCE_PROPERTIES,
+    REPAIR,
+)
 
 
 def claim_base(claim: dict) -> str:
@@ -78,3 +85,20 @@ def decision_content(note: Note, review_action: str) -> dict[str, Any] | None:
         stated = recorded_preview_hash(note.properties)
         preview = stated if claim is not None else None
     return {"action": action, "claim": claim, "preview": preview}
+
+
+def note_origin(properties: dict[str, Any]) -> dict[str, Any]:
+    """What a decision event copies from its note about where the claim came from: the
+    `provenance` object of its `vt_pipeline_*` properties and its `imported_at`, each
+    only when the note has it. A value the ledger would refuse (a hand-edited
+    `vt_pipeline_extracted_at` that is no date-time) is left out, not recorded."""
+    provenance = {
+        key: value
+        for key, name in PROVENANCE_PROPERTIES.items()
+        if isinstance(value := properties.get(name), str) and not provenance_problems({key: value})
+    }
+    origin: dict[str, Any] = {"provenance": provenance} if provenance else {}
+    imported_at = properties.get(IMPORTED_AT)
+    if is_timestamp(imported_at):
+        origin["imported_at"] = imported_at
+    return origin
