@@ -27,10 +27,12 @@ from vault_tools.config import Settings
 from vault_tools.ledger.events import load_json, superseded_ids
 from vault_tools.ledger.heads import ClaimState, claim_states
 from vault_tools.ledger.reader import iter_lines
+from vault_tools.notes.identity import Signature, stat_signature
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.agreement import cohen_kappa, krippendorff_alpha
 from vault_tools.review.claim_record import claim_base, v1_claim
+from vault_tools.review.stats_cache import Facts, StatsCache
 from vault_tools.store.changes import PARTS, changed_parts
 from vault_tools.vocabulary import (
     ACCEPT,
@@ -118,17 +120,18 @@ class NoteFacts:
     v1: dict | None = None
 
 
-def read_note_facts(settings: Settings, path: str, want_v1: bool) -> NoteFacts:
-    """The section (and, when asked, the V1 claim) of the note at vault-relative `path`;
-    empty when the note is gone or unreadable."""
+def read_note_facts(settings: Settings, path: str, want_v1: bool) -> tuple[Signature | None, Facts]:
+    """The stat signature of the note at vault-relative `path` and what it adds: its
+    section and, when asked, its V1 claim; (None, nothing) when the note is gone or
+    unreadable."""
     try:
-        raw, _ = read_file(settings.vault / path, settings.max_note_bytes)
+        raw, info = read_file(settings.vault / path, settings.max_note_bytes)
     except OSError:
-        return NoteFacts()
+        return None, (None, want_v1, None)
     found = _SECTION.search(raw)
     section = found.group(1).decode("utf-8", "replace") if found and found.group(1) else None
     v1 = v1_claim(parse_note(raw, path)) if want_v1 else None
-    return NoteFacts(section, v1)
+    return stat_signature(info), (section, want_v1, v1)
 
 
 @dataclass(slots=True)
@@ -141,6 +144,17 @@ class Stats:
     pipeline: dict[str, Any]
     review: dict[str, Any]
     assist: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Stats:
+        return cls(
+            data["events"],
+            data["claims"],
+            data["ledger_head"],
+            data["pipeline"],
+            data["review"],
+            data["assist"],
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -421,16 +435,28 @@ def ledger_events(settings: Settings, stop_seq: int) -> Iterator[dict]:
 
 
 def vault_stats(settings: Settings, min_claims: int = MIN_CLAIMS) -> Stats:
-    """The stats of the vault's ledger, once the gate has trusted it."""
+    """The stats of the vault's ledger, once the gate has trusted it; from the cache in
+    `.vt/` when neither the ledger nor a note they read changed since."""
+    from vault_tools import __version__
     from vault_tools.store.claims import ClaimStore
 
     with ClaimStore.open(settings) as store:
         store.catch_up()
         seq, head = store.head()
+    cache = StatsCache.read(settings.state_dir)
+    key = f"{__version__} {seq} {head} {min_claims}"
+    kept = cache.figures_for(key, settings.vault)
+    if kept is not None:
+        return Stats.from_json(kept)
+
+    def read(path: str, want_v1: bool) -> tuple[Signature | None, Facts]:
+        return read_note_facts(settings, path, want_v1)
 
     def facts(path: str, want_v1: bool) -> NoteFacts:
-        return read_note_facts(settings, path, want_v1)
+        section, _, v1 = cache.facts(settings.vault, path, want_v1, read)
+        return NoteFacts(section, v1)
 
     result = compute(ledger_events(settings, seq), facts, min_claims)
     result.head = {"seq": seq, "hash": head}
+    cache.save(key, result.to_json())
     return result
