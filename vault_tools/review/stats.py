@@ -13,6 +13,7 @@ with `.get`: a ledger written before them counts its claims as "unknown run".
 
 from __future__ import annotations
 
+import gc
 import math
 import re
 import statistics
@@ -109,7 +110,18 @@ class _ClaimTally:
     # ACCEPT events record the V1 itself, and their `base` is its hash
     v1_by_base: dict[str, dict] = field(default_factory=dict)
     ratings: list[_Rating] = field(default_factory=list)
-    ancestry: dict[str, frozenset[str]] = field(default_factory=dict)
+    supersedes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # by event id
+    _seen: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def saw(self, event_id: str) -> frozenset[str]:
+        """The events `event_id` saw: what it superseded, and all they saw. Worked out
+        only for the claims that need it (two reviewers or more)."""
+        known = self._seen.get(event_id)
+        if known is None:
+            direct = self.supersedes.get(event_id, ())
+            known = frozenset(direct).union(*(self.saw(s) for s in direct))
+            self._seen[event_id] = known
+        return known
 
 
 @dataclass(slots=True)
@@ -196,11 +208,8 @@ class _Pass:
         if isinstance(imported, str) and claim.imported_at is None:
             claim.imported_at = imported
         supersedes = superseded_ids(ev["supersedes"])
-        # the events each event saw: what it superseded, and all they saw
-        seen: set[str] = set(supersedes)
-        for sid in supersedes:
-            seen |= claim.ancestry.get(sid, frozenset())
-        claim.ancestry[ev["id"]] = frozenset(seen)
+        if supersedes:
+            claim.supersedes[ev["id"]] = supersedes
         action = ev["action"]
         if action not in DECISIONS:
             return
@@ -222,7 +231,7 @@ def first_ratings(claim: _ClaimTally) -> dict[str, _Rating]:
 
 def unseen(claim: _ClaimTally, a: _Rating, b: _Rating) -> bool:
     """Were two decisions made without seeing each other (neither saw the other)?"""
-    return a.id not in claim.ancestry[b.id] and b.id not in claim.ancestry[a.id]
+    return a.id not in claim.saw(b.id) and b.id not in claim.saw(a.id)
 
 
 # a claim with more reviewers than this is judged by its first ones only: the largest
@@ -314,6 +323,19 @@ def compute(
 ) -> Stats:
     """The stats of a ledger's events (in ledger order). `note_facts(path, want_v1)`
     returns a NoteFacts for a note path (None: notes are not read)."""
+    # parsed events form no cycles: pausing the cyclic GC spares its repeated scans of
+    # the many objects json.loads creates and the tallies keep (as the Claim Store's
+    # rebuild does)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _compute(events, note_facts, min_claims)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _compute(events: Iterable[dict], note_facts: Any, min_claims: int) -> Stats:
     run = _Pass()
     states = claim_states(run.feed(events))
     groups: dict[str, defaultdict[str, Counter[str]]] = {g: defaultdict(Counter) for g in GROUPS}
