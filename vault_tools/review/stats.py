@@ -17,7 +17,7 @@ import gc
 import math
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -260,24 +260,34 @@ def _figure(value: Any, claims: int, min_claims: int) -> dict[str, Any]:
     return {"claims": claims, "value": round(float(value), 4), "verdict": None}
 
 
-def agreement(claims: Iterable[_ClaimTally], min_claims: int = MIN_CLAIMS) -> dict[str, Any]:
-    """Cohen's kappa per pair of reviewers and Krippendorff's alpha over all, on the
-    claims decided without seeing each other."""
-    units: list[list[str]] = []
-    pairs: defaultdict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    reviewers: set[str] = set()
+def agreement_units(
+    claims: Iterable[_ClaimTally],
+) -> tuple[list[list[tuple[str, str]]], dict[tuple[str, str], list[tuple[str, str]]]]:
+    """The verdicts agreement is computed on: each claim's largest unseen group (for
+    alpha), and each pair of reviewers' verdicts where the two decided unseen (kappa)."""
+    units: list[list[tuple[str, str]]] = []
+    pairs: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for claim in claims:
         if len(claim.ratings) < 2:
             continue
         blind = blind_ratings(claim)
         if blind:
-            units.append([blind[r] for r in sorted(blind)])
-            reviewers.update(blind)
+            units.append(sorted(blind.items()))
         # a pair counts wherever the two decided unseen, whatever the others saw
         ordered = sorted(first_ratings(claim).items())
         for (a, ra), (b, rb) in combinations(ordered, 2):
             if unseen(claim, ra, rb):
-                pairs[(a, b)].append((ra.action, rb.action))
+                pairs.setdefault((a, b), []).append((ra.action, rb.action))
+    return units, pairs
+
+
+def agreement(
+    units: list[list[tuple[str, str]]],
+    pairs: dict[tuple[str, str], list[tuple[str, str]]],
+    min_claims: int = MIN_CLAIMS,
+) -> dict[str, Any]:
+    """Cohen's kappa per pair of reviewers and Krippendorff's alpha over all, on the
+    claims decided without seeing each other."""
     pair_rows = []
     for (a, b), verdicts in sorted(pairs.items()):
         same = sum(1 for x, y in verdicts if x == y)
@@ -293,8 +303,10 @@ def agreement(claims: Iterable[_ClaimTally], min_claims: int = MIN_CLAIMS) -> di
         "claims": len(units),
         "pairs": pair_rows,
         "alpha": {
-            "reviewers": len(reviewers),
-            **_figure(krippendorff_alpha(units), len(units), min_claims),
+            "reviewers": len({r for unit in units for r, _ in unit}),
+            **_figure(
+                krippendorff_alpha([[v for _, v in u] for u in units]), len(units), min_claims
+            ),  # fmt: skip
         },
     }
 
@@ -316,6 +328,58 @@ def _deciding_event(state: ClaimState) -> dict:
     return state.heads[-1]
 
 
+@dataclass(slots=True)
+class Tally:
+    """The counts of a share of the claims: added up share by share (`merge`), then
+    turned into figures (`figures`). Plain values only, so a helper process can send its
+    share back (`pack`, `unpack`)."""
+
+    events: int = 0
+    claims: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    groups: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # group, value, status
+    failed: Counter[tuple[str, str]] = field(default_factory=Counter)  # status, check
+    parts: Counter[str] = field(default_factory=Counter)
+    repairs: int = 0
+    without_v1: int = 0
+    waits: list[float] = field(default_factory=list)
+    per_day: Counter[tuple[str, str]] = field(default_factory=Counter)
+    codes: Counter[tuple[str, str]] = field(default_factory=Counter)  # code, status
+    warned: int = 0
+    missed: int = 0
+    not_recorded: int = 0
+    units: list[list[tuple[str, str]]] = field(default_factory=list)  # (reviewer, verdict)
+    pairs: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
+
+    _COUNTERS = ("outcomes", "groups", "failed", "parts", "per_day", "codes")
+    _NUMBERS = ("events", "claims", "repairs", "without_v1", "warned", "missed", "not_recorded")
+
+    def merge(self, other: Tally) -> None:
+        for name in self._COUNTERS:
+            getattr(self, name).update(getattr(other, name))
+        for name in self._NUMBERS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.waits += other.waits
+        self.units += other.units
+        for pair, verdicts in other.pairs.items():
+            self.pairs.setdefault(pair, []).extend(verdicts)
+
+    def pack(self) -> tuple:
+        counters = tuple(dict(getattr(self, name)) for name in self._COUNTERS)
+        numbers = tuple(getattr(self, name) for name in self._NUMBERS)
+        return counters, numbers, self.waits, self.units, self.pairs
+
+    @classmethod
+    def unpack(cls, packed: tuple) -> Tally:
+        counters, numbers, waits, units, pairs = packed
+        tally = cls(waits=list(waits), units=list(units), pairs=dict(pairs))
+        for name, values in zip(cls._COUNTERS, counters, strict=True):
+            getattr(tally, name).update(values)
+        for name, value in zip(cls._NUMBERS, numbers, strict=True):
+            setattr(tally, name, value)
+        return tally
+
+
 def compute(
     events: Iterable[dict],
     note_facts: Any = None,
@@ -323,108 +387,116 @@ def compute(
 ) -> Stats:
     """The stats of a ledger's events (in ledger order). `note_facts(path, want_v1)`
     returns a NoteFacts for a note path (None: notes are not read)."""
+    run = _Pass()
+    result = figures(tally(events, note_facts, run), min_claims)
+    result.head = {"seq": run.seq, "hash": run.hash}
+    return result
+
+
+def tally(events: Iterable[dict], note_facts: Any = None, run: _Pass | None = None) -> Tally:
+    """The counts of the claims of `events` (every event of each, in ledger order)."""
     # parsed events form no cycles: pausing the cyclic GC spares its repeated scans of
     # the many objects json.loads creates and the tallies keep (as the Claim Store's
     # rebuild does)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _compute(events, note_facts, min_claims)
+        return _tally(events, note_facts, run or _Pass())
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _compute(events: Iterable[dict], note_facts: Any, min_claims: int) -> Stats:
-    run = _Pass()
+def _tally(events: Iterable[dict], note_facts: Any, run: _Pass) -> Tally:
     states = claim_states(run.feed(events))
-    groups: dict[str, defaultdict[str, Counter[str]]] = {g: defaultdict(Counter) for g in GROUPS}
-    failed = {o: Counter[str]() for o in (REPAIRED, REJECTED)}
-    parts: Counter[str] = Counter()
-    repairs = repairs_without_v1 = 0
-    waits: list[float] = []
-    codes: defaultdict[str, Counter[str]] = defaultdict(Counter)
-    missed = warned = no_record = 0
-    outcomes: Counter[str] = Counter()
+    t = Tally(per_day=run.per_day)
     for claim_id, state in states.items():
         kept = run.claims[claim_id]
         status = state.status
-        outcomes[status] += 1
-        latest = state.latest
+        t.outcomes[status] += 1
         want_v1 = False
         decider = _deciding_event(state) if status in OUTCOMES else None
         v1 = None
         if status == REPAIRED and decider is not None:
             v1 = kept.v1_by_base.get(decider["base"])
             want_v1 = v1 is None
-        facts = note_facts(latest["note"], want_v1) if note_facts is not None else NoteFacts()
-        if (
-            want_v1
-            and facts.v1 is not None
-            and decider is not None
-            and (claim_base(facts.v1) == decider["base"])
-        ):
-            v1 = facts.v1
+        facts = note_facts(state.latest["note"], want_v1) if note_facts is not None else NoteFacts()
+        if want_v1 and facts.v1 is not None and decider is not None:
+            v1 = facts.v1 if claim_base(facts.v1) == decider["base"] else None
         provenance = kept.provenance or {}
         for key in PROVENANCE_KEYS:
             value = provenance.get(key)
-            groups[key][value if isinstance(value, str) and value else UNKNOWN][status] += 1
-        groups["article"][article_of(claim_id)][status] += 1
-        groups["section"][facts.section or UNKNOWN][status] += 1
+            t.groups[key, value if isinstance(value, str) and value else UNKNOWN, status] += 1
+        t.groups["article", article_of(claim_id), status] += 1
+        t.groups["section", facts.section or UNKNOWN, status] += 1
         if kept.imported_at and kept.first_decision_ts:
             wait = _seconds(kept.imported_at, kept.first_decision_ts)
             if wait is not None and wait >= 0:
-                waits.append(wait)
-        if decider is None:
-            continue
-        if status in failed:
-            checks = decider.get("checks") or {}
-            failed[status].update(k for k in CHECK_KEYS if checks.get(k) is False)
-        if status == REPAIRED:
-            repairs += 1
-            if v1 is None:
-                repairs_without_v1 += 1
-            else:
-                parts.update(changed_parts(v1, decider.get("claim")))
-        carried = decider.get("assist")
-        if not isinstance(carried, list):
-            no_record += 1
-            continue
-        for code in carried:
-            codes[str(code)][status] += 1
-        if carried:
-            warned += 1
-        elif status != ACCEPTED:
-            missed += 1
-    waits.sort()
-    decided_by_outcome = {o.lower(): outcomes[o] for o in OUTCOMES}
+                t.waits.append(wait)
+        if decider is not None:
+            _tally_decision(t, status, decider, v1)
+    t.events, t.claims = run.events, len(states)
+    t.units, t.pairs = agreement_units(run.claims.values())
+    return t
+
+
+def _tally_decision(t: Tally, status: str, decider: dict, v1: dict | None) -> None:
+    if status in (REPAIRED, REJECTED):
+        checks = decider.get("checks") or {}
+        t.failed.update((status, k) for k in CHECK_KEYS if checks.get(k) is False)
+    if status == REPAIRED:
+        t.repairs += 1
+        if v1 is None:
+            t.without_v1 += 1
+        else:
+            t.parts.update(changed_parts(v1, decider.get("claim")))
+    carried = decider.get("assist")
+    if not isinstance(carried, list):
+        t.not_recorded += 1
+        return
+    t.codes.update((str(code), status) for code in carried)
+    if carried:
+        t.warned += 1
+    elif status != ACCEPTED:
+        t.missed += 1
+
+
+def figures(t: Tally, min_claims: int = MIN_CLAIMS) -> Stats:
+    """The figures of the counts of every claim."""
+    waits = sorted(t.waits)
+    groups: dict[str, dict[str, Counter[str]]] = {g: {} for g in GROUPS}
+    for (group, value, status), n in t.groups.items():
+        groups[group].setdefault(value, Counter())[status] += n
+    codes: dict[str, Counter[str]] = {}
+    for (code, status), n in t.codes.items():
+        codes.setdefault(code, Counter())[status] += n
     pipeline = {
-        "outcomes": {s.lower(): n for s, n in sorted(outcomes.items())},
+        "outcomes": {s.lower(): n for s, n in sorted(t.outcomes.items())},
         "by": {g: [_outcome_row(v, c) for v, c in sorted(groups[g].items())] for g in GROUPS},
         "failed_checks": {
             o.lower(): {
-                "claims": outcomes[o],
-                "checks": {k: failed[o][k] for k in CHECK_KEYS},
+                "claims": t.outcomes[o],
+                "checks": {k: t.failed[o, k] for k in CHECK_KEYS},
             }
-            for o in failed
+            for o in (REPAIRED, REJECTED)
         },
         "changed_parts": {
-            "repairs": repairs,
-            "without_v1": repairs_without_v1,
-            "parts": {p: parts[p] for p in PARTS},
+            "repairs": t.repairs,
+            "without_v1": t.without_v1,
+            "parts": {p: t.parts[p] for p in PARTS},
         },
     }
     review = {
         "decisions_per_day": [
             {"day": day, "reviewer": who, "decisions": n}
-            for (day, who), n in sorted(run.per_day.items())
+            for (day, who), n in sorted(t.per_day.items())
         ],
         "import_to_decision": {
             "claims": len(waits),
             "median_seconds": statistics.median(waits) if waits else None,
             "p90_seconds": percentile(waits, 90) if waits else None,
         },
-        "agreement": agreement(run.claims.values(), min_claims),
+        "agreement": agreement(t.units, t.pairs, min_claims),
     }
     assist = {
         "codes": [
@@ -436,13 +508,12 @@ def _compute(events: Iterable[dict], note_facts: Any, min_claims: int) -> Stats:
             }
             for code, c in sorted(codes.items())
         ],
-        "decided": decided_by_outcome,
-        "warned": warned,
-        "missed": missed,
-        "not_recorded": no_record,
+        "decided": {o.lower(): t.outcomes[o] for o in OUTCOMES},
+        "warned": t.warned,
+        "missed": t.missed,
+        "not_recorded": t.not_recorded,
     }
-    head = {"seq": run.seq, "hash": run.hash}
-    return Stats(run.events, len(states), head, pipeline, review, assist)
+    return Stats(t.events, t.claims, {}, pipeline, review, assist)
 
 
 def ledger_events(settings: Settings, stop_seq: int) -> Iterator[dict]:
