@@ -11,10 +11,7 @@ seeing the first (two heads, settled by the next round). Then, interleaved and r
 - V: `vt validate`, warm (its cache filled by a run before the rounds);
 - C: `vt stats`, cold: its cache in `.vt/` deleted (the ledger's gate and the Claim Store
   caught up, as after any other command);
-- W: `vt stats`, warm: its cache in place, nothing changed;
-- S and O: the same cold count through `vault_stats` in a child process, with the claims
-  split between two processes (S, what `vt stats` does from SPLIT_FROM events) and in
-  one (O): what the split buys.
+- W: `vt stats`, warm: its cache in place, nothing changed.
 
 Goals: C within 2 s; W within 3x V. Each run's wall time and CPU time (user + system of
 the child, `RUSAGE_CHILDREN`); the ratios are taken round by round, with min / median /
@@ -127,20 +124,7 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
 
 
-def child(vault: str, split_from: int) -> None:
-    """One cold count in this process (the `--child` mode: S and O above)."""
-    from vault_tools.config import load_settings
-    from vault_tools.review.stats import vault_stats
-
-    settings = load_settings(Path(vault))
-    (settings.state_dir / "stats-cache.marshal").unlink(missing_ok=True)
-    vault_stats(settings, split_from=split_from)
-
-
 def main() -> None:
-    if sys.argv[1:2] == ["--child"]:
-        child(sys.argv[2], int(sys.argv[3]))
-        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--events", type=int, default=100000)
@@ -168,38 +152,23 @@ def main() -> None:
         cache.unlink(missing_ok=True)
         return timed(stats)
 
-    def counted(split_from: int) -> tuple[float, float]:
-        return timed([sys.executable, __file__, "--child", str(vault), str(split_from)])
-
-    kinds = {
-        "V": lambda: timed(validate),
-        "C": cold,
-        "W": lambda: timed(stats),
-        "S": lambda: counted(1),
-        "O": lambda: counted(10**12),
-    }
+    kinds = {"V": lambda: timed(validate), "C": cold, "W": lambda: timed(stats)}
     order = list(kinds)
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for rnd in range(args.rounds):
-        rotation = order[rnd % len(order) :] + order[: rnd % len(order)]
+        rotation = order[rnd % 3 :] + order[: rnd % 3]
         for kind in rotation:
             results[kind].append(kinds[kind]())
     print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    names = {
-        "V": "vt validate warm",
-        "C": "vt stats cold",
-        "W": "vt stats warm",
-        "S": "cold count, two processes",
-        "O": "cold count, one process",
-    }
+    names = {"V": "vt validate warm", "C": "vt stats cold", "W": "vt stats warm"}
     for kind, runs in results.items():
         walls, cpus = [w for w, _ in runs], [c for _, c in runs]
         print(f"{names[kind]}: wall {spread(walls)} s, CPU {spread(cpus)} s (min / median / max)")
-    for kind, against in (("C", "V"), ("W", "V"), ("S", "O")):
-        wall = [a[0] / b[0] for a, b in zip(results[kind], results[against], strict=True)]
-        cpu = [a[1] / b[1] for a, b in zip(results[kind], results[against], strict=True)]
-        print(f"{names[kind]} / {names[against]}: wall {spread(wall)}x, CPU {spread(cpu)}x")
+    for kind in ("C", "W"):
+        wall = [a[0] / b[0] for a, b in zip(results[kind], results["V"], strict=True)]
+        cpu = [a[1] / b[1] for a, b in zip(results[kind], results["V"], strict=True)]
+        print(f"{names[kind]} / {names['V']}: wall {spread(wall)}x, CPU {spread(cpu)}x")
 
 
 if __name__ == "__main__":

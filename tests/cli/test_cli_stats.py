@@ -99,34 +99,3 @@ def test_usage_errors_and_a_ledger_that_does_not_verify(example_vault: Path) -> 
     ledger.write_bytes(ledger.read_bytes().replace(b'"alice"', b'"mallory"', 1))
     done = run_vt("stats", vault=vault, check=3)
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
-
-
-def test_two_processes_count_what_one_counts(example_vault: Path) -> None:
-    """The claims split between a forked helper and vt by their `claim_id` give the
-    figures one process gives, on a ledger with repairs, reverts and two reviewers."""
-    from tests.review.test_stats import OK, claim
-    from vault_tools.config import load_settings
-    from vault_tools.ledger.append import Ledger
-    from vault_tools.review.stats import _share_of, vault_stats
-
-    vault = decided(example_vault)
-    settings = load_settings(vault)
-    ledger = Ledger(settings.ledger_path, settings.state_dir)
-    decisions = []
-    for i in range(60):
-        for actor in ("alice", "bob"):  # bob decides over alice's decision
-            action = ("ACCEPT", "REPAIR", "REJECT")[(i + (actor == "bob") * (i % 2)) % 3]
-            decisions.append({"action": action, "actor": actor,
-                              "base": "sha256:" + "ab" * 32, "checks": OK,
-                              "claim": None if action == "REJECT" else claim(f"c{i}{actor}"),
-                              "claim_id": f"SP{i % 7}-{i:04d}", "comment": "",
-                              "note": f"03_claims/SP-{i:04d}.md", "preview": None})  # fmt: skip
-    ledger.append(decisions)
-    lines = settings.ledger_path.read_bytes().splitlines()
-    shares = {_share_of(line, 2) for line in lines}
-    assert shares == {0, 1}  # both processes have claims to count
-    alone = vault_stats(settings, split_from=10**9).to_json()
-    (vault / ".vt" / "stats-cache.marshal").unlink()
-    split = vault_stats(settings, split_from=1).to_json()
-    assert split == alone
-    assert split["events"] == 123 and split["claims"] == 63

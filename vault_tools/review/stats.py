@@ -14,11 +14,9 @@ with `.get`: a ledger written before them counts its claims as "unknown run".
 from __future__ import annotations
 
 import gc
-import marshal
 import math
 import re
 import statistics
-import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +25,6 @@ from itertools import combinations
 from typing import Any
 
 from vault_tools.config import Settings
-from vault_tools.infra.pool import beside, can_fork
 from vault_tools.ledger.events import load_json, superseded_ids
 from vault_tools.ledger.heads import ClaimState, claim_states
 from vault_tools.ledger.reader import iter_lines
@@ -519,38 +516,20 @@ def figures(t: Tally, min_claims: int = MIN_CLAIMS) -> Stats:
     return Stats(t.events, t.claims, {}, pipeline, review, assist)
 
 
-_CLAIM_KEY = b'"claim_id":"'
-# from this many events on, a helper process counts half of the claims: each half's
-# lines are parsed by one process only (bench/bench_stats.py, docs/performance.md)
-SPLIT_FROM = 20_000
-
-
-def _share_of(raw: bytes, shares: int) -> int:
-    """Which share a line's claim falls in, from its bytes alone (no parsing). Every
-    event of a claim has the same canonical `claim_id` bytes; the top-level key is the
-    last one (keys are sorted, and none after it may hold an object with that key)."""
-    start = raw.rfind(_CLAIM_KEY) + len(_CLAIM_KEY)
-    return zlib.crc32(raw[start : raw.find(b'"', start)]) % shares
-
-
-def ledger_events(
-    settings: Settings, stop_seq: int, share: int = 0, shares: int = 1
-) -> Iterator[dict]:
-    """The ledger's events of the claims of one share of `shares` (all by default) up
-    to `stop_seq`, the head the gate trusted (`seq` is the line number), in order."""
-    for n, (_end, raw) in enumerate(iter_lines(settings.ledger_path), 1):
-        if n > stop_seq:
+def ledger_events(settings: Settings, stop_seq: int) -> Iterator[dict]:
+    """The ledger's events up to `stop_seq` (the head the gate trusted), in order."""
+    if stop_seq <= 0:
+        return
+    for _end, raw in iter_lines(settings.ledger_path):
+        ev = load_json(raw)
+        yield ev
+        if ev["seq"] >= stop_seq:
             return
-        if shares == 1 or _share_of(raw, shares) == share:
-            yield load_json(raw)
 
 
-def vault_stats(
-    settings: Settings, min_claims: int = MIN_CLAIMS, split_from: int = SPLIT_FROM
-) -> Stats:
+def vault_stats(settings: Settings, min_claims: int = MIN_CLAIMS) -> Stats:
     """The stats of the vault's ledger, once the gate has trusted it; from the cache in
-    `.vt/` when neither the ledger nor a note they read changed since. A ledger of
-    `split_from` events or more is counted in two processes, half of the claims each."""
+    `.vt/` when neither the ledger nor a note they read changed since."""
     from vault_tools import __version__
     from vault_tools.store.claims import ClaimStore
 
@@ -570,29 +549,7 @@ def vault_stats(
         section, _, v1 = cache.facts(settings.vault, path, want_v1, read)
         return NoteFacts(section, v1)
 
-    if seq >= split_from and can_fork():
-        counts = _in_two(settings, seq, facts, cache)
-    else:
-        counts = tally(ledger_events(settings, seq), facts)
-    result = figures(counts, min_claims)
+    result = compute(ledger_events(settings, seq), facts, min_claims)
     result.head = {"seq": seq, "hash": head}
     cache.save(key, result.to_json())
     return result
-
-
-def _in_two(settings: Settings, seq: int, facts: Any, cache: StatsCache) -> Tally:
-    """The counts of every claim: the second half by a forked helper, the first here."""
-
-    def helper() -> bytes:
-        theirs = tally(ledger_events(settings, seq, 1, 2), facts)
-        return marshal.dumps((theirs.pack(), cache.used))
-
-    mine: list[Tally] = []
-    sent = beside(helper, lambda: mine.append(tally(ledger_events(settings, seq, 0, 2), facts)))
-    if sent is None:  # the helper failed: its half is counted here
-        mine[0].merge(tally(ledger_events(settings, seq, 1, 2), facts))
-        return mine[0]
-    packed, used = marshal.loads(sent)
-    mine[0].merge(Tally.unpack(packed))
-    cache.used.update(used)
-    return mine[0]
