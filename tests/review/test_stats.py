@@ -307,7 +307,7 @@ def test_the_dashboard_section_draws_charts_and_tables() -> None:
     stats = compute(planted_agreement(planted_pipeline()).events)
     section = stats_section(stats)
     text = "\n".join(section)
-    assert text.count("```mermaid") == 2
+    assert text.count("```mermaid") == 3  # claims by status, decisions per day, parts
     assert "pie title Claims by status" in section
     # carol's settling REJECTs and dave's make the agreement claims rejected
     assert '    "accepted" : 8' in section and '    "rejected" : 25' in section
@@ -315,3 +315,20 @@ def test_the_dashboard_section_draws_charts_and_tables() -> None:
     assert "| alice / bob | Cohen's kappa | 0.400 | 20 |" in section
     assert "| r1 | 10 | 50.0% | 30.0% | 20.0% | 0 |" in section
     assert all("\n" not in line for line in section)
+
+
+def test_a_grouping_of_many_values_lists_those_with_the_most_claims() -> None:
+    ev = Events()
+    for article in range(12):  # article A00 has 12 claims, A01 11, ..., A11 1
+        for n in range(12 - article):
+            ev.add("ACCEPT", f"A{article:02d}-{n:04d}", claim=claim("x"))
+    stats = compute(ev.events)
+    assert len(stats.pipeline["by"]["article"]) == 12  # --json: every one
+    lines = text_lines(stats)
+    start = lines.index("  by source article:")
+    assert lines[start + 1].startswith("    A00: 12 decided")
+    assert lines[start + 10].startswith("    A09: 3 decided")
+    assert lines[start + 11] == "    and 2 more (vt stats --json lists every one)"
+    section = stats_section(stats)
+    assert "By source article (the 10 with the most claims):" in section
+    assert not any(line.startswith("| A10 ") for line in section)

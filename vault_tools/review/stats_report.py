@@ -16,8 +16,23 @@ GROUP_TITLES = {
     "section": "section",
 }
 OUTCOME_KEYS = ("accepted", "repaired", "rejected")
-# how many days of decisions the terminal shows (--json and the section give every day)
+# how many days of decisions the terminal and the section list (--json gives every day)
 DAYS_SHOWN = 7
+# the days the section's chart of decisions per day covers
+DAYS_CHARTED = 14
+# the values of a grouping listed, those with the most claims first (--json lists all):
+# a vault of many articles would otherwise print a screen per grouping
+VALUES_SHOWN = 10
+
+
+def top_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The VALUES_SHOWN rows with the most claims (ties by value), and how many are left."""
+    ranked = sorted(rows, key=lambda r: (-r["claims"], r["value"]))
+    return ranked[:VALUES_SHOWN], max(0, len(rows) - VALUES_SHOWN)
+
+
+def _more(left: int) -> str:
+    return f"and {left} more (vt stats --json lists every one)"
 
 
 def duration(seconds: float | None) -> str:
@@ -61,10 +76,13 @@ def text_lines(stats: Stats) -> list[str]:
     ]
     for group in GROUPS:
         lines.append(f"  by {GROUP_TITLES[group]}:")
-        for row in pipe["by"][group]:
+        shown, left = top_rows(pipe["by"][group])
+        for row in shown:
             rates = " / ".join(percent(row[f"{o}_rate"]) for o in OUTCOME_KEYS)
             still = f", {row['open']} open" if row["open"] else ""
             lines.append(f"    {row['value']}: {row['decided']} decided, {rates}{still}")
+        if left:
+            lines.append(f"    {_more(left)}")
     lines.append("  checklist items marked failed:")
     for outcome, failed in pipe["failed_checks"].items():
         checks = ", ".join(f"{k} {n}" for k, n in failed["checks"].items())
@@ -160,8 +178,13 @@ def stats_section(stats: Stats, heading: str = "##") -> list[str]:
         out += ["```", ""]
     out += [f"{heading}# The pipeline", ""]
     for group in GROUPS:
-        rows = pipe["by"][group]
-        out += [f"By {GROUP_TITLES[group]}:", ""]
+        rows, left = top_rows(pipe["by"][group])
+        out += [
+            f"By {GROUP_TITLES[group]}"
+            + (f" (the {len(rows)} with the most claims)" if left else "")
+            + ":",
+            "",
+        ]
         out += _table(
             [GROUP_TITLES[group], "decided", "accepted", "repaired", "rejected", "open"],
             [
@@ -199,8 +222,16 @@ def stats_section(stats: Stats, heading: str = "##") -> list[str]:
     )
     out += ["", f"{heading}# The review", ""]
     per_day = review["decisions_per_day"]
+    totals: dict[str, int] = {}
+    for row in per_day:
+        totals[row["day"]] = totals.get(row["day"], 0) + row["decisions"]
+    charted = sorted(totals)[-DAYS_CHARTED:]
+    if charted:
+        out += _bar("Decisions per day", charted, [totals[d] for d in charted], "decisions")
+        out.append("")
+    recent = _recent_days(per_day)
     out += _table(["day", "reviewer", "decisions"],
-                  [[r["day"], r["reviewer"], r["decisions"]] for r in per_day])  # fmt: skip
+                  [[r["day"], r["reviewer"], r["decisions"]] for r in recent])  # fmt: skip
     out.append("")
     wait = review["import_to_decision"]
     out.append(
