@@ -332,3 +332,20 @@ def test_a_grouping_of_many_values_lists_those_with_the_most_claims() -> None:
     section = stats_section(stats)
     assert "By source article (the 10 with the most claims):" in section
     assert not any(line.startswith("| A10 ") for line in section)
+
+
+def test_a_claim_decided_thousands_of_times_is_counted_without_deep_recursion() -> None:
+    """What a decision saw is searched in a loop, not by recursion: a claim decided 5,000
+    times in a row (a hostile or a very long-lived ledger) is counted like any other."""
+    ev = Events()
+    seen = None
+    for i in range(5000):
+        who = ("alice", "bob")[i % 2]
+        seen = ev.add("ACCEPT", "LONG-0001", actor=who, claim=claim("x"), supersedes=seen)["id"]
+    # carol and dave each decide over the 5,000th decision, without seeing each other
+    carol = ev.add("REJECT", "LONG-0001", actor="carol", supersedes=seen)
+    ev.add("ACCEPT", "LONG-0001", actor="dave", claim=claim("x"), supersedes=seen)
+    agreement = compute(ev.events, min_claims=1).review["agreement"]
+    (pair,) = agreement["pairs"]  # alice and bob saw each other; both were seen
+    assert pair["reviewers"] == ["carol", "dave"] and pair["agreed"] == 0
+    assert agreement["claims"] == 1 and carol["supersedes"] == seen

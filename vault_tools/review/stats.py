@@ -111,17 +111,20 @@ class _ClaimTally:
     v1_by_base: dict[str, dict] = field(default_factory=dict)
     ratings: list[_Rating] = field(default_factory=list)
     supersedes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # by event id
-    _seen: dict[str, frozenset[str]] = field(default_factory=dict)
 
-    def saw(self, event_id: str) -> frozenset[str]:
-        """The events `event_id` saw: what it superseded, and all they saw. Worked out
-        only for the claims that need it (two reviewers or more)."""
-        known = self._seen.get(event_id)
-        if known is None:
-            direct = self.supersedes.get(event_id, ())
-            known = frozenset(direct).union(*(self.saw(s) for s in direct))
-            self._seen[event_id] = known
-        return known
+    def saw(self, later: str, earlier: str) -> bool:
+        """Did event `later` see event `earlier`: is it among what `later` superseded,
+        or what those saw? Searched in a loop over the claim's own events, so a claim
+        decided thousands of times in a row needs no deep recursion."""
+        stack, visited = list(self.supersedes.get(later, ())), set()
+        while stack:
+            event = stack.pop()
+            if event == earlier:
+                return True
+            if event not in visited:
+                visited.add(event)
+                stack.extend(self.supersedes.get(event, ()))
+        return False
 
 
 @dataclass(slots=True)
@@ -231,7 +234,7 @@ def first_ratings(claim: _ClaimTally) -> dict[str, _Rating]:
 
 def unseen(claim: _ClaimTally, a: _Rating, b: _Rating) -> bool:
     """Were two decisions made without seeing each other (neither saw the other)?"""
-    return a.id not in claim.saw(b.id) and b.id not in claim.saw(a.id)
+    return not claim.saw(b.id, a.id) and not claim.saw(a.id, b.id)
 
 
 # a claim with more reviewers than this is judged by its first ones only: the largest
