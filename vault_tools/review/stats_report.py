@@ -105,7 +105,7 @@ def text_lines(stats: Stats) -> list[str]:
     agree = review["agreement"]
     lines.append(
         f"  agreement on {counted(agree['claims'], 'claim')} decided without seeing each "
-        f"other (under {agree['min_claims']} claims: {TOO_FEW}):"
+        f"other (under {counted(agree['min_claims'], 'claim')}: {TOO_FEW}):"
     )
     for pair in agree["pairs"]:
         a, b = pair["reviewers"]
@@ -128,7 +128,7 @@ def text_lines(stats: Stats) -> list[str]:
         )
     lines.append(
         f"  missed: {counted(assist['missed'], 'repaired or rejected note')} "
-        f"without a warning; {assist['not_recorded']} decided claims record no codes"
+        f"without a warning; {counted(assist['not_recorded'], 'decided claim')} record no codes"
     )
     return lines
 
@@ -242,7 +242,7 @@ def stats_section(stats: Stats, heading: str = "##") -> list[str]:
     agree = review["agreement"]
     out.append(
         f"Agreement on claims decided without seeing each other (under "
-        f"{agree['min_claims']} claims: {TOO_FEW}):"
+        f"{counted(agree['min_claims'], 'claim')}: {TOO_FEW}):"
     )
     out.append("")
     agreement_rows: list[list[object]] = [
@@ -270,6 +270,6 @@ def stats_section(stats: Stats, heading: str = "##") -> list[str]:
     out.append("")
     out.append(
         f"Missed: {counted(assist['missed'], 'repaired or rejected note')} without a "
-        f"warning; {assist['not_recorded']} decided claims record no codes."
+        f"warning; {counted(assist['not_recorded'], 'decided claim')} record no codes."
     )
     return out
