@@ -40,6 +40,10 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_ledger.py": (["--events", "300", "--small", "100", "--dir", "{tmp}"], "verify_ledger"),
     "bench_gate.py": (["--events", "300", "--repeat", "1", "--dir", "{tmp}"], "cold gate"),
     "bench_store.py": (["--events", "300", "--claims", "50", "--dir", "{tmp}"], "vt rebuild"),
+    "bench_stats.py": (
+        ["--notes", "60", "--events", "300", "--rounds", "1", "--dir", "{tmp}"],
+        "vt stats warm",
+    ),
     "bench_startup.py": (["--runs", "1", "--no-warmup"], "validate (empty vault)"),
     "bench_help.py": (["--runs", "1", "--no-warmup"], "slowest --help"),
     "bench_views.py": (

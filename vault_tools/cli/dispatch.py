@@ -37,6 +37,7 @@ COMMANDS = (
     "import",
     "report",
     "export",
+    "stats",
     "ledger",
     "signers",
     "hook",

@@ -1,7 +1,7 @@
 """What `vt status`, `vt report` and `vt entities` know of each note, kept between runs
 (`.vt/note-facts-KIND.marshal`, derived state, safe to delete).
 
-A command asks for one kind of fact of every note it surveys ("status", "queue",
+A command asks for one kind of fact of every note it surveys ("status",
 "uses"), with the function that makes that fact from the note's path and bytes. A note
 whose bytes are unchanged since a run kept its fact is neither read nor parsed again:
 its stat signature proves it unchanged, or else its bytes are read and their digest
