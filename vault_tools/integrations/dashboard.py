@@ -39,6 +39,8 @@ from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
 from vault_tools.notes.conflicts import GIT_CONFLICT
 from vault_tools.notes.vault import UNREAD_CODES, markdown_files
+from vault_tools.review.stats import vault_stats
+from vault_tools.review.stats_report import stats_section
 from vault_tools.review.status import SETTLE, UNMARKED, StatusReport, status
 from vault_tools.review.verdict import REVERTED
 from vault_tools.store.claims import ClaimStore
@@ -107,6 +109,7 @@ class Dashboard:
     edges: list[Edge] = field(default_factory=list)
     findings: dict[str, int] = field(default_factory=dict)  # validate's, code → count
     unreadable: int = 0  # files and folders that could not be read
+    quality: list[str] = field(default_factory=list)  # `vt stats`'s section, as lines
 
     def summary(self) -> dict[str, Any]:
         by_action: Counter[str] = Counter()
@@ -153,6 +156,7 @@ def collect(settings: Settings, store: ClaimStore, progress: Progress | None = N
         edges=edges,
         findings=dict(Counter(f.code for f in findings)),
         unreadable=sum(f.code in UNREAD_CODES for f in findings),
+        quality=stats_section(vault_stats(settings)),
     )
 
 
@@ -490,12 +494,17 @@ def _graph(dash: Dashboard) -> list[str]:
     return lines
 
 
+def _quality(dash: Dashboard) -> list[str]:
+    return [*dash.quality, ""] if dash.quality else []
+
+
 Section = Callable[[Dashboard], list[str]]
 # the dashboard's sections in order; a new one is a function of the Dashboard (its data
 # a field there, filled by `collect`) and a row here
 SECTIONS: list[tuple[str, Section]] = [
     ("needs", _needs),
     ("progress", _progress),
+    ("quality", _quality),
     ("entities", _accepted),
     ("graph", _graph),
 ]

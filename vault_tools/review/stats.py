@@ -423,7 +423,9 @@ def _tally(events: Iterable[dict], note_facts: Any, run: _Pass) -> Tally:
         if status == REPAIRED and decider is not None:
             v1 = kept.v1_by_base.get(decider["base"])
             want_v1 = v1 is None
-        facts = note_facts(state.latest["note"], want_v1) if note_facts is not None else NoteContext()
+        facts = (
+            note_facts(state.latest["note"], want_v1) if note_facts is not None else NoteContext()
+        )
         if want_v1 and facts.v1 is not None and decider is not None:
             v1 = facts.v1 if claim_base(facts.v1) == decider["base"] else None
         provenance = kept.provenance or {}
