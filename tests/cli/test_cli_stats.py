@@ -101,3 +101,14 @@ def test_usage_errors_and_a_ledger_that_does_not_verify(example_vault: Path) -> 
     ledger.write_bytes(ledger.read_bytes().replace(b'"alice"', b'"mallory"', 1))
     done = run_vt("stats", vault=vault, check=3)
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_the_dashboard_carries_the_quality_numbers(example_vault: Path) -> None:
+    """`vt report` writes `vt stats`'s section after Progress, its figures the same."""
+    vault = decided(example_vault)
+    run_vt("report", vault=vault)
+    text = (vault / "Review Dashboard.md").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings.index("## Quality numbers") == headings.index("## Progress") + 1
+    markdown = run_vt("stats", "--markdown", vault=vault).stdout
+    assert markdown.splitlines()[2] in text  # "From the Decision Ledger: 3 events, …"

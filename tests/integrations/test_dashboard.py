@@ -115,6 +115,7 @@ def test_dashboard_of_accepted_rejected_and_repaired_claims(example_vault: Path)
     assert headings == [
         "Needs you",
         "Progress",
+        "Quality numbers",
         "Accepted claims per entity",
         "Entity graph of the accepted claims",
     ]

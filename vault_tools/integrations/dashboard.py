@@ -156,8 +156,14 @@ def collect(settings: Settings, store: ClaimStore, progress: Progress | None = N
         edges=edges,
         findings=dict(Counter(f.code for f in findings)),
         unreadable=sum(f.code in UNREAD_CODES for f in findings),
-        quality=stats_section(vault_stats(settings)),
+        quality=_quality_lines(settings),
     )
+
+
+def _quality_lines(settings: Settings) -> list[str]:
+    """`vt stats`'s section, none while the ledger holds no decision to count."""
+    stats = vault_stats(settings)
+    return stats_section(stats) if stats.claims else []
 
 
 def _would_apply(settings: Settings, paths: list[str]) -> tuple[list[NeedItem], list[NeedItem]]:

@@ -23,7 +23,7 @@ _SPECIAL = re.compile(r"[\\`*\[\]#$%^=~|<>&]")
 _UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 # at the start of a line: a list item, a numbered item, a quote, a setext underline
-_LINE_START = re.compile(r"^(?:[-+]|\d{1,9}[.)])(?=\s|$)")
+_LINE_START = re.compile(r"^(?:[-+](?=\s|$)|-(?=-)|\d{1,9}[.)](?=\s|$))")
 # text Dataview runs when it is a whole inline code span (its default prefixes)
 _DATAVIEW = re.compile(r"^\s*\$?=")
 # characters a wikilink cannot show (it takes no escapes): not linked in a target,
