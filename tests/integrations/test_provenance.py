@@ -214,3 +214,20 @@ def test_a_hand_edited_provenance_is_an_error_and_never_recorded(tmp_path: Path)
     (event,) = ledger_events(vault).values()
     assert (event["claim_id"], event["action"]) == ("DV1-0002", "REJECT")
     assert event["provenance"] == {"run": "r1"}
+
+
+def test_stats_count_by_the_recorded_provenance(decided: Path) -> None:
+    """`vt stats` reads the provenance, import time and assist codes apply recorded."""
+    stats = json.loads(run_vt("stats", "--json", vault=decided).stdout)
+    runs = {row["value"]: row for row in stats["pipeline"]["by"]["run"]}
+    first = runs[PROVENANCE["run"]]
+    assert (first["decided"], first["accepted"]) == (1, 1)
+    assert (runs["run-9"]["decided"], runs["run-9"]["repaired"]) == (1, 1)
+    # the third record, and the example vault's own decisions, carry no provenance
+    decided_all = sum(stats["pipeline"]["outcomes"].values())
+    assert runs["unknown"]["decided"] == decided_all - 2 and runs["unknown"]["rejected"] >= 1
+    models = {row["value"] for row in stats["pipeline"]["by"]["model"]}
+    assert models == {PROVENANCE["model"], "unknown"}
+    waits = stats["review"]["import_to_decision"]
+    assert waits["claims"] == 3 and waits["median_seconds"] >= 0  # the imported three
+    assert stats["assist"]["not_recorded"] == 0  # every event says what it carried
