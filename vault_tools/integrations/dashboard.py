@@ -193,7 +193,7 @@ def _examine(
 
     out: list[tuple[str, str, str, str] | None] = []
     for relative in chunk:
-        cand = examine(settings, ctx, relative, explicit=False)
+        cand = examine(settings, ctx, relative, explicit=False, assist=False)
         if cand is None or cand.skip:
             out.append(None)
             continue

@@ -74,9 +74,15 @@ class Candidate:
 
 
 def examine(
-    settings: Settings, ctx: CheckContext, relative: str, explicit: bool = True
+    settings: Settings,
+    ctx: CheckContext,
+    relative: str,
+    explicit: bool = True,
+    assist: bool = True,
 ) -> Candidate | None:
-    """What `relative` asks apply to do; None for a note with nothing to say in a vault run."""
+    """What `relative` asks apply to do; None for a note with nothing to say in a vault run.
+    `assist=False` leaves out the decision's `assist` codes (for a caller that only asks
+    whether apply would refuse, as the dashboard does: the codes never refuse a note)."""
     try:
         snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
     except VtError as exc:
@@ -127,7 +133,7 @@ def examine(
         # whatever the decision, such text must never reach the ledger
         cand.refuse = _errors_reason(unfit)
     else:
-        _fill_decision(settings, ctx, note, cand)
+        _fill_decision(settings, ctx, note, cand, assist)
     return cand
 
 
@@ -145,7 +151,9 @@ def _str_or_none(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Candidate) -> None:
+def _fill_decision(
+    settings: Settings, ctx: CheckContext, note: Note, cand: Candidate, assist: bool
+) -> None:
     props = note.properties
     content = decision_content(note, str(cand.review_action))
     assert content is not None
@@ -168,7 +176,7 @@ def _fill_decision(settings: Settings, ctx: CheckContext, note: Note, cand: Cand
     if cand.review_state == APPLIED and cand.event_id:
         # almost surely recorded already: the assist runs only for a new decision
         cand.assist_later = True
-    else:
+    elif assist:
         cand.decision["assist"] = assist_codes(note, ctx)
     if action == REJECT:
         return
