@@ -526,7 +526,8 @@ def ledger_events(settings: Settings, stop_seq: int) -> Iterator[dict]:
     if stop_seq <= 0:
         return
     for _end, raw in iter_lines(settings.ledger_path):
-        ev = load_json(raw)
+        # decoded here: json.loads of bytes first guesses their encoding, line by line
+        ev = load_json(raw.decode("utf-8"))
         yield ev
         if ev["seq"] >= stop_seq:
             return
