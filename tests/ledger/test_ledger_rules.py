@@ -402,8 +402,18 @@ def test_event_problems_agree_with_the_schema(ev: dict[str, Any]) -> None:
     )
 
 
+SHA0 = "sha256:" + "0" * 64
+# an action of another JSON type, unhashable: the fast path once raised TypeError on it
+LIST_ACTION = {
+    "action": [], "actor": "0", "base": SHA0, "checks": {}, "claim": None, "claim_id": "0",
+    "comment": "", "hash": SHA0, "id": SHA0, "note": "0", "prev": "0" * 64, "preview": None,
+    "seq": 1, "supersedes": None, "ts": "0000-00-00T00:00:00Z", "v": 1, "reverts": SHA0,
+}  # fmt: skip
+
+
 @SETTINGS
 @given(events)
+@example(LIST_ACTION)
 def test_the_fast_path_accepts_only_schema_valid_events(ev: dict[str, Any]) -> None:
     if quick_ok(ev):
         assert schema_valid(ev), list(VALIDATOR.iter_errors(ev))

@@ -420,6 +420,8 @@ def quick_ok(ev: object) -> bool:
     if type(ev) is not dict:
         return False
     action = ev.get("action")
+    if type(action) is not str:  # a list is unhashable: never looked up in a set
+        return False
     keys = ev.keys()
     if "sig" in ev:
         expected = _SIGNED_REVERT_KEYS if action == REVERT else _SIGNED_KEYS
