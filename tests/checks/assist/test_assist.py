@@ -125,7 +125,7 @@ def test_each_new_kind_is_caught_in_notes_of_its_own(code: str) -> None:
     assert len(alone) >= 3
 
 
-# issue 31's classes, by the words their case files' names hold: false alarms that must
+# The third round's classes, by the words their case files' names hold: false alarms that must
 # stay silent on faithful notes, and slips that must be caught for their own reason. Each
 # is held to notes with Chinese and English claims, from sources of several fields
 ROUND_THREE = {
@@ -153,7 +153,7 @@ def test_each_kind_of_round_three_has_notes_in_both_languages_from_several_field
 
 
 def test_at_most_one_clean_note_in_ten_draws_a_warning() -> None:
-    """Precision first: the bound issue 31 sets, over every clean note (faithful_*,
+    """Precision first (docs/review-assist.md): at most one in ten, over every clean note (faithful_*,
     clean_* and the rest), whatever test_case_gives_exactly_its_warnings allows."""
     clean = [c for c in CASES if not expected(c.read_text())]
     warned = [c.stem for c in clean if assist_pairs(c.read_bytes())]
