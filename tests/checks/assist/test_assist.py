@@ -153,8 +153,8 @@ def test_each_kind_of_round_three_has_notes_in_both_languages_from_several_field
 
 
 def test_at_most_one_clean_note_in_ten_draws_a_warning() -> None:
-    """Precision first (docs/review-assist.md): at most one in ten, over every clean note (faithful_*,
-    clean_* and the rest), whatever test_case_gives_exactly_its_warnings allows."""
+    """Precision first (docs/review-assist.md): at most one in ten, over every clean note
+    (faithful_*, clean_* and the rest), whatever test_case_gives_exactly_its_warnings allows."""
     clean = [c for c in CASES if not expected(c.read_text())]
     warned = [c.stem for c in clean if assist_pairs(c.read_bytes())]
     assert len(clean) >= 60
