@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError
@@ -242,6 +242,14 @@ def _conflict(claim_id: str, store: ClaimStore) -> dict[str, Any]:
 
 def status(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> StatusReport:
     """The vault's review status; `store` must be caught up by the caller."""
+    return assemble(*survey(settings, store, progress), store)
+
+
+def survey(
+    settings: Settings, store: ClaimStore, progress: Progress | None = None
+) -> tuple[list[NoteInfo], list[NoteEntries], list[Finding]]:
+    """The review notes of the vault with their entries, in path order, and the files
+    that could not be read (see `assemble`)."""
     listing = list_vault(settings.vault)
     infos: list[NoteInfo] = []
     unreadable = listing.findings(settings.claims_dir)
@@ -250,6 +258,63 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
             infos.append(info)
         elif info is not None:
             unreadable.append(info)
+    recorder = recorder_of(settings)
+    return infos, [note_entries(i, store, recorder) for i in infos], unreadable
+
+
+class NoteEntries(NamedTuple):
+    """What one review note adds to the report's lists (None: nothing); a function of
+    the note and of its claim's events, so a caller that keeps them (the dashboard)
+    makes them again only for a note that changed, or when the ledger did."""
+
+    unknown: dict[str, Any] | None
+    stale: dict[str, Any] | None
+    edited: dict[str, Any] | None
+    failed: dict[str, Any] | None
+    disagreement: dict[str, Any] | None
+    to_record: bool
+
+
+def note_entries(info: NoteInfo, store: ClaimStore, recorder: Callable[[str], bool]) -> NoteEntries:
+    """`info`'s entries in the report (see `recorder_of` for `recorder`)."""
+    brief = {"path": info.path, "claim_id": info.claim_id, "review_action": info.action}
+    unknown = dict(brief) if info.action not in REVIEW_ACTIONS else None
+    stale = dict(brief) if info.stale_preview else None
+    failed = (
+        brief
+        if info.state == PREVIEW_FAILED and info.action in (REQUEST_REPAIR, APPROVE_REPAIR)
+        else None
+    )
+    heads = store.heads(info.claim_id) if info.decision is not None else []
+    edited = None
+    if info.state == APPLIED:
+        named = next((h for h in heads if h["id"] == info.event_id), None)
+        if named is None and info.event_id is not None:
+            named = store.event(info.event_id)
+        reason = _edited(info, named)
+        if reason is not None:
+            edited = {
+                "path": info.path,
+                "claim_id": info.claim_id,
+                "event_id": info.event_id,
+                "reason": reason,
+            }
+    entry, to_record = None, False
+    if info.decision is not None:
+        entry = _disagreement(info, heads, store, recorder)
+        first = not heads and info.state != APPLIED and recorder(info.reviewer)
+        to_record = first or (entry is not None and entry["kind"] == DIFFERS)
+    return NoteEntries(unknown, stale, edited, failed, entry, to_record)
+
+
+def assemble(
+    infos: list[NoteInfo],
+    entries: list[NoteEntries],
+    unreadable: list[Finding],
+    store: ClaimStore,
+) -> StatusReport:
+    """The report of review notes `infos` (with their `note_entries`, in the same order)
+    and of the files that could not be read (git conflict markers among them)."""
     conflicted = sorted(f for f in unreadable if f.code == GIT_CONFLICT)
     unreadable = [f for f in unreadable if f.code != GIT_CONFLICT]
     report = StatusReport(notes=len(infos), unreadable=sorted(unreadable))
@@ -260,50 +325,26 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
     for (action, state), count in sorted(pairs.items()):
         report.by_action_and_state.setdefault(action, {})[state] = count
     report.claims = store.status_counts()
-    report.unknown_actions = [
-        {"path": i.path, "claim_id": i.claim_id, "review_action": i.action}
-        for i in infos
-        if i.action not in REVIEW_ACTIONS
-    ]
-    recorder = _recorder(settings)
-    for info in infos:
-        if info.stale_preview:
-            report.stale_previews.append(
-                {"path": info.path, "claim_id": info.claim_id, "review_action": info.action}
-            )
-        heads = store.heads(info.claim_id) if info.decision is not None else []
-        if info.state == APPLIED:
-            named = next((h for h in heads if h["id"] == info.event_id), None)
-            if named is None and info.event_id is not None:
-                named = store.event(info.event_id)
-            reason = _edited(info, named)
-            if reason is not None:
-                report.edited_since_apply.append(
-                    {
-                        "path": info.path,
-                        "claim_id": info.claim_id,
-                        "event_id": info.event_id,
-                        "reason": reason,
-                    }
-                )
-        if info.state == PREVIEW_FAILED and info.action in (REQUEST_REPAIR, APPROVE_REPAIR):
-            report.failed_previews.append(
-                {"path": info.path, "claim_id": info.claim_id, "review_action": info.action}
-            )
-        if info.decision is not None:
-            entry = _disagreement(info, heads, store, recorder)
-            if entry is not None:
-                report.disagreements.append(entry)
-            first = not heads and info.state != APPLIED and recorder(info.reviewer)
-            if first or (entry is not None and entry["kind"] == DIFFERS):
-                report.to_record.append(info.path)
+    for info, found in zip(infos, entries, strict=True):
+        if found.unknown is not None:
+            report.unknown_actions.append(found.unknown)
+        if found.stale is not None:
+            report.stale_previews.append(found.stale)
+        if found.edited is not None:
+            report.edited_since_apply.append(found.edited)
+        if found.failed is not None:
+            report.failed_previews.append(found.failed)
+        if found.disagreement is not None:
+            report.disagreements.append(found.disagreement)
+        if found.to_record:
+            report.to_record.append(info.path)
     report.conflicts = [_conflict(claim_id, store) for claim_id in store.conflicts()]
     seq, hash_ = store.head()
     report.ledger_head = {"seq": seq, "hash": hash_}
     return report
 
 
-def _recorder(settings: Settings) -> Callable[[str], bool]:
+def recorder_of(settings: Settings) -> Callable[[str], bool]:
     """Whether this user's vt apply records a note whose reviewer is the argument: apply's
     own rule (review/actor.py), the runner found only when a note needs it."""
     if settings.record_for_reviewers:
