@@ -144,7 +144,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A vault in which every writing command has something to write: decisions in the
     ledger (and so KB blocks and `.vt/`), a dashboard, notes to preview, draft and apply,
     a `.gitignore` to extend, vt's pre-commit hook installed, in a git repository."""
-    from vault_tools.integrations.dashboard import report
+    from vault_tools.integrations.dashboard_state import report
     from vault_tools.integrations.git.hook import install
     from vault_tools.review.apply import apply_notes
 

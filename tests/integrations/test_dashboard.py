@@ -20,10 +20,9 @@ from vault_tools.integrations.dashboard import (
     DASHBOARD,
     SUBNOTE_DIR,
     inline,
-    refresh_dashboard,
-    report,
     wikilink,
 )
+from vault_tools.integrations.dashboard_state import LiveDashboard, report
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.preview import preview_vault
 
@@ -321,15 +320,16 @@ def test_second_run_writes_nothing(example_vault: Path) -> None:
     again = report(settings)
     assert not again.written and not again.changed and not again.created
     assert path.read_bytes() == raw and path.stat().st_mtime_ns == mtime
-    assert refresh_dashboard(settings) is False
+    live = LiveDashboard()
+    assert live.refresh(settings) is False
     assert path.stat().st_mtime_ns == mtime
     # a new decision changes the content: rewritten once, then quiet again
     ledger_for(settings).append([decision("DV1-0004", claim=v1_claim("DV1-0004"))])
-    assert refresh_dashboard(settings) is True
+    assert live.refresh(settings) is True
     assert "| [[04_knowledge_base/Prefill\\|Prefill]] | 1 |" in section(
         path.read_text(encoding="utf-8"), ACCEPTED
     )
-    assert refresh_dashboard(settings) is False
+    assert live.refresh(settings) is False
 
 
 def test_users_text_outside_the_markers_is_kept(example_vault: Path) -> None:

@@ -34,7 +34,7 @@ def report(
 
         vt report --json
     """
-    from vault_tools.integrations.dashboard import report as run_report
+    from vault_tools.integrations.dashboard_state import report as run_report
 
     reporter = Reporter(as_json)
     try:

@@ -16,40 +16,31 @@ function of the vault and the ledger (no timestamps, everything sorted), so the 
 rewritten only when something it shows changed. The note has no `claim_id`, so no other
 command takes it for a review note.
 
-`collect` gathers plain data (a `Dashboard`); `render` and `subnotes` turn it into text
-without reading anything, and `SECTIONS` lists the sections in their order.
+`integrations/dashboard_state.py` gathers the plain data (a `Dashboard`) and runs `vt
+report`; here `needs` sorts it into groups, `render` and `subnotes` turn it into text
+without reading anything (`SECTIONS` lists the sections in their order), and
+`write_dashboard` / `write_subnotes` put the text into the notes.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, Finding, counted
-from vault_tools.infra.pool import map_chunks
 from vault_tools.integrations.charts import Edge, bars, flowchart, pie, spread
 from vault_tools.integrations.importer import create_file
-from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
 from vault_tools.notes.conflicts import GIT_CONFLICT
-from vault_tools.notes.vault import UNREAD_CODES, markdown_files
-from vault_tools.review.stats import vault_stats
-from vault_tools.review.stats_report import stats_section
-from vault_tools.review.status import SETTLE, UNMARKED, StatusReport, status
+from vault_tools.notes.vault import UNREAD_CODES
+from vault_tools.review.status import SETTLE, UNMARKED, StatusReport
 from vault_tools.review.verdict import REVERTED
-from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import REVIEW_ACTIONS, REVIEW_STATES
-
-if TYPE_CHECKING:  # the checks are imported when a note needs them
-    from vault_tools.checks.context import CheckContext
-
-Progress = Callable[[int, int], None]
 
 DASHBOARD = "Review Dashboard.md"
 SUBNOTE_DIR = "Review Dashboard"  # vt's sub-notes: one per group too long to list here
@@ -134,72 +125,7 @@ class Dashboard:
 
 
 # ---------------------------------------------------------------------------
-# gathering it
-
-
-def collect(settings: Settings, store: ClaimStore, progress: Progress | None = None) -> Dashboard:
-    """Everything the dashboard shows; `store` must be caught up by the caller."""
-    from vault_tools.checks.validate import validate
-
-    report = status(settings, store, progress)
-    findings = validate(settings).findings
-    refused, ready = _would_apply(settings, report.to_record)
-    files = markdown_files(settings.vault)
-    kb = kbmod.KnowledgeBase(files, settings.kb_dir)
-    edges = _edges(store, kb)
-    return Dashboard(
-        needs=needs(report, findings, refused, ready),
-        by_action_and_state=report.by_action_and_state,
-        claims=report.claims,
-        decisions=store.decision_counts(),
-        entities=_entities(edges, kb),
-        edges=edges,
-        findings=dict(Counter(f.code for f in findings)),
-        unreadable=sum(f.code in UNREAD_CODES for f in findings),
-        quality=_quality_lines(settings),
-    )
-
-
-def _quality_lines(settings: Settings) -> list[str]:
-    """`vt stats`'s section, none while the ledger holds no decision to count."""
-    stats = vault_stats(settings)
-    return stats_section(stats) if stats.claims else []
-
-
-def _would_apply(settings: Settings, paths: list[str]) -> tuple[list[NeedItem], list[NeedItem]]:
-    """The notes of `paths` `vt apply` would refuse (with apply's own reason), and those
-    it would record: apply's first phase, run without the ledger lock."""
-    if not paths:
-        return [], []
-    from vault_tools.checks.context import make_context
-
-    ctx = make_context(settings, assist=False)
-    refused, ready = [], []
-    for found in map_chunks(partial(_examine, settings, ctx), paths, workers=settings.workers):
-        if found is None:
-            continue
-        path, claim_id, action, reason = found
-        if reason:
-            refused.append(NeedItem(path, claim_id, f"{action}: {reason}"))
-        else:
-            ready.append(NeedItem(path, claim_id, action))
-    return refused, ready
-
-
-def _examine(
-    settings: Settings, ctx: CheckContext, chunk: list[str]
-) -> list[tuple[str, str, str, str] | None]:
-    from vault_tools.review.candidates import examine
-
-    out: list[tuple[str, str, str, str] | None] = []
-    for relative in chunk:
-        cand = examine(settings, ctx, relative, explicit=False, assist=False)
-        if cand is None or cand.skip:
-            out.append(None)
-            continue
-        reason = cand.refuse or "; ".join(cand.problems)
-        out.append((relative, cand.claim_id or "", cand.review_action or "", reason))
-    return out
+# "Needs you": which notes need the reviewer, and why
 
 
 def _status_items(entries: list[dict[str, Any]], reason: Callable[[dict], str]) -> list[NeedItem]:
@@ -296,34 +222,6 @@ def needs(
             sorted(ready, key=lambda i: i.path),
         ),
     ]
-
-
-def _edges(store: ClaimStore, kb: kbmod.KnowledgeBase) -> list[Edge]:
-    edges = []
-    for target, claim_id, _role, label, note in store.graph_rows():
-        resolution = kb.resolve(target)
-        if resolution.status == kbmod.OK and resolution.path is not None:
-            entity = markdown.strip_md(resolution.path)
-        else:
-            entity = markdown.strip_md(kbmod.link_target(target))
-        key = kbmod.normalise(kbmod.link_target(target))
-        edges.append(Edge(claim_id, note, key, entity, label))
-    edges.sort(key=lambda e: (e.entity_key, e.claim_id, e.label))
-    return edges
-
-
-def _entities(edges: list[Edge], kb: kbmod.KnowledgeBase) -> list[EntityCount]:
-    """Accepted claims per entity: most used first, then by path."""
-    claims: dict[str, set[str]] = defaultdict(set)
-    names: dict[str, str] = {}
-    for edge in edges:
-        claims[edge.entity_key].add(edge.claim_id)
-        names.setdefault(edge.entity_key, edge.entity)
-    found = [
-        EntityCount(names[k], kb.resolve(names[k]).status == kbmod.OK, len(claims[k]))
-        for k in claims
-    ]
-    return sorted(found, key=lambda e: (-e.claims, e.entity.casefold(), e.entity))
 
 
 # ---------------------------------------------------------------------------
@@ -638,28 +536,3 @@ def write_subnotes(settings: Settings, dash: Dashboard, result: ReportResult) ->
             result.subnotes_changed.append(relative)
         if done.written:
             result.subnotes_written.append(relative)
-
-
-def report(
-    settings: Settings, dry_run: bool = False, progress: Progress | None = None
-) -> ReportResult:
-    """`vt report`: bring the Claim Store up to date, then (re)write the dashboard and its
-    sub-notes."""
-    with ClaimStore.open(settings) as store:
-        store.catch_up()
-        dash = collect(settings, store, progress)
-    result = write_dashboard(settings, render(dash), dry_run)
-    write_subnotes(settings, dash, result)
-    result.summary = dash.summary()
-    return result
-
-
-def refresh_dashboard(settings: Settings) -> bool:
-    """For `vt watch`: rewrite the dashboard (and its sub-notes) if their content changed;
-    True when something was written.
-
-    Raises VtError (IntegrityError for a broken ledger, RefusedError for a dashboard
-    edited meanwhile); the next refresh simply tries again.
-    """
-    result = report(settings)
-    return result.written or bool(result.subnotes_written)

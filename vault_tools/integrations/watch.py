@@ -41,6 +41,7 @@ from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.infra.debounce import Debouncer
 from vault_tools.infra.filestat import stat_signature
+from vault_tools.integrations.dashboard_state import LiveDashboard
 from vault_tools.notes import markers
 from vault_tools.notes.frontmatter import read as read_frontmatter
 from vault_tools.notes.identity import content_digest, read_with_stat
@@ -237,6 +238,7 @@ class Watcher:
         self._observer: Any = None
         self._worker: threading.Thread | None = None
         self.busy = threading.Event()  # set while a note is being handled
+        self.dashboard = LiveDashboard()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -313,6 +315,8 @@ class Watcher:
                 return
             self.busy.set()
             try:
+                if key not in (RESYNC, DASHBOARD):
+                    self.dashboard.note(key)  # whatever happened to it, the dashboard looks
                 events = self._handle_safely(key)
                 for event in events:
                     self._emit(event)
@@ -599,12 +603,11 @@ class Watcher:
     def _refresh_dashboard(self) -> list[WatchEvent]:
         """Rewrite the Review Dashboard (made by `vt report`) when what it shows changed."""
         from vault_tools.integrations.dashboard import DASHBOARD as NOTE
-        from vault_tools.integrations.dashboard import refresh_dashboard
 
         # no worker processes: forking a process that runs threads is not safe
         settings = dataclasses.replace(self.settings, workers=1)
         try:
-            written = refresh_dashboard(settings)
+            written = self.dashboard.refresh(settings)
         except VtError as exc:  # e.g. edited meanwhile: the next refresh tries again
             return [WatchEvent(ERROR_EVENT, NOTE, message=f"dashboard not refreshed: {exc}")]
         return [WatchEvent(DASHBOARD_EVENT, NOTE, message="dashboard updated")] if written else []
