@@ -48,6 +48,8 @@ CACHES = (
     "note-facts-status.marshal",
     "note-facts-queue.marshal",
     "note-facts-uses.marshal",
+    "stats-cache.marshal",
+    "dashboard-state.marshal",
 )
 
 

@@ -8,14 +8,18 @@ from pathlib import Path
 import pytest
 
 from tests.store.test_store import decision, ledger_for
+from vault_tools.checks.validate import validate
 from vault_tools.config import load_settings
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.reader import iter_events
+from vault_tools.notes.facts import DIGEST, FACT, NoteFacts
+from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
+from vault_tools.notes.vault import list_vault
 from vault_tools.review.claim_record import claim_base, v1_claim
 from vault_tools.review.fingerprint import preview_hash
-from vault_tools.review.status import StatusReport, status
+from vault_tools.review.status import STATUS_FACTS, StatusReport, status, status_fact, status_tap
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import REVIEW_ACTIONS
 
@@ -272,3 +276,30 @@ def test_an_unknown_review_action_is_flagged(example_vault: Path) -> None:
 def unknown_action_counts(report: StatusReport) -> dict[str, int]:
     """How many notes carry each action that is not a review action."""
     return {a: n for a, n in report.by_action.items() if a not in REVIEW_ACTIONS}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_validate_tapped_for_status_leaves_status_nothing_to_parse(
+    example_vault: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """The facts a tapped `vt validate` keeps are status's own, made from the same
+    bytes, in worker processes too; a status after it parses no note."""
+    monkeypatch.setattr("vault_tools.checks.file_checks.PARALLEL_THRESHOLD", 1)
+    settings = load_settings(example_vault)
+    settings.workers = workers
+    tap, facts = status_tap(settings)
+    validate(settings, tap=tap)
+    facts.save()
+    kept = NoteFacts.open(settings, STATUS_FACTS).entries
+    listed = list_vault(example_vault).inside()
+    assert sorted(kept) == sorted(listed)
+    for relative in listed:
+        raw = (example_vault / relative).read_bytes()
+        assert kept[relative][FACT] == status_fact(relative, raw)
+        assert kept[relative][DIGEST] == content_digest(raw)
+
+    def parse(relative: str, raw: bytes) -> None:
+        raise AssertionError(f"{relative} parsed again")
+
+    again = NoteFacts.open(settings, STATUS_FACTS)
+    assert len(list(again.survey(example_vault, listed, parse, parse))) == len(listed)

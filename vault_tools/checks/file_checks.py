@@ -9,7 +9,7 @@ from functools import cache
 from typing import NamedTuple
 
 from vault_tools.checks.context import CheckContext
-from vault_tools.checks.note_results import NoteResult, pack
+from vault_tools.checks.note_results import DIGEST, PATH, STAT, NoteResult, pack
 from vault_tools.config import Settings
 from vault_tools.findings import Finding
 from vault_tools.infra.pool import map_chunks
@@ -18,6 +18,20 @@ from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import Paths, may_be_review_note, read_finding
 
 Progress = Callable[[int, int], None]
+
+
+class Tap(NamedTuple):
+    """Something else a caller wants of each note a run reads, made from the same read
+    and parse (so that a cold `vt report` parses a note once for validate and status).
+
+    `make(path, bytes, note)` runs where the note is parsed (a worker process when there
+    are many), `note` None for a file that is no review note; its result must pickle.
+    `keep(path, stat, digest, made)` runs in the caller's process, in path order."""
+
+    make: Callable[[str, bytes, Note | None], object]
+    keep: Callable[[str, tuple, str, object], None]
+
+
 # below this many notes to parse, a process pool costs more than it saves
 PARALLEL_THRESHOLD = 400
 
@@ -29,10 +43,13 @@ def check_all(
     done: int,
     total: int,
     progress: Progress | None,
+    tap: Tap | None = None,
 ) -> Iterator[tuple]:
     """The packed results of `targets`, in their order, made as they are consumed."""
     if not len(targets):
         return iter(())
+    if tap is not None:
+        return _tapped(settings, ctx, (targets, done, total), progress, tap)
 
     def work(chunk: list[str]) -> list[tuple]:
         return [pack(result) for result in check_files(settings, ctx, chunk)]
@@ -52,6 +69,41 @@ def check_all(
     )
 
 
+def _tapped(
+    settings: Settings,
+    ctx: CheckContext,
+    run: tuple[Paths, int, int],
+    progress: Progress | None,
+    tap: Tap,
+) -> Iterator[tuple]:
+    """`check_all` with `tap` made of each note read, and kept, as the results go."""
+    targets, done, total = run
+
+    def work(chunk: list[str]) -> list[tuple[tuple, object]]:
+        made: list[tuple[tuple, object]] = []
+        for start in range(0, len(chunk), CHECK_BATCH):
+            batch = [_read(settings, r, tap.make) for r in chunk[start : start + CHECK_BATCH]]
+            made += [(pack(_checked(ctx, read)), fact) for read, fact in batch]
+        return made
+
+    def counted(checked: int, _: int) -> None:
+        assert progress is not None
+        progress(done + checked, total)
+
+    for packed, fact in map_chunks(
+        work,
+        targets,
+        workers=settings.workers,
+        count=len(targets),
+        progress=counted if progress else None,
+        threshold=PARALLEL_THRESHOLD,
+        before_fork=lambda: _import_checks(ctx.assist),
+    ):
+        if packed[DIGEST]:  # a file read (one that could not be read has no digest)
+            tap.keep(packed[PATH], packed[STAT], packed[DIGEST], fact)
+        yield packed
+
+
 def _import_checks(assist: bool) -> None:
     """Import the checks (and the review assist, when the run asks for it) before the
     workers fork, so that they inherit them instead of each importing them on its own
@@ -65,7 +117,7 @@ def _import_checks(assist: bool) -> None:
 
 def check_file(settings: Settings, ctx: CheckContext, relative: str) -> NoteResult:
     """Read, parse and check one vault file."""
-    return _checked(ctx, _read(settings, relative))
+    return _checked(ctx, _read(settings, relative)[0])
 
 
 # Notes read and parsed before they are checked: a few parses, then a few checks, keep
@@ -81,7 +133,7 @@ def check_files(
     """`check_file` of each of `relatives`, in order, CHECK_BATCH at a time."""
     for start in range(0, len(relatives), CHECK_BATCH):
         batch = [_read(settings, relative) for relative in relatives[start : start + CHECK_BATCH]]
-        for read in batch:
+        for read, _ in batch:
             yield _checked(ctx, read)
 
 
@@ -94,16 +146,24 @@ class _Read(NamedTuple):
     note: Note
 
 
-def _read(settings: Settings, relative: str) -> _Read | NoteResult:
-    """The file read and parsed, or its result already (unreadable, not a review note)."""
+def _read(
+    settings: Settings,
+    relative: str,
+    make: Callable[[str, bytes, Note | None], object] | None = None,
+) -> tuple[_Read | NoteResult, object]:
+    """The file read and parsed, or its result already (unreadable, not a review note);
+    with what `make` (a `Tap`'s) made of it."""
     try:
         raw, stat = read_with_stat(os.path.join(settings.vault, relative), settings.max_note_bytes)
     except OSError as exc:  # never cached (no digest): a later run reads it again
-        return NoteResult(relative, "", (), None, None, (read_finding(relative, exc),))
+        return NoteResult(relative, "", (), None, None, (read_finding(relative, exc),)), None
     digest = content_digest(raw)
     if not may_be_review_note(relative, raw, settings.claims_dir):
-        return NoteResult(relative, digest, stat, None, None, ())  # not a review note
-    return _Read(relative, digest, stat, parse_note(raw, relative))
+        made = make(relative, raw, None) if make is not None else None
+        return NoteResult(relative, digest, stat, None, None, ()), made  # not a review note
+    note = parse_note(raw, relative)
+    made = make(relative, raw, note) if make is not None else None
+    return _Read(relative, digest, stat, note), made
 
 
 def _checked(ctx: CheckContext, read: _Read | NoteResult) -> NoteResult:

@@ -27,7 +27,7 @@ from pathlib import Path
 from vault_tools.checks.cache import CACHE_FILE, CacheCorrupt, ResultCache, results_key
 from vault_tools.checks.context import CheckContext, context_for
 from vault_tools.checks.duplicates import ClaimIds
-from vault_tools.checks.file_checks import Progress, check_all, check_file
+from vault_tools.checks.file_checks import Progress, Tap, check_all, check_file
 from vault_tools.checks.note_results import (
     CLAIM_ID,
     ERRORS,
@@ -49,11 +49,15 @@ from vault_tools.notes.vault import Listing, Paths, given_notes, in_batches, lis
 
 
 def validate(
-    settings: Settings, paths: list[Path] | None = None, progress: Progress | None = None
+    settings: Settings,
+    paths: list[Path] | None = None,
+    progress: Progress | None = None,
+    tap: Tap | None = None,
 ) -> ValidateReport:
-    """Every finding, materialised and sorted (the CLI streams with `validate_into`)."""
+    """Every finding, materialised and sorted (the CLI streams with `validate_into`).
+    `tap`: something else to make of each note a whole-vault run reads (file_checks.py)."""
     collector = Collector()
-    summary = validate_into(settings, collector, paths, progress)
+    summary = validate_into(settings, collector, paths, progress, tap)
     collector.findings.sort(key=sort_key)  # the duplicates, streamed last, into place
     return ValidateReport(summary.notes, collector.findings)
 
@@ -63,6 +67,7 @@ def validate_into(
     sink: Sink,
     paths: list[Path] | None = None,
     progress: Progress | None = None,
+    tap: Tap | None = None,
 ) -> Summary:
     """Check the vault (or `paths`), giving the findings to `sink` as they are known.
 
@@ -71,16 +76,20 @@ def validate_into(
     wrote some blocks would see them again.
     """
     try:
-        return _validate(settings, sink, paths, progress)
+        return _validate(settings, sink, paths, progress, tap)
     except CacheCorrupt:
         (settings.state_dir / CACHE_FILE).unlink(missing_ok=True)
-        return _validate(settings, sink, paths, progress)
+        return _validate(settings, sink, paths, progress, tap)
 
 
 def _validate(
-    settings: Settings, sink: Sink, paths: list[Path] | None, progress: Progress | None
+    settings: Settings,
+    sink: Sink,
+    paths: list[Path] | None,
+    progress: Progress | None,
+    tap: Tap | None = None,
 ) -> Summary:
-    return _validate_listed(settings, sink, paths, progress, list_vault(settings.vault))
+    return _validate_listed(settings, sink, paths, progress, list_vault(settings.vault), tap)
 
 
 def _validate_listed(
@@ -89,6 +98,7 @@ def _validate_listed(
     paths: list[Path] | None,
     progress: Progress | None,
     listing: Listing,
+    tap: Tap | None = None,
 ) -> Summary:
     schemas = Schemas(settings.schemas_dir)
     kb = KnowledgeBase(listing, settings.kb_dir, settings.vault)
@@ -112,7 +122,7 @@ def _validate_listed(
         if paths:
             summary = _explicit_run(settings, ctx, explicit, cache, before, sink, progress)
         else:
-            summary = _vault_run(settings, ctx, targets, cache, before, sink, progress)
+            summary = _vault_run(settings, ctx, targets, cache, before, sink, progress, tap)
         cache.save()
     finally:
         cache.close()
@@ -127,6 +137,7 @@ def _vault_run(
     before: dict[str, list[Finding]],
     sink: Sink,
     progress: Progress | None,
+    tap: Tap | None = None,
 ) -> Summary:
     """Every note of the vault, streamed to `sink` in path order, the duplicates last."""
     misses: Paths
@@ -145,7 +156,7 @@ def _vault_run(
         progress(len(hits), len(targets))
     with ClaimIds() as claims:
         return _stream(
-            settings, ctx, targets, (hits, misses), cache, before, sink, progress, claims, run
+            settings, ctx, targets, (hits, misses), cache, before, sink, progress, claims, run, tap
         )
 
 
@@ -160,10 +171,11 @@ def _stream(
     progress: Progress | None,
     claims: ClaimIds,
     run: str,
+    tap: Tap | None = None,
 ) -> Summary:
     """`_vault_run`'s loop: each target's findings out in path order, the duplicates last."""
     hits, misses = looked_up
-    fresh = iter(check_all(settings, ctx, misses, len(hits), len(targets), progress))
+    fresh = iter(check_all(settings, ctx, misses, len(hits), len(targets), progress, tap))
     memo_out = (
         None if not len(misses) and cache.memo and cache.memo[0] == run else cache.memo_writer()
     )

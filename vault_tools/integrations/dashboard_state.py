@@ -71,6 +71,7 @@ from vault_tools.review.status import (
     info_of,
     note_entries,
     recorder_of,
+    status_tap,
     survey,
 )
 from vault_tools.store.claims import ClaimStore
@@ -208,14 +209,16 @@ def gather(
     """The state of the whole vault; `store` must be caught up by the caller."""
     from vault_tools.checks.validate import validate
 
-    infos, entries, unreadable = survey(settings, store, progress)
+    tap, facts = status_tap(settings)  # one parse of a note for validate and status
+    by_path: dict[str, list[Finding]] = defaultdict(list)
+    for finding in validate(settings, progress=progress, tap=tap).findings:
+        by_path[finding.path].append(finding)
+    facts.save()
+    infos, entries, unreadable = survey(settings, store)
     state = DashboardState(unreadable=unreadable, head=store.head())
     state.kb_prefix = settings.kb_dir.strip("/") + "/"
     state.infos = {i.path: i for i in infos}
     state.entries = {i.path: e for i, e in zip(infos, entries, strict=True)}
-    by_path: dict[str, list[Finding]] = defaultdict(list)
-    for finding in validate(settings).findings:
-        by_path[finding.path].append(finding)
     state.findings = dict(by_path)
     to_record = [i.path for i, e in zip(infos, entries, strict=True) if e.to_record]
     state.verdicts = _verdicts(settings, to_record)

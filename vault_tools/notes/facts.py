@@ -137,6 +137,16 @@ class NoteFacts:
         for _ in made:  # none left: this lets its pool finish
             raise AssertionError("a note surveyed but not a target")
 
+    def keep(self, relative: str, signature: tuple, digest: str, fact: Fact) -> None:
+        """Keep `fact` of a note another run read, under the stat signature and digest
+        of the bytes it was made from (a value marshal cannot keep is not kept)."""
+        try:
+            marshal.dumps(fact)
+        except ValueError:
+            return
+        self.entries[relative] = (signature, digest, fact)
+        self.dirty = True
+
     def save(self) -> None:
         """Write the facts whole (a temporary file renamed over the old one); a failure
         only costs the next run its speed."""

@@ -18,12 +18,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from vault_tools.checks.file_checks import Tap
 from vault_tools.config import Settings
 from vault_tools.errors import UsageError
 from vault_tools.findings import Finding
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes.conflicts import GIT_CONFLICT, has_conflict
-from vault_tools.notes.facts import surveyed
+from vault_tools.notes.facts import NoteFacts, surveyed
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
 from vault_tools.review.actor import Runner, decided_by, runner, runner_of
@@ -130,11 +131,12 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
     return info_of(relative, raw)
 
 
-def info_of(relative: str, raw: bytes) -> NoteInfo | Finding | None:
-    """`note_info` of a file's bytes."""
+def info_of(relative: str, raw: bytes, note: Note | None = None) -> NoteInfo | Finding | None:
+    """`note_info` of a file's bytes (`note`: those bytes parsed already, if they were)."""
     if b"claim_id" not in raw:
         return None
-    note = parse_note(raw, relative)
+    if note is None:
+        note = parse_note(raw, relative)
     conflict = has_conflict(note.findings)
     if conflict is not None:
         return conflict  # what it decides cannot be read until the merge is resolved
@@ -379,14 +381,22 @@ def _run(
     return [from_fact(fact) for _, fact in found]
 
 
-def status_fact(relative: str, raw: bytes) -> tuple | None:
+def status_fact(relative: str, raw: bytes, note: Note | None = None) -> tuple | None:
     """`info_of` as plain data, to be kept (see `from_fact`)."""
-    info = info_of(relative, raw)
+    info = info_of(relative, raw, note)
     if info is None:
         return None
     if isinstance(info, Finding):
         return (_FINDING, tuple(info))
     return (_NOTE, *(getattr(info, name) for name in NoteInfo.__slots__))
+
+
+def status_tap(settings: Settings) -> tuple[Tap, NoteFacts]:
+    """A tap for `vt validate` (checks/file_checks.py) that keeps the status facts of
+    the notes it reads, so that a `status` after it parses none of them again; save the
+    facts once validate is done."""
+    facts = NoteFacts.open(settings, STATUS_FACTS)
+    return Tap(status_fact, facts.keep), facts
 
 
 def _unread(relative: str, exc: OSError) -> tuple:
