@@ -404,7 +404,7 @@ def _quality(dash: Dashboard) -> list[str]:
 
 Section = Callable[[Dashboard], list[str]]
 # the dashboard's sections in order; a new one is a function of the Dashboard (its data
-# a field there, filled by `collect`) and a row here
+# a field there, filled by `dashboard_state.py`) and a row here
 SECTIONS: list[tuple[str, Section]] = [
     ("needs", _needs),
     ("progress", _progress),
