@@ -252,9 +252,9 @@ class Rounds:
                 f"  {side}: wall median {self.median(side, 'wall'):.3f} s, "
                 f"CPU median {self.median(side):.3f} s"
             )
-        for key, label in (("wall", "wall"), ("cpu", "CPU ")):
+        for key, label in (("wall", "wall,"), ("cpu", "CPU,")):
             lines.append(
-                f"  {top} / {bottom} {label}, min / median / max: "
+                f"  {top} / {bottom} {label:<5} min / median / max: "
                 f"{spread(self.ratios(top, bottom, key))}"
             )
         return lines
