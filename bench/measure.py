@@ -273,10 +273,12 @@ def interleaved(
     rounds: int,
     prepare: Callable[[], None] | None = None,
     warmup: bool = False,
+    order: Callable[[Sequence[str], int], list[str]] = turn,
 ) -> Rounds:
-    """`rounds` rounds of every side once, the order turning each round; `prepare()`
-    before each run, outside its timing. With `warmup`, each side runs once first,
-    uncounted (bytecode compiled, caches filled, files in the page cache)."""
+    """`rounds` rounds of every side once, the order of round N `order(names, N)` (by
+    default turning each round); `prepare()` before each run, outside its timing. With
+    `warmup`, each side runs once first, uncounted (bytecode compiled, caches filled,
+    files in the page cache)."""
     names = list(sides)
     if warmup:
         for name in names:
@@ -285,7 +287,7 @@ def interleaved(
             sides[name]()
     result = Rounds({name: [] for name in names}, load_before=os.getloadavg())
     for number in range(rounds):
-        for name in turn(names, number):
+        for name in order(names, number):
             if prepare is not None:
                 prepare()
             result.runs[name].append(sides[name]())
