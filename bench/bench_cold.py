@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 from pathlib import Path
 
@@ -69,8 +68,7 @@ def main() -> None:
     print(f"{os.cpu_count()} cores; {args.notes} notes; {args.rounds} rounds, order alternating")
     print(f"  {'side':<12} {'wall s':>7} {'CPU s':>7}  vt")
     for name in sides:
-        wall = statistics.median(m.wall for m in results.runs[name])
-        cpu = statistics.median(m.cpu for m in results.runs[name])
+        wall, cpu = results.median(name, "wall"), results.median(name, "cpu")
         print(f"  {name:<12} {wall:>7.2f} {cpu:>7.2f}  {sides[name]}")
     walls = results.ratios("B this", "A baseline", "wall")
     cpus = results.ratios("B this", "A baseline", "cpu")

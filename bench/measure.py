@@ -236,13 +236,7 @@ class Rounds:
         return [getattr(t, key) / getattr(b, key) for t, b in pairs]
 
     def load(self, digits: int = 2) -> str:
-        def three(values: tuple[float, float, float]) -> str:
-            return " ".join(f"{x:.{digits}f}" for x in values)
-
-        return (
-            f"load average (1, 5, 15 min): before {three(self.load_before)}, "
-            f"after {three(self.load_after)}"
-        )
+        return load_text(self.load_before, self.load_after, digits)
 
     def table(self, top: str, bottom: str) -> list[str]:
         """Lines of text: each side's median wall and CPU, and the ratios top / bottom."""
@@ -258,6 +252,17 @@ class Rounds:
                 f"{spread(self.ratios(top, bottom, key))}"
             )
         return lines
+
+
+def load_text(
+    before: tuple[float, float, float], after: tuple[float, float, float], digits: int = 2
+) -> str:
+    """The load average before and after a measurement (os.getloadavg() at each end)."""
+
+    def three(values: tuple[float, float, float]) -> str:
+        return " ".join(f"{x:.{digits}f}" for x in values)
+
+    return f"load average (1, 5, 15 min): before {three(before)}, after {three(after)}"
 
 
 def turn(names: Sequence[str], number: int) -> list[str]:
