@@ -11,8 +11,9 @@ A run (`run_measured`) is one child process, measured from outside:
   process's peak only grows, so what is missed is growth in its last interval. Pages
   that forked workers still share with their parent count in each process's RSS, so the
   sum is an upper bound on the memory the run held at any one time. (os.wait4's
-  ru_maxrss is the largest single process, not the sum.) Where /proc is missing the
-  memory figures are those of wait4 alone.
+  ru_maxrss is the largest single process, not the sum, and on Linux never less than
+  the peak of the parent that spawned it: it is used only when it is more.) Where /proc
+  is missing the memory figures are those of wait4 alone.
 
 Rounds (`interleaved`): every side runs once a round, in an order that turns each round
 (A B, then B A; with three sides A B C, B C A, C A B), each run after `prepare()` puts the
@@ -145,6 +146,9 @@ def run_measured(
             stdout, stderr = out, err
         sampling = memory and PROC.is_dir()
         before = _pids() if sampling else set()
+        # Linux keeps the peak of the image a child replaced at exec in its ru_maxrss, and
+        # that image is this process's (vfork) or a copy of it (fork)
+        inherited = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         start = time.perf_counter()
         process = subprocess.Popen(
             list(command),
@@ -162,16 +166,23 @@ def run_measured(
             sampler.done.set()
             sampler.join()
         process.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait
-        peaks = sampler.peaks
-        if len(sampler.tree) == 1 or not peaks:  # one process: its own peak, exactly
-            peaks = {process.pid: usage.ru_maxrss}
+        peaks = dict(sampler.peaks)
+        # wait4's figure is the tree's largest peak, exactly, unless it is no more than
+        # what the child inherited; then the samples are all there is
+        own = usage.ru_maxrss if usage.ru_maxrss > inherited else 0
+        if len(sampler.tree) == 1:  # one process: its own peak
+            peaks = {process.pid: max(own, peaks.get(process.pid, 0))}
+        largest = max(own, *peaks.values(), 0)
+        if not largest:  # over before the first sample: wait4's figure, an upper bound
+            largest = usage.ru_maxrss
+            peaks = {process.pid: largest}
         measured = Measured(
             wall,
             usage.ru_utime + usage.ru_stime,
             sum(peaks.values()),
             len(sampler.tree),
             process.returncode,
-            usage.ru_maxrss,
+            largest,
         )
         if capture:
             out.seek(0)
