@@ -69,6 +69,43 @@ QUICK: dict[str, tuple[list[str], str]] = {
 }
 
 
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+COMMAND = re.compile(r"python bench/(\w+\.py)([^`#|\n]*)")
+
+
+def documented_commands() -> list[tuple[str, str, list[str]]]:
+    """(page, script, its options) of every `python bench/X.py ...` the docs show; the
+    words after a bare `--` belong to the commands a script runs, not to it."""
+    found = []
+    for page in DOCS:
+        for match in COMMAND.finditer(page.read_text(encoding="utf-8")):
+            words = match.group(2).split()
+            if "--" in words:
+                words = words[: words.index("--")]
+            options = [w.split("=")[0] for w in words if w.startswith("--")]
+            found.append((page.name, match.group(1), options))
+    return found
+
+
+def test_the_docs_show_bench_commands_that_exist(tmp_path: Path) -> None:
+    """Every benchmark command of the docs names a script of bench/ and options that
+    script takes, so a figure's command still reproduces it."""
+    commands = documented_commands()
+    assert any(page == "performance.md" for page, _, _ in commands)
+    helps: dict[str, str] = {}
+    for page, script, options in commands:
+        assert (BENCH / script).is_file(), f"{page}: bench/{script} does not exist"
+        if script not in helps:
+            done = subprocess.run(
+                [sys.executable, str(BENCH / script), "--help"],
+                capture_output=True, text=True, cwd=tmp_path, timeout=60,
+            )  # fmt: skip
+            helps[script] = done.stdout
+        taken = set(re.findall(r"--[\w-]+", helps[script]))
+        unknown = [option for option in options if option not in taken]
+        assert not unknown, f"{page}: bench/{script} takes no {unknown}"
+
+
 def test_every_benchmark_has_quick_options() -> None:
     assert {p.name for p in BENCH.glob("bench_*.py")} == set(QUICK)
 
