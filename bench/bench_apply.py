@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure import Measured, run_measured  # bench/measure.py
+from measure import Measured, load_text, run_measured  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
@@ -86,11 +86,8 @@ def floor(notes_dir: str, ledger_bytes: int, lines: int) -> None:
 def timed(cmd: list[str], cwd: Path) -> tuple[Measured, str, str]:
     """The measured run of `cmd` (bench/measure.py), its stdout and its stderr."""
     os.sync()  # start clean: no write-back of the previous step's files during this one
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        measured = run_measured(cmd, cwd=cwd, stdout=out, stderr=err)
-        out.seek(0)
-        err.seek(0)
-        return measured, out.read().decode(), err.read().decode()
+    measured = run_measured(cmd, cwd=cwd, capture=True)
+    return measured, measured.out, measured.err
 
 
 def mib(kib: int) -> float:
@@ -104,6 +101,7 @@ def one_size(notes: int, work: Path, with_floor: bool) -> dict | None:
     if with_floor:
         shutil.copytree(vault / "03_claims", root / "floor" / "03_claims")
     vt = [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"]
+    load_before = os.getloadavg()
     first, out, err = timed(vt, root)
     if first.code != 0:
         print(err[-2000:], file=sys.stderr)
@@ -118,6 +116,7 @@ def one_size(notes: int, work: Path, with_floor: bool) -> dict | None:
         "refused": len(report["refused"]),
         "cpus": os.cpu_count(),
         "apply_s": round(first.wall, 2),
+        "apply_cpu_s": round(first.cpu, 2),
     }
     if with_floor:
         floor_cmd = [sys.executable, __file__, "--floor", str(root / "floor" / "03_claims")]
@@ -128,6 +127,7 @@ def one_size(notes: int, work: Path, with_floor: bool) -> dict | None:
         ratio = first.wall / floor_run.wall
         figures |= {
             "floor_s": round(floor_run.wall, 2),
+            "floor_cpu_s": round(floor_run.cpu, 2),
             "ratio": round(ratio, 2),
             "goal": GOAL,
             "goal_met": ratio <= GOAL,
@@ -141,6 +141,7 @@ def one_size(notes: int, work: Path, with_floor: bool) -> dict | None:
         "apply_largest_mib": mib(first.largest_kib),
         "second_run_peak_mib": mib(again.peak_kib),
         "second_run_largest_mib": mib(again.largest_kib),
+        "load": load_text(load_before, os.getloadavg()),
     }
     shutil.rmtree(root, ignore_errors=True)
     return figures

@@ -10,8 +10,10 @@ unchanged, rewrite atomically with an fsync) after the notes were put back as th
 A forks MARKERS_PER_CPU processes a core through `map_chunks` (infra/pool.py), as apply
 did; B marks through `mark_notes` (review/marking.py), the same number of threads. Each
 child reads the notes' signatures first (outside its timing) and prints the marking's
-own wall and CPU (its CPU and its reaped children's); bench/paired.py takes the whole
-process's. Prints each variant's median and the ratio B/A, min/median/max.
+own wall and CPU (its CPU and its reaped children's); bench/measure.py, the benchmarks'
+harness, takes the whole process's and turns the order each round (A B, then B A).
+Prints each variant's median and the ratio B/A, min / median / max, of the marking and
+of the whole process.
 
 With `--before SRC` (a source tree of another version, e.g. `git archive COMMIT | tar -x
 -C SRC`), the whole `vt apply` of the same vault is then paired too: SRC's (A) against
@@ -34,7 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_apply import make_approved_vault  # noqa: E402
-from paired import paired, phase_clock  # noqa: E402
+from measure import (  # noqa: E402  (bench/measure.py)
+    Measured,
+    Rounds,
+    interleaved,
+    phase_clock,
+    run_checked,
+    spread,
+    tree_env,
+)
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
 EVENT_ID = "sha256:" + "0" * 64
@@ -88,10 +98,40 @@ def whole_apply(
         put_back()
 
     command = [sys.executable, "-m", "vault_tools", "apply", "--vault", str(vault), "--json"]
-    envs = tuple({**os.environ, "PYTHONPATH": str(src)} for src in (before.resolve(), here))
-    figures = paired(("before", "now"), (command, command), rounds, fresh_vault, envs)  # type: ignore[arg-type]
+    trees = {"before": before.resolve(), "now": here}
+    figures = interleaved(
+        {
+            name: (lambda t=tree: run_checked(command, env=tree_env(t)))
+            for name, tree in trees.items()
+        },
+        rounds,
+        prepare=fresh_vault,
+    )
     print(f"whole vt apply of {notes} notes, {before} against this checkout:")
-    print(figures.table())
+    print("\n".join(figures.table("now", "before")))
+
+
+def marking_table(figures: Rounds) -> list[str]:
+    """The children's own figures of the marking, threads / forks, round by round."""
+    lines = []
+    phases: dict[str, list[tuple[float, float]]] = {}
+    for name, runs in figures.runs.items():
+        phases[name] = [phase_of(m) for m in runs]
+        walls, cpus = [p[0] for p in phases[name]], [p[1] for p in phases[name]]
+        lines.append(f"  {name}: marking wall {spread(walls)} s, CPU {spread(cpus)} s")
+    pairs = list(zip(phases["threads"], phases["forks"], strict=True))
+    lines.append(f"  threads/forks marking wall, min / median / max: "
+                 f"{spread([t[0] / f[0] for t, f in pairs])}")  # fmt: skip
+    lines.append(f"  threads/forks marking CPU,  min / median / max: "
+                 f"{spread([t[1] / f[1] for t, f in pairs])}")  # fmt: skip
+    return lines
+
+
+def phase_of(measured: Measured) -> tuple[float, float]:
+    phase = measured.phase()
+    if phase is None:
+        raise SystemExit(f"a child printed no PHASE line: {measured.out[-500:]}")
+    return phase
 
 
 def main() -> None:
@@ -117,14 +157,17 @@ def main() -> None:
             os.sync()  # no write-back of the last run's files during this one
 
         me = [sys.executable, __file__, "--child"]
-        figures = paired(
-            ("forks", "threads"),
-            ([*me, "forks", str(vault)], [*me, "threads", str(vault)]),
+        figures = interleaved(
+            {
+                mode: (lambda m=mode: run_checked([*me, m, str(vault)]))
+                for mode in ("forks", "threads")
+            },
             args.rounds,
             prepare=put_back,
         )
         print(f"marking {args.notes} notes APPLIED, {os.cpu_count()} cores:")
-        print(figures.table())
+        print("\n".join(figures.table("threads", "forks")))
+        print("\n".join(marking_table(figures)))
         if args.before:
             whole_apply(vault, put_back, args.before, args.rounds, args.notes)
     finally:

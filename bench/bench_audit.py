@@ -6,22 +6,26 @@ For each size, builds (once, with `git fast-import`) a repository whose main bra
 that many commits, each appending one decision to the ledger, every `--merge-every`-th
 of them a merge of a side branch that appended one too (the merged ledger as the merge
 driver writes it); clones it (a fresh clone: packed, no `.vt/`), then times the whole
-`vt ledger audit` process (median of `--runs`) and `vt ledger audit --since HEAD~10`.
-Prints the figures. Stdlib only (plus vault_tools, for the events).
+`vt ledger audit` process and `vt ledger audit --since HEAD~10`, `--runs` rounds of
+both, the order turning (bench/measure.py, the benchmarks' harness), and prints the
+medians of wall and CPU time (vt's and its git processes'; on a busy machine the CPU
+time is the steadier figure) with the load average. Stdlib only (plus vault_tools, for
+the events).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measure import interleaved, run_checked  # noqa: E402  (bench/measure.py)
 
 from vault_tools.ledger.events import GENESIS, canonical, decision_id, line_hash  # noqa: E402
 
@@ -135,22 +139,6 @@ def run(cwd: Path, *cmd: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, env=GIT_ENV)
 
 
-def timed(cmd: list[str], cwd: Path, runs: int) -> tuple[float, float]:
-    """Median wall time and median CPU time (vt's and its git processes') of `runs` runs:
-    on a busy machine the CPU time is the steadier figure."""
-    walls, cpus = [], []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=cwd, capture_output=True, env=GIT_ENV)
-        walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-        if done.returncode != 0:
-            sys.exit(f"{' '.join(cmd)}: exit {done.returncode}\n{done.stderr.decode()}")
-    return statistics.median(walls), statistics.median(cpus)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, nargs="+", default=[1000, 5000])
@@ -159,6 +147,7 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=ROOT / "bench" / "out")
     args = parser.parse_args()
     vt = [sys.executable, "-m", "vault_tools", "ledger", "audit", "--vault", "."]
+    since = [*vt, "--since", "HEAD~10"]
     for commits in args.commits:
         origin = args.dir / f"audit-{commits}-{args.merge_every}"
         if not (origin / ".git").exists():
@@ -171,9 +160,17 @@ def main() -> None:
             run(args.dir, "git", "clone", "-q", str(origin), str(clone))
         (clone / "vt.toml").touch()  # a vault: the ledger at its default place
         size = (clone / LEDGER).stat().st_size
-        full = timed(vt, clone, args.runs)
-        recent = timed([*vt, "--since", "HEAD~10"], clone, args.runs)
-        print(f"{commits} commits, ledger {size / 1e6:.2f} MB, median of {args.runs}:")
+        figures = interleaved(
+            {
+                "full": lambda c=clone: run_checked(vt, cwd=c, env=GIT_ENV),
+                "recent": lambda c=clone: run_checked(since, cwd=c, env=GIT_ENV),
+            },
+            args.runs,
+        )
+        full = figures.median("full", "wall"), figures.median("full")
+        recent = figures.median("recent", "wall"), figures.median("recent")
+        print(f"{commits} commits, ledger {size / 1e6:.2f} MB, median of {args.runs}; "
+              f"{figures.load(1)}")  # fmt: skip
         print(f"  vt ledger audit                 : {full[0]:7.2f} s wall, {full[1]:7.2f} s CPU")
         print(f"  vt ledger audit --since HEAD~10 : {recent[0]:7.2f} s wall, "
               f"{recent[1]:7.2f} s CPU")  # fmt: skip

@@ -15,9 +15,10 @@ Both sides validate the same vault (bench/synthetic.py, `--seed`, `--defects`), 
 --out for later runs, its `.vt/` removed before every run (cold: no cache). The rounds
 alternate the order (A B, then B A, ...), so a slow spell of the machine falls on both
 sides alike. For each run: wall time and CPU time (user + system of the whole process
-tree, bench/measure.py). Reported: each side's median, and the per-round ratios B/A
-(this install over the baseline) as min / median / max; the load average before and
-after. On a loaded machine the CPU ratio is the figure to trust.
+tree, from bench/measure.py, the benchmarks' harness). Reported: each side's median,
+and the per-round ratios B/A (this install over the baseline) as min / median / max;
+the load average before and after. On a loaded machine the CPU ratio is the figure to
+trust.
 Stdlib only (plus the two installs of vault_tools).
 """
 
@@ -26,24 +27,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 from pathlib import Path
 
-from measure import Measured, run_measured  # bench/measure.py
+from measure import Measured, interleaved, run_measured, spread, vt_of  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def vt_of(prefix: Path) -> str:
-    """The `vt` script of the environment at `prefix`."""
-    found = shutil.which("vt", path=str(prefix / "bin")) or shutil.which(
-        "vt", path=str(prefix / "Scripts")
-    )
-    if found is None:
-        raise SystemExit(f"{prefix}: no vt installed there")
-    return found
 
 
 def the_vault(out: Path, notes: int, seed: int, defects: float) -> Path:
@@ -61,19 +51,6 @@ def cold_run(vt: str, vault: Path) -> Measured:
     return measured
 
 
-def rounds(sides: dict[str, str], vault: Path, count: int) -> dict[str, list[Measured]]:
-    results: dict[str, list[Measured]] = {name: [] for name in sides}
-    names = list(sides)
-    for number in range(count):
-        for name in names if number % 2 == 0 else reversed(names):
-            results[name].append(cold_run(sides[name], vault))
-    return results
-
-
-def spread(values: list[float]) -> str:
-    return f"{min(values):.3f} / {statistics.median(values):.3f} / {max(values):.3f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", type=Path, required=True, help="the other install")
@@ -85,26 +62,19 @@ def main() -> None:
     args = parser.parse_args()
     sides = {"A baseline": vt_of(args.baseline), "B this": vt_of(Path(sys.prefix))}
     vault = the_vault(args.out, args.notes, args.seed, args.defects)
-    before = os.getloadavg()
-    results = rounds(sides, vault, args.rounds)
-    after = os.getloadavg()
+    results = interleaved(
+        {name: (lambda vt=vt: cold_run(vt, vault)) for name, vt in sides.items()}, args.rounds
+    )
     print(f"{os.cpu_count()} cores; {args.notes} notes; {args.rounds} rounds, order alternating")
     print(f"  {'side':<12} {'wall s':>7} {'CPU s':>7}  vt")
-    for name, runs in results.items():
-        wall = statistics.median(m.wall for m in runs)
-        cpu = statistics.median(m.cpu for m in runs)
+    for name in sides:
+        wall, cpu = results.median(name, "wall"), results.median(name, "cpu")
         print(f"  {name:<12} {wall:>7.2f} {cpu:>7.2f}  {sides[name]}")
-    a, b = results.values()
-    walls = [y.wall / x.wall for x, y in zip(a, b, strict=True)]
-    cpus = [y.cpu / x.cpu for x, y in zip(a, b, strict=True)]
+    walls = results.ratios("B this", "A baseline", "wall")
+    cpus = results.ratios("B this", "A baseline", "cpu")
     print(f"  B/A wall, min / median / max of the rounds: {spread(walls)}")
     print(f"  B/A CPU,  min / median / max of the rounds: {spread(cpus)}")
-    print(
-        "  load average (1, 5, 15 min): before "
-        + " ".join(f"{x:.2f}" for x in before)
-        + ", after "
-        + " ".join(f"{x:.2f}" for x in after)
-    )
+    print(f"  {results.load()}")
 
 
 if __name__ == "__main__":

@@ -7,11 +7,12 @@ vault, measured in the same rounds (the goal: each within 1.5x of that validate)
 Each round runs every command once, in an order shuffled afresh each round (a fixed
 order showed a place-in-the-round effect of up to 25%), so a slow spell of the machine
 falls on all of them; a command's figure is the median over the rounds of its time
-divided by the round's validate. Two variants show what the choices of cli/root.py
-cost, each paired with the same runs as shipped: Typer's rich help (`rich_markup_mode`
-"markdown", which imports rich.markdown and markdown-it) and the app without Typer's
-completion options. Every process starts the same way (`python -c`), so the figures
-compare like with like. Stdlib only.
+divided by the round's validate, by wall and by CPU time (bench/measure.py, the
+benchmarks' harness, which also gives the load average before and after). Two variants
+show what the choices of cli/root.py cost, each paired with the same runs as shipped:
+Typer's rich help (`rich_markup_mode` "markdown", which imports rich.markdown and
+markdown-it) and the app without Typer's completion options. Every process starts the
+same way (`python -c`), so the figures compare like with like. Stdlib only.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Sequence
 from pathlib import Path
+
+from measure import Measured, interleaved, run_measured  # bench/measure.py
 
 SETUPS = {
     "as shipped": "",
@@ -41,10 +43,8 @@ def command(setup: str, args: list[str]) -> list[str]:
     ]
 
 
-def once(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+def once(cmd: list[str]) -> Measured:
+    return run_measured(cmd, memory=False)
 
 
 def every_help() -> list[list[str]]:
@@ -83,26 +83,30 @@ def main() -> None:
         for name, setup in list(SETUPS.items())[1:]:
             jobs[f"vt --help, {name}"] = command(setup, ["--help"])
             jobs[f"validate (empty vault), {name}"] = command(setup, validate)
-        ratios: dict[str, list[float]] = {name: [] for name in jobs}
-        seconds: dict[str, list[float]] = {name: [] for name in jobs}
-        for cmd in [] if args.no_warmup else jobs.values():
-            once(cmd)  # warm the OS caches
         shuffle = random.Random(15).shuffle
-        for _ in range(args.runs):
-            order = list(jobs)
+
+        def shuffled(names: Sequence[str], _: int) -> list[str]:
+            order = list(names)
             shuffle(order)
-            times = {name: once(jobs[name]) for name in order}
-            base = times["validate (empty vault)"]
-            for name, elapsed in times.items():
-                seconds[name].append(elapsed)
-                ratios[name].append(elapsed / base)
+            return order
+
+        figures = interleaved(
+            {name: (lambda c=cmd: once(c)) for name, cmd in jobs.items()},
+            args.runs,
+            warmup=not args.no_warmup,  # the OS caches
+            order=shuffled,
+        )
+    base = "validate (empty vault)"
     print(f"median of {args.runs} rounds; ratio: to the same round's empty-vault validate")
+    print(f"  {'':<44} {'wall ms':>7}  {'wall':>5}  {'CPU':>5}")
+    ratios = {name: statistics.median(figures.ratios(name, base, "wall")) for name in jobs}
     for name in jobs:
-        ms = statistics.median(seconds[name]) * 1000
-        print(f"  {name:<44} {ms:7.1f} ms  {statistics.median(ratios[name]):5.2f}x")
+        ms = figures.median(name, "wall") * 1000
+        cpu = statistics.median(figures.ratios(name, base, "cpu"))
+        print(f"  {name:<44} {ms:7.1f} ms {ratios[name]:5.2f}x {cpu:5.2f}x")
     shipped = [r for name, r in ratios.items() if "--help" in name and "," not in name]
-    worst = max(statistics.median(r) for r in shipped)
-    print(f"slowest --help as shipped: {worst:.2f}x the empty-vault validate (goal <= 1.5)")
+    print(f"slowest --help as shipped: {max(shipped):.2f}x the empty-vault validate (goal <= 1.5)")
+    print(figures.load())
 
 
 if __name__ == "__main__":

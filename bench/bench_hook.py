@@ -4,21 +4,21 @@ notes in a 10k-note vault (goal: ≤ 250 ms for the whole process).
     python bench/bench_hook.py [--notes 10000] [--staged 3] [--runs 10] [--dir bench/out]
 
 The vault (bench/synthetic.py) is committed to a git repository once and reused across runs
-(`<dir>/hook-<notes>/vault`). Each run stages `--staged` edited notes, times the whole
-hook process (median of `--runs`), times `python -c pass` as the floor, prints both, and
-restores the notes. Stdlib only.
+(`<dir>/hook-<notes>/vault`). It stages `--staged` edited notes, then times the whole
+hook process and `python -c pass`, the floor, `--runs` rounds of both, the order turning
+(bench/measure.py, the benchmarks' harness); prints the medians of wall and CPU time
+with the load average, and restores the notes. Stdlib only.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from measure import interleaved, run_measured  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,17 +44,6 @@ def make_committed_vault(vault: Path, notes: int) -> None:
     git(vault, "commit", "-qm", "vault")
 
 
-def timed(cmd: list[str], cwd: Path, runs: int) -> tuple[float, int]:
-    samples, code = [], 0
-    for _ in range(runs):
-        start = time.perf_counter()
-        code = subprocess.run(
-            cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        ).returncode
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000, code
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=10000)
@@ -72,15 +61,28 @@ def main() -> None:
             note.write_text(note.read_text(encoding="utf-8") + "\nedited\n", encoding="utf-8")
             git(vault, "add", str(note.relative_to(vault)))
         hook_cmd = [sys.executable, "-m", "vault_tools", "hook", "run", "--vault", "."]
-        timed(hook_cmd, vault, 1)  # warm the OS caches
-        hook_ms, code = timed(hook_cmd, vault, args.runs)
-        floor_ms, _ = timed([sys.executable, "-c", "pass"], vault, args.runs)
+        floor_cmd = [sys.executable, "-c", "pass"]
+        figures = interleaved(
+            {
+                "hook": lambda: run_measured(hook_cmd, cwd=vault, memory=False),
+                "floor": lambda: run_measured(floor_cmd, cwd=vault, memory=False),
+            },
+            args.runs,
+            warmup=True,  # the OS caches
+        )
     finally:
         git(vault, "reset", "-q", "--hard", "HEAD")
+    code = figures.runs["hook"][-1].code
+    hook_ms, floor_ms = (
+        figures.median("hook", "wall") * 1000,
+        figures.median("floor", "wall") * 1000,
+    )
+    hook_cpu, floor_cpu = figures.median("hook") * 1000, figures.median("floor") * 1000
     verdict = "ok" if hook_ms <= 250 else "OVER the 250 ms goal"
-    print(f"vault: {args.notes} notes, {len(notes)} staged, median of {args.runs} runs")
-    print(f"python -c pass          : {floor_ms:7.1f} ms (the floor)")
-    print(f"vt hook run (exit {code})   : {hook_ms:7.1f} ms  ({verdict})")
+    print(f"vault: {args.notes} notes, {len(notes)} staged, median of {args.runs} rounds")
+    print(f"python -c pass          : {floor_ms:7.1f} ms ({floor_cpu:.1f} ms CPU; the floor)")
+    print(f"vt hook run (exit {code})   : {hook_ms:7.1f} ms ({hook_cpu:.1f} ms CPU; {verdict})")
+    print(figures.load())
 
 
 if __name__ == "__main__":

@@ -1,14 +1,20 @@
-"""Benchmark `verify_ledger` against a bare loop, and show its memory stays flat.
+"""Benchmark `vt ledger verify` against a bare loop, and show its memory stays flat.
 
-    python bench/bench_ledger.py [--events 100000] [--small 10000] [--dir DIR]
+    python bench/bench_ledger.py [--events 100000] [--small 10000] [--rounds 5] [--dir DIR]
 
-Builds ledgers of realistic events (a seed-sized semantic frame), then, in the same run:
-- baseline: read the file, `json.loads` + sha256 every line;
-- `verify_ledger` on the same file, cold (fresh .vt: every line parsed and checked) and
-  warm (the prefix the appends trusted, re-proved by its hash chain) (goal: within 3x of
-  the baseline);
-- peak memory of verify at the small and the large size, each in a fresh subprocess
-  (tracemalloc peak for Python objects, ru_maxrss for the whole process incl. sqlite).
+Builds ledgers of realistic events (a seed-sized semantic frame), each in a folder laid
+out as a vault (`05_ledger/decision_ledger.jsonl`, the appends' state in `.vt/`), then
+runs, interleaved round after round (bench/measure.py, the benchmarks' harness), each a
+fresh process on the large ledger:
+- bare: read the file, `json.loads` + sha256 every line;
+- verify cold: `verify_ledger` with a fresh state folder (every line parsed and checked);
+- verify warm: `verify_ledger` with the state the appends left (the prefix they trusted,
+  re-proved by its hash chain);
+- `vt ledger verify`: the command a user runs, cold (it reads no state here).
+Each child times its own step (`PHASE`); the ratios against the bare loop are of those
+steps, round by round (goal: verify within 3x), and of whole processes for the command.
+Then the peak memory of verify at the small and the large size, each in a fresh
+subprocess (tracemalloc peak for Python objects, VmHWM for the whole process).
 Stdlib only (plus vault_tools).
 """
 
@@ -18,8 +24,9 @@ import argparse
 import contextlib
 import hashlib
 import json
+import os
 import resource
-import subprocess
+import shutil
 import sys
 import tempfile
 import time
@@ -28,10 +35,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from measure import (  # noqa: E402  (bench/measure.py)
+    ROOT,
+    Measured,
+    interleaved,
+    phase_clock,
+    run_checked,
+    spread,
+    tree_env,
+)
+
 from vault_tools.ledger.append import Ledger  # noqa: E402
 from vault_tools.ledger.verify import verify_ledger  # noqa: E402
 from vault_tools.vocabulary import CHECK_KEYS  # noqa: E402
 
+LEDGER = "05_ledger/decision_ledger.jsonl"
 FRAME = {
     "comparison_expression": "warm prefill of k tokens ≈ one decode step",
     "entities": [
@@ -80,25 +98,29 @@ def build(path: Path, state: Path, n: int) -> float:
     return time.perf_counter() - start
 
 
-def bare_loop(path: Path) -> float:
-    start = time.perf_counter()
+def bare_loop(path: Path) -> None:
+    """The baseline: what any reader of the ledger does, and no check."""
     with open(path, "rb") as f:
         for line in f:
             json.loads(line)
             hashlib.sha256(line).hexdigest()
-    return time.perf_counter() - start
 
 
-def timed_verify(path: Path, state: Path) -> float:
-    start = time.perf_counter()
-    result = verify_ledger(path, state)
-    elapsed = time.perf_counter() - start
-    assert result.ok, result.problems[:5]
-    return elapsed
+def child(step: str, path: str, state: str) -> None:
+    """In a fresh process: the bare loop or one verify; prints `PHASE wall cpu`."""
+    clock = phase_clock()
+    if step == "bare":
+        bare_loop(Path(path))
+    else:
+        result = verify_ledger(path, state)
+        if not result.ok:
+            raise SystemExit(f"{path}: {result.problems[:3]}")
+    wall, cpu = clock()
+    print(f"PHASE {wall:.4f} {cpu:.4f}")
 
 
-def child(path: str, state: str) -> None:
-    """Run in a fresh process: one verify, report peak memory as JSON."""
+def memory_child(path: str, state: str) -> None:
+    """In a fresh process: one verify, its peak memory as JSON."""
     # the peak RSS is inherited from the (large) parent across fork+exec: reset it first
     with contextlib.suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")
@@ -114,52 +136,91 @@ def child(path: str, state: str) -> None:
     print(json.dumps({"ok": result.ok, "traced_peak": peak, "maxrss_kib": maxrss_kib}))
 
 
-def memory_of(path: Path, state: Path) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", str(path), str(state)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return json.loads(out.stdout)
+def memory_of(vault: Path) -> dict:
+    command = [sys.executable, __file__, "--memory", str(vault / LEDGER), str(vault / ".vt")]
+    return json.loads(run_checked(command).out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dir", type=Path, default=None)
-    parser.add_argument("--child", nargs=2, metavar=("LEDGER", "STATE"))
+    parser.add_argument("--child", nargs=3, metavar=("STEP", "LEDGER", "STATE"))
+    parser.add_argument("--memory", nargs=2, metavar=("LEDGER", "STATE"))
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
-    root = args.dir or Path(tempfile.mkdtemp(prefix="bench_ledger_"))
-    sizes = {"small": args.small, "large": args.events}
-    paths = {}
+    if args.memory:
+        memory_child(*args.memory)
+        return
+    root = Path(tempfile.mkdtemp(prefix="bench_ledger_", dir=args.dir))
+    try:
+        run(root, args.events, args.small, args.rounds)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(root: Path, events: int, small: int, rounds: int) -> None:
+    sizes = {"small": small, "large": events}
     for name, n in sizes.items():
-        ledger, state = root / name / "decision_ledger.jsonl", root / name / ".vt"
-        took = build(ledger, state, n)
-        paths[name] = (ledger, state)
-        mib = ledger.stat().st_size / 2**20
+        took = build(root / name / LEDGER, root / name / ".vt", n)
+        mib = (root / name / LEDGER).stat().st_size / 2**20
         print(f"built {n:>7} events ({mib:.1f} MiB) in {took:.2f}s")
 
-    ledger, state = paths["large"]
-    bare = min(bare_loop(ledger) for _ in range(3))
-    # cold: a fresh .vt each time, so every line is parsed and every check runs
-    cold = min(timed_verify(ledger, state.with_name(f".vt-cold{i}")) for i in range(3))
-    # warm: the usual case: the prefix the appends trusted (verify itself remembers
-    # nothing) is re-proved by its hash chain, only new lines are parsed
-    warm = min(timed_verify(ledger, state) for _ in range(3))
-    print(f"bare loop (json.loads + sha256 per line): {bare:.3f}s")
-    print(f"verify_ledger, cold (full checks):        {cold:.3f}s  ratio {cold / bare:.2f}x")
-    print(f"verify_ledger, warm (prefix re-proved):   {warm:.3f}s  ratio {warm / bare:.2f}x")
-    print("goal: within 3x of the bare loop")
+    vault = root / "large"
+    ledger, warm_state, cold_state = vault / LEDGER, vault / ".vt", root / "cold-state"
+    me = [sys.executable, __file__, "--child"]
 
+    def step(name: str, state: Path) -> Measured:
+        shutil.rmtree(cold_state, ignore_errors=True)
+        return run_checked([*me, name, str(ledger), str(state)])
+
+    def command() -> Measured:
+        hidden = vault / ".vt-kept"  # the command cold: no state of the appends to trust
+        warm_state.rename(hidden)
+        try:
+            return run_checked(
+                [sys.executable, "-m", "vault_tools", "ledger", "verify", "--vault", str(vault)],
+                env=tree_env(ROOT),
+            )
+        finally:
+            hidden.rename(warm_state)
+
+    sides = {
+        "bare": lambda: step("bare", cold_state),
+        "verify cold": lambda: step("verify", cold_state),
+        "verify warm": lambda: step("verify", warm_state),
+        "vt ledger verify": command,
+    }
+    figures = interleaved(sides, rounds, warmup=True)
+    print(f"{events} events, {rounds} rounds, order turning; {figures.load()}")
+    print("  (each figure: min / median / max of the rounds)")
+    phases = {name: [m.phase() or (m.wall, m.cpu) for m in figures.runs[name]] for name in sides}
+    for name in ("bare", "verify cold", "verify warm"):
+        walls = [p[0] for p in phases[name]]
+        cpus = [p[1] for p in phases[name]]
+        print(f"  {name:<12} step wall {spread(walls)} s, CPU {spread(cpus)} s")
+    for name in ("verify cold", "verify warm"):
+        pairs = list(zip(phases[name], phases["bare"], strict=True))
+        wall = [a[0] / b[0] for a, b in pairs]
+        cpu = [a[1] / b[1] for a, b in pairs]
+        print(f"  {name} / bare: wall {spread(wall)}, CPU {spread(cpu)} (goal: within 3x)")
+    runs = figures.runs["vt ledger verify"]
+    print(
+        f"  vt ledger verify, cold, whole process: wall {spread([m.wall for m in runs])} s, "
+        f"CPU {spread([m.cpu for m in runs])} s; / bare's process: CPU "
+        f"{spread(figures.ratios('vt ledger verify', 'bare'))}"
+    )
     for name, n in sizes.items():
-        mem = memory_of(*paths[name])
+        mem = memory_of(root / name)
         print(
             f"verify memory at {n:>7} events: python peak {mem['traced_peak'] / 2**20:.2f} MiB, "
             f"process maxrss {mem['maxrss_kib'] / 1024:.1f} MiB"
         )
+    print(f"{os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ The vault (about a third of its notes are REQUEST_REPAIR with V2 drafts) is gene
 once, then copied afresh for every run so each `vt preview` is a cold, writing run:
 every marked note gets its preview block, `review_state` and `vt_preview_hash`.
 `vt validate` runs on a fresh copy too, with no `.vt/` cache (cold). Both are timed as
-whole processes (median of --runs); the goal is preview/validate <= 3.
-A `vt preview` with nothing to do follows each writing run: the second run (drafts
-unchanged: it writes nothing, reading the notes the first one wrote once) and a third
-(every note only stat'ed); the goal is no-op/validate <= 0.3, as ratios of the same round.
+whole processes, `--runs` rounds, the order turning each round (bench/measure.py, the
+benchmarks' harness: wall time, and CPU time of the process and its workers); the goal
+is preview/validate <= 3, the median of the rounds' ratios. A `vt preview` with nothing
+to do follows each writing run: the second run (drafts unchanged: it writes nothing,
+reading the notes the first one wrote once) and a third (every note only stat'ed); the
+goal is no-op/validate <= 0.3, as ratios of the same round.
 """
 
 from __future__ import annotations
@@ -18,24 +20,14 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from measure import Measured, interleaved, run_checked, spread  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-500:]!r}")
-    return elapsed
 
 
 def fresh_copy(source: Path, work: Path, name: str) -> Path:
@@ -63,30 +55,50 @@ def main() -> None:
         source = work / "source"
         make_vault(source, args.notes)
         marked = count_marked(source)
-        validate_times, preview_times, warm_times, third_times = [], [], [], []
-        for run in range(args.runs):
-            vault = fresh_copy(source, work, f"validate-{run}")
-            validate_times.append(timed([vt, "validate", "--vault", str(vault)]))
-            vault = fresh_copy(source, work, f"preview-{run}")
-            preview_times.append(timed([vt, "preview", "--vault", str(vault)]))
-            warm_times.append(timed([vt, "preview", "--vault", str(vault)]))
-            third_times.append(timed([vt, "preview", "--vault", str(vault)]))
-        validate = statistics.median(validate_times)
-        preview = statistics.median(preview_times)
-        warm = statistics.median(warm_times)
-        third = statistics.median(third_times)
-        noop = statistics.median(w / v for w, v in zip(warm_times, validate_times, strict=True))
-        noop3 = statistics.median(w / v for w, v in zip(third_times, validate_times, strict=True))
-    print(f"vault: {args.notes} notes, {marked} REQUEST_REPAIR; median of {args.runs} runs")
-    print(f"vt validate (cold, no .vt/):        {validate:6.2f} s")
-    print(f"vt preview  (cold, writes {marked}):  {preview:6.2f} s")
-    print(f"vt preview  (second run, no writes): {warm:6.2f} s")
-    print(f"vt preview  (third run, no writes):  {third:6.2f} s")
-    print(f"preview / validate = {preview / validate:.2f}  (goal <= 3)")
+        no_op: dict[str, list[Measured]] = {"second": [], "third": []}
+
+        def validate() -> Measured:
+            vault = fresh_copy(source, work, "validate")
+            return run_checked([vt, "validate", "--vault", str(vault)], (0, 1))
+
+        def preview() -> Measured:
+            vault = fresh_copy(source, work, "preview")
+            command = [vt, "preview", "--vault", str(vault)]
+            first = run_checked(command, (0, 1))
+            for run in no_op.values():  # the same vault, its previews written
+                run.append(run_checked(command, (0, 1)))
+            return first
+
+        figures = interleaved({"validate": validate, "preview": preview}, args.runs)
+    cold = figures.runs["validate"]
+
+    def median(runs: list[Measured], key: str = "wall") -> float:
+        return statistics.median(getattr(m, key) for m in runs)
+
+    def over_validate(runs: list[Measured], key: str) -> str:
+        return spread([m.wall / v.wall if key == "wall" else m.cpu / v.cpu
+                       for m, v in zip(runs, cold, strict=True)], 2)  # fmt: skip
+
+    print(f"vault: {args.notes} notes, {marked} REQUEST_REPAIR; median of {args.runs} rounds")
+    print(f"vt validate (cold, no .vt/):        {median(cold):6.2f} s "
+          f"({median(cold, 'cpu'):.2f} s CPU)")  # fmt: skip
+    for label, runs in (
+        (f"vt preview  (cold, writes {marked}):  ", figures.runs["preview"]),
+        ("vt preview  (second run, no writes): ", no_op["second"]),
+        ("vt preview  (third run, no writes):  ", no_op["third"]),
+    ):
+        print(f"{label}{median(runs):6.2f} s ({median(runs, 'cpu'):.2f} s CPU); / validate, "
+              f"min / median / max: wall {over_validate(runs, 'wall')}, "
+              f"CPU {over_validate(runs, 'cpu')}")  # fmt: skip
+    ratio = statistics.median(figures.ratios("preview", "validate", "wall"))
+    print(f"preview / validate = {ratio:.2f}  (goal <= 3)")
+    noop = statistics.median(m.wall / v.wall for m, v in zip(no_op["second"], cold, strict=True))
+    noop3 = statistics.median(m.wall / v.wall for m, v in zip(no_op["third"], cold, strict=True))
     print(
         f"no-op preview / cold validate, median of the rounds' ratios: second run "
         f"{noop:.2f}, third run {noop3:.2f}  (goal <= 0.3)"
     )
+    print(figures.load())
 
 
 if __name__ == "__main__":

@@ -7,26 +7,25 @@ Without --vault, a synthetic vault (bench/synthetic.py, --notes notes, seed 7, 5
 notes with a defect) is written to a temporary folder and one `vt apply` records its
 decisions (with `record_for_reviewers`, as one recorder for the four reviewers the
 generator names). One warm-up round runs every command once; then each of --runs rounds
-runs, back to back in this order, `vt validate` (warm: its cache is current), `vt report
---dry-run`, and with --base the same dry run from another source tree (`SRC`, a folder
-holding a `vault_tools` package, e.g. `git archive REV | tar -x -C SRC`), all on the same
-vault in the same state. Each run's wall time and CPU time (user + system of the whole
-process tree, as os.wait4 reports it) is measured by bench/measure.py; the ratios are
-taken within a round (report / validate, base / this) and given as min / median / max,
-beside the load average, since the machine may be shared.
+runs, back to back, the order turning each round, `vt validate` (warm: its cache is
+current), `vt report --dry-run`, and with --base the same dry run from another source
+tree (`SRC`, a folder holding a `vault_tools` package, e.g. `git archive REV | tar -x -C
+SRC`), all on the same vault in the same state. Each run's wall time and CPU time (user
++ system of the whole process tree, as os.wait4 reports it) is measured by
+bench/measure.py, the benchmarks' harness; the ratios are taken within a round (report /
+validate, this / base) and given as min / median / max, beside the load average before
+and after, since the machine may be shared.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from measure import Measured, run_measured
+from measure import interleaved, run_checked, spread  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,10 +48,6 @@ def prepare(out: Path, notes: int) -> Path:
     return vault
 
 
-def spread(values: list[float]) -> str:
-    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vault", type=Path, help="an existing vault (left as it is)")
@@ -68,25 +63,26 @@ def main() -> None:
         }
         if args.base is not None:
             jobs["base report --dry-run"] = vt(vault, "report", "--dry-run", source=args.base)
-        for command in jobs.values():  # warm-up: caches current, files in the page cache
-            run_measured(command, cwd=ROOT)
-        runs: dict[str, list[Measured]] = {name: [] for name in jobs}
-        for _ in range(args.runs):
-            for name, command in jobs.items():
-                runs[name].append(run_measured(command, cwd=ROOT))
-        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"vault: {vault}; {args.runs} rounds; load average after: {load}")
-    for name, measured in runs.items():
+        figures = interleaved(
+            {
+                name: (lambda c=command: run_checked(c, (0, 1), cwd=ROOT))
+                for name, command in jobs.items()
+            },
+            args.runs,
+            warmup=True,  # caches current, files in the page cache
+        )
+    print(f"vault: {vault}; {args.runs} rounds; {figures.load()}")
+    for name, measured in figures.runs.items():
         walls = [m.wall for m in measured]
         cpus = [m.cpu for m in measured]
-        print(f"  {name:<24} wall {spread(walls)} s   CPU {spread(cpus)} s")
+        print(f"  {name:<24} wall {spread(walls, 2)} s   CPU {spread(cpus, 2)} s")
     pairs = [("report --dry-run", "validate")]
     if args.base is not None:
         pairs.append(("report --dry-run", "base report --dry-run"))
     for top, bottom in pairs:
-        wall = [a.wall / b.wall for a, b in zip(runs[top], runs[bottom], strict=True)]
-        cpu = [a.cpu / b.cpu for a, b in zip(runs[top], runs[bottom], strict=True)]
-        print(f"  {top} / {bottom}: wall {spread(wall)}, CPU {spread(cpu)} (min/median/max)")
+        wall = spread(figures.ratios(top, bottom, "wall"), 2)
+        cpu = spread(figures.ratios(top, bottom, "cpu"), 2)
+        print(f"  {top} / {bottom}: wall {wall}, CPU {cpu} (min/median/max)")
 
 
 if __name__ == "__main__":

@@ -7,18 +7,18 @@ command run imports only its own module.
     python bench/bench_startup.py [--runs 20] [--no-warmup]
 
 Prints the median of each variant and the extra time of each group of modules against
-the lazy run. Stdlib only.
+the lazy run, wall and CPU, with the load average (bench/measure.py, the benchmarks'
+harness; the order of the variants turns each round). Stdlib only.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from measure import Measured, interleaved, run_measured  # bench/measure.py
 
 # the modules the commands of vault_tools/cli/ import inside their functions, by group
 GROUPS = {
@@ -66,10 +66,8 @@ def command(preload: list[str], args: list[str]) -> list[str]:
     ]
 
 
-def once(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - start) * 1000
+def once(cmd: list[str]) -> Measured:
+    return run_measured(cmd, memory=False)
 
 
 def main() -> None:
@@ -87,17 +85,20 @@ def main() -> None:
         runs = {"--help": ["--help"], "validate (empty vault)": ["validate", "--vault", str(vault)]}
         variants = {"lazy": [], **GROUPS, "all top-level": sum(GROUPS.values(), [])}
         for label, cli_args in runs.items():
-            samples: dict[str, list[float]] = {name: [] for name in variants}
-            for preload in [] if args.no_warmup else variants.values():
-                once(command(preload, cli_args))  # warm the OS caches
-            for _ in range(args.runs):
-                for name, preload in variants.items():
-                    samples[name].append(once(command(preload, cli_args)))
-            lazy = statistics.median(samples["lazy"])
-            print(f"vt {label}: median of {args.runs} runs")
+            figures = interleaved(
+                {
+                    name: (lambda p=preload, a=cli_args: once(command(p, a)))
+                    for name, preload in variants.items()
+                },
+                args.runs,
+                warmup=not args.no_warmup,  # the OS caches
+            )
+            lazy, lazy_cpu = figures.median("lazy", "wall") * 1000, figures.median("lazy") * 1000
+            print(f"vt {label}: median of {args.runs} rounds; {figures.load()}")
             for name in variants:
-                ms = statistics.median(samples[name])
-                print(f"  {name:<16} {ms:7.1f} ms  ({(ms - lazy) / lazy:+6.1%} against lazy)")
+                ms, cpu = figures.median(name, "wall") * 1000, figures.median(name) * 1000
+                print(f"  {name:<16} {ms:7.1f} ms  ({(ms - lazy) / lazy:+6.1%} against lazy), "
+                      f"CPU {cpu:6.1f} ms ({(cpu - lazy_cpu) / lazy_cpu:+6.1%})")  # fmt: skip
 
 
 if __name__ == "__main__":

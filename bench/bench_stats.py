@@ -14,16 +14,14 @@ seeing the first (two heads, settled by the next round). Then, interleaved and r
 - W: `vt stats`, warm: its cache in place, nothing changed.
 
 Goals: C within 2 s; W within 3x V. Each run's wall time and CPU time (user + system of
-the child, `RUSAGE_CHILDREN`); the ratios are taken round by round, with min / median /
-max; the load average is printed before and after. Stdlib only (plus vault_tools).
+the child and its workers) from bench/measure.py, the benchmarks' harness; the ratios
+are taken round by round, with min / median / max; the load average is printed before
+and after. Stdlib only (plus vault_tools).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +29,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measure import Measured, interleaved, run_checked, spread  # noqa: E402  (bench/measure.py)
 
 from vault_tools.ledger.append import Ledger  # noqa: E402
 from vault_tools.ledger.events import supersedes_value  # noqa: E402
@@ -107,23 +108,6 @@ def _ids(value: object) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)  # type: ignore[arg-type]
 
 
-def timed(command: list[str]) -> tuple[float, float]:
-    """(wall, CPU) of one run; CPU is user + system of the child."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1):  # validate exits 1 on findings
-        raise SystemExit(f"{' '.join(command)}: exit {done.returncode}\n{done.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
-
-
-def spread(values: list[float]) -> str:
-    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=10000)
@@ -146,29 +130,26 @@ def main() -> None:
     stats = [*vt, "stats", "--vault", str(vault)]
     cache = vault / ".vt" / "stats-cache.marshal"
     for command in (validate, validate, stats):  # validate's cache, the gate, the store
-        timed(command)
+        run_checked(command, (0, 1))
 
-    def cold() -> tuple[float, float]:
+    def cold() -> Measured:
         cache.unlink(missing_ok=True)
-        return timed(stats)
+        return run_checked(stats)
 
-    kinds = {"V": lambda: timed(validate), "C": cold, "W": lambda: timed(stats)}
-    order = list(kinds)
-    results: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    for rnd in range(args.rounds):
-        rotation = order[rnd % 3 :] + order[: rnd % 3]
-        for kind in rotation:
-            results[kind].append(kinds[kind]())
-    print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    names = {"V": "vt validate warm", "C": "vt stats cold", "W": "vt stats warm"}
-    for kind, runs in results.items():
-        walls, cpus = [w for w, _ in runs], [c for _, c in runs]
-        print(f"{names[kind]}: wall {spread(walls)} s, CPU {spread(cpus)} s (min / median / max)")
-    for kind in ("C", "W"):
-        wall = [a[0] / b[0] for a, b in zip(results[kind], results["V"], strict=True)]
-        cpu = [a[1] / b[1] for a, b in zip(results[kind], results["V"], strict=True)]
-        print(f"{names[kind]} / {names['V']}: wall {spread(wall)}x, CPU {spread(cpu)}x")
+    kinds = {
+        "vt validate warm": lambda: run_checked(validate, (0, 1)),  # 1: the vault's findings
+        "vt stats cold": cold,
+        "vt stats warm": lambda: run_checked(stats),
+    }
+    figures = interleaved(kinds, args.rounds)
+    print(figures.load())
+    for kind, runs in figures.runs.items():
+        walls, cpus = [m.wall for m in runs], [m.cpu for m in runs]
+        print(f"{kind}: wall {spread(walls, 2)} s, CPU {spread(cpus, 2)} s (min / median / max)")
+    for kind in ("vt stats cold", "vt stats warm"):
+        wall = spread(figures.ratios(kind, "vt validate warm", "wall"), 2)
+        cpu = spread(figures.ratios(kind, "vt validate warm", "cpu"), 2)
+        print(f"{kind} / vt validate warm: wall {wall}x, CPU {cpu}x")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
 """Benchmark `vt rebuild` (whole process) against a bare loop over the same ledger.
 
-    python bench/bench_store.py [--events 100000] [--claims 40000] [--dir DIR]
+    python bench/bench_store.py [--events 100000] [--claims 40000] [--rounds 3] [--dir DIR]
 
 Builds a vault with a 100,000-event ledger (realistic events: a seed-sized semantic frame,
 claims decided several times, ACCEPT / REPAIR / REJECT / REVERT) and a knowledge base for
-the entities the frames name, then, in the same run:
-- baseline: read the file, `json.loads` + sha256 every line;
+the entities the frames name, then, `--rounds` rounds, the order turning each round
+(bench/measure.py, the benchmarks' harness):
+- baseline: read the file, `json.loads` + sha256 every line (bench_ledger.py's bare loop,
+  in a fresh process that times the loop alone);
 - `vt rebuild --json` as a subprocess (interpreter start, imports, replaying the ledger into
-  .vt/claims.sqlite, and syncing the knowledge-base blocks) (goal: within 5x of the baseline);
-- `ClaimStore.catch_up` after 100 more events were appended (the usual case after a pull).
+  .vt/claims.sqlite, and syncing the knowledge-base blocks) (goal: within 5x of the
+  baseline, the median of the rounds' ratios, wall and CPU);
+then `ClaimStore.catch_up` after 100 more events were appended (the usual case after a
+pull), in this process.
 Stdlib only (plus vault_tools).
 """
 
@@ -17,15 +21,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_ledger import bare_loop  # noqa: E402  (the same baseline as verify's)
+from measure import Measured, interleaved, phase_clock, run_checked, spread  # noqa: E402
 
 from vault_tools.config import Settings  # noqa: E402
 from vault_tools.ledger.append import Ledger  # noqa: E402
@@ -94,15 +98,16 @@ def build(vault: Path, n: int, claims: int) -> float:
     return time.perf_counter() - start
 
 
-def vt_rebuild(vault: Path) -> tuple[float, dict]:
-    start = time.perf_counter()
-    out = subprocess.run(
-        [sys.executable, "-m", "vault_tools", "rebuild", "--vault", str(vault), "--json"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return time.perf_counter() - start, json.loads(out.stdout)
+def vt_rebuild(vault: Path) -> Measured:
+    command = [sys.executable, "-m", "vault_tools", "rebuild", "--vault", str(vault), "--json"]
+    return run_checked(command)
+
+
+def bare(ledger: Path) -> Measured:
+    """bench_ledger.py's bare loop over `ledger`, in a fresh process timing the loop."""
+    here = Path(__file__).resolve().parent
+    return run_checked([sys.executable, str(here / "bench_ledger.py"), "--child", "bare",
+                        str(ledger), str(ledger.parent)])  # fmt: skip
 
 
 def catch_up_after_append(vault: Path, n: int, claims: int) -> tuple[float, int]:
@@ -114,17 +119,18 @@ def catch_up_after_append(vault: Path, n: int, claims: int) -> tuple[float, int]
             d["claim"] = None
             d.pop("reverts", None)
             txn.append(d)
-    start = time.perf_counter()
+    clock = phase_clock()
     with ClaimStore.open(settings) as store:
         caught = store.catch_up()
     assert not caught.rebuilt
-    return time.perf_counter() - start, caught.new_events
+    return clock()[0], caught.new_events
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--claims", type=int, default=40_000)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None)
     args = parser.parse_args()
     vault = (args.dir or Path(tempfile.mkdtemp(prefix="bench_store_"))) / "vault"
@@ -135,18 +141,22 @@ def main() -> None:
         f"({ledger.stat().st_size / 2**20:.1f} MiB) in {took:.2f}s"
     )
 
-    bare = min(bare_loop(ledger) for _ in range(3))
-    runs = [vt_rebuild(vault) for _ in range(3)]
-    rebuild, payload = min(runs, key=lambda r: r[0])
-    first_written = len(runs[0][1]["kb_notes_written"])
-    print(f"bare loop (json.loads + sha256 per line): {bare:.3f}s")
-    print(
-        f"vt rebuild (whole process):               {rebuild:.3f}s  "
-        f"ratio {rebuild / bare:.2f}x  (goal: within 5x)"
+    figures = interleaved(
+        {"bare": lambda: bare(ledger), "rebuild": lambda: vt_rebuild(vault)}, args.rounds
     )
+    loops = [m.phase() or (m.wall, m.cpu) for m in figures.runs["bare"]]
+    rebuilds = figures.runs["rebuild"]
+    walls = [r.wall / loop[0] for r, loop in zip(rebuilds, loops, strict=True)]
+    cpus = [r.cpu / loop[1] for r, loop in zip(rebuilds, loops, strict=True)]
+    first, last = json.loads(rebuilds[0].out), json.loads(rebuilds[-1].out)
+    print(f"{args.rounds} rounds, order turning; {figures.load()}")
+    print(f"bare loop (json.loads + sha256 per line): {spread([w for w, _ in loops])} s")
+    print(f"vt rebuild (whole process):               {spread([r.wall for r in rebuilds])} s")
+    print(f"  vt rebuild / bare loop, min / median / max: wall {spread(walls, 2)}x, "
+          f"CPU {spread(cpus, 2)}x  (goal: within 5x)")  # fmt: skip
     print(
-        f"  {payload['events']} events, {payload['claims']} claims; "
-        f"{first_written} knowledge-base notes written by the first run"
+        f"  {last['events']} events, {last['claims']} claims; "
+        f"{len(first['kb_notes_written'])} knowledge-base notes written by the first run"
     )
     seconds, new = catch_up_after_append(vault, 100, args.claims)
     print(f"catch_up after {new} appended events (incremental): {seconds * 1000:.1f} ms")

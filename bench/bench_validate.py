@@ -15,11 +15,12 @@ The vaults are written by bench/synthetic.py (kept in --out for later runs).
 vt cold: no `.vt/` cache; vt warm: the cache of the previous run, nothing changed;
 vt json: the same warm run with --json (goal: within 1.5x of the warm plain run, the
 median of the rounds' json/warm ratios).
-Each round runs every command once, one after the other (so a slow spell of the machine
-falls on all of them); ratios are taken within a round and their median is reported,
-with "best" (fastest cold over fastest RW) as a second view. For every command: wall
-time, CPU time (user + system of all its processes) and peak memory (the sum of each
-process's own peak RSS; see measure.py for what that counts).
+Each round runs every command once, one after the other, the order turning each round
+(so a slow spell of the machine falls on all of them); ratios are taken within a round
+and their median is reported, with "best" (fastest cold over fastest RW) as a second
+view. For every command: wall time, CPU time (user + system of all its processes) and
+peak memory (the sum of each process's own peak RSS), from bench/measure.py, the
+benchmarks' harness, which says what each counts.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from measure import Measured, run_measured
+from measure import Measured, Rounds, interleaved, run_measured  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 from vault_tools.infra.pool import PARALLEL_THRESHOLD
@@ -141,23 +142,27 @@ def main() -> None:
         }
         if not naive:
             del commands["N"]
-        report(size, rounds(args.runs, vault, commands))
+        figures = rounds(args.runs, vault, commands)
+        report(size, figures.runs)
+        print(f"  {figures.load()}")
     print("goals: cold/RW <= 1.5 at 10k, warm/RW <= 0.25, memory flat as the vault grows")
 
 
-def rounds(runs: int, vault: Path, commands: dict[str, list[str]]) -> dict[str, list[Measured]]:
-    """Each command once per round, the rounds one after the other: a machine that slows
-    down for a while slows every command alike, not one command's runs."""
-    results: dict[str, list[Measured]] = {kind: [] for kind in commands}
-    for _ in range(runs):
-        for kind, command in commands.items():
-            if kind == "cold":
-                shutil.rmtree(vault / ".vt", ignore_errors=True)
-            measured = run_measured(command)
-            if measured.code not in (0, 1):
-                raise SystemExit(f"{' '.join(command)} exited {measured.code}")
-            results[kind].append(measured)
-    return results
+def rounds(runs: int, vault: Path, commands: dict[str, list[str]]) -> Rounds:
+    """Each command once per round (the order turning, cold always before the warm runs
+    of the first round): a machine that slows down for a while slows every command
+    alike, not one command's runs."""
+
+    def side(kind: str, command: list[str]) -> Measured:
+        if kind == "cold":
+            shutil.rmtree(vault / ".vt", ignore_errors=True)
+        measured = run_measured(command)
+        if measured.code not in (0, 1):
+            raise SystemExit(f"{' '.join(command)} exited {measured.code}")
+        return measured
+
+    sides = {kind: (lambda k=kind, c=command: side(k, c)) for kind, command in commands.items()}
+    return interleaved(sides, runs)
 
 
 LABELS = {

@@ -14,7 +14,8 @@ PYTHONPATH and this interpreter's packages for the dependencies. Each round runs
 cold (no `.vt/` cache), the order turning every round (A B, B A, …) so a slow spell of
 the machine falls on both. A round's ratio is new over base; the minimum, median and
 maximum of the rounds' ratios are printed for wall time and for CPU time (user + system
-of every process of the run, measure.py), with the load average before and after. The
+of every process of the run), with the load average before and after, all from
+bench/measure.py, the benchmarks' harness. The
 two versions' outputs must be the same but for the new version's own findings, which
 are listed by code.
 """
@@ -22,34 +23,16 @@ are listed by code.
 from __future__ import annotations
 
 import argparse
-import io
-import os
 import shutil
-import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-from measure import Measured, run_measured
+from measure import Measured, export, interleaved, run_measured, spread, tree_env
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def export(commit: str, into: Path) -> Path:
-    """The source tree of `commit`, unpacked into a folder of `into`."""
-    tree = into / commit.replace("/", "_")
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", commit, "vault_tools", "schemas"],
-        check=True,
-        capture_output=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tree, filter="data")
-    return tree
 
 
 def codes(output: str) -> Counter[str]:
@@ -64,24 +47,12 @@ def codes(output: str) -> Counter[str]:
 
 def run(tree: Path, vault: Path, out: Path) -> Measured:
     shutil.rmtree(vault / ".vt", ignore_errors=True)
-    env_path = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(tree)
-    try:
-        with out.open("wb") as sink:
-            command = [sys.executable, "-m", "vault_tools", "validate", "--vault", str(vault)]
-            measured = run_measured(command, stdout=sink)
-    finally:
-        if env_path is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = env_path
+    with out.open("wb") as sink:
+        command = [sys.executable, "-m", "vault_tools", "validate", "--vault", str(vault)]
+        measured = run_measured(command, stdout=sink, env=tree_env(tree))
     if measured.code not in (0, 1):
         raise SystemExit(f"{tree.name}: vt validate exited {measured.code}")
     return measured
-
-
-def spread(ratios: list[float]) -> str:
-    return f"min {min(ratios):.3f}, median {statistics.median(ratios):.3f}, max {max(ratios):.3f}"
 
 
 def main() -> None:
@@ -100,27 +71,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vt-versions-") as scratch:
         folder = Path(scratch)
         base, new = export(args.base, folder), export(args.new, folder)
-        load_before = os.getloadavg()
-        rounds: list[tuple[Measured, Measured]] = []
-        for index in range(args.runs):
-            order = (base, new) if index % 2 == 0 else (new, base)
-            measured = {tree: run(tree, args.vault, folder / f"{tree.name}.out") for tree in order}
-            rounds.append((measured[base], measured[new]))
-        load_after = os.getloadavg()
+        trees = {"base": base, "new": new}
+        figures = interleaved(
+            {
+                name: (lambda t=tree: run(t, args.vault, folder / f"{t.name}.out"))
+                for name, tree in trees.items()
+            },
+            args.runs,
+        )
         base_codes = codes((folder / f"{base.name}.out").read_text("utf-8", "replace"))
         new_codes = codes((folder / f"{new.name}.out").read_text("utf-8", "replace"))
     print(f"vault {args.vault}, {args.runs} rounds, base {args.base}, new {args.new}")
-    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f}, ", end="")
-    print(f"after {load_after[0]:.2f} {load_after[1]:.2f}")
-    for label, side in (("base", 0), ("new", 1)):
-        walls = [r[side].wall for r in rounds]
-        cpus = [r[side].cpu for r in rounds]
+    print(figures.load())
+    for name in trees:
         print(
-            f"  {label}: wall median {statistics.median(walls):.3f} s, "
-            f"CPU median {statistics.median(cpus):.3f} s"
+            f"  {name}: wall median {figures.median(name, 'wall'):.3f} s, "
+            f"CPU median {figures.median(name):.3f} s"
         )
-    print(f"  new/base wall: {spread([n.wall / b.wall for b, n in rounds])}")
-    print(f"  new/base CPU:  {spread([n.cpu / b.cpu for b, n in rounds])}")
+    print(f"  new/base wall, min / median / max: {spread(figures.ratios('new', 'base', 'wall'))}")
+    print(f"  new/base CPU,  min / median / max: {spread(figures.ratios('new', 'base', 'cpu'))}")
     added = new_codes - base_codes
     gone = base_codes - new_codes
     print(f"  findings only the new version gives: {dict(added) or 'none'}")

@@ -14,6 +14,8 @@
    (the `ready` event, plus one second for the catch-up resync), the process's
    utime + stime from /proc/<pid>/stat are sampled over --idle seconds with no change
    in the vault. Goal: <= 1% of one core.
+Both are timed around a long-running watcher, not as runs of a command; the load average
+before and after is printed (bench/measure.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import threading
 import time
 from pathlib import Path
 
+from measure import load_text  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,6 +177,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=30.0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="for watch.json")
     args = parser.parse_args()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as tmp:
         work = Path(tmp)
         lat = latency(work, args.latency_notes, args.saves)
@@ -191,6 +195,7 @@ def main() -> None:
             f"{idle['idle_s']:.0f} s = {idle['cpu_percent']}% of a core (goal <= 1%); "
             f"startup scan {idle['startup_s']} s"
         )
+    print(load_text(load_before, os.getloadavg()))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "watch.json").write_text(
         json.dumps({"latency": lat, "idle": idle}, indent=2) + "\n"
