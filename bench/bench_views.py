@@ -28,8 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_watch import Watch, marked_notes, with_new_draft  # the watch benchmark's helpers
+from measure import Measured, interleaved, run_checked, spread  # the one harness
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,48 +52,23 @@ CACHES = (
 )
 
 
-def run(vault: Path, *args: str) -> tuple[float, float]:
-    """(wall, CPU) seconds of one `vt` run, stdout discarded, stderr kept in a file (a
-    pipe nobody reads fills up and stops the run)."""
+def run(vault: Path, *args: str) -> Measured:
+    """One `vt` run, measured by the harness (bench/measure.py); exit 1 (findings) is fine."""
     command = [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)]
-    with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):
-            err.seek(0)
-            text = err.read().decode(errors="replace")
-            raise SystemExit(f"vt {' '.join(args)} exited {code}: {text[-500:]}")
-    return wall, usage.ru_utime + usage.ru_stime
+    return run_checked(command, (0, 1), cwd=ROOT, memory=False)
 
 
-def spread(values: list[float]) -> str:
-    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
-
-
-def paired(
-    rounds: int,
-    a: Callable[[], tuple[float, float]],
-    b: Callable[[], tuple[float, float]],
-) -> dict:
-    """B / A over `rounds` interleaved pairs: wall and CPU ratios, and B's own figures."""
-    walls, cpus, b_wall, b_cpu, a_cpu = [], [], [], [], []
-    for _ in range(rounds):
-        wall_a, cpu_a = a()
-        wall_b, cpu_b = b()
-        walls.append(wall_b / wall_a)
-        cpus.append(cpu_b / cpu_a)
-        b_wall.append(wall_b)
-        b_cpu.append(cpu_b)
-        a_cpu.append(cpu_a)
+def paired(rounds: int, a: Callable[[], Measured], b: Callable[[], Measured]) -> dict:
+    """B / A over `rounds` interleaved rounds (A B, B A, …): wall and CPU ratios, B's own
+    figures and the load."""
+    figures = interleaved({"A": a, "B": b}, rounds)
     return {
-        "wall": spread(walls),
-        "cpu": spread(cpus),
-        "b_wall_median": statistics.median(b_wall),
-        "b_cpu_median": statistics.median(b_cpu),
-        "a_cpu_median": statistics.median(a_cpu),
+        "wall": spread(figures.ratios("B", "A", "wall"), 2),
+        "cpu": spread(figures.ratios("B", "A"), 2),
+        "b_wall_median": figures.median("B", "wall"),
+        "b_cpu_median": figures.median("B"),
+        "a_cpu_median": figures.median("A"),
+        "load": figures.load(),
     }
 
 
@@ -102,7 +76,7 @@ def show(name: str, figures: dict) -> None:
     print(
         f"{name:<44} wall {figures['wall']}  CPU {figures['cpu']}  "
         f"(B {figures['b_wall_median']:.2f} s, {figures['b_cpu_median']:.2f} s CPU; "
-        f"A {figures['a_cpu_median']:.2f} s CPU)",
+        f"A {figures['a_cpu_median']:.2f} s CPU; {figures['load']})",
         flush=True,
     )
 
@@ -140,7 +114,7 @@ def warm_and_cold(vault: Path, rounds: int) -> None:
         run(vault, *args)  # warm: its caches made
         show(name, paired(rounds, lambda: run(vault, "validate"), lambda a=args: run(vault, *a)))
 
-    def cold(*args: str) -> tuple[float, float]:
+    def cold(*args: str) -> Measured:
         drop_caches(vault)
         return run(vault, *args)
 
@@ -184,13 +158,13 @@ def changes(vault: Path, rounds: int) -> None:
     for command in (("validate",), ("preview",), ("status",)):
         for name, (do, undo) in operations.items():
 
-            def warm(c: tuple[str, ...] = command) -> tuple[float, float]:
+            def warm(c: tuple[str, ...] = command) -> Measured:
                 run(vault, *c)  # the state after the last change undone, cached
                 return run(vault, *c)
 
             def after(
                 c: tuple[str, ...] = command, do: Callable = do, undo: Callable = undo
-            ) -> tuple[float, float]:
+            ) -> Measured:
                 do()
                 try:
                     return run(vault, *c)
