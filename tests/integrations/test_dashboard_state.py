@@ -273,3 +273,17 @@ def test_the_live_dashboard_follows_a_note_as_a_fresh_report_would(example_vault
     (vault / ".vt" / STATE_FILE).unlink()
     report(settings)
     assert (vault / "Review Dashboard.md").read_bytes() == shown
+
+
+def test_a_note_that_only_mentions_claim_id_adds_nothing(example_vault: Path) -> None:
+    """The dashboard's own notes quote finding messages ("claim_id is now …"): rewriting
+    them must not make every refresh gather everything again."""
+    vault = decided_vault(example_vault)
+    settings = settings_for(vault)
+    aside = vault / "Some note.md"
+    aside.write_text("# Notes\n\nThe claim_id of a review note names it.\n", encoding="utf-8")
+    state, _ = gathered(settings)
+    aside.write_text("# Notes\n\nA claim_id is written in the frontmatter.\n", encoding="utf-8")
+    assert updated(settings, state, ["Some note.md"]) == gathered(settings)[1]
+    aside.write_text("---\nclaim_id: DV1-0004\n---\n# now a review note\n", encoding="utf-8")
+    assert updated(settings, state, ["Some note.md"]) is None

@@ -173,7 +173,12 @@ class DashboardState:
         except OSError:
             return None
         if old is None:  # e.g. the dashboard's own notes, rewritten on every change
-            return None if may_be_review_note(path, raw, settings.claims_dir) else _UNCHANGED
+            if not may_be_review_note(path, raw, settings.claims_dir):
+                return _UNCHANGED
+            if info_of(path, raw) is not None:
+                return None
+            result = check_file(settings, self._checker(settings), path)
+            return _UNCHANGED if result.claim_id is None and not result.findings else None
         info = info_of(path, raw)
         if not isinstance(info, NoteInfo) or info.claim_id != old.claim_id:
             return None
