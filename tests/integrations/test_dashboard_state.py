@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 from pathlib import Path
 
@@ -234,7 +235,12 @@ def test_a_torn_or_foreign_state_file_is_ignored(example_vault: Path) -> None:
     report(settings)
     path = vault / ".vt" / STATE_FILE
     whole = path.read_bytes()
-    for damaged in (whole[: len(whole) // 2], b"", b"\x00not marshal", whole[:7]):
+    foreign = [
+        marshal.dumps((1, ("k", 0, {}, []), ([], {}, {}, {}, [], (0, ""), "", [], [], []))),
+        marshal.dumps((1, ("k", 0, {}, []), ({"a.md": "abc"},))),
+        marshal.dumps([1, 2, 3]),
+    ]
+    for damaged in (whole[: len(whole) // 2], b"", b"\x00not marshal", whole[:7], *foreign):
         path.write_bytes(damaged)
         assert load(settings) is None
         with ClaimStore.open(settings) as store:

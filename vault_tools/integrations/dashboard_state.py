@@ -378,8 +378,8 @@ def load(settings: Settings) -> tuple[DashboardState, VaultLook] | None:
         key, taken_ns, files, problems = kept
         snapshot = VaultLook(key, taken_ns, files, [Finding(*f) for f in problems])
         return _state_of(data, settings), snapshot
-    except (VtError, OSError, EOFError, ValueError, TypeError):
-        return None
+    except (VtError, OSError, EOFError, ValueError, TypeError, AttributeError, LookupError):
+        return None  # absent, torn, or not a state this vt wrote
 
 
 def save(settings: Settings, state: DashboardState, snapshot: VaultLook) -> None:
