@@ -76,7 +76,7 @@ class ClaimIds:
                     error(
                         path,
                         line,
-                        "claim-id-duplicate",
+                        DUPLICATE,
                         f"claim_id {claim_id!r} is also used by {names}",
                     )
                 )
@@ -126,6 +126,7 @@ class ClaimIds:
             yield from _parsed(bytes(self._buffer))
 
 
+DUPLICATE = "claim-id-duplicate"  # the finding's code
 NO_LINE = -1
 SPILL_BYTES = 1 << 16  # the claim records a run keeps in memory before spilling them
 FILTER_BITS = 1 << 21  # the bit filter of `_repeated` (256 KiB)

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vault_tools import __version__
+from vault_tools.checks.duplicates import DUPLICATE
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import Finding, sort_key
@@ -80,7 +81,6 @@ if TYPE_CHECKING:  # the checks are imported when a note needs them
     from vault_tools.checks.context import CheckContext
 
 Progress = Callable[[int, int], None]
-DUPLICATE = "claim-id-duplicate"  # validate's code for a claim_id two notes share
 
 # `DashboardState._remade` of a file that is no review note and adds nothing
 _UNCHANGED: tuple[NoteInfo, list[Finding]] = (NoteInfo("", "", "", "", False, None, None), [])
