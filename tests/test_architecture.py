@@ -104,6 +104,33 @@ def test_the_tests_mirror_the_subpackages() -> None:
         assert (tests / folder / "__init__.py").is_file(), folder
 
 
+def test_every_memo_has_a_property_test_in_its_mirror() -> None:
+    """A functools memo is speed machinery (docs/architecture.md): the test module of its
+    module (vault_tools/a/b.py: tests/a/test_b.py) holds it to the function it memoizes
+    with `tests/memo_oracle.py`, from a strategy of arguments in its `MEMO_ARGS`."""
+    import importlib
+
+    from tests.memo_oracle import memo_names
+
+    missing = []
+    for source in sorted(PACKAGE.rglob("*.py")):
+        relative = source.relative_to(PACKAGE).with_suffix("")
+        module = importlib.import_module(".".join(("vault_tools", *relative.parts)))
+        names = memo_names(module)
+        if not names:
+            continue
+        mirror = ROOT / "tests" / relative.parent / f"test_{relative.name}.py"
+        covered: set[str] = set()
+        if mirror.is_file():
+            tests = importlib.import_module(
+                ".".join(("tests", *mirror.relative_to(ROOT / "tests").with_suffix("").parts))
+            )
+            given = getattr(tests, "MEMO_ARGS", None)
+            covered = set(given if given is not None else getattr(tests, "memo_args", dict)([]))
+        missing += [f"{relative}.py: {name}" for name in sorted(names - covered)]
+    assert not missing, missing
+
+
 def test_one_meaning_per_module_name() -> None:
     """Outside `cli/` (where `cli/NAME.py` is `vt NAME`, named after its core on purpose),
     no two modules share a name: `history.py` in two packages would be two meanings."""

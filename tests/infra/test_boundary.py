@@ -16,12 +16,17 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.conftest import copy_example_vault, render_note, settings_for
+from tests.conftest import REPO, copy_example_vault, render_note, settings_for
+from tests.memo_oracle import check_memo, memo_test
 from vault_tools.cli import main
 from vault_tools.errors import BoundaryError, ExitCode
+from vault_tools.infra import boundary as boundary_module
 from vault_tools.infra.boundary import escaping_note, escaping_notes, is_inside, writable_path
 from vault_tools.infra.durable import TMP_SUFFIX, remove_stale_temps
 from vault_tools.integrations.git.hook import SIGNATURE
@@ -557,3 +562,33 @@ def test_a_pull_runs_the_post_merge_refresh_without_writing_outside(tmp_path: Pa
     assert pulled.returncode == 0, pulled.stderr
     assert "leads outside the vault through the symlink" in pulled.stdout + pulled.stderr
     assert not outside.exists()
+
+
+# --- the memos of infra/boundary.py against the functions they memoize (tests/memo_oracle.py) ----
+
+MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
+    "_real_root": (
+        st.tuples(
+            st.sampled_from(
+                [
+                    str(REPO),
+                    str(REPO / "examples"),
+                    "/",
+                    "relative/x",
+                    str(REPO / "examples" / ".." / "docs"),
+                ]
+            )
+        ),
+        lambda n: (f"/nonexistent/{n}",),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", memo_test(boundary_module, MEMO_ARGS))
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
+    args, fill = MEMO_ARGS[name]
+    check_memo(
+        getattr(boundary_module, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill
+    )
