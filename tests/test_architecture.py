@@ -131,6 +131,21 @@ def test_every_memo_has_a_property_test_in_its_mirror() -> None:
     assert not missing, missing
 
 
+def test_every_piece_of_speed_machinery_names_a_test_that_exists() -> None:
+    """docs/architecture.md's table of speed machinery: each row names, in its last
+    column, the test (`tests/….py::name`) that holds the piece to its plain rule."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page[page.index("| piece | where |") : page.index("Removed because they did not pay")]
+    rows = [row for row in table.splitlines()[2:] if row.startswith("|")]
+    assert len(rows) >= 20
+    for row in rows:
+        named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", row.rsplit(" | ", 1)[-1])
+        assert named, row
+        for path, name in named:
+            source = (ROOT / path).read_text(encoding="utf-8")
+            assert re.search(rf"^def {name}\(", source, re.M), f"{path}::{name}"
+
+
 def test_one_meaning_per_module_name() -> None:
     """Outside `cli/` (where `cli/NAME.py` is `vt NAME`, named after its core on purpose),
     no two modules share a name: `history.py` in two packages would be two meanings."""

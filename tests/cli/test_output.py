@@ -10,14 +10,19 @@ iterators) are held to those bytes, and parsed back to the values given.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import marshal
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import copy_example_vault
 from vault_tools.checks.note_results import plain_text
 from vault_tools.checks.sink import Block
 from vault_tools.cli.output import FindingStream, Reporter, json_items
@@ -131,3 +136,22 @@ def test_json_streamed_is_the_bytes_of_reporter_json(payload: dict[str, tuple[An
     given_payload = {key: streamed(*pair) for key, pair in payload.items()}
     reporter.json_streamed(given_payload)
     assert out.getvalue() == _whole(whole)
+
+
+def test_a_piped_run_imports_neither_rich_nor_another_commands_core(tmp_path: Path) -> None:
+    """The lazy imports of cli/ (docs/architecture.md): `vt validate` piped, in a real
+    process, loads rich only for a terminal and no other command's core."""
+    vault = copy_example_vault(tmp_path / "vault")
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.__stderr__.write(repr(sorted(sys.modules))))\n"
+        "from vault_tools.__main__ import main\n"
+        f"sys.argv = ['vt', 'validate', '--vault', {str(vault)!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = set(ast.literal_eval(done.stderr[done.stderr.index("[") :]))
+    cores = {"vault_tools.review.apply", "vault_tools.review.preview", "vault_tools.review.stats"}
+    assert "vault_tools.checks.validate" in loaded
+    assert not loaded & ({"rich", "rich.console"} | cores)
