@@ -104,6 +104,48 @@ def test_the_tests_mirror_the_subpackages() -> None:
         assert (tests / folder / "__init__.py").is_file(), folder
 
 
+def test_every_memo_has_a_property_test_in_its_mirror() -> None:
+    """A functools memo is speed machinery (docs/architecture.md): the test module of its
+    module (vault_tools/a/b.py: tests/a/test_b.py) holds it to the function it memoizes
+    with `tests/memo_oracle.py`, from a strategy of arguments in its `MEMO_ARGS`."""
+    import importlib
+
+    from tests.memo_oracle import memo_names
+
+    missing = []
+    for source in sorted(PACKAGE.rglob("*.py")):
+        relative = source.relative_to(PACKAGE).with_suffix("")
+        module = importlib.import_module(".".join(("vault_tools", *relative.parts)))
+        names = memo_names(module)
+        if not names:
+            continue
+        mirror = ROOT / "tests" / relative.parent / f"test_{relative.name}.py"
+        covered: set[str] = set()
+        if mirror.is_file():
+            tests = importlib.import_module(
+                ".".join(("tests", *mirror.relative_to(ROOT / "tests").with_suffix("").parts))
+            )
+            given = getattr(tests, "MEMO_ARGS", None)
+            covered = set(given if given is not None else getattr(tests, "memo_args", dict)([]))
+        missing += [f"{relative}.py: {name}" for name in sorted(names - covered)]
+    assert not missing, missing
+
+
+def test_every_piece_of_speed_machinery_names_a_test_that_exists() -> None:
+    """docs/architecture.md's table of speed machinery: each row names, in its last
+    column, the test (`tests/….py::name`) that holds the piece to its plain rule."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page[page.index("| piece | where |") : page.index("Removed because they did not pay")]
+    rows = [row for row in table.splitlines()[2:] if row.startswith("|")]
+    assert len(rows) >= 20
+    for row in rows:
+        named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", row.rsplit(" | ", 1)[-1])
+        assert named, row
+        for path, name in named:
+            source = (ROOT / path).read_text(encoding="utf-8")
+            assert re.search(rf"^def {name}\(", source, re.M), f"{path}::{name}"
+
+
 def test_one_meaning_per_module_name() -> None:
     """Outside `cli/` (where `cli/NAME.py` is `vt NAME`, named after its core on purpose),
     no two modules share a name: `history.py` in two packages would be two meanings."""

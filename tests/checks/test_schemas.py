@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.conftest import IX2_NOTE, SEED_NOTE, TEMPLATE_NOTE, render_note, validate_vault
+from tests.conftest import IX2_NOTE, REPO, SEED_NOTE, TEMPLATE_NOTE, render_note, validate_vault
 from vault_tools.bundled import schema_dir
 from vault_tools.checks.schemas import SCHEMA_FILES, Schemas
 from vault_tools.errors import UsageError
@@ -158,3 +161,105 @@ def test_every_shipped_schema_has_its_id_on_one_host() -> None:
     bases = {schema_id.rsplit("/", 1)[0] for schema_id in ids.values()}
     assert len(bases) == 1, ids
     assert all(schema_id.endswith("/" + name) for name, schema_id in ids.items()), ids
+
+
+# --- the fast validator against the plain rule ----------------------------------------
+#
+# `Schemas.check` asks jsonschema-rs first and python-jsonschema only for what it calls
+# invalid: a value the fast one passes and the slow one would not is an error never
+# reported. The plain rule is python-jsonschema alone; generated values near valid ones
+# (a leaf replaced by any JSON value, a key dropped or added, strings with the characters
+# the schemas' patterns care about, numbers as floats) get the same verdict from both.
+
+
+def _valid_instances() -> dict[str, list[Any]]:
+    seed = _note(SEED_NOTE)
+    records = [json.loads(line) for line in (REPO / "examples" / "claims.jsonl").open()]
+    claim = {
+        "atomic_claim": seed.claim.text.value,
+        "epistemic_mode": seed.claim.epistemic_mode.value,
+        "mapping_status": seed.claim.mapping_status.value,
+        "semantic_frame": seed.frame.data,
+    }
+    drafts = _note(SEED_NOTE).drafts
+    assert drafts is not None
+    return {
+        "properties": [_note(p).properties for p in (SEED_NOTE, IX2_NOTE, TEMPLATE_NOTE)],
+        "frame": [_note(p).frame.data for p in (SEED_NOTE, IX2_NOTE, TEMPLATE_NOTE)],
+        "metadata": [drafts.metadata.data],
+        "claim": [claim],
+        "record": records[:3],
+        "event": [_event()],
+    }
+
+
+def _event() -> dict[str, Any]:
+    """An event as vt appends it, from a ledger written in a temporary folder."""
+    import tempfile
+
+    from tests.ledger.test_ledger_gate import extra
+    from vault_tools.ledger.append import Ledger
+
+    with tempfile.TemporaryDirectory() as folder:
+        ledger = Path(folder) / "decision_ledger.jsonl"
+        Ledger(ledger, Path(folder) / "state").append([extra("DV1-0001")])
+        return json.loads(ledger.read_text("utf-8"))
+
+
+VALID = _valid_instances()
+leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
+leaves |= st.text(st.sampled_from(list("aZ09_-:.#/ 標\u00e9\u200b\n\t\\")), max_size=12)
+leaves |= st.sampled_from(
+    ["", "ASSERTED", "LESS_THAN", "2026-03-24T09:15:00Z", "sha256:" + "a" * 64]
+)
+json_values = st.recursive(
+    leaves,
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+
+
+def _paths(value: Any, at: tuple = ()) -> list[tuple]:
+    found = [at]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*at, index))
+    return found
+
+
+def _changed(value: Any, path: tuple, how: str, new: Any) -> Any:
+    if not path:
+        return new if how == "replace" else value
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        copy = dict(value)
+        if not rest and how == "drop":
+            copy.pop(head, None)
+        elif not rest and how == "add":
+            copy[f"{head}_x"] = new
+        else:
+            copy[head] = _changed(value[head], rest, how, new)
+        return copy
+    copy_list = list(value)
+    copy_list[head] = _changed(value[head], rest, how, new)
+    return copy_list
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_fast_validator_agrees_with_python_jsonschema(data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(sorted(VALID)))
+    value = data.draw(st.sampled_from(VALID[name]))
+    assert SCHEMAS.check(name, value) == []  # each starts valid
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(value)))
+        how = data.draw(st.sampled_from(["replace", "drop", "add"]))
+        value = _changed(value, path, how, data.draw(json_values))
+    fast = SCHEMAS._fast_validator(name).is_valid(value)
+    slow = SCHEMAS._slow_validator(name).is_valid(value)
+    assert fast == slow, (name, value)

@@ -16,12 +16,17 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.conftest import copy_example_vault, render_note, settings_for
+from tests.conftest import REPO, copy_example_vault, render_note, settings_for
+from tests.memo_oracle import check_memo, memo_test
 from vault_tools.cli import main
 from vault_tools.errors import BoundaryError, ExitCode
+from vault_tools.infra import boundary as boundary_module
 from vault_tools.infra.boundary import escaping_note, escaping_notes, is_inside, writable_path
 from vault_tools.infra.durable import TMP_SUFFIX, remove_stale_temps
 from vault_tools.integrations.git.hook import SIGNATURE
@@ -557,3 +562,96 @@ def test_a_pull_runs_the_post_merge_refresh_without_writing_outside(tmp_path: Pa
     assert pulled.returncode == 0, pulled.stderr
     assert "leads outside the vault through the symlink" in pulled.stdout + pulled.stderr
     assert not outside.exists()
+
+
+# --- the memos of infra/boundary.py against the functions they memoize (tests/memo_oracle.py) ----
+
+MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
+    "_real_root": (
+        st.tuples(
+            st.sampled_from(
+                [
+                    str(REPO),
+                    str(REPO / "examples"),
+                    "/",
+                    "relative/x",
+                    str(REPO / "examples" / ".." / "docs"),
+                ]
+            )
+        ),
+        lambda n: (f"/nonexistent/{n}",),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", memo_test(boundary_module, MEMO_ARGS))
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
+    args, fill = MEMO_ARGS[name]
+    check_memo(
+        getattr(boundary_module, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill
+    )
+
+
+# --- the lstat walk against the plain rule --------------------------------------------
+#
+# `writable_path` and `is_inside` first walk the path's components with lstat
+# (`_plain_inside`) and resolve it with realpath only when a component is a symlink or
+# the name cannot be trusted. The plain rule is the resolution alone: realpath of the
+# path, inside the resolved root, and not a symlink left unresolved (a loop). Random
+# paths through a real tree of folders, files and symlinks (inside, outside, dangling,
+# looping, to a file, the root itself given through a link), relative or absolute.
+
+PARTS = ["a", "b", "f", "in", "out", "dangling", "loop", "to_file", "new", "..", ".", ""]
+
+
+def _tree(top: Path) -> tuple[Path, Path]:
+    """A vault with every kind of component, and a link to it; returns (vault, link)."""
+    vault, outside = top / "vault", top / "outside"
+    (vault / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    (vault / "f").write_text("x")
+    (vault / "a" / "f").write_text("x")
+    for folder in (vault, vault / "a"):
+        (folder / "in").symlink_to(vault / "a" / "b")
+        (folder / "out").symlink_to(outside)
+        (folder / "dangling").symlink_to(top / "nowhere")
+        (folder / "loop").symlink_to(folder / "loop")
+        (folder / "to_file").symlink_to(vault / "f")
+    (top / "link").symlink_to(vault)
+    return vault, top / "link"
+
+
+def _plain(root: Path, path: str) -> Path | None:
+    real = os.path.realpath(os.path.join(root, path))
+    real_root = os.path.realpath(root)
+    inside = real == real_root or real.startswith(real_root + os.sep)
+    return Path(real) if inside and not os.path.islink(real) else None
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return _tree(tmp_path_factory.mktemp("boundary"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(PARTS), min_size=1, max_size=4),
+    through_link=st.booleans(),
+    absolute=st.booleans(),
+)
+def test_the_lstat_walk_answers_as_realpath(
+    tree: tuple[Path, Path], parts: list[str], through_link: bool, absolute: bool
+) -> None:
+    root = tree[1] if through_link else tree[0]
+    path = "/".join(parts)
+    if absolute:
+        path = os.path.join(root, path)
+    expected = _plain(root, path)
+    try:
+        got: Path | None = writable_path(root, path)
+    except BoundaryError:
+        got = None
+    assert got == expected, (root, path)
+    assert is_inside(root, path) == (expected is not None), (root, path)

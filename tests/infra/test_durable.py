@@ -9,10 +9,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import run_vt
+from tests.memo_oracle import check_memo, memo_test
 from vault_tools.infra import durable
 
 
@@ -100,3 +104,18 @@ def test_the_rerun_of_apply_removes_a_killed_workers_temp_file_while_it_is_a_zom
     finally:
         worker.kill()
         worker.wait()
+
+
+# --- the memos of infra/durable.py against the functions they memoize (tests/memo_oracle.py) ----
+
+MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
+    "_renameat2": (st.just(()), None),
+}
+
+
+@pytest.mark.parametrize("name", memo_test(durable, MEMO_ARGS))
+@settings(max_examples=5, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
+    args, fill = MEMO_ARGS[name]
+    check_memo(getattr(durable, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill)

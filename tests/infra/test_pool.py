@@ -16,6 +16,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vault_tools.errors import UsageError
 from vault_tools.infra import pool
@@ -368,3 +370,25 @@ def test_workers_end_by_themselves_when_their_parent_is_killed() -> None:
 def test_nothing_or_one_item_needs_no_pool(items: list[int]) -> None:
     assert list(map_chunks(_square, items, workers=2, threshold=0)) == [n * n for n in items]
     _assert_no_children()
+
+
+def _tagged(chunk: list[str]) -> list[str]:
+    return [f"{item}:{len(chunk) > 0}" for item in chunk]
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    items=st.lists(st.text(max_size=3), max_size=60),
+    workers=st.integers(1, 3),
+    chunk=st.none() | st.integers(1, 9),
+    streamed=st.booleans(),
+)
+def test_any_run_gives_what_one_map_in_this_process_gives(
+    items: list[str], workers: int, chunk: int | None, streamed: bool
+) -> None:
+    """The plain rule of the pool: `work` over the items in this process, in order;
+    forked or not, any chunk size, the items given as a list or as a stream."""
+    given_items = iter(items) if streamed else items
+    count = len(items) if streamed else None
+    got = map_chunks(_tagged, given_items, workers=workers, threshold=1, chunk=chunk, count=count)
+    assert list(got) == _tagged(items)

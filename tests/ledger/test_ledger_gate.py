@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import run_vt, settings_for
 from vault_tools.errors import IntegrityError
@@ -30,6 +34,7 @@ from vault_tools.ledger import index as ledger_index
 from vault_tools.ledger import reader as ledger_reader
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.events import canonical, decision_id, line_hash
+from vault_tools.ledger.verify import verify_ledger
 from vault_tools.review.apply import apply_notes
 from vault_tools.vocabulary import CHECK_KEYS
 
@@ -463,3 +468,145 @@ def test_a_vault_never_set_up_gets_no_ledger_folder_from_a_reader(example_vault:
     for args in (("status",), ("export",), ("ledger", "log"), ("history", "DV1-0001")):
         run_vt(*args, vault=example_vault)
         assert not (example_vault / "05_ledger").exists(), args
+
+
+# --- the stat signature against the plain rule ---------------------------------------
+#
+# The plain rule: the gate's answer when it trusts nothing, that is with its trusted
+# prefix and the prefix's stat signature forgotten (a copy of the state dir), so that
+# the whole ledger is verified against the memory of the events verified before. The
+# gate that trusts the signature must give the same answer after any history of writes:
+# vt's appends, lines appended by another writer, a byte rewritten in place with the
+# file's mtime put back, the file replaced by a rename (lines swapped, mtime put back),
+# the last line replaced by one of the same length, a rollback, a torn tail, a touch.
+# Outside the racy window, that is: the signature proves nothing for a write within
+# RACY_NS of it (a same-size write in the same timestamp tick leaves the signature as
+# it was), which the gate never trusts (test_a_fresh_signature_is_not_trusted). Here
+# RACY_NS is 0 and every write waits for the file system's next tick.
+
+TICK = 0.012  # past a 4 ms kernel tick (HZ=250), which stamps a file's times
+OPS = ["vt append", "lines appended", "byte rewritten", "last line replaced"]
+OPS += ["rollback", "replaced by a rename", "torn tail", "touched", "nothing"]
+
+
+def _outcome(ledger: Path, state: Path) -> tuple[str, object]:
+    try:
+        return "trusted", Ledger(ledger, state).trusted_head()
+    except IntegrityError as exc:
+        return "refused", exc.line
+
+
+def _plain_outcome(ledger: Path, state: Path, scratch: Path) -> tuple[str, object]:
+    """The gate's answer with nothing trusted; and verify's (whose own fast path, a
+    memory proved by the trusted prefix's last hash, is then not taken) the same as
+    with the prefix trusted."""
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.copytree(state, scratch)
+    db = ledger_index.StateDB(scratch)
+    db.forget([])  # the trusted prefix and its signature, not the memory of events
+    db.close()
+    assert verify_ledger(ledger, state).to_json() == verify_ledger(ledger, scratch).to_json()
+    return _outcome(ledger, scratch)
+
+
+def _same_length_event(raw: bytes, n: int) -> bytes:
+    """The line's event with its comment's characters changed, still chained to the line
+    before (a valid event of its own), of the same byte length."""
+    ev = json.loads(raw)
+    comment = ev.get("comment") or ""
+    ev["comment"] = "".join("x" if c != "x" else "y" for c in comment) or comment
+    ev["ts"] = f"2026-11-2{n % 10}T08:00:00Z"
+    ev["id"] = decision_id(ev)
+    ev["hash"] = line_hash(ev)
+    return (canonical(ev) + "\n").encode()
+
+
+def _write_in_place(path: Path, data: bytes, keep_mtime: bool) -> None:
+    before = os.stat(path)
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+    if keep_mtime:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def _apply(op: str, n: int, ledger: Path, state: Path) -> None:
+    time.sleep(TICK)  # every write lands in a later tick than the signature before it
+    data = ledger.read_bytes()
+    lines = data.splitlines(keepends=True)
+    complete = [raw for raw in lines if raw.endswith(b"\n")]
+    if op == "vt append":
+        with suppress(IntegrityError):  # refused on a ledger that no longer verifies
+            Ledger(ledger, state).append([extra(f"PROP-{n}")])
+    elif op == "lines appended" and complete:
+        events = [json.loads(raw) for raw in complete]
+        last = events[-1] | {}
+        new = extra(f"PULLED-{n}") | {"seq": last["seq"] + 1, "prev": last["hash"]}
+        new["ts"] = "2026-11-21T08:00:00Z"
+        new["id"] = decision_id(new)
+        new["hash"] = line_hash(new)
+        body = b"".join(complete)
+        _write_in_place(ledger, body + (canonical(new) + "\n").encode(), keep_mtime=False)
+    elif op == "byte rewritten" and complete:
+        at = (n * 7919) % len(complete)
+        line = bytearray(complete[at])
+        spot = line.index(b'"comment":"') + len(b'"comment":"')
+        line[spot] = ord("Q") if line[spot] != ord("Q") else ord("R")
+        complete[at] = bytes(line)
+        _write_in_place(ledger, b"".join(complete), keep_mtime=True)
+    elif op == "last line replaced" and complete:
+        complete[-1] = _same_length_event(complete[-1], n)
+        _write_in_place(ledger, b"".join(complete), keep_mtime=True)
+    elif op == "replaced by a rename" and complete:  # as git checkout or an editor saves
+        before = os.stat(ledger)
+        complete[0] = _same_length_event(complete[0], n) if len(complete) == 1 else complete[0]
+        other = ledger.with_name("checkout.tmp")
+        other.write_bytes(b"".join(complete[:1] + complete[1:][::-1]))  # lines swapped
+        os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+        os.replace(other, ledger)
+    elif op == "rollback" and complete:
+        _write_in_place(ledger, b"".join(complete[:-1]), keep_mtime=True)
+    elif op == "torn tail":
+        with ledger.open("ab") as handle:
+            handle.write(b'{"action":"ACC')
+    elif op == "touched":
+        os.utime(ledger)
+
+
+@settings(max_examples=30, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 99)), min_size=1, max_size=4))
+def test_a_trusted_stat_signature_answers_as_a_full_verify(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int]]
+) -> None:
+    root = tmp_path_factory.mktemp("gate")
+    ledger, state, scratch = root / "decision_ledger.jsonl", root / "state", root / "plain"
+    Ledger(ledger, state).append(extra(f"START-{i}") for i in range(3))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(filestat, "RACY_NS", 0)
+        time.sleep(TICK)
+        _outcome(ledger, state)  # hashed and remembered: the signature is taken now
+        for op, n in ops:
+            _apply(op, n, ledger, state)
+            plain = _plain_outcome(ledger, state, scratch)
+            assert _outcome(ledger, state) == plain, (op, ops)
+
+
+def test_the_signature_is_trusted_after_a_settled_gate(tmp_path: Path) -> None:
+    """What the property above relies on to reach the fast path: once a gate has
+    remembered the signature of a file written earlier, the next gate trusts it."""
+    ledger, state = tmp_path / "decision_ledger.jsonl", tmp_path / "state"
+    Ledger(ledger, state).append(extra(f"START-{i}") for i in range(2))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(filestat, "RACY_NS", 0)
+        time.sleep(TICK)
+        _outcome(ledger, state)
+        fd = os.open(ledger, os.O_RDONLY)
+        try:
+            db = ledger_index.StateDB.read_only(state)
+            assert db.stat_unchanged(fd, ledger_reader.complete_size(fd))
+            db.close()
+        finally:
+            os.close(fd)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from vault_tools.findings import CODES
 from vault_tools.notes import frontmatter
+from vault_tools.notes.note import parse_note
 
 
 def read(text: str) -> frontmatter.FrontMatter:
@@ -247,3 +248,68 @@ def test_a_quoted_value_over_indented_lines_is_not_an_unclosed_quote() -> None:
     # a later error is reported where YAML finds it, not at the quote
     fm = read('---\nclaim_id: X\nreviewer: "line one\n  line two"\ntags: [a\n---\n')
     assert codes(fm) == [("yaml-syntax", 6)] and QUOTE_OPENED not in fm.findings[0].message
+
+
+# --- may_name: the byte search before parsing, against parsing -------------------------
+#
+# The commands that survey many notes pass over those whose bytes never spell
+# `claim_id` (or `review_action`, or `REQUEST_REPAIR`) without parsing them. The plain
+# rule is the parse: a note whose properties name the word, as a key or a value, must
+# never be passed over. Frontmatters spelling the words every way YAML can: plainly,
+# quoted, through a double-quoted scalar's escapes (\x, \u, \U, an escaped line break),
+# in a flow mapping; with or without the words elsewhere in the note.
+
+WORDS = ["claim_id", "review_action", "REQUEST_REPAIR"]
+
+
+def _escaped(word: str, how: int) -> str:
+    """`word` as a double-quoted YAML scalar spelled without its own bytes."""
+    at = how % len(word)
+    code = ord(word[at])
+    escape = [f"\\x{code:02X}", f"\\u{code:04x}", f"\\U{code:08X}"][how % 3]
+    if how % 4 == 3 and at:  # an escaped line break between two of its characters
+        return f'"{word[:at]}\\\n  {word[at:]}"'
+    return f'"{word[:at]}{escape}{word[at + 1 :]}"'
+
+
+@st.composite
+def spelled(draw: st.DrawFn, word: str) -> str:
+    kind = draw(st.sampled_from(["plain", "single", "double", "escaped"]))
+    if kind == "plain":
+        return word
+    if kind == "single":
+        return f"'{word}'"
+    if kind == "double":
+        return f'"{word}"'
+    return _escaped(word, draw(st.integers(0, 40)))
+
+
+@st.composite
+def notes_naming(draw: st.DrawFn) -> bytes:
+    key = draw(spelled("claim_id") | st.sampled_from(["id", "title"]))
+    action = draw(spelled("REQUEST_REPAIR") | st.sampled_from(["PENDING", "APPROVE"]))
+    action_key = draw(spelled("review_action") | st.just("state"))
+    lines = [f"{key}: DV1-0001", f"{action_key}: {action}"]
+    if draw(st.booleans()):
+        lines = [f"{{{key}: DV1-0001, {action_key}: {action}}}"]  # a flow mapping
+    body = draw(st.sampled_from(["# a note\n", "# a note\nreview_action is claim_id\n"]))
+    return ("---\n" + "\n".join(lines) + "\n---\n" + body).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=notes_naming())
+def test_a_note_whose_properties_name_a_word_is_never_passed_over(raw: bytes) -> None:
+    note = parse_note(raw, "03_claims/n.md")
+    for word in WORDS:
+        named = word in note.properties or word in map(str, note.properties.values())
+        if named:
+            assert frontmatter.may_name(raw, word.encode()), (word, raw)
+
+
+def test_the_escapes_spell_the_words_as_yaml_reads_them() -> None:
+    """What the property relies on: each escaped spelling parses to the word itself."""
+    for word in WORDS:
+        for how in range(12):
+            raw = f"---\nk: {_escaped(word, how)}\n---\n".encode()
+            assert word.encode() not in raw
+            assert parse_note(raw, "n.md").properties == {"k": word}, raw

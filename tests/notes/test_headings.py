@@ -4,11 +4,15 @@ the note parser and the note writer: they must find the same sections."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import render_note
+from tests.memo_oracle import check_memo, memo_test, numbered, one_text
+from vault_tools.notes import headings as headings_module
 from vault_tools.notes import writer
 from vault_tools.notes.headings import atx_heading, fence_closes, fence_open
 from vault_tools.notes.lines import split_lines
@@ -133,3 +137,24 @@ def test_atx_heading_closing_runs() -> None:
         assert atx_heading(line) == atx_by_the_rule(line), line
     assert atx_heading("## A ##") == (2, "A")
     assert atx_heading("## A#") == (2, "A#")
+
+
+# --- the memos of notes/headings.py against the functions they memoize (tests/memo_oracle.py) ----
+
+MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
+    "section_key": (
+        one_text
+        | st.sampled_from([("Evidence",), ("② Atomic Claim",), ("V2 Atomic Claim Draft",)]),
+        numbered,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", memo_test(headings_module, MEMO_ARGS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
+    args, fill = MEMO_ARGS[name]
+    check_memo(
+        getattr(headings_module, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill
+    )

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from tests.memo_oracle import check_memo, memo_test, numbered, one_text, texts
+from vault_tools.notes import positions as positions_module
 from vault_tools.notes.positions import (
     _one_value_a_line,
     _value_positions,
@@ -110,3 +114,22 @@ def test_member_search_finds_the_labels_of_a_pipeline_frame() -> None:
     assert member_line(text, "label", "draft") is None  # a prefix is not the value
     twice = json.dumps({"a": {"label": "x"}, "b": {"label": "x"}}, indent=2)
     assert member_line(twice, "label", "x") is None  # which one: the full map decides
+
+
+# --- the memos of notes/positions.py against the functions they memoize (tests/memo_oracle.py) ----
+
+MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
+    "value_lines": (st.tuples(texts), numbered),
+    "_key_spacing": (one_text, numbered),
+    "_spelled_as_dumped": (st.tuples(texts, texts), lambda n: (f'{{"k{n}": 1}}', f"k{n}")),
+}
+
+
+@pytest.mark.parametrize("name", memo_test(positions_module, MEMO_ARGS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
+    args, fill = MEMO_ARGS[name]
+    check_memo(
+        getattr(positions_module, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill
+    )

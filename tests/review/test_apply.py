@@ -489,3 +489,19 @@ def test_a_raised_size_limit_holds_at_every_read_of_the_note(make_vault) -> None
     assert not report.refused, report.refused
     assert [a.path for a in report.applied] == ["03_claims/B-1.md"]
     assert props(vault, "B-1.md")["review_state"] == APPLIED
+
+
+def test_a_note_whose_claim_id_is_spelt_through_a_yaml_escape_is_applied(
+    example_vault: Path,
+) -> None:
+    """Apply passes over the notes whose bytes cannot name `claim_id` (`may_name`); a
+    note naming it through a double-quoted escape is a review note all the same, decided
+    and marked APPLIED as any other."""
+    note = example_vault / "03_claims" / "DV1-0004.md"
+    raw = note.read_bytes().replace(b"review_action: PENDING", b"review_action: REJECT")
+    raw = raw.replace(b"claim_id: DV1-0004", b'"claim\\x5Fid": DV1-0004')
+    assert b"claim_id" not in raw and parse_note(raw, "n.md").properties["claim_id"] == "DV1-0004"
+    note.write_bytes(raw)
+    report = apply_notes(settings_for(example_vault))
+    assert "DV1-0004" in [a.claim_id for a in report.applied], report
+    assert parse_note(note.read_bytes(), "n.md").properties["review_state"] == APPLIED

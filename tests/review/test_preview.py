@@ -531,3 +531,21 @@ def test_claim_draft_as_the_last_draft_block_is_stable(make_vault) -> None:
     first = run(vault).previews[0]
     second = run(vault).previews[0]
     assert first.changes == [] and second.changes == [] and not second.written
+
+
+def test_a_note_marked_through_a_yaml_escape_is_previewed_by_a_vault_run(
+    example_vault: Path,
+) -> None:
+    """A vault run passes over the notes whose bytes cannot name REQUEST_REPAIR
+    (`may_name`); one whose property spells it through a double-quoted escape, and whose
+    text says it nowhere else, is marked all the same, and previewed as when given."""
+    note = example_vault / "03_claims" / "DV1-0003.md"
+    raw = note.read_bytes().replace(b"`REQUEST_REPAIR`", b"`the repair`")
+    raw = raw.replace(b"review_action: REQUEST_REPAIR", b'review_action: "REQUEST\\x5FREPAIR"')
+    assert b"REQUEST_REPAIR" not in raw
+    note.write_bytes(raw)
+    settings = settings_for(example_vault)
+    given = preview_vault(settings, [note], dry_run=True).previews
+    assert [p.state for p in given] == [PREVIEW_READY]
+    run = {p.path: p for p in preview_vault(settings, dry_run=True).previews}
+    assert run["03_claims/DV1-0003.md"].preview_hash == given[0].preview_hash

@@ -3,12 +3,19 @@ and a note is previewed again when its bytes, the knowledge base or the schemas 
 
 from __future__ import annotations
 
+import json
 import marshal
 import os
 import shutil
+import time
 from pathlib import Path
 
-from tests.conftest import run_vt, settings_for
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import copy_example_vault, run_vt, settings_for
+from vault_tools.infra import filestat
 from vault_tools.review.preview import preview_vault
 from vault_tools.review.preview_cache import CACHE_FILE, FORMAT
 
@@ -159,3 +166,120 @@ def test_a_vault_whose_state_folder_cannot_be_written_still_previews(
     assert _hash_of(example_vault) is not None
     assert _hash_of(example_vault) is not None
     assert list(outside.iterdir()) == []
+
+
+# --- the cache as a whole against the plain rule -------------------------------------
+#
+# The plain rule: a vault run of `vt preview` with no cache. After any history of edits
+# (drafts, V1's claim, the evidence, V1's frame, the review action, a touch or the same
+# bytes written again, a same-size edit with the mtime put back, vt.toml's disabled
+# findings, the schemas, a knowledge-base note's aliases), a run that may answer from
+# the cache reports what a run on a copy of the vault without `.vt/` reports, and leaves
+# every note byte for byte as that run leaves it. RACY_NS is 0 so that notes are only
+# stat'ed when they may be, and every edit waits for the file system's next tick.
+
+TICK = 0.012  # past a 4 ms kernel tick, which stamps a file's times
+SECOND = "03_claims/SA260324R-0125.md"  # the example vault's other REQUEST_REPAIR note
+EDITS = [
+    "draft",
+    "claim",
+    "evidence",
+    "frame",
+    "action",
+    "touched",
+    "same bytes written",
+    "same size, mtime put back",
+    "config",
+    "schemas",
+    "aliases",
+]
+
+
+def _line_after(text: str, heading: str, mark: str) -> str:
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(heading)) + 1
+    while not lines[at].strip():
+        at += 1
+    lines[at] += mark
+    return "\n".join(lines)
+
+
+def _toggle(path: Path, one: str, other: str) -> None:
+    text = path.read_text("utf-8")
+    path.write_text(
+        text.replace(one, other, 1) if one in text else text.replace(other, one, 1), "utf-8"
+    )
+
+
+def _edit(vault: Path, edit: str, n: int) -> None:
+    time.sleep(TICK)
+    note = vault / (MARKED if n % 2 else SECOND)
+    text = note.read_text("utf-8")
+    mark = f" e{n}"
+    if edit == "draft":
+        note.write_text(_line_after(text, "### V2 Atomic Claim Draft", mark), "utf-8")
+    elif edit == "claim":
+        note.write_text(_line_after(text, "## ② Atomic Claim", mark), "utf-8")
+    elif edit == "evidence":
+        note.write_text(_line_after(text, "### Evidence", mark), "utf-8")
+    elif edit == "frame":
+        _toggle(note, '"frame_type": "COMPARISON"', '"frame_type": "CAUSAL"')
+    elif edit == "action":
+        _toggle(note, "review_action: REQUEST_REPAIR", "review_action: PENDING")
+    elif edit == "touched":
+        os.utime(note)
+    elif edit == "same bytes written":
+        note.write_bytes(note.read_bytes())
+    elif edit == "same size, mtime put back":
+        info, raw = note.stat(), bytearray(note.read_bytes())
+        heading = b"### V2 Atomic Claim Draft\n"  # a draft: what its preview shows
+        at = raw.index(heading) + len(heading) + (n % 7)
+        while not chr(raw[at]).isalpha() or raw[at] > 0x7F:  # an ASCII letter: still UTF-8
+            at += 1
+        raw[at] = ord("Q") if raw[at] != ord("Q") else ord("R")
+        note.write_bytes(bytes(raw))
+        os.utime(note, ns=(info.st_atime_ns, info.st_mtime_ns))
+    elif edit == "config":
+        config = vault / "vt.toml"
+        wanted = '[findings]\ndisable = ["assist-mode-unhedged", "frame-schema"]\n'
+        config.write_text("" if config.is_file() and config.read_text() else wanted, "utf-8")
+    elif edit == "schemas":
+        enums = vault / "s" / "enums.json"
+        enums.parent.mkdir(exist_ok=True)
+        modes = ["ASSERTED", "HYPOTHETICAL"] if n % 2 else ["CERTAIN"]
+        enums.write_text(json.dumps({"epistemic_mode": modes}), "utf-8")
+        config = vault / "vt.toml"
+        if not config.is_file() or "schemas_dir" not in config.read_text("utf-8"):
+            with config.open("a", encoding="utf-8") as handle:
+                handle.write('[paths]\nschemas_dir = "s"\n')
+    elif edit == "aliases":
+        _toggle(vault / "04_knowledge_base" / "KL Divergence.md", "aliases: [", "aliases: [KLD, ")
+
+
+def _run(vault: Path) -> tuple[object, dict[str, bytes]]:
+    report = preview_vault(settings_for(vault, assist=True)).to_json()
+    shown = json.loads(json.dumps(report).replace(str(vault), "VAULT"))
+    notes = {p.relative_to(vault).as_posix(): p.read_bytes() for p in sorted(vault.rglob("*.md"))}
+    return shown, notes
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    edits=st.lists(st.tuples(st.sampled_from(EDITS), st.integers(0, 99)), min_size=1, max_size=4)
+)
+def test_a_run_from_the_cache_is_a_run_without_it(
+    tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, int]]
+) -> None:
+    root = tmp_path_factory.mktemp("preview")
+    vault = copy_example_vault(root / "vault")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(filestat, "RACY_NS", 0)
+        _run(vault)  # writes the marked notes
+        time.sleep(TICK)
+        _run(vault)  # reads them back once; the next run only stats them
+        for edit, n in edits:
+            _edit(vault, edit, n)
+            uncached = root / "uncached"
+            shutil.rmtree(uncached, ignore_errors=True)
+            shutil.copytree(vault, uncached, ignore=shutil.ignore_patterns(".vt"))
+            assert _run(vault) == _run(uncached), (edit, edits)

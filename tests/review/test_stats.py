@@ -3,10 +3,14 @@ outcomes, so every number comes out exactly; and a ledger from before provenance
 
 from __future__ import annotations
 
+import gc
 import hashlib
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from vault_tools.ledger.append import Ledger
 from vault_tools.ledger.reader import iter_events
@@ -349,3 +353,31 @@ def test_a_claim_decided_thousands_of_times_is_counted_without_deep_recursion() 
     (pair,) = agreement["pairs"]  # alice and bob saw each other; both were seen
     assert pair["reviewers"] == ["carol", "dave"] and pair["agreed"] == 0
     assert agreement["claims"] == 1 and carol["supersedes"] == seen
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_counting_with_the_gc_paused_counts_as_with_it_on(fails: bool) -> None:
+    """`tally` pauses the cyclic GC: the figures are those counted with the GC on or
+    off, and the GC is left as it was found, also when reading the events fails."""
+    events = planted_pipeline().events
+
+    def feed() -> Iterator[dict]:
+        for n, ev in enumerate(events):
+            if fails and n == len(events) // 2:
+                raise OSError("the ledger went away")
+            yield ev
+
+    was = gc.isenabled()
+    figures = []
+    try:
+        for enabled in (True, False):
+            gc.enable() if enabled else gc.disable()
+            if fails:
+                with pytest.raises(OSError):
+                    compute(feed())
+            else:
+                figures.append(compute(feed()).to_json())
+            assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()
+    assert fails or figures[0] == figures[1]

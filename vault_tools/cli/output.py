@@ -268,7 +268,9 @@ class FindingStream:
 # the same encoder function, its line through int.__repr__ as json does. A block's
 # findings share their path (mostly), and severities and codes are few: each is encoded once.
 _PATH, _LINE, _SEVERITY, _CODE, _MESSAGE = (f'      "{name}": ' for name in Finding._fields)
-_NAMES: dict[str, str] = {}  # a severity or code -> its JSON string with what comes before
+# (severity, code) -> their JSON strings with what comes before: a tuple, since no
+# separator joined into one string can tell ("a\0", "b") from ("a", "\0b")
+_NAMES: dict[tuple[str, str], str] = {}
 
 
 def json_items(rows: Iterable[tuple[Any, ...]]) -> list[str]:
@@ -279,9 +281,9 @@ def json_items(rows: Iterable[tuple[Any, ...]]) -> list[str]:
     for path, line, severity, code, message in rows:
         if path != last:
             head, last = f"\n    {{\n{_PATH}{_json_string(path)},\n{_LINE}", path
-        kind = names.get(severity + "\0" + code)
+        kind = names.get((severity, code))
         if kind is None:
-            kind = names[severity + "\0" + code] = (
+            kind = names[severity, code] = (
                 f",\n{_SEVERITY}{_json_string(severity)},\n{_CODE}{_json_string(code)},\n"
             )
         items.append(

@@ -18,6 +18,7 @@ from vault_tools.errors import RefusedError, UsageError
 from vault_tools.integrations.importer import create_file
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes.facts import surveyed
+from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.owned_properties import render_value
 from vault_tools.notes.vault import markdown_files
@@ -169,7 +170,7 @@ USES_FACTS = "uses"  # the kind of fact kept
 
 def _uses_fact(relative: str, raw: bytes) -> tuple | None:
     """(`_uses`, `_current_uses`) of a review note's bytes; None for any other file."""
-    if b"claim_id" not in raw:
+    if not may_name(raw, b"claim_id"):
         return None
     note = parse_note(raw, relative)
     if not note.is_review_note:

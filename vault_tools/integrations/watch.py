@@ -43,6 +43,7 @@ from vault_tools.infra.debounce import Debouncer
 from vault_tools.infra.filestat import stat_signature
 from vault_tools.integrations.dashboard_state import LiveDashboard
 from vault_tools.notes import markers
+from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.frontmatter import read as read_frontmatter
 from vault_tools.notes.identity import content_digest, read_with_stat
 from vault_tools.notes.kb import KnowledgeBase
@@ -382,7 +383,7 @@ class Watcher:
             )
         except OSError:
             return
-        if b"claim_id" not in raw and not findings:
+        if not may_name(raw, b"claim_id") and not findings:
             return
         properties = _properties(raw, relative)
         review = "claim_id" in properties

@@ -27,6 +27,18 @@ class FrontMatter:
     findings: list[Finding] = field(default_factory=list)
 
 
+def may_name(raw: bytes, word: bytes) -> bool:
+    """Whether a note's bytes may hold `word` as a property's name or value, told without
+    parsing them: False only when they cannot. Every command that passes over the notes
+    whose bytes never spell `claim_id` or `review_action` asks this. YAML spells a word
+    without its bytes in one way, a double-quoted scalar's escapes (`"claim\\x5Fid"`), so
+    a frontmatter holding a backslash may name anything."""
+    if word in raw:
+        return True
+    end = raw.find(b"\n---", 3)  # the closing line, or no frontmatter to speak of
+    return b"\\" in (raw if end < 0 else raw[:end])
+
+
 def read(lines: list[str], path: str) -> FrontMatter:
     """Parse the frontmatter at the top of `lines` (line endings already stripped)."""
     fm = FrontMatter()

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from json.encoder import encode_basestring as _encode  # C; keeps non-ASCII, as ensure_ascii=False
+from types import MappingProxyType
 
 _TOKEN = re.compile(
     r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<punct>[{}\[\],:])|(?P<lit>[^\s{}\[\],:"]+))',
@@ -62,19 +63,20 @@ def _value_positions(text: str) -> Iterator[tuple[tuple, int]]:
             stack.append(["arr", path, 0])
 
 
-@lru_cache(maxsize=64)  # callers never mutate the map
-def value_lines(text: str) -> dict[tuple, int]:
-    """{path: 1-based line} for every value of a JSON document (the first one of a path)."""
+@lru_cache(maxsize=64)
+def value_lines(text: str) -> Mapping[tuple, int]:
+    """{path: 1-based line} for every value of a JSON document (the first one of a path).
+    Read-only: every caller shares the memo's one answer."""
     dumped = _dumped_lines(text)
     if dumped is not None:
-        return dumped
+        return MappingProxyType(dumped)
     pretty = _one_value_a_line(text)
     if pretty is not None:
-        return pretty
+        return MappingProxyType(pretty)
     lines: dict[tuple, int] = {}
     for path, line in _value_positions(text):
         lines.setdefault(path, line)
-    return lines
+    return MappingProxyType(lines)
 
 
 # One value per line, as json.dumps(indent=…) and the pipeline write it: read line by

@@ -14,6 +14,7 @@ from vault_tools.config import IGNORED_DIRS, MAX_NOTE_BYTES
 from vault_tools.findings import Finding, error
 from vault_tools.infra.boundary import escaping_folder, escaping_note, escaping_notes, is_inside
 from vault_tools.infra.osfiles import open_fd
+from vault_tools.notes.frontmatter import may_name
 
 
 class MarkdownFile(NamedTuple):
@@ -95,7 +96,7 @@ def is_note_path(relative: str) -> bool:
 def may_be_review_note(relative: str, raw: bytes, claims_dir: str) -> bool:
     """A note worth parsing as a review note: under the claims folder (where a note that
     is not one is a finding), or elsewhere when its text names a `claim_id` at all."""
-    return relative.startswith(claims_dir.rstrip("/") + "/") or b"claim_id" in raw
+    return relative.startswith(claims_dir.rstrip("/") + "/") or may_name(raw, b"claim_id")
 
 
 def markdown_files(vault: Path) -> list[MarkdownFile]:
@@ -365,4 +366,4 @@ def review_note_bytes(
         raw, _ = read_file(os.path.join(vault, relative), limit)
     except OSError:
         return None
-    return raw if b"claim_id" in raw else None
+    return raw if may_name(raw, b"claim_id") else None

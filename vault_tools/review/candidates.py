@@ -17,6 +17,7 @@ from vault_tools.findings import ERROR
 from vault_tools.infra.filestat import Signature
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
+from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import LINE_ENDINGS, Note, parse_note
 from vault_tools.notes.vault import read_file
@@ -93,7 +94,7 @@ def examine(
         )
         return Candidate(relative, refuse=reason)
     raw = snapshot.raw
-    if not explicit and b"claim_id" not in raw:
+    if not explicit and not may_name(raw, b"claim_id"):
         return None
     note = parse_note(raw, relative)
     conflict = has_conflict(note.findings)
@@ -144,7 +145,7 @@ def _mentions_claim(settings: Settings, relative: str) -> bool:
         raw, _ = read_file(settings.vault / relative, settings.max_note_bytes)
     except OSError:
         return True
-    return b"claim_id" in raw
+    return may_name(raw, b"claim_id")
 
 
 def _str_or_none(value: object) -> str | None:

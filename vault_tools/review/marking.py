@@ -23,6 +23,7 @@ from vault_tools.ledger.faults import crash_point
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
+from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import parse_note
 from vault_tools.notes.owned_properties import set_properties
@@ -243,7 +244,7 @@ def _read_marks(settings: Settings, relative: str) -> _Marks | None:
         snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
     except VtError:
         return None  # vt validate and vt status report what cannot be read
-    if b"claim_id" not in snapshot.raw:
+    if not may_name(snapshot.raw, b"claim_id"):
         return None
     note = parse_note(snapshot.raw, relative)
     if has_conflict(note.findings) is not None or not note.is_review_note:

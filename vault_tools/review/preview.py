@@ -33,6 +33,7 @@ from vault_tools.infra.filestat import stat_signature
 from vault_tools.infra.pool import map_chunks
 from vault_tools.notes import kb as kbmod
 from vault_tools.notes import markdown, writer
+from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.identity import content_digest
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.owned_properties import set_properties
@@ -561,7 +562,7 @@ def _preview_target(
     except OSError as exc:  # it may be marked: a failure, never passed over
         return PreviewResult(relative, findings=[read_finding(relative, exc)]), None
     unmarked: Record | None = (relative, stat_signature(info), content_digest(raw), None, ())
-    if REQUEST_REPAIR.encode() not in raw:  # most notes are not marked: skip them unparsed
+    if not may_name(raw, REQUEST_REPAIR.encode()):  # most notes are not marked: unparsed
         return None, unmarked
     loaded = _load(settings, relative)
     if isinstance(loaded, PreviewResult):

@@ -25,6 +25,7 @@ from vault_tools.findings import Finding
 from vault_tools.ledger.heads import same_decision
 from vault_tools.notes.conflicts import GIT_CONFLICT, has_conflict
 from vault_tools.notes.facts import NoteFacts, surveyed
+from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import list_vault, read_file, read_finding
 from vault_tools.review.actor import Runner, decided_by, runner, runner_of
@@ -133,7 +134,7 @@ def note_info(settings: Settings, relative: str) -> NoteInfo | Finding | None:
 
 def info_of(relative: str, raw: bytes, note: Note | None = None) -> NoteInfo | Finding | None:
     """`note_info` of a file's bytes (`note`: those bytes parsed already, if they were)."""
-    if b"claim_id" not in raw:
+    if not may_name(raw, b"claim_id"):
         return None
     if note is None:
         note = parse_note(raw, relative)

@@ -676,7 +676,7 @@ def test_numbers_in_normalises_only_when_it_can_matter(text: str, names_too: boo
     pattern = wording._ANY_NUMBER if names_too else wording._NUMBER
     expected = [(m.group(), wording.number_value(m.group())) for m in pattern.finditer(normal)]
     expected = [(token, value) for token, value in expected if value is not None]
-    assert wording.numbers_in.__wrapped__(text, names_too) == expected
+    assert wording.numbers_in.__wrapped__(text, names_too) == tuple(expected)
 
 
 def test_each_full_width_form_decomposes_to_its_ascii_character() -> None:

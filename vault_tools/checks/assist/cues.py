@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from vault_tools.checks.assist.wording import nfkc
 
@@ -257,9 +259,10 @@ def _lowered_beyond_ascii(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)  # a claim is asked about by several checks
-def cues(text: str) -> dict[str, str]:
+def cues(text: str) -> Mapping[str, str]:
     """Each family of cue `text` holds, with the first word of it (a Latin word counts
-    only as a whole word, or as a word's beginning for a prefix such as "outperform")."""
+    only as a whole word, or as a word's beginning for a prefix such as "outperform").
+    Read-only: every caller shares the memo's one answer."""
     low = lowered(text)
     # the cue words in the order they count: the others (Chinese, ≈, ~, $), then the Latin
     words = _OTHER_CUE.findall(low) if not low.isascii() or "~" in low or "$" in low else []
@@ -275,7 +278,7 @@ def cues(text: str) -> dict[str, str]:
     for word in words:
         for family in _FAMILIES[word]:
             found.setdefault(family, word)
-    return found
+    return MappingProxyType(found)
 
 
 # ASCII letters, digits, ' and / kept, every other character made a space

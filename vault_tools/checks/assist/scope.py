@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 
 from vault_tools.checks.assist.cues import ATTRIBUTED, CONCESSIVE, EVERY, SOME, cues
 from vault_tools.checks.assist.reading import (
@@ -52,7 +53,7 @@ def _restated(evidence: str, claim: str) -> str | None:
 
 
 def _quantifier(
-    note: Note, version: ClaimVersion, evidence: str, found: dict[str, str]
+    note: Note, version: ClaimVersion, evidence: str, found: Mapping[str, str]
 ) -> list[Finding]:
     every, some = found.get(EVERY), found.get(SOME)
     if bool(every) == bool(some):
@@ -82,7 +83,7 @@ def _quantifier(
 
 
 def _inverted_condition(
-    note: Note, version: ClaimVersion, evidence: str, found: dict[str, str]
+    note: Note, version: ClaimVersion, evidence: str, found: Mapping[str, str]
 ) -> list[Finding]:
     concession = found.get(CONCESSIVE)
     if concession is None:
@@ -186,7 +187,7 @@ def _name_words(name: str) -> frozenset[str]:
 
 
 def _attribution(
-    note: Note, version: ClaimVersion, evidence: str, found: dict[str, str]
+    note: Note, version: ClaimVersion, evidence: str, found: Mapping[str, str]
 ) -> list[Finding]:
     if ATTRIBUTED not in found:
         return []

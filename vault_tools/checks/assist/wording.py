@@ -331,11 +331,12 @@ def number_value(token: str) -> Decimal | None:
 
 
 @functools.lru_cache(maxsize=64)  # the same claim + evidence is searched once per mention
-def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
-    """The numbers written with digits in `text` (full-width digits included)."""
+def numbers_in(text: str, names_too: bool = False) -> tuple[tuple[str, Decimal], ...]:
+    """The numbers written with digits in `text` (full-width digits included); a tuple,
+    since every caller shares the memo's one answer."""
     if not text.isascii():  # NFKC leaves ASCII as it is
         if not _has_digit_source(text):
-            return []  # no digit, and none that NFKC would make: spare normalising
+            return ()  # no digit, and none that NFKC would make: spare normalising
         text = nfkc(text)
     if text.isascii():
         pattern = _ANY_NUMBER_ASCII if names_too else _NUMBER_ASCII
@@ -343,11 +344,11 @@ def numbers_in(text: str, names_too: bool = False) -> list[tuple[str, Decimal]]:
         pattern = _ANY_NUMBER if names_too else _NUMBER
     # findall: the patterns have no group, so it gives each match's text, without a
     # match object per number
-    return [
+    return tuple(
         (token, value)
         for token in pattern.findall(text)
         if (value := number_value(token)) is not None
-    ]
+    )
 
 
 @functools.lru_cache(maxsize=64)  # a note's claim and evidence, once for all its numbers

@@ -37,7 +37,9 @@ def unrecorded_decisions(settings: Settings, staged: Mapping[str, bytes | None])
 
 def _unrecorded(relative: str, raw: bytes | None) -> list[int]:
     """[the line of review_action] when the note decides something not marked APPLIED."""
-    if raw is None or b"review_action" not in raw:
+    from vault_tools.notes.frontmatter import may_name
+
+    if raw is None or not may_name(raw, b"review_action"):
         return []
     from vault_tools.notes.note import parse_note
 

@@ -1,0 +1,55 @@
+"""The memos of checks/assist/meaning.py against the functions they memoize."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.checks.assist.kbs import kb_calls, knowledge_bases
+from tests.memo_oracle import check_memo, memo_test, numbered, one_text, pieces, texts
+from vault_tools.checks.assist import meaning
+from vault_tools.notes.kb import KnowledgeBase
+
+names = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "c"]), st.lists(pieces, max_size=3).map(tuple)),
+    max_size=3,
+    unique_by=lambda pair: pair[0],
+).map(tuple)
+
+
+def memo_args(
+    kbs: list[KnowledgeBase],
+) -> dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]]:
+    return {
+        "_target_names": (kb_calls(kbs), lambda n: (kbs[0], f"filler {n}")),
+        "_claim_ranking": (st.tuples(texts, names), lambda n: (f"{n} is faster", ())),
+        "_lowered_texts": (st.lists(texts, max_size=3).map(lambda t: (tuple(t),)), numbered),
+        "_lowered_name": (one_text, numbered),
+    }
+
+
+@pytest.fixture(scope="module")
+def kbs(tmp_path_factory: pytest.TempPathFactory) -> list[KnowledgeBase]:
+    return knowledge_bases(tmp_path_factory.mktemp("kbs"))
+
+
+@pytest.mark.parametrize("name", memo_test(meaning, memo_args([])))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(
+    kbs: list[KnowledgeBase], name: str, data: st.DataObject
+) -> None:
+    args, fill = memo_args(kbs)[name]
+    check_memo(getattr(meaning, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill)
+
+
+def test_a_knowledge_base_edited_on_disk_is_another_key(tmp_path: Path) -> None:
+    """The memo keyed by a knowledge base answers each by its own aliases."""
+    first, edited, _ = knowledge_bases(tmp_path)
+    target = "04_knowledge_base/KL Divergence"
+    assert "KLD" not in meaning._target_names(first, target)
+    assert "KLD" in meaning._target_names(edited, target)
