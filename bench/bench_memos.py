@@ -5,9 +5,9 @@
 Writes a synthetic vault (bench/synthetic.py) and alternates two fresh processes, each
 validating it cold (no `.vt/`, one process, the review assist on): A with the memos as
 they are, B with every memo of the package replaced, wherever a module binds it, by the
-function it memoizes. Each child prints its validate's own wall and CPU; bench/paired.py
-takes the whole process's. Prints each variant's median and the ratio B/A,
-min/median/max, with the load average. Stdlib only (plus vault_tools).
+function it memoizes. Each child prints its validate's own wall and CPU; the harness
+(bench/measure.py) takes the whole process's. Prints each variant's median and the ratio
+B/A, min/median/max, with the load average. Stdlib only (plus vault_tools).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from paired import paired, phase_clock  # noqa: E402
+from measure import Measured, interleaved, phase_clock, run_checked  # noqa: E402
 from synthetic import make_vault  # noqa: E402
 
 
@@ -79,17 +79,17 @@ def main() -> None:
             shutil.rmtree(vault / ".vt", ignore_errors=True)
 
         script = str(Path(__file__).resolve())
-        result = paired(
-            ("memos", "plain"),
-            (
-                [sys.executable, script, "--child", "memos", str(vault)],
-                [sys.executable, script, "--child", "plain", str(vault)],
-            ),
+
+        def side(mode: str) -> Measured:
+            return run_checked([sys.executable, script, "--child", mode, str(vault)])
+
+        figures = interleaved(
+            {"memos": lambda: side("memos"), "plain": lambda: side("plain")},
             args.rounds,
             prepare,
         )
         print(f"cold validate of {args.notes} notes, assist on, one process")
-        print(result.table())
+        print("\n".join(figures.table("plain", "memos")))
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -27,7 +27,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_preview.py": (["--notes", "60", "--runs", "1"], "preview / validate ="),
     "bench_report.py": (["--notes", "60", "--runs", "1"], "report --dry-run / validate"),
     "bench_apply.py": (["--notes", "40", "--dir", "{tmp}"], "apply"),
-    "bench_memos.py": (["--notes", "60", "--rounds", "1", "--dir", "{tmp}"], "plain/memos"),
+    "bench_memos.py": (["--notes", "60", "--rounds", "1", "--dir", "{tmp}"], "plain / memos"),
     "bench_apply_marking.py": (
         ["--notes", "80", "--rounds", "1", "--dir", "{tmp}"],
         "threads/forks",
