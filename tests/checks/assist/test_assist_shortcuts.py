@@ -130,3 +130,15 @@ def test_no_name_pattern_is_compiled_for_a_name_with_parts() -> None:
     re.purge()
     assert assist_reading.name_position(["Speculative Decoding"], "speculative-decoding") == 0
     assert assist_reading._name_pattern.cache_info().currsize == 0
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.text(alphabet="kKvs e1-_:·\u3000\u00a0\x1c\u2028\t中ＫİßΣ", min_size=1, max_size=8),
+    st.text(alphabet="kvs e1-_:·\u3000\u00a0\x1c\u2028\t中ｋi\u0307ßσa", max_size=16),
+)
+def test_any_name_is_found_where_its_pattern_finds_it(name: str, text: str) -> None:
+    """Names and texts of any characters the two could read apart: every kind of Unicode
+    space (the pattern's `\\s`), letters that lower to two characters, full-width forms."""
+    low = assist_reading.lowered(text)
+    assert assist_reading.name_position([name], low) == _pattern_position([name], low)
