@@ -26,7 +26,7 @@ def memo_args(
 ) -> dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]]:
     return {
         "_target_names": (kb_calls(kbs), lambda n: (kbs[0], f"filler {n}")),
-        "_claim_ranking": (st.tuples(texts, names), lambda n: (f"{n} is faster", ())),
+        "_ranking": (st.tuples(texts, names), lambda n: (f"{n} is faster", ())),
         "_lowered_texts": (st.lists(texts, max_size=3).map(lambda t: (tuple(t),)), numbered),
         "_lowered_name": (one_text, numbered),
     }

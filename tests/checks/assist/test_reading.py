@@ -26,6 +26,7 @@ MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
     "name_words": (one_text, numbered),
     "text_prefixes": (one_text, numbered),
     "_name_pattern": (one_text, numbered),
+    "_name_shape": (one_text, numbered),
 }
 
 

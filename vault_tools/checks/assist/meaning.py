@@ -95,14 +95,20 @@ def _target_names(kb: kbmod.KnowledgeBase, target: str) -> tuple[str, ...]:
 def claim_ranking(version: ClaimVersion, names: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
     """`ranking` of the claim by `names` (entity_names): asked by the reversed-comparison
     and the operator checks, and by a draft that repeats V1, worked out once."""
-    return _claim_ranking(version.claim.value, tuple((k, tuple(v)) for k, v in names.items()))
+    return _ranking(version.claim.value, _names_key(names))
 
 
+def _names_key(names: dict[str, list[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((k, tuple(v)) for k, v in names.items())
+
+
+# V1 and the drafts share the note's evidence and (mostly) its claim and entities: each
+# text is ranked once for them all
 @functools.lru_cache(maxsize=16)
-def _claim_ranking(
-    claim: str, names: tuple[tuple[str, tuple[str, ...]], ...]
+def _ranking(
+    text: str, names: tuple[tuple[str, tuple[str, ...]], ...]
 ) -> frozenset[tuple[str, str]]:
-    return ranking(claim, {key: list(known) for key, known in names})
+    return ranking(text, {key: list(known) for key, known in names})
 
 
 def line_with(version: ClaimVersion, needle: str) -> int:
@@ -134,7 +140,7 @@ def _reversed_comparison(
     claimed = claim_ranking(version, names)
     if not claimed:
         return []
-    said = ranking(evidence, names)
+    said = _ranking(evidence, _names_key(names))
     for upper, lower in sorted(claimed):
         if (lower, upper) in said and (upper, lower) not in said:
             a, b = _label(names, lower), _label(names, upper)

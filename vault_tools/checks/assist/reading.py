@@ -505,12 +505,9 @@ def name_position(names: list[str], text: str) -> int | None:
     written, ignoring case, width, hyphens and spacing, and a plural ending."""
     best = None
     for name in names:
-        pattern = _name_pattern(name)
-        if pattern is None:
-            continue
-        match = pattern.search(text)
-        if match and (best is None or match.start() < best):
-            best = match.start()
+        at = _name_at(name, text)
+        if at is not None and (best is None or at < best):
+            best = at
     return best
 
 
@@ -532,6 +529,85 @@ def _name_pattern(name: str) -> re.Pattern | None:
     return re.compile(body + edge_end)
 
 
+# The same search without compiling a pattern per name: each worker of a cold run met
+# the vault's names anew and compiled hundreds of patterns (~60 µs each). A name's
+# parts hold no separator, so its pattern matches at a place in one way only: its first
+# part, the longest run of separators, the next part, and so on; then the plural ending
+# or none, not followed by a letter or digit. `_name_pattern` stays the rule (for a name
+# of separators alone, which matches anywhere) and the tests hold the two to each other.
+_NAME_SEPARATORS = re.compile(r"[\s\-_:·]+")
+_LOWER_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+@functools.lru_cache(maxsize=4096)  # names recur from note to note
+def _name_shape(name: str) -> tuple[tuple[str, ...], bool, bool] | None:
+    """A name's parts (lowered), and whether its first and its last character are an
+    ASCII letter or digit (then it may not start or end inside a word)."""
+    key = lowered(name).strip()
+    if not key:
+        return None
+    parts = tuple(p for p in _NAME_SEPARATORS.split(key) if p)
+    edge = key[:1].isascii() and key[:1].isalnum(), key[-1:].isascii() and key[-1:].isalnum()
+    return parts, *edge
+
+
+def _name_at(name: str, text: str) -> int | None:
+    """`_name_pattern(name).search(text)`'s start, or None."""
+    shape = _name_shape(name)
+    if shape is None:
+        return None
+    parts, edge_start, edge_end = shape
+    if not parts:
+        match = _name_pattern(name).search(text)  # type: ignore[union-attr]
+        return match.start() if match else None
+    first, rest = parts[0], parts[1:]
+    at = text.find(first)
+    while at >= 0:
+        if not (edge_start and at and text[at - 1] in _LOWER_ALNUM):
+            end = _rest_of_name(text, at + len(first), rest)
+            if end >= 0 and (not edge_end or _name_ends(text, end)):
+                return at
+        at = text.find(first, at + 1)
+    return None
+
+
+def _rest_of_name(text: str, end: int, parts: tuple[str, ...]) -> int:
+    """Where the name's other `parts` end after `end`, each after any separators; -1
+    when one is not there."""
+    for part in parts:
+        while end < len(text) and (text[end] in "-_:·" or text[end].isspace()):
+            end += 1
+        if not text.startswith(part, end):
+            return -1
+        end += len(part)
+    return end
+
+
+def _name_ends(text: str, end: int) -> bool:
+    """`(?:e?s)?(?![a-z0-9])` at `end`: a plural ending or none, then no letter or digit."""
+    for ending in ("", "s", "es"):
+        if text.startswith(ending, end):
+            after = end + len(ending)
+            if after == len(text) or text[after] not in _LOWER_ALNUM:
+                return True
+    return False
+
+
+def _named(names: list[str], text: str, start: int, end: int) -> bool:
+    """`name_position(names, text[start:end]) is not None`, the slice made only for a
+    name whose first part is there."""
+    piece = None
+    for name in names:
+        shape = _name_shape(name)
+        if shape is None or (shape[0] and text.find(shape[0][0], start, end) < 0):
+            continue
+        if piece is None:
+            piece = text[start:end]
+        if _name_at(name, piece) is not None:
+            return True
+    return False
+
+
 # --- who is above whom ----------------------------------------------------------------
 
 # a full stop between digits (3.3 times) ends no sentence
@@ -547,17 +623,18 @@ def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, s
     """
     pairs: set[tuple[str, str]] = set()
     for piece in _PIECES.split(lowered(text)):
-        marks = comparatives(piece)
+        marks = comparatives(piece) if piece else ()  # (a text's end leaves an empty one)
         for index, (position, direction) in enumerate(marks):
             start = marks[index - 1][0] if index else 0
             end = marks[index + 1][0] if index + 1 < len(marks) else len(piece)
-            left = _named_in(piece[start:position], entities)
-            right = _named_in(piece[position:end], entities)
+            left = _named_in(piece, start, position, entities)
+            right = _named_in(piece, position, end, entities)
             for a in left - right:
                 for b in right - left:
                     pairs.add((a, b) if direction == UP else (b, a))
     return frozenset(pairs)
 
 
-def _named_in(text: str, entities: dict[str, list[str]]) -> set[str]:
-    return {key for key, names in entities.items() if name_position(names, text) is not None}
+def _named_in(text: str, start: int, end: int, entities: dict[str, list[str]]) -> set[str]:
+    """The entities named in text[start:end]."""
+    return {key for key, names in entities.items() if _named(names, text, start, end)}
