@@ -130,3 +130,16 @@ def test_status_sees_a_note_edited_added_and_removed(example_vault: Path) -> Non
         assert _facts_file(example_vault, kind).is_file()
     (example_vault / "03_claims" / "Copy.md").unlink()
     assert _status(example_vault) == edited
+
+
+def test_saved_facts_held_in_memory_are_read_as_the_file_says(example_vault: Path) -> None:
+    """A caller that keeps the facts it saved (the dashboard's gather) trusts exactly
+    what a run opening the file trusts: the same entries, under the same saved time."""
+    settings = settings_for(example_vault)
+    facts = NoteFacts.open(settings, "test")
+    listed = list_vault(example_vault).inside()
+    made = list(facts.survey(example_vault, listed, _make, _unread))
+    facts.save()
+    again = NoteFacts.open(settings, "test")
+    assert (again.saved_ns, again.entries) == (facts.saved_ns, facts.entries)
+    assert list(facts.survey(example_vault, listed, _make, _unread)) == made

@@ -219,7 +219,7 @@ def gather(
     for finding in validate(settings, progress=progress, tap=tap).findings:
         by_path[finding.path].append(finding)
     facts.save()
-    infos, entries, unreadable = survey(settings, store)
+    infos, entries, unreadable = survey(settings, store, kept=facts)
     state = DashboardState(unreadable=unreadable, head=store.head())
     state.kb_prefix = settings.kb_dir.strip("/") + "/"
     state.infos = {i.path: i for i in infos}

@@ -153,11 +153,13 @@ class NoteFacts:
         if not self.dirty or self.path is None:
             return
         temp = self.path.with_name(f".{self.path.name}-{os.getpid()}.tmp")
+        saved_ns = time.time_ns()
         try:
-            data = marshal.dumps((FORMAT, self.key, time.time_ns(), self.entries))
+            data = marshal.dumps((FORMAT, self.key, saved_ns, self.entries))
             self.path.parent.mkdir(parents=True, exist_ok=True)
             temp.write_bytes(data)
             os.replace(temp, self.path)
+            self.saved_ns = saved_ns  # as the file now says: kept in memory, read alike
         except (OSError, ValueError):
             with contextlib.suppress(OSError):
                 temp.unlink()
@@ -195,10 +197,12 @@ def surveyed(
     kind: str,
     makers: tuple[Make, Failed],
     progress: Callable[[int, int], None] | None = None,
+    kept: NoteFacts | None = None,
 ) -> list[tuple[str, Fact]]:
-    """`NoteFacts.survey` of `targets` (the whole vault) with the vault's kept facts,
-    saved afterwards. `makers`: the fact of a note's bytes, and of an unreadable file."""
-    facts = NoteFacts.open(settings, kind)
+    """`NoteFacts.survey` of `targets` (the whole vault) with the vault's kept facts (or
+    `kept`, those of this kind a caller holds already), saved afterwards. `makers`: the
+    fact of a note's bytes, and of an unreadable file."""
+    facts = NoteFacts.open(settings, kind) if kept is None else kept
     make, failed = makers
     found = list(facts.survey(settings.vault, targets, make, failed, settings.workers, progress))
     facts.save()

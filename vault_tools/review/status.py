@@ -249,14 +249,18 @@ def status(settings: Settings, store: ClaimStore, progress: Progress | None = No
 
 
 def survey(
-    settings: Settings, store: ClaimStore, progress: Progress | None = None
+    settings: Settings,
+    store: ClaimStore,
+    progress: Progress | None = None,
+    kept: NoteFacts | None = None,
 ) -> tuple[list[NoteInfo], list[NoteEntries], list[Finding]]:
     """The review notes of the vault with their entries, in path order, and the files
-    that could not be read (see `assemble`)."""
+    that could not be read (see `assemble`); `kept`: the status facts, when the caller
+    holds them (see `status_tap`)."""
     listing = list_vault(settings.vault)
     infos: list[NoteInfo] = []
     unreadable = listing.findings(settings.claims_dir)
-    for info in _run(settings, list(listing.inside()), progress):
+    for info in _run(settings, list(listing.inside()), progress, kept):
         if isinstance(info, NoteInfo):
             infos.append(info)
         elif info is not None:
@@ -376,9 +380,9 @@ _FINDING, _NOTE = "finding", "note"
 
 
 def _run(
-    settings: Settings, targets: list[str], progress: Progress | None
+    settings: Settings, targets: list[str], progress: Progress | None, kept: NoteFacts | None
 ) -> Iterable[NoteInfo | Finding | None]:
-    found = surveyed(settings, targets, STATUS_FACTS, (status_fact, _unread), progress)
+    found = surveyed(settings, targets, STATUS_FACTS, (status_fact, _unread), progress, kept)
     return [from_fact(fact) for _, fact in found]
 
 
