@@ -48,17 +48,16 @@ def check_all(
     """The packed results of `targets`, in their order, made as they are consumed."""
     if not len(targets):
         return iter(())
-    if tap is not None:
-        return _tapped(settings, ctx, (targets, done, total), progress, tap)
+    make = tap.make if tap is not None else None
 
-    def work(chunk: list[str]) -> list[tuple]:
-        return [pack(result) for result in check_files(settings, ctx, chunk)]
+    def work(chunk: list[str]) -> list[tuple[tuple, object]]:
+        return [(pack(result), made) for result, made in _checks(settings, ctx, chunk, make)]
 
     def counted(checked: int, _: int) -> None:
         assert progress is not None
         progress(done + checked, total)
 
-    return map_chunks(
+    results = map_chunks(
         work,
         targets,
         workers=settings.workers,
@@ -67,40 +66,14 @@ def check_all(
         threshold=PARALLEL_THRESHOLD,
         before_fork=lambda: _import_checks(ctx.assist),
     )
+    return _kept(results, tap)
 
 
-def _tapped(
-    settings: Settings,
-    ctx: CheckContext,
-    run: tuple[Paths, int, int],
-    progress: Progress | None,
-    tap: Tap,
-) -> Iterator[tuple]:
-    """`check_all` with `tap` made of each note read, and kept, as the results go."""
-    targets, done, total = run
-
-    def work(chunk: list[str]) -> list[tuple[tuple, object]]:
-        made: list[tuple[tuple, object]] = []
-        for start in range(0, len(chunk), CHECK_BATCH):
-            batch = [_read(settings, r, tap.make) for r in chunk[start : start + CHECK_BATCH]]
-            made += [(pack(_checked(ctx, read)), fact) for read, fact in batch]
-        return made
-
-    def counted(checked: int, _: int) -> None:
-        assert progress is not None
-        progress(done + checked, total)
-
-    for packed, fact in map_chunks(
-        work,
-        targets,
-        workers=settings.workers,
-        count=len(targets),
-        progress=counted if progress else None,
-        threshold=PARALLEL_THRESHOLD,
-        before_fork=lambda: _import_checks(ctx.assist),
-    ):
-        if packed[DIGEST]:  # a file read (one that could not be read has no digest)
-            tap.keep(packed[PATH], packed[STAT], packed[DIGEST], fact)
+def _kept(results: Iterator[tuple[tuple, object]], tap: Tap | None) -> Iterator[tuple]:
+    """The packed results, what `tap` made of each note kept on the way."""
+    for packed, made in results:
+        if tap is not None and packed[DIGEST]:  # a file read (unread ones have no digest)
+            tap.keep(packed[PATH], packed[STAT], packed[DIGEST], made)
         yield packed
 
 
@@ -131,10 +104,21 @@ def check_files(
     settings: Settings, ctx: CheckContext, relatives: Sequence[str]
 ) -> Iterator[NoteResult]:
     """`check_file` of each of `relatives`, in order, CHECK_BATCH at a time."""
+    for result, _ in _checks(settings, ctx, relatives):
+        yield result
+
+
+def _checks(
+    settings: Settings,
+    ctx: CheckContext,
+    relatives: Sequence[str],
+    make: Callable[[str, bytes, Note | None], object] | None = None,
+) -> Iterator[tuple[NoteResult, object]]:
+    """`check_files`, with what `make` (a `Tap`'s) made of each note."""
     for start in range(0, len(relatives), CHECK_BATCH):
-        batch = [_read(settings, relative) for relative in relatives[start : start + CHECK_BATCH]]
-        for read, _ in batch:
-            yield _checked(ctx, read)
+        batch = [_read(settings, r, make) for r in relatives[start : start + CHECK_BATCH]]
+        for read, made in batch:
+            yield _checked(ctx, read), made
 
 
 class _Read(NamedTuple):
