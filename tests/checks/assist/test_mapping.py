@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.checks.assist.kbs import kb_calls, knowledge_bases
+from tests.checks.assist.kbs import kb_calls
 from tests.memo_oracle import check_memo, memo_test
 from vault_tools.checks.assist import mapping
 from vault_tools.notes.kb import KnowledgeBase
@@ -18,11 +18,6 @@ def memo_args(
     kbs: list[KnowledgeBase],
 ) -> dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]]:
     return {"_folded_names": (kb_calls(kbs), lambda n: (kbs[0], f"filler {n}.md"))}
-
-
-@pytest.fixture(scope="module")
-def kbs(tmp_path_factory: pytest.TempPathFactory) -> list[KnowledgeBase]:
-    return knowledge_bases(tmp_path_factory.mktemp("kbs"))
 
 
 @pytest.mark.parametrize("name", memo_test(mapping, memo_args([])))

@@ -32,11 +32,6 @@ def memo_args(
     }
 
 
-@pytest.fixture(scope="module")
-def kbs(tmp_path_factory: pytest.TempPathFactory) -> list[KnowledgeBase]:
-    return knowledge_bases(tmp_path_factory.mktemp("kbs"))
-
-
 @pytest.mark.parametrize("name", memo_test(meaning, memo_args([])))
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
