@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = REPO / "examples" / "vault"
@@ -495,3 +496,15 @@ def make_repo(root: Path) -> Path:
     git(root, "config", "user.name", TEST_USER)
     git(root, "config", "user.email", f"{TEST_USER}@example.org")
     return root
+
+
+def each_alone(argument: str, edits: Iterable[str], n: int = 0) -> Callable[..., Any]:
+    """A decorator for a hypothesis test given a list of (edit, n) as `argument`: every
+    edit alone is one of its examples too, whatever the random ones are."""
+
+    def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
+        for edit in edits:
+            test = example(**{argument: [(edit, n)]})(test)
+        return test
+
+    return decorate

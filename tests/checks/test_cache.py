@@ -18,14 +18,13 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLE_VAULT, copy_example_vault, settings_for
+from tests.conftest import EXAMPLE_VAULT, copy_example_vault, each_alone, settings_for
 from vault_tools.checks.validate import validate_into
 from vault_tools.cli.output import FindingStream, Reporter
 from vault_tools.infra import filestat
@@ -125,14 +124,7 @@ def _run(vault: Path) -> tuple[str, str, object]:
     return shown[0], shown[1], summary[:3]
 
 
-def _each_alone(test: Callable[..., None]) -> Callable[..., None]:
-    """Every edit alone is one of the examples, whatever the random ones are."""
-    for edit in EDITS:
-        test = example(edits=[(edit, 1)])(test)
-    return test
-
-
-@_each_alone
+@each_alone("edits", EDITS, 1)
 @settings(max_examples=15, deadline=None)
 @given(
     edits=st.lists(st.tuples(st.sampled_from(EDITS), st.integers(0, 99)), min_size=1, max_size=5)

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import copy_example_vault, settings_for
+from tests.conftest import copy_example_vault, each_alone, settings_for
 from vault_tools.infra import filestat
 from vault_tools.review.apply import apply_notes
 from vault_tools.review.stats import vault_stats
@@ -77,13 +77,7 @@ def _figures(vault: Path) -> dict:
     return vault_stats(settings_for(vault)).to_json()
 
 
-def _each_alone(test):  # type: ignore[no-untyped-def]
-    for change in CHANGES:
-        test = example(changes=[(change, 0)])(test)
-    return test
-
-
-@_each_alone
+@each_alone("changes", CHANGES)
 @settings(max_examples=12, deadline=None)
 @given(
     changes=st.lists(st.tuples(st.sampled_from(CHANGES), st.integers(0, 9)), min_size=1, max_size=4)
