@@ -272,8 +272,7 @@ def test_the_live_dashboard_follows_a_note_as_a_fresh_report_would(example_vault
     kept = live.state
     note = vault / CLAIMS / "DV1-0004.md"
     set_property(note, "review_action", "REJECT")
-    live.note(f"{CLAIMS}/DV1-0004.md")
-    assert live.refresh(settings)
+    assert live.refresh(settings, [f"{CLAIMS}/DV1-0004.md"])
     assert live.state is kept  # made again note by note, not gathered
     shown = (vault / "Review Dashboard.md").read_bytes()
     (vault / ".vt" / STATE_FILE).unlink()

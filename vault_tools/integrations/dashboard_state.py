@@ -490,19 +490,15 @@ def write(settings: Settings, dash: Dashboard, dry_run: bool = False) -> ReportR
 
 
 class LiveDashboard:
-    """`vt watch`'s dashboard: the state kept in memory between refreshes, and the
-    files the watcher handled since the last one (`note`)."""
+    """`vt watch`'s dashboard: the state kept in memory between refreshes."""
 
     def __init__(self) -> None:
         self.state: DashboardState | None = None
-        self.changed: set[str] = set()
 
-    def note(self, relative: str) -> None:
-        self.changed.add(relative)
-
-    def refresh(self, settings: Settings) -> bool:
-        """Rewrite the dashboard (and its sub-notes) if what they show changed; True when
-        something was written.
+    def refresh(self, settings: Settings, changed: Iterable[str] = ()) -> bool:
+        """Rewrite the dashboard (and its sub-notes) if what they show changed, after
+        the files of `changed` (those the watcher handled since the last refresh); True
+        when something was written.
 
         Raises VtError (IntegrityError for a broken ledger, RefusedError for a dashboard
         edited meanwhile); the next refresh simply tries again.
@@ -510,9 +506,9 @@ class LiveDashboard:
         with ClaimStore.open(settings) as store:
             store.catch_up()
             state = self.state
-            if state is None or not state.update(settings, store, self.changed):
+            if state is None or not state.update(settings, store, changed):
                 state = current_state(settings, store)
-            self.state, self.changed = state, set()
+            self.state = state
             dash = state.dashboard(settings, store)
         result = write(settings, dash)
         return result.written or bool(result.subnotes_written)

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watchdog.events import FileSystemEventHandler
 
@@ -41,7 +41,6 @@ from vault_tools.errors import VtError
 from vault_tools.findings import ERROR, WARNING, Finding, severity_counts
 from vault_tools.infra.debounce import Debouncer
 from vault_tools.infra.filestat import stat_signature
-from vault_tools.integrations.dashboard_state import LiveDashboard
 from vault_tools.notes import markers
 from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.frontmatter import read as read_frontmatter
@@ -67,6 +66,9 @@ from vault_tools.vocabulary import (
     review_action,
     review_state,
 )
+
+if TYPE_CHECKING:  # made on the first refresh of a dashboard
+    from vault_tools.integrations.dashboard_state import LiveDashboard
 
 DEFAULT_DEBOUNCE = 0.150  # seconds of quiet per path before it is handled
 RESYNC = "\0resync"  # debouncer key: compare the vault's files with what the watcher knows
@@ -239,7 +241,10 @@ class Watcher:
         self._observer: Any = None
         self._worker: threading.Thread | None = None
         self.busy = threading.Event()  # set while a note is being handled
-        self.dashboard = LiveDashboard()
+        # the dashboard's state (made on its first refresh: most watchers have none) and
+        # the files handled since its last refresh
+        self.dashboard: LiveDashboard | None = None
+        self.handled: set[str] = set()
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -317,7 +322,7 @@ class Watcher:
             self.busy.set()
             try:
                 if key not in (RESYNC, DASHBOARD):
-                    self.dashboard.note(key)  # whatever happened to it, the dashboard looks
+                    self.handled.add(key)  # whatever happened to it, the dashboard looks
                 events = self._handle_safely(key)
                 for event in events:
                     self._emit(event)
@@ -604,11 +609,15 @@ class Watcher:
     def _refresh_dashboard(self) -> list[WatchEvent]:
         """Rewrite the Review Dashboard (made by `vt report`) when what it shows changed."""
         from vault_tools.integrations.dashboard import DASHBOARD as NOTE
+        from vault_tools.integrations.dashboard_state import LiveDashboard
 
         # no worker processes: forking a process that runs threads is not safe
         settings = dataclasses.replace(self.settings, workers=1)
+        if self.dashboard is None:
+            self.dashboard = LiveDashboard()
         try:
-            written = self.dashboard.refresh(settings)
+            written = self.dashboard.refresh(settings, self.handled)
+            self.handled = set()
         except VtError as exc:  # e.g. edited meanwhile: the next refresh tries again
             return [WatchEvent(ERROR_EVENT, NOTE, message=f"dashboard not refreshed: {exc}")]
         return [WatchEvent(DASHBOARD_EVENT, NOTE, message="dashboard updated")] if written else []
