@@ -500,26 +500,31 @@ def panel(frame: str) -> str:
     return frame.split("notes with findings", 1)[-1]
 
 
+def shows(heading: str, *lines: str) -> Callable[[str], bool]:
+    """A frame with the panel's heading and, below it, every one of the lines."""
+    return lambda frame: heading in frame and all(line in panel(frame) for line in lines)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX's")
 def test_the_live_view_keeps_the_notes_with_findings_until_they_are_fixed(vault: Path) -> None:
     live = LiveProcess(vault)
     try:
-        # the startup scan: the two example notes with a warning each
-        first = live.wait(lambda f: "notes with findings  2 notes" in f)
-        assert DV3 in panel(first) and IX2 in panel(first) and DV4 not in panel(first)
-        assert "assist-mapping-unrelated" in panel(first) and DV3_WARNS in panel(first)
+        # the startup scan: the two example notes with a warning each. A frame may be
+        # read half drawn, so each wait asks for everything the frame must show.
+        both = (DV3, IX2, DV3_WARNS, "assist-mapping-unrelated")
+        first = live.wait(shows("notes with findings  2 notes", *both))
+        assert DV4 not in panel(first)
         edit(vault, DV4, "review_action: PENDING", "review_action: MAYBE")
-        broken = live.wait(lambda f: "notes with findings  3 notes" in f)
-        assert f"{DV4}  1 error, 0 warnings" in panel(broken)
-        assert "properties-schema" in panel(broken)
+        broken = f"{DV4}  1 error, 0 warnings"
+        live.wait(shows("notes with findings  3 notes", broken, "properties-schema"))
         # a later save of a valid note: the broken one stays in the panel
         edit(vault, DV2, 'reviewer: "alice"', 'reviewer: "bo"')
-        later = live.wait(lambda f: DV2 in f.split("notes with findings")[0])
-        assert f"{DV4}  1 error, 0 warnings" in panel(later)
+        later = live.wait(lambda f: DV2 in f.split("notes with findings")[0] and broken in f)
+        assert broken in panel(later)
         # fixed: it leaves the panel; the other two stay
         edit(vault, DV4, "review_action: MAYBE", "review_action: PENDING")
-        fixed = live.wait(lambda f: "notes with findings  2 notes" in f)
-        assert DV4 not in panel(fixed) and DV3 in panel(fixed) and IX2 in panel(fixed)
+        fixed = live.wait(shows("notes with findings  2 notes", *both))
+        assert DV4 not in panel(fixed)
     finally:
         if live.proc.poll() is None:
             live.proc.send_signal(signal.SIGTERM)
