@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import marshal
 import os
+import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import settings_for
 from tests.integrations.test_dashboard import decided_vault, edit
 from tests.store.test_store import decision, ledger_for, v1_claim
+from vault_tools.checks.context import make_context
 from vault_tools.config import Settings
 from vault_tools.integrations.dashboard import Dashboard
 from vault_tools.integrations.dashboard_state import (
@@ -23,8 +26,10 @@ from vault_tools.integrations.dashboard_state import (
     gather,
     load,
     look,
+    quality_lines,
     report,
 )
+from vault_tools.review.candidates import examine
 from vault_tools.store.claims import ClaimStore
 from vault_tools.vocabulary import REVIEW_ACTIONS
 
@@ -174,6 +179,82 @@ def test_update_gives_what_gathering_gives(example_vault: Path, edits: list) -> 
         after = updated(settings, state, changed)
         assert after is not None
         assert after == gathered(settings)[1]
+    finally:
+        for relative, raw in originals.items():
+            (vault / relative).write_bytes(raw)
+
+
+# --- one read of each note: what validate's run makes for the dashboard -------------
+
+SHAPES = st.sampled_from(
+    [
+        *((b"review_action: ", a.encode()) for a in (*REVIEW_ACTIONS, "APPROVED")),
+        *(
+            (b"review_state: ", s)
+            for s in (b"NEW", b"APPLIED", b"PREVIEW_READY", b"PREVIEW_FAILED")
+        ),
+        (b"check_claim_frame: ", b"false"),
+        (b"check_source_claim: ", b"true"),
+        (b"body", b"\xff\xfe not UTF-8"),
+        (b"body", b"<<<<<<< ours\nA\n=======\nB\n>>>>>>> theirs"),
+        (b"body", b"a line\rended by a lone CR"),
+    ]
+)
+
+
+def reshaped(raw: bytes, key: bytes, value: bytes) -> bytes:
+    if key == b"body":
+        return raw + b"\n" + value + b"\n"
+    lines = raw.split(b"\n")
+    index = next((i for i, line in enumerate(lines) if line.startswith(key)), None)
+    if index is None:
+        return raw
+    lines[index] = key + value
+    return b"\n".join(lines)
+
+
+def examined(settings: Settings, paths: list[str]) -> dict[str, tuple[str, str, str]]:
+    """The plain rule: what `vt apply`'s own first phase says of each note, read alone."""
+    ctx = make_context(settings, assist=False)
+    found = {}
+    for path in paths:
+        cand = examine(settings, ctx, path, explicit=False, assist=False)
+        if cand is not None and not cand.skip:
+            reason = cand.refuse or "; ".join(cand.problems)
+            found[path] = (cand.claim_id or "", cand.review_action or "", reason)
+    return found
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(st.tuples(st.integers(0, 5), SHAPES), min_size=1, max_size=5), st.booleans())
+def test_the_answers_made_in_validate_s_run_are_apply_s_own(
+    example_vault: Path, monkeypatch: pytest.MonkeyPatch, edits: list, pooled: bool
+) -> None:
+    """A cold gather asks apply's question of a note where validate parsed it (in a
+    worker, on a large run): its answers and its quality numbers are what apply, and
+    `vt stats`, say reading each note alone."""
+    vault = example_vault
+    if not (vault / "05_ledger").exists():
+        decided_vault(vault)
+    paths = note_paths(vault)
+    originals = {p: (vault / p).read_bytes() for p in paths}
+    if pooled:  # the worker processes of a large run, on the six notes
+        monkeypatch.setattr("vault_tools.checks.file_checks.PARALLEL_THRESHOLD", 1)
+    settings = settings_for(vault, workers=2 if pooled else 1, assist=True)
+    try:
+        for index, (key, value) in edits:
+            note = vault / paths[index % len(paths)]
+            note.write_bytes(reshaped(note.read_bytes(), key, value))
+        shutil.rmtree(vault / ".vt", ignore_errors=True)
+        state, _ = gathered(settings)
+        to_record = sorted(p for p, entries in state.entries.items() if entries.to_record)
+        assert state.verdicts == examined(settings, to_record)
+        (vault / ".vt" / "stats-cache.marshal").unlink()
+        assert state.quality == quality_lines(settings)  # every note read again
     finally:
         for relative, raw in originals.items():
             (vault / relative).write_bytes(raw)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_vt, settings_for
 from vault_tools.notes.facts import FACTS_FILE, NoteFacts, surveyed
+from vault_tools.notes.identity import content_digest, read_with_stat
 from vault_tools.notes.vault import list_vault
 
 NOTE = "03_claims/DV1-0001.md"
@@ -143,3 +144,30 @@ def test_saved_facts_held_in_memory_are_read_as_the_file_says(example_vault: Pat
     again = NoteFacts.open(settings, "test")
     assert (again.saved_ns, again.entries) == (facts.saved_ns, facts.entries)
     assert list(facts.survey(example_vault, listed, _make, _unread)) == made
+
+
+def test_facts_kept_in_this_run_are_served_without_a_stat(example_vault: Path) -> None:
+    """What `keep` was given (a validate run's reads, for the dashboard) is what this
+    process's survey serves; a later process trusts it only by the stat signature and
+    digest it was kept under."""
+    settings = settings_for(example_vault)
+    listed = list_vault(example_vault).inside()
+    facts = NoteFacts.open(settings, "test")
+    facts.keep(NOTE, (0, 0, 0, 0, 0), "not the digest of its bytes", "planted")
+    assert dict(facts.survey(example_vault, listed, _make, _unread))[NOTE] == "planted"
+    facts.save()
+    assert _survey(example_vault) == _truth(example_vault)
+
+
+def test_a_fact_marshal_cannot_keep_is_dropped_and_made_again(example_vault: Path) -> None:
+    settings = settings_for(example_vault)
+    listed = list_vault(example_vault).inside()
+    facts = NoteFacts.open(settings, "test")
+    for relative, fact in _truth(example_vault):
+        raw, signature = read_with_stat(example_vault / relative)
+        facts.keep(relative, signature, content_digest(raw), fact)
+    facts.keep(NOTE, (0, 0, 0, 0, 0), "", {"a generator": iter(())})  # no marshal value
+    facts.save()
+    _, _, _, entries = marshal.loads(_facts_file(example_vault, "test").read_bytes())
+    assert NOTE not in entries and len(entries) == len(listed) - 1
+    assert list(facts.survey(example_vault, listed, _make, _unread)) == _truth(example_vault)

@@ -53,11 +53,13 @@ def validate(
     paths: list[Path] | None = None,
     progress: Progress | None = None,
     tap: Tap | None = None,
+    listing: Listing | None = None,
 ) -> ValidateReport:
     """Every finding, materialised and sorted (the CLI streams with `validate_into`).
-    `tap`: something else to make of each note a whole-vault run reads (file_checks.py)."""
+    `tap`: something else to make of each note a whole-vault run reads (file_checks.py);
+    `listing`: the vault's, when the caller has listed it already."""
     collector = Collector()
-    summary = validate_into(settings, collector, paths, progress, tap)
+    summary = validate_into(settings, collector, paths, progress, tap, listing)
     collector.findings.sort(key=sort_key)  # the duplicates, streamed last, into place
     return ValidateReport(summary.notes, collector.findings)
 
@@ -68,6 +70,7 @@ def validate_into(
     paths: list[Path] | None = None,
     progress: Progress | None = None,
     tap: Tap | None = None,
+    listing: Listing | None = None,
 ) -> Summary:
     """Check the vault (or `paths`), giving the findings to `sink` as they are known.
 
@@ -75,21 +78,12 @@ def validate_into(
     opened with the index) drops the cache and starts over, so a sink that already
     wrote some blocks would see them again.
     """
+    listing = list_vault(settings.vault) if listing is None else listing
     try:
-        return _validate(settings, sink, paths, progress, tap)
+        return _validate_listed(settings, sink, paths, progress, listing, tap)
     except CacheCorrupt:
         (settings.state_dir / CACHE_FILE).unlink(missing_ok=True)
-        return _validate(settings, sink, paths, progress, tap)
-
-
-def _validate(
-    settings: Settings,
-    sink: Sink,
-    paths: list[Path] | None,
-    progress: Progress | None,
-    tap: Tap | None = None,
-) -> Summary:
-    return _validate_listed(settings, sink, paths, progress, list_vault(settings.vault), tap)
+        return _validate_listed(settings, sink, paths, progress, listing, tap)
 
 
 def _validate_listed(

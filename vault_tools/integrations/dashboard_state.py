@@ -58,17 +58,19 @@ from vault_tools.notes import markdown
 from vault_tools.notes.conflicts import GIT_CONFLICT
 from vault_tools.notes.vault import (
     UNREAD_CODES,
+    Listing,
     list_vault,
-    markdown_files,
     may_be_review_note,
     read_file,
 )
-from vault_tools.review.stats import vault_stats
+from vault_tools.review.stats import facts_of, vault_stats
+from vault_tools.review.stats_cache import Facts
 from vault_tools.review.stats_report import stats_section
 from vault_tools.review.status import (
     NoteEntries,
     NoteInfo,
     assemble,
+    from_fact,
     info_of,
     note_entries,
     recorder_of,
@@ -76,9 +78,14 @@ from vault_tools.review.status import (
     survey,
 )
 from vault_tools.store.claims import ClaimStore
+from vault_tools.vocabulary import APPLIED
 
 if TYPE_CHECKING:  # the checks are imported when a note needs them
     from vault_tools.checks.context import CheckContext
+    from vault_tools.checks.file_checks import Tap
+    from vault_tools.notes.facts import NoteFacts
+    from vault_tools.notes.note import Note
+    from vault_tools.review.candidates import Candidate
 
 Progress = Callable[[int, int], None]
 
@@ -86,6 +93,8 @@ Progress = Callable[[int, int], None]
 _UNCHANGED: tuple[NoteInfo, list[Finding]] = (NoteInfo("", "", "", "", False, None, None), [])
 # what apply would do with a note's decision: (claim_id, action, reason); "" reason: ready
 ApplyAnswer = tuple[str, str, str]
+# what notes add to the quality numbers, by path, under their bytes' stat signature
+StatsFacts = dict[str, tuple[Signature, Facts]]
 
 
 @dataclass(slots=True)
@@ -102,6 +111,7 @@ class DashboardState:
     edges: list[Edge] = field(default_factory=list)
     entities: list[EntityCount] = field(default_factory=list)
     decisions: list[tuple[str, str, str, int]] = field(default_factory=list)
+    quality: list[str] | None = None  # as gathered; None: read at `dashboard` (its cache)
     checker: CheckContext | None = None  # made on the first `update`
     asker: CheckContext | None = None
 
@@ -131,7 +141,7 @@ class DashboardState:
             edges=self.edges,
             findings=dict(Counter(f.code for f in findings)),
             unreadable=sum(f.code in UNREAD_CODES for f in findings),
-            quality=quality_lines(settings),
+            quality=quality_lines(settings) if self.quality is None else self.quality,
         )
 
     def update(self, settings: Settings, store: ClaimStore, changed: Iterable[str]) -> bool:
@@ -139,13 +149,16 @@ class DashboardState:
         the rule of the module's docstring asks for everything to be gathered again."""
         if store.head() != self.head or any(f.code == GIT_CONFLICT for f in self.unreadable):
             return False
+        paths = sorted(set(changed))
         made: dict[str, tuple[NoteInfo, list[Finding]]] = {}
-        for path in sorted(set(changed)):
+        for path in paths:
             redone = self._remade(settings, path)
             if redone is None:
                 return False
             if redone is not _UNCHANGED:
                 made[path] = redone
+        if paths:
+            self.quality = None  # a note it read may have changed
         recorder = recorder_of(settings)
         for path, (info, found) in made.items():
             self.infos[path] = info
@@ -209,29 +222,36 @@ class DashboardState:
 
 
 def gather(
-    settings: Settings, store: ClaimStore, progress: Progress | None = None
+    settings: Settings,
+    store: ClaimStore,
+    progress: Progress | None = None,
+    listing: Listing | None = None,
 ) -> DashboardState:
-    """The state of the whole vault; `store` must be caught up by the caller."""
+    """The state of the whole vault; `store` must be caught up by the caller. `listing`:
+    the vault's, when the caller has listed it already."""
+    from vault_tools.checks.context import make_context
     from vault_tools.checks.validate import validate
 
-    tap, facts = status_tap(settings)  # one parse of a note for validate and status
+    listing = list_vault(settings.vault) if listing is None else listing
+    asker = make_context(settings, listing, assist=False)
+    tap, facts, read = _tap(settings, asker)  # one read and parse of a note for all
     by_path: dict[str, list[Finding]] = defaultdict(list)
-    for finding in validate(settings, progress=progress, tap=tap).findings:
+    for finding in validate(settings, progress=progress, tap=tap, listing=listing).findings:
         by_path[finding.path].append(finding)
     facts.save()
-    infos, entries, unreadable = survey(settings, store, kept=facts)
+    infos, entries, unreadable = survey(settings, store, kept=facts, listing=listing)
     state = DashboardState(unreadable=unreadable, head=store.head())
     state.kb_prefix = settings.kb_dir.strip("/") + "/"
     state.infos = {i.path: i for i in infos}
     state.entries = {i.path: e for i, e in zip(infos, entries, strict=True)}
     state.findings = dict(by_path)
     to_record = [i.path for i, e in zip(infos, entries, strict=True) if e.to_record]
-    state.verdicts = _verdicts(settings, to_record)
-    files = markdown_files(settings.vault)
-    kb = kbmod.KnowledgeBase(files, settings.kb_dir)
+    state.verdicts = _verdicts(settings, asker, to_record, read.answers)
+    kb = kbmod.KnowledgeBase(listing, settings.kb_dir)
     state.edges = _edges(store, kb)
     state.entities = _entities(state.edges, kb)
     state.decisions = store.decision_counts()
+    state.quality = quality_lines(settings, read.stats)
     return state
 
 
@@ -240,22 +260,71 @@ def collect(settings: Settings, store: ClaimStore, progress: Progress | None = N
     return gather(settings, store, progress).dashboard(settings, store)
 
 
-def quality_lines(settings: Settings) -> list[str]:
-    """`vt stats`'s section, none while the ledger holds no decision to count."""
-    stats = vault_stats(settings)
+def quality_lines(settings: Settings, known: StatsFacts | None = None) -> list[str]:
+    """`vt stats`'s section, none while the ledger holds no decision to count; `known`:
+    as `vault_stats` takes it."""
+    stats = vault_stats(settings, known=known)
     return stats_section(stats) if stats.claims else []
 
 
-def _verdicts(settings: Settings, paths: list[str]) -> dict[str, ApplyAnswer]:
-    """What `vt apply` would do with each note of `paths`: apply's first phase, run
-    without the ledger lock."""
-    if not paths:
-        return {}
-    from vault_tools.checks.context import make_context
+@dataclass(slots=True)
+class _Tapped:
+    """What the dashboard's tap (`_tap`) kept of the notes validate read."""
 
-    ctx = make_context(settings, assist=False)
-    found = map_chunks(partial(_verdict_chunk, settings, ctx), paths, workers=settings.workers)
-    return {path: verdict for path, verdict in zip(paths, found, strict=True) if verdict}
+    answers: dict[str, ApplyAnswer | None] = field(default_factory=dict)  # those asked
+    stats: StatsFacts = field(default_factory=dict)
+
+
+def _tap(settings: Settings, asker: CheckContext) -> tuple[Tap, NoteFacts, _Tapped]:
+    """A tap for validate's run that makes, of each note it reads: status's fact (kept in
+    the NoteFacts), what apply would do with a decision not applied yet (apply's answer,
+    asked where the note is parsed: in a worker, on a large run), and what the note adds
+    to the quality numbers, for a note apply has marked."""
+    from vault_tools.checks.file_checks import Tap
+    from vault_tools.review.candidates import judge as judged
+
+    status, facts = status_tap(settings)
+    read = _Tapped()
+    judge = partial(judged, explicit=False, assist=False)
+
+    def make(relative: str, raw: bytes, note: Note | None) -> tuple:
+        fact = status.make(relative, raw, note)
+        info = from_fact(fact)
+        if note is None or not isinstance(info, NoteInfo):
+            return fact, False, None, None
+        # what to_record asks first of a note (see `note_entries`); any other note apply
+        # would record is asked afterwards, in `_verdicts`
+        asked = info.decision is not None and info.state != APPLIED
+        answer = _answer(judge(settings, asker, relative, raw, note=note)) if asked else None
+        marked = info.state == APPLIED or info.event_id is not None
+        return fact, asked, answer, facts_of(raw, None) if marked else None
+
+    def keep(relative: str, signature: tuple, digest: str, made: object) -> None:
+        assert isinstance(made, tuple)
+        fact, asked, answer, stats = made
+        status.keep(relative, signature, digest, fact)
+        if asked:
+            read.answers[relative] = answer
+        if stats is not None:
+            read.stats[relative] = (signature, stats)
+
+    return Tap(make, keep), facts, read
+
+
+def _verdicts(
+    settings: Settings,
+    ctx: CheckContext,
+    paths: list[str],
+    answered: dict[str, ApplyAnswer | None] | None = None,
+) -> dict[str, ApplyAnswer]:
+    """What `vt apply` would do with each note of `paths`: apply's first phase, run
+    without the ledger lock; `answered`: the answers asked already, by path."""
+    answered = answered or {}
+    asked = [path for path in paths if path not in answered]
+    found = map_chunks(partial(_verdict_chunk, settings, ctx), asked, workers=settings.workers)
+    answers = dict(zip(asked, found, strict=True))
+    every = ((path, answered[path] if path in answered else answers[path]) for path in paths)
+    return {path: answer for path, answer in every if answer}
 
 
 def _verdict_chunk(
@@ -267,7 +336,10 @@ def _verdict_chunk(
 def _verdict(settings: Settings, ctx: CheckContext, path: str) -> ApplyAnswer | None:
     from vault_tools.review.candidates import examine
 
-    cand = examine(settings, ctx, path, explicit=False, assist=False)
+    return _answer(examine(settings, ctx, path, explicit=False, assist=False))
+
+
+def _answer(cand: Candidate | None) -> ApplyAnswer | None:
     if cand is None or cand.skip:
         return None
     reason = cand.refuse or "; ".join(cand.problems)
@@ -318,6 +390,7 @@ class VaultLook:
     taken_ns: int
     files: Files
     problems: list[Finding]  # the listing's own (unreadable folders, FIFOs, …)
+    listing: Listing | None = None  # the listing itself, for the run that took it (not kept)
 
 
 def look(settings: Settings) -> VaultLook:
@@ -332,7 +405,8 @@ def look(settings: Settings) -> VaultLook:
             files[relative] = stat_signature(os.stat(prefix + relative))
         except OSError:
             files[relative] = (0, 0, 0, 0, 0)  # never a file's: read and judged next time
-    return VaultLook(state_key(settings), taken_ns, files, listing.findings(settings.claims_dir))
+    problems = listing.findings(settings.claims_dir)
+    return VaultLook(state_key(settings), taken_ns, files, problems, listing)
 
 
 def state_key(settings: Settings) -> str:
@@ -465,7 +539,7 @@ def current_state(
             if changed:  # kept again under the new snapshot, which settles them
                 save(settings, state, snapshot)
             return state
-    state = gather(settings, store, progress)
+    state = gather(settings, store, progress, snapshot.listing)
     save(settings, state, snapshot)
     return state
 

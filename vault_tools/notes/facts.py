@@ -61,6 +61,9 @@ class NoteFacts:
         self.entries = entries if entries is not None else {}
         self.saved_ns = saved_ns
         self.dirty = False
+        # the notes `keep` was given in this process: their facts were made from bytes
+        # read in this run, so `survey` takes them without a stat
+        self.kept_now: set[str] = set()
 
     @classmethod
     def open(cls, settings: Settings, kind: str) -> NoteFacts:
@@ -95,12 +98,15 @@ class NoteFacts:
         """(path, fact) of each of `targets`, in their order: kept ones as they
         are, the others made now (on every core when there are many) and kept. The
         entries of notes not among `targets` are dropped: pass the whole vault."""
-        entries, saved_ns = self.entries, self.saved_ns
+        entries, saved_ns, kept_now = self.entries, self.saved_ns, self.kept_now
         prefix = str(root).rstrip(os.sep) + os.sep
         known: dict[str, Fact] = {}
         misses: list[str] = []
         for relative in targets:
             entry = entries.get(relative)
+            if entry is not None and relative in kept_now:
+                known[relative] = entry[FACT]
+                continue
             if entry is not None:
                 try:
                     info = os.stat(prefix + relative)
@@ -139,12 +145,9 @@ class NoteFacts:
 
     def keep(self, relative: str, signature: tuple, digest: str, fact: Fact) -> None:
         """Keep `fact` of a note another run read, under the stat signature and digest
-        of the bytes it was made from (a value marshal cannot keep is not kept)."""
-        try:
-            marshal.dumps(fact)
-        except ValueError:
-            return
+        of the bytes it was made from (a value marshal cannot keep is dropped by `save`)."""
         self.entries[relative] = (signature, digest, fact)
+        self.kept_now.add(relative)
         self.dirty = True
 
     def save(self) -> None:
@@ -155,7 +158,7 @@ class NoteFacts:
         temp = self.path.with_name(f".{self.path.name}-{os.getpid()}.tmp")
         saved_ns = time.time_ns()
         try:
-            data = marshal.dumps((FORMAT, self.key, saved_ns, self.entries))
+            data = self._dumped(saved_ns)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             temp.write_bytes(data)
             os.replace(temp, self.path)
@@ -164,6 +167,20 @@ class NoteFacts:
             with contextlib.suppress(OSError):
                 temp.unlink()
         self.dirty = False
+
+    def _dumped(self, saved_ns: int) -> bytes:
+        """The file's bytes; a fact marshal cannot keep (a value of a type it does not
+        know) is dropped first, looked for one by one only when there is one."""
+        try:
+            return marshal.dumps((FORMAT, self.key, saved_ns, self.entries))
+        except ValueError:
+            for relative, entry in list(self.entries.items()):
+                try:
+                    marshal.dumps(entry)
+                except ValueError:
+                    del self.entries[relative]
+                    self.kept_now.discard(relative)
+            return marshal.dumps((FORMAT, self.key, saved_ns, self.entries))
 
 
 def _made(

@@ -14,7 +14,7 @@ from vault_tools.checks.rules import check_note, review_assist
 from vault_tools.config import Settings
 from vault_tools.errors import VtError
 from vault_tools.findings import ERROR
-from vault_tools.infra.filestat import Signature
+from vault_tools.infra.filestat import Signature, stat_signature
 from vault_tools.notes import writer
 from vault_tools.notes.conflicts import has_conflict
 from vault_tools.notes.frontmatter import may_name
@@ -85,18 +85,36 @@ def examine(
     `assist=False` leaves out the decision's `assist` codes (for a caller that only asks
     whether apply would refuse, as the dashboard does: the codes never refuse a note)."""
     try:
-        snapshot = writer.read_snapshot(settings.vault / relative, settings.max_note_bytes)
-    except VtError as exc:
+        raw, info = read_file(settings.vault / relative, settings.max_note_bytes)
+    except OSError as exc:
         if not explicit and not _mentions_claim(settings, relative):
             return None
-        reason = (
-            exc.message if exc.message.startswith("cannot read") else f"cannot read: {exc.message}"
-        )
-        return Candidate(relative, refuse=reason)
-    raw = snapshot.raw
+        return Candidate(relative, refuse=f"cannot read: {exc.strerror or exc}")
+    return judge(settings, ctx, relative, raw, stat_signature(info), explicit, assist)
+
+
+def judge(
+    settings: Settings,
+    ctx: CheckContext,
+    relative: str,
+    raw: bytes,
+    signature: Signature = (0, 0, 0, 0, 0),
+    explicit: bool = True,
+    assist: bool = True,
+    note: Note | None = None,
+) -> Candidate | None:
+    """`examine` of bytes read already (`signature`: theirs; `note`: them parsed, when
+    the caller parsed them), as a validate run that reads every note can ask."""
+    try:
+        writer.decode_note(raw, relative)  # a note vt could not rewrite is no decision
+    except VtError as exc:
+        if not explicit and not may_name(raw, b"claim_id"):
+            return None
+        return Candidate(relative, refuse=f"cannot read: {exc.message}")
     if not explicit and not may_name(raw, b"claim_id"):
         return None
-    note = parse_note(raw, relative)
+    if note is None:
+        note = parse_note(raw, relative)
     conflict = has_conflict(note.findings)
     if conflict is not None:  # never a decision read from half of a merge
         return Candidate(relative, note.claim_id, refuse=f"{conflict.code}: {conflict.message}")
@@ -119,7 +137,7 @@ def examine(
         event_id=_str_or_none(props.get("vt_event_id")),
         applied_at=_str_or_none(props.get("vt_applied_at")),
         digest=content_digest(raw),
-        signature=snapshot.signature,
+        signature=signature,
     )
     if action == PENDING:
         if not explicit:

@@ -18,7 +18,7 @@ import math
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import combinations
@@ -29,7 +29,7 @@ from vault_tools.ledger.events import load_json, superseded_ids
 from vault_tools.ledger.heads import ClaimState, claim_states
 from vault_tools.ledger.reader import iter_lines
 from vault_tools.notes.identity import Signature, stat_signature
-from vault_tools.notes.note import parse_note
+from vault_tools.notes.note import Note, parse_note
 from vault_tools.notes.vault import read_file
 from vault_tools.review.agreement import cohen_kappa, krippendorff_alpha
 from vault_tools.review.claim_record import claim_base, v1_claim
@@ -143,10 +143,16 @@ def read_note_facts(settings: Settings, path: str, want_v1: bool) -> tuple[Signa
         raw, info = read_file(settings.vault / path, settings.max_note_bytes)
     except OSError:
         return None, (None, want_v1, None)
+    note = parse_note(raw, path) if want_v1 else None
+    return stat_signature(info), facts_of(raw, note)
+
+
+def facts_of(raw: bytes, note: Note | None) -> Facts:
+    """What a note's bytes add to the stats: its section, and its V1 claim when `note`
+    (those bytes parsed) is given."""
     found = _SECTION.search(raw)
     section = found.group(1).decode("utf-8", "replace") if found and found.group(1) else None
-    v1 = v1_claim(parse_note(raw, path)) if want_v1 else None
-    return stat_signature(info), (section, want_v1, v1)
+    return (section, note is not None, v1_claim(note) if note is not None else None)
 
 
 @dataclass(slots=True)
@@ -533,9 +539,15 @@ def ledger_events(settings: Settings, stop_seq: int) -> Iterator[dict]:
             return
 
 
-def vault_stats(settings: Settings, min_claims: int = MIN_CLAIMS) -> Stats:
+def vault_stats(
+    settings: Settings,
+    min_claims: int = MIN_CLAIMS,
+    known: Mapping[str, tuple[Signature, Facts]] | None = None,
+) -> Stats:
     """The stats of the vault's ledger, once the gate has trusted it; from the cache in
-    `.vt/` when neither the ledger nor a note they read changed since."""
+    `.vt/` when neither the ledger nor a note they read changed since. `known`: notes'
+    facts (`facts_of`, under the stat signature of the bytes they were made from) that a
+    run which read the notes already made, taken instead of reading those notes again."""
     from vault_tools import __version__
     from vault_tools.store.claims import ClaimStore
 
@@ -549,6 +561,9 @@ def vault_stats(settings: Settings, min_claims: int = MIN_CLAIMS) -> Stats:
         return Stats.from_json(kept)
 
     def read(path: str, want_v1: bool) -> tuple[Signature | None, Facts]:
+        made = known.get(path) if known is not None else None
+        if made is not None and (made[1][1] or not want_v1):
+            return made
         return read_note_facts(settings, path, want_v1)
 
     def facts(path: str, want_v1: bool) -> NoteContext:

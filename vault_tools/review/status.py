@@ -27,7 +27,7 @@ from vault_tools.notes.conflicts import GIT_CONFLICT, has_conflict
 from vault_tools.notes.facts import NoteFacts, surveyed
 from vault_tools.notes.frontmatter import may_name
 from vault_tools.notes.note import Note, parse_note
-from vault_tools.notes.vault import list_vault, read_file, read_finding
+from vault_tools.notes.vault import Listing, list_vault, read_file, read_finding
 from vault_tools.review.actor import Runner, decided_by, runner, runner_of
 from vault_tools.review.claim_record import decision_content
 from vault_tools.review.fingerprint import preview_current, recorded_preview_hash
@@ -253,11 +253,12 @@ def survey(
     store: ClaimStore,
     progress: Progress | None = None,
     kept: NoteFacts | None = None,
+    listing: Listing | None = None,
 ) -> tuple[list[NoteInfo], list[NoteEntries], list[Finding]]:
     """The review notes of the vault with their entries, in path order, and the files
     that could not be read (see `assemble`); `kept`: the status facts, when the caller
-    holds them (see `status_tap`)."""
-    listing = list_vault(settings.vault)
+    holds them (see `status_tap`); `listing`: the vault's, when the caller listed it."""
+    listing = list_vault(settings.vault) if listing is None else listing
     infos: list[NoteInfo] = []
     unreadable = listing.findings(settings.claims_dir)
     for info in _run(settings, list(listing.inside()), progress, kept):
