@@ -41,6 +41,7 @@ from vault_tools.errors import VtError
 from vault_tools.findings import Finding, sort_key
 from vault_tools.infra.boundary import writable_path
 from vault_tools.infra.filestat import RACY_NS, Signature, stat_signature
+from vault_tools.infra.gcpause import gc_paused
 from vault_tools.infra.pool import map_chunks
 from vault_tools.integrations.charts import Edge
 from vault_tools.integrations.dashboard import (
@@ -229,6 +230,15 @@ def gather(
 ) -> DashboardState:
     """The state of the whole vault; `store` must be caught up by the caller. `listing`:
     the vault's, when the caller has listed it already."""
+    # what it makes of every note forms no cycles (infra/gcpause.py): the collector's
+    # scans, ever longer as the facts pile up, would find nothing to free
+    with gc_paused():
+        return _gathered(settings, store, progress, listing)
+
+
+def _gathered(
+    settings: Settings, store: ClaimStore, progress: Progress | None, listing: Listing | None
+) -> DashboardState:
     from vault_tools.checks.context import make_context
     from vault_tools.checks.validate import validate
 

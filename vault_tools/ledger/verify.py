@@ -3,7 +3,6 @@ every event trusted before; and the verifier the gate (gate.py) runs on new line
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vault_tools.findings import counted
+from vault_tools.infra.gcpause import gc_paused
 from vault_tools.infra.lock import lock_fd, unlock_fd
 from vault_tools.infra.osfiles import open_fd
 from vault_tools.ledger.events import (
@@ -361,11 +361,9 @@ class _Lines:
 
 def verify_lines(verifier: Verifier, path: Path, size: int) -> None:
     """Feed every line (after the gate's trusted prefix: every later line) to `verifier`."""
-    # parsed events never form cycles and are dropped line by line: pausing the cyclic
-    # GC saves its repeated scans of the young objects json.loads creates
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # parsed events never form cycles and are dropped line by line (infra/gcpause.py):
+    # the young objects json.loads creates are not scanned again and again
+    with gc_paused():
         try:
             handle = open_ledger_binary(path)
         except FileNotFoundError:
@@ -378,9 +376,6 @@ def verify_lines(verifier: Verifier, path: Path, size: int) -> None:
                 lines.feed(verifier, size, stop_line=verifier.prefix)
             if not lines.done:
                 lines.feed(verifier, size)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def verify_ledger(

@@ -13,7 +13,6 @@ with `.get`: a ledger written before them counts its claims as "unknown run".
 
 from __future__ import annotations
 
-import gc
 import math
 import re
 import statistics
@@ -25,6 +24,7 @@ from itertools import combinations
 from typing import Any
 
 from vault_tools.config import Settings
+from vault_tools.infra.gcpause import gc_paused
 from vault_tools.ledger.events import load_json, superseded_ids
 from vault_tools.ledger.heads import ClaimState, claim_states
 from vault_tools.ledger.reader import iter_lines
@@ -404,16 +404,10 @@ def compute(
 
 def tally(events: Iterable[dict], note_facts: Any = None, run: _Pass | None = None) -> Tally:
     """The counts of the claims of `events` (every event of each, in ledger order)."""
-    # parsed events form no cycles: pausing the cyclic GC spares its repeated scans of
-    # the many objects json.loads creates and the tallies keep (as the Claim Store's
-    # rebuild does)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # parsed events form no cycles (infra/gcpause.py): the many objects json.loads
+    # creates and the tallies keep are not scanned again and again
+    with gc_paused():
         return _tally(events, note_facts, run or _Pass())
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _tally(events: Iterable[dict], note_facts: Any, run: _Pass) -> Tally:

@@ -12,7 +12,6 @@ REJECTED / REVERTED / CONFLICT.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sqlite3
@@ -28,6 +27,7 @@ from typing import TypeVar
 from vault_tools.config import Settings
 from vault_tools.errors import IntegrityError
 from vault_tools.infra.boundary import state_files, writable_path
+from vault_tools.infra.gcpause import gc_paused
 from vault_tools.infra.osfiles import read_at
 from vault_tools.infra.sqlitedb import connect, rollback
 from vault_tools.ledger.append import Ledger
@@ -437,11 +437,9 @@ class ClaimStore:
         events, however long the ledger."""
         self._clear()
         reader = _Reader(self.ledger_path, _Projected(), stop)
-        # parsed events form no cycles: pausing the cyclic GC spares its repeated scans
-        # of the many young objects json.loads and the rows create
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        # parsed events form no cycles (infra/gcpause.py): the many young objects
+        # json.loads and the rows create are not scanned again and again
+        with gc_paused():
             for _ in self._flushing(reader):
                 pass
             self._insert_events(reader)
@@ -451,9 +449,6 @@ class ClaimStore:
                 (_state_of(claim_id, group) for claim_id, group in groupby(rows, itemgetter(0))),
                 fresh=True,
             )
-        finally:
-            if was_enabled:
-                gc.enable()
         self._script(_INDEXES_SQL)
         self._save_mark(reader.mark)
         return reader.count
