@@ -24,6 +24,10 @@ QUICK: dict[str, tuple[list[str], str]] = {
         ["--baseline", sys.prefix, "--notes", "60", "--rounds", "1", "--out", "{tmp}"],
         "B/A CPU",
     ),
+    "bench_parts.py": (
+        ["--baseline", sys.prefix, "--notes", "60", "--rounds", "1", "--out", "{tmp}"],
+        "B/A review assist",
+    ),
     "bench_preview.py": (["--notes", "60", "--runs", "1"], "preview / validate ="),
     "bench_report.py": (["--notes", "60", "--runs", "1"], "report --dry-run / validate"),
     "bench_apply.py": (["--notes", "40", "--dir", "{tmp}"], "apply"),

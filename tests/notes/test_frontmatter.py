@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.memo_oracle import check_memo, memo_test, numbered
 from vault_tools.findings import CODES
 from vault_tools.notes import frontmatter
 from vault_tools.notes.note import parse_note
@@ -313,3 +316,57 @@ def test_the_escapes_spell_the_words_as_yaml_reads_them() -> None:
             raw = f"---\nk: {_escaped(word, how)}\n---\n".encode()
             assert word.encode() not in raw
             assert parse_note(raw, "n.md").properties == {"k": word}, raw
+
+
+# property lines of the shapes notes hold, and any short text
+_LINES = st.one_of(
+    st.builds(
+        "{}: {}".format,
+        st.sampled_from(["tags", "review_action", "n", "check_source_claim", "y"]),
+        st.sampled_from(["[a, b]", "[]", "true", "APPROVE", '"mark.t"', "''", "12", "x # c"]),
+    ),
+    st.text(alphabet="ab:[], \t\"'#-1", max_size=16),
+)
+
+MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
+    "_short_line": (st.tuples(_LINES), numbered),
+}
+
+
+@pytest.mark.parametrize("name", memo_test(frontmatter, MEMO_ARGS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
+    args, fill = MEMO_ARGS[name]
+    check_memo(getattr(frontmatter, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINES, min_size=1, max_size=6))
+def test_remembered_lines_read_as_each_line_read_anew(lines: list[str]) -> None:
+    expected: dict[str, Any] | None = {}
+    for line in lines:
+        entry = frontmatter._simple_line(line)
+        if expected is None or entry is None or entry[0] in expected:
+            expected = None
+        else:
+            expected[entry[0]] = entry[1]
+    for _ in range(2):  # the second time from the memo
+        found = frontmatter.simple_properties("\n".join(lines))
+        assert (found[0] if found is not None else None) == expected
+        assert found is None or all(type(v) is not tuple for v in found[0].values())
+
+
+def test_a_long_line_is_read_under_the_digit_limit_of_the_moment() -> None:
+    # a line past SHORT_LINE may hold an integer near Python's limit on digits, which a
+    # program can lower: such a line is never remembered
+    line = "size: " + "1" * 700
+    assert len(line) > frontmatter.SHORT_LINE
+    first = frontmatter.simple_properties(line)
+    assert first is not None and first[0]["size"] == int("1" * 700)
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        assert frontmatter.simple_properties(line) is None  # for PyYAML's reading to refuse
+    finally:
+        sys.set_int_max_str_digits(limit)

@@ -147,6 +147,14 @@ MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
         | st.sampled_from([("Evidence",), ("② Atomic Claim",), ("V2 Atomic Claim Draft",)]),
         numbered,
     ),
+    "_atx_heading_memo": (
+        one_text
+        | st.tuples(
+            st.builds("".join, st.lists(st.sampled_from([" ", "#", "\t", "A", "①"]), max_size=9))
+        )
+        | st.sampled_from([("## ② Atomic Claim",), ("### Evidence ##",), ("####### x",)]),
+        numbered,
+    ),
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,8 +25,10 @@ from tests.conftest import (
     render_note,
     single_file_codes,
 )
+from tests.memo_oracle import check_memo, memo_test, numbered, one_text
 from vault_tools.checks.rules import check_note
 from vault_tools.findings import CODES
+from vault_tools.notes import note as note_module
 from vault_tools.notes.note import (
     Note,
     _pipe_in_wikilink,
@@ -516,3 +519,33 @@ def _pipe_in_wikilink_as_first_written(body: str) -> bool:
 @given(st.lists(st.sampled_from(_ROW_PIECES), max_size=12).map("".join))
 def test_a_pipe_in_a_wikilink_is_found_as_by_splitting_on_brackets(body: str) -> None:
     assert _pipe_in_wikilink(body) == _pipe_in_wikilink_as_first_written(body)
+
+
+# --- the memos of notes/note.py against the functions they memoize (tests/memo_oracle.py) ----
+
+_FIELD_LINES = st.builds(
+    "{}{}{}{}".format,
+    st.sampled_from(["- ", "* ", " -", "-", ""]),
+    st.sampled_from(["Epistemic Mode", "Mapping Status", "Line hint", "Source", "x y", "原文"]),
+    st.sampled_from([": ", "：", ":", " : ", ""]),
+    st.sampled_from(["ASSERTED ", "[a](b)", "", "120", "  x  "]),
+)
+_ROWS = st.builds(
+    "|".join,
+    st.lists(
+        st.sampled_from([" a ", "---", ":-:", " [[K/X|x]] ", "\\", " b \\| c ", "", " [[y"]),
+        max_size=5,
+    ),
+)
+MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
+    "_field_memo": (st.tuples(_FIELD_LINES) | one_text, numbered),
+    "_row_memo": (st.tuples(_ROWS) | one_text, numbered),
+}
+
+
+@pytest.mark.parametrize("name", memo_test(note_module, MEMO_ARGS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
+    args, fill = MEMO_ARGS[name]
+    check_memo(getattr(note_module, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill)

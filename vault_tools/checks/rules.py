@@ -17,6 +17,9 @@ from vault_tools.notes import kb as kbmod
 from vault_tools.notes.note import JsonBlock, Note
 from vault_tools.notes.positions import line_of
 
+# the schemas check_note validates against (compiled before a pool forks)
+NOTE_SCHEMAS = ("properties", "frame", "metadata")
+
 
 def check_note(note: Note, ctx: CheckContext) -> list[Finding]:
     """Every finding for one parsed note (its parse findings included)."""

@@ -70,6 +70,13 @@ class Schemas:
         found = [SchemaError(tuple(e.absolute_path), _message(e)) for e in errors]
         return sorted(found, key=lambda e: (tuple(map(str, e.path)), e.message))
 
+    def compile(self, names: tuple[str, ...]) -> None:
+        """Compile the fast validators of `names` now: before a pool forks, so that its
+        workers inherit them instead of each importing jsonschema-rs and compiling its own."""
+        for name in names:
+            if name in self.documents:
+                self._fast_validator(name)
+
     def enum(self, name: str, definition: str) -> list[str]:
         return list(self.documents[name]["$defs"][definition]["enum"])
 

@@ -8,6 +8,7 @@ yaml_properties.py, which reads it with PyYAML strictly.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -120,13 +121,28 @@ def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[st
     properties: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for number, line in enumerate(source_lines, start=2):
-        entry = _simple_line(line)
+        entry = _short_line(line) if len(line) <= SHORT_LINE else _simple_line(line)
         if entry is None or entry[0] in properties:
             return None
         key, value = entry
-        properties[key] = value
+        properties[key] = list(value) if type(value) is tuple else value
         lines[key] = number
     return properties, lines
+
+
+# Most property lines repeat from note to note (`review_action: APPROVE`, `tags: [...]`,
+# `check_source_claim: true`): each is read once. A short line's reading depends on its
+# text alone (no integer of SHORT_LINE digits comes near Python's least limit on
+# digits, 640), and a list comes out as a tuple, made a list again for each note.
+SHORT_LINE = 200
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_line(line: str) -> tuple[str, Any] | None:
+    entry = _simple_line(line)
+    if entry is not None and type(entry[1]) is list:
+        return entry[0], tuple(entry[1])
+    return entry
 
 
 def _simple_line(line: str) -> tuple[str, Any] | None:

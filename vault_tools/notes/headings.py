@@ -114,6 +114,18 @@ def atx_heading(line: str) -> tuple[int, str] | None:
     return level, title
 
 
+# The heading lines repeat from note to note (`## ② Atomic Claim`, `### Evidence`): the
+# parser reads each short one once. Longer lines are read each time (the memo's memory
+# stays small).
+MEMO_LINE = 200
+_atx_heading_memo = lru_cache(maxsize=4096)(atx_heading)
+
+
+def heading_of(line: str) -> tuple[int, str] | None:
+    """`atx_heading(line)`, each short line read once."""
+    return _atx_heading_memo(line) if len(line) <= MEMO_LINE else atx_heading(line)
+
+
 @lru_cache(maxsize=1024)
 def section_key(title: str) -> str:
     """The key of a known section ('source', 'claim', …), else the normalised title."""

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -259,11 +260,28 @@ def _parse_source(note: Note, body: Body, section: Section) -> None:
     note.source = source
 
 
-def _source_field(note: Note, source: Source, line: str, number: int) -> None:
+def _field(line: str) -> tuple[str, str] | None:
+    """A `- Name: value` line's name (lowered) and value, else None."""
     match = _FIELD.match(line)
-    if not match:
+    return (match.group(1).lower(), match.group(2).rstrip()) if match else None
+
+
+# The field lines and the mapping rows repeat from note to note (`- Epistemic Mode:
+# ASSERTED`, `- Section: …`, the rows of the entities a vault keeps naming): the parser
+# reads each short one once. Longer lines are read each time (the memos stay small).
+MEMO_LINE = 200
+_field_memo = functools.lru_cache(maxsize=4096)(_field)
+
+
+def _field_of(line: str) -> tuple[str, str] | None:
+    return _field_memo(line) if len(line) <= MEMO_LINE else _field(line)
+
+
+def _source_field(note: Note, source: Source, line: str, number: int) -> None:
+    found = _field_of(line)
+    if found is None:
         return
-    name, value = match.group(1).lower(), match.group(2).rstrip()
+    name, value = found
     if name == "source":
         link = _LINK.match(value)
         source.link_text = link.group(1) if link else ""
@@ -292,12 +310,12 @@ def _parse_claim(note: Note, body: Body, section: Section) -> None:
             continue
         kept = []
         for offset, line in enumerate(part.lines):
-            match = _FIELD.match(line)
-            name = match.group(1).lower() if match else ""
-            if match and name == "epistemic mode":
-                mode = Text(match.group(2).rstrip(), part.line + offset)
-            elif match and name == "mapping status":
-                status = Text(match.group(2).rstrip(), part.line + offset)
+            found = _field_of(line)
+            name = found[0] if found else ""
+            if found and name == "epistemic mode":
+                mode = Text(found[1], part.line + offset)
+            elif found and name == "mapping status":
+                status = Text(found[1], part.line + offset)
             elif mode is None and status is None:
                 kept.append(line)
         text_parts.append(Part("text", part.line, kept))
@@ -485,9 +503,9 @@ def _parse_mapping(note: Note, body: Body, section: Section) -> None:
         if not header_seen:
             header_seen = True  # the header row, whatever its cells
             continue
-        cells = split_table_row(line)
-        if _SEPARATOR_ROW.fullmatch(line) and all(set(cell) <= _SEPARATOR_CHARS for cell in cells):
-            continue  # the separator row (the regex turns the other rows away cheaply)
+        cells, separator = _row_memo(line) if len(line) <= MEMO_LINE else _row(line)
+        if separator:
+            continue
         if len(cells) != 3 or not cells[2]:
             note.findings.append(
                 error(
@@ -505,6 +523,19 @@ def _parse_mapping(note: Note, body: Body, section: Section) -> None:
 
 _SEPARATOR_ROW = re.compile(r"[\s|:-]*")
 _SEPARATOR_CHARS = frozenset(":- ")  # what a separator row's cells hold
+
+
+def _row(line: str) -> tuple[tuple[str, ...], bool]:
+    """A table row's cells, and whether it is the separator row (the regex turns the
+    other rows away cheaply)."""
+    cells = split_table_row(line)
+    separator = _SEPARATOR_ROW.fullmatch(line) is not None and all(
+        set(cell) <= _SEPARATOR_CHARS for cell in cells
+    )
+    return tuple(cells), separator
+
+
+_row_memo = functools.lru_cache(maxsize=4096)(_row)
 
 
 def split_table_row(line: str) -> list[str]:

@@ -13,7 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from vault_tools.notes import markers
-from vault_tools.notes.headings import atx_heading, fence_closes, fence_open, section_key
+from vault_tools.notes.headings import fence_closes, fence_open, heading_of, section_key
 
 
 @dataclass(slots=True)
@@ -78,7 +78,7 @@ def level2_sections(body: Body) -> list[Section]:
             if fence_closes(line, fence):
                 fence = None
             continue
-        headings[k] = heading = atx_heading(line)
+        headings[k] = heading = heading_of(line)
         if heading is not None:
             if heading[0] == 2:
                 if sections:
@@ -114,7 +114,7 @@ def parts_of(body: Body, section: Section) -> list[Part]:
         line = lines[index]
         heading = headings[k] if k < len(headings) else _UNREAD
         if heading is _UNREAD:
-            heading = atx_heading(line)
+            heading = heading_of(line)
         if heading is not None:  # never a fence nor a vt marker
             if index > run:
                 _add_text(parts, run, lines[run:index])
