@@ -60,7 +60,7 @@ QUICK: dict[str, tuple[list[str], str]] = {
     "bench_startup.py": (["--runs", "1", "--no-warmup"], "validate (empty vault)"),
     "bench_help.py": (["--runs", "1", "--no-warmup"], "slowest --help"),
     "bench_views.py": (
-        ["--notes", "60", "--rounds", "1", "--saves", "1", "--quiet", "2.5", "--dir", "{tmp}"],
+        ["--notes", "60", "--rounds", "1", "--saves", "1", "--quiet", "1", "--dir", "{tmp}"],
         "per save",
     ),
     "bench_versions.py": (
