@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.memo_oracle import check_memo, memo_test, numbered, one_text, texts
@@ -36,3 +36,35 @@ MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
 def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
     args, fill = MEMO_ARGS[name]
     check_memo(getattr(reading, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill)
+
+
+_NAME_PIECES = ["KV", "kv", "Ｋｖ", "Cache", "cache", " ", "-", "·", "s", "中", "MoE"]
+_TEXT_PIECES = ["kv cache", "kv-caches", "moe", "中", " outperforms ", "比", "更快", ". ", "x", "s"]
+
+
+def _joined(pieces: list[str], max_size: int) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(pieces), max_size=max_size).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(_joined(_NAME_PIECES, 4), min_size=1, max_size=5),
+    st.lists(_joined(_NAME_PIECES, 4), min_size=1, max_size=5),
+    _joined(_TEXT_PIECES, 10),
+)
+@example(["KVCache", "KV Cache"], ["MoE"], "moe outperforms kv cache")
+@example(["KV Cache", "kv cache ", "KV-Cache", "kv·caches"], ["moe", "MoE"], "kv-cache比moe更快")
+def test_the_distinct_names_rank_as_all_the_names(
+    names_a: list[str], names_b: list[str], text: str
+) -> None:
+    """The plain rule: every name of each entity looked for, a label's repeats too."""
+    kept_a, kept_b = reading.distinct_names(names_a), reading.distinct_names(names_b)
+    assert kept_a[0] == names_a[0]  # the label stays first: the warnings name it
+    assert set(kept_a) <= set(names_a)
+    assert reading.ranking(text, {"a": kept_a, "b": kept_b}) == reading.ranking(
+        text, {"a": names_a, "b": names_b}
+    )
+    for start in range(len(text) + 1):
+        assert reading._named(kept_a, text, start, len(text)) == reading._named(
+            names_a, text, start, len(text)
+        )

@@ -20,6 +20,7 @@ from vault_tools.checks.assist.reading import (
     claim_multiplies,
     clauses,
     condition_phrase,
+    distinct_names,
     evidence_conditions,
     evidence_denies,
     evidence_negation,
@@ -67,13 +68,17 @@ def _source_texts(note: Note, evidence: str, context: str) -> tuple[str, ...]:
 
 
 def entity_names(version: ClaimVersion, ctx: CheckContext) -> dict[str, list[str]]:
-    """Each frame entity's label, with the title and aliases of the note it maps to."""
+    """Each frame entity's label (first), with the title and aliases of the note it maps
+    to, each name once (`distinct_names`)."""
     names: dict[str, list[str]] = {}
     for _, entity in version.entities:
         known = names.setdefault(entity["id"], [])
         known.append(entity["label"])
         known.extend(target_names(ctx, entity["id"]))
-    return names
+    # a title is most often the label again, or it in other case: each name that is
+    # another's but for case, width and outer spaces finds what that one finds, and the
+    # ranking looks each name up on both sides of every comparison
+    return {key: distinct_names(known) for key, known in names.items()}
 
 
 def target_names(ctx: CheckContext, target: str) -> tuple[str, ...]:

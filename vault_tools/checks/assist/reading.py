@@ -500,6 +500,16 @@ def name_mentioned(name: str, texts: tuple[str, ...]) -> bool | None:
     )
 
 
+def distinct_names(names: list[str]) -> list[str]:
+    """`names` in order, without one of the same shape (`_name_shape`) as an earlier one
+    ("kv cache" after "KV Cache", "KV-Cache" after "KV Cache"): name_position and `_named`
+    find the same for the two."""
+    kept: dict[object, str] = {}
+    for name in names:
+        kept.setdefault(_name_shape(name), name)
+    return list(kept.values())
+
+
 def name_position(names: list[str], text: str) -> int | None:
     """Where in lowered `text` the first of `names` (a label, a title, aliases) is
     written, ignoring case, width, hyphens and spacing, and a plural ending."""
@@ -594,17 +604,47 @@ def _name_ends(text: str, end: int) -> bool:
 
 
 def _named(names: list[str], text: str, start: int, end: int) -> bool:
-    """`name_position(names, text[start:end]) is not None`, the slice made only for a
-    name whose first part is there."""
-    piece = None
+    """`name_position(names, text[start:end]) is not None`, searched in place: the
+    bounds of str.find and startswith stand for the slice's ends (a name may start at
+    `start` and end at `end` as at a text's ends)."""
     for name in names:
         shape = _name_shape(name)
-        if shape is None or (shape[0] and text.find(shape[0][0], start, end) < 0):
+        if shape is None:
             continue
-        if piece is None:
-            piece = text[start:end]
-        if _name_at(name, piece) is not None:
-            return True
+        parts, edge_start, edge_end = shape
+        if not parts:  # separators alone: the pattern's rule, on the slice
+            if _name_at(name, text[start:end]) is not None:
+                return True
+            continue
+        head, rest = parts[0], parts[1:]
+        at = text.find(head, start, end)
+        while at >= 0:
+            if not (edge_start and at > start and text[at - 1] in _LOWER_ALNUM):
+                stop = _rest_of_name_within(text, at + len(head), rest, end)
+                if stop >= 0 and (not edge_end or _name_ends_within(text, stop, end)):
+                    return True
+            at = text.find(head, at + 1, end)
+    return False
+
+
+def _rest_of_name_within(text: str, at: int, parts: tuple[str, ...], end: int) -> int:
+    """`_rest_of_name` in text[:end]."""
+    for part in parts:
+        while at < end and (text[at] in "-_:·" or text[at].isspace()):
+            at += 1
+        if not text.startswith(part, at, end):
+            return -1
+        at += len(part)
+    return at
+
+
+def _name_ends_within(text: str, stop: int, end: int) -> bool:
+    """`_name_ends` in text[:end]."""
+    for ending in ("", "s", "es"):
+        if text.startswith(ending, stop, end):
+            after = stop + len(ending)
+            if after == end or text[after] not in _LOWER_ALNUM:
+                return True
     return False
 
 
