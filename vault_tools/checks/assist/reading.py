@@ -674,14 +674,14 @@ def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, s
         for index, (position, direction) in enumerate(marks):
             start = marks[index - 1][0] if index else 0
             end = marks[index + 1][0] if index + 1 < len(marks) else len(piece)
-            left = _named_in(piece, start, position, entities)
-            right = _named_in(piece, position, end, entities)
-            for a in left - right:
-                for b in right - left:
-                    pairs.add((a, b) if direction == UP else (b, a))
+            left, right = [], []  # the entities named on each side
+            for key, names in entities.items():
+                if _named(names, piece, start, position):
+                    left.append(key)
+                if _named(names, piece, position, end):
+                    right.append(key)
+            for a in left:
+                for b in right:
+                    if a not in right and b not in left:
+                        pairs.add((a, b) if direction == UP else (b, a))
     return frozenset(pairs)
-
-
-def _named_in(text: str, start: int, end: int, entities: dict[str, list[str]]) -> set[str]:
-    """The entities named in text[start:end]."""
-    return {key for key, names in entities.items() if _named(names, text, start, end)}
