@@ -94,7 +94,9 @@ def main() -> None:
         pythons = {"A baseline": str(args.baseline / "bin" / "python"), **pythons}
     results = interleaved(
         {
-            name: (lambda python=python: run_checked([python, "-c", CHILD, str(vault)]))
+            # in the vault's folder: `-c` puts the working folder first on sys.path, and
+            # from a checkout both sides would import the checkout's vault_tools
+            name: (lambda python=python: run_checked([python, "-c", CHILD, str(vault)], cwd=vault))
             for name, python in pythons.items()
         },
         args.rounds,

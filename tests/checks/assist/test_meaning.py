@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.checks.assist.kbs import kb_calls, knowledge_bases
+from tests.checks.assist.kbs import TARGETS, kb_calls, knowledge_bases
 from tests.memo_oracle import check_memo, memo_test, numbered, one_text, pieces, texts
 from vault_tools.checks.assist import meaning
 from vault_tools.notes.kb import KnowledgeBase
@@ -27,6 +27,15 @@ def memo_args(
     return {
         "_target_names": (kb_calls(kbs), lambda n: (kbs[0], f"filler {n}")),
         "_ranking": (st.tuples(texts, names), lambda n: (f"{n} is faster", ())),
+        "_entity_names": (
+            st.tuples(
+                st.sampled_from([None, *kbs]),
+                st.lists(st.tuples(st.sampled_from(TARGETS) | texts, pieces), max_size=3).map(
+                    tuple
+                ),
+            ),
+            lambda n: (None, ((f"filler {n}", "label"),)),
+        ),
         "_lowered_texts": (st.lists(texts, max_size=3).map(lambda t: (tuple(t),)), numbered),
         "_lowered_name": (one_text, numbered),
     }

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.memo_oracle import check_memo, memo_test, numbered, one_text, texts
@@ -36,3 +37,75 @@ MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
 def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
     args, fill = MEMO_ARGS[name]
     check_memo(getattr(reading, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill)
+
+
+_NAME_PIECES = ["KV", "kv", "Ｋｖ", "Cache", "cache", " ", "-", "·", "s", "中", "MoE"]
+_TEXT_PIECES = ["kv cache", "kv-caches", "moe", "中", " outperforms ", "比", "更快", ". ", "x", "s"]
+
+
+def _joined(pieces: list[str], max_size: int) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(pieces), max_size=max_size).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(_joined(_NAME_PIECES, 4), min_size=1, max_size=5),
+    st.lists(_joined(_NAME_PIECES, 4), min_size=1, max_size=5),
+    _joined(_TEXT_PIECES, 10),
+)
+@example(["KVCache", "KV Cache"], ["MoE"], "moe outperforms kv cache")
+@example(["KV Cache", "kv cache ", "KV-Cache", "kv·caches"], ["moe", "MoE"], "kv-cache比moe更快")
+def test_the_distinct_names_rank_as_all_the_names(
+    names_a: list[str], names_b: list[str], text: str
+) -> None:
+    """The plain rule: every name of each entity looked for, a label's repeats too."""
+    kept_a, kept_b = reading.distinct_names(names_a), reading.distinct_names(names_b)
+    assert kept_a[0] == names_a[0]  # the label stays first: the warnings name it
+    assert set(kept_a) <= set(names_a)
+    assert reading.ranking(text, {"a": kept_a, "b": kept_b}) == reading.ranking(
+        text, {"a": names_a, "b": names_b}
+    )
+    for start in range(len(text) + 1):
+        assert reading._named(kept_a, text, start, len(text)) == reading._named(
+            names_a, text, start, len(text)
+        )
+
+
+# The comparison words' patterns are each list's trie; the rule is the plain alternation
+# of the words in the order the module lists them. The pieces hold every word, the
+# beginnings of the longer ones and the words around them, so that one word may start
+# inside another, run on into a longer one, or stop one character short.
+_UP, _DOWN = reading._UP_ZH.split("|"), reading._DOWN_ZH.split("|")
+_PLAIN_COMPARE_ZH = re.compile(f"(?P<up>{reading._UP_ZH})|(?P<down>{reading._DOWN_ZH})")
+_PLAIN_MULTIPLE_EN = re.compile(
+    r"(x|×|times|fold|twice|double|triple|thrice|half)\s+(?:the|as|that\s+of)(?![a-z0-9])"
+)
+_PLAIN_HINT = re.compile(
+    r"than|outperform|exceed|surpass|beat|above|below|trail|比|於|于|過|过|超越|領先|领先|"
+    r"不如|落後|落后"
+)
+_COMPARISON_PIECES = sorted(
+    {*_UP, *_DOWN, *(w[:-1] for w in _UP + _DOWN), "比", "相比", "的", "率", "a", " ", "\t"}
+    | {*reading._MULTIPLIERS, *reading._HINTS, *reading._COMPARE_EN_WORDS}
+    | {"the", "as", "that", " of", "3", "th", "t", "b", "e", "underperform", "beats", "z"}
+)
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int, str | None]]:
+    return [(m.start(), m.end(), m.lastgroup) for m in pattern.finditer(text)]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_joined(_COMPARISON_PIECES, 12))
+@example("更有效率的 比 更有效")
+@example("3x the 比 beats below 落後")
+def test_the_comparison_tries_match_as_their_plain_alternations(text: str) -> None:
+    assert _spans(reading._COMPARE_ZH, text) == _spans(_PLAIN_COMPARE_ZH, text)
+    multiples = [(m.start(), m.group(1)) for m in reading._MULTIPLE_EN.finditer(text)]
+    assert multiples == [(m.start(), m.group(1)) for m in _PLAIN_MULTIPLE_EN.finditer(text)]
+    hinted = _PLAIN_HINT.search(text) is not None
+    assert (reading._COMPARE_HINT.search(text) is not None) == hinted
+    if text.isascii():
+        assert reading._latin_hint(text) == hinted
+    said = any(word in text for word in reading._COMPARE_EN_WORDS)
+    assert (reading._COMPARE_EN_WORD.search(text) is not None) == said

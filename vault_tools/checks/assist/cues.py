@@ -219,7 +219,7 @@ _LATIN_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+|/[a-z]+)?")
 _FULL_WIDTH = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
-def _trie_pattern(words: list[str]) -> str:
+def trie_pattern(words: list[str]) -> str:
     """One alternation for `words`, shaped as their trie ("a(?:bove|lmost)|…"): the
     regex engine then tries one branch per character instead of every word at every
     position. At each node a longer word is tried before a shorter one ends there."""
@@ -230,7 +230,7 @@ def _trie_pattern(words: list[str]) -> str:
     for word in words:
         if word:
             by_first.setdefault(word[0], []).append(word[1:])
-    branches = [re.escape(char) + _group(_trie_pattern(rests)) for char, rests in by_first.items()]
+    branches = [re.escape(char) + _group(trie_pattern(rests)) for char, rests in by_first.items()]
     if ends:
         branches.append("")
     return "|".join(branches)
@@ -240,9 +240,9 @@ def _group(pattern: str) -> str:
     return f"(?:{pattern})" if "|" in pattern else pattern
 
 
-_PREFIX = re.compile(_trie_pattern(sorted(_PREFIXES)))
+_PREFIX = re.compile(trie_pattern(sorted(_PREFIXES)))
 _OTHER_CUE = re.compile(
-    _trie_pattern(sorted(w for w in _FAMILIES if not w[0].isascii() or not w[0].isalnum()))
+    trie_pattern(sorted(w for w in _FAMILIES if not w[0].isascii() or not w[0].isalnum()))
 )
 
 

@@ -20,6 +20,7 @@ from vault_tools.checks.assist.reading import (
     claim_multiplies,
     clauses,
     condition_phrase,
+    distinct_names,
     evidence_conditions,
     evidence_denies,
     evidence_negation,
@@ -66,14 +67,30 @@ def _source_texts(note: Note, evidence: str, context: str) -> tuple[str, ...]:
     return (evidence, context, section)
 
 
-def entity_names(version: ClaimVersion, ctx: CheckContext) -> dict[str, list[str]]:
-    """Each frame entity's label, with the title and aliases of the note it maps to."""
+# each entity's key with its names, the label first
+Names = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def entity_names(version: ClaimVersion, ctx: CheckContext) -> Names:
+    """Each frame entity's label (first), with the title and aliases of the note it maps
+    to, each name once (`distinct_names`)."""
+    kb = ctx.kb if ctx.kb.root is not None else None
+    return _entity_names(kb, tuple((e["id"], e["label"]) for _, e in version.entities))
+
+
+# asked by the reversed-comparison and the operator checks of V1 and each draft, and the
+# same entities recur note after note
+@functools.lru_cache(maxsize=1024)
+def _entity_names(kb: kbmod.KnowledgeBase | None, entities: tuple[tuple[str, str], ...]) -> Names:
     names: dict[str, list[str]] = {}
-    for _, entity in version.entities:
-        known = names.setdefault(entity["id"], [])
-        known.append(entity["label"])
-        known.extend(target_names(ctx, entity["id"]))
-    return names
+    for key, label in entities:
+        known = names.setdefault(key, [])
+        known.append(label)
+        known.extend(_target_names(kb, key) if kb is not None else ())
+    # a title is most often the label again, or it in other case: each name of the same
+    # shape as another finds what that one finds, and the ranking looks each name up on
+    # both sides of every comparison
+    return tuple((key, tuple(distinct_names(known))) for key, known in names.items())
 
 
 def target_names(ctx: CheckContext, target: str) -> tuple[str, ...]:
@@ -92,22 +109,20 @@ def _target_names(kb: kbmod.KnowledgeBase, target: str) -> tuple[str, ...]:
     return (title[:-3] if title.lower().endswith(".md") else title, *kb.aliases(resolution.path))
 
 
-def claim_ranking(version: ClaimVersion, names: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
+def claim_ranking(version: ClaimVersion, names: Names) -> frozenset[tuple[str, str]]:
     """`ranking` of the claim by `names` (entity_names): asked by the reversed-comparison
     and the operator checks, and by a draft that repeats V1, worked out once."""
-    return _ranking(version.claim.value, _names_key(names))
+    return _ranking(version.claim.value, names)
 
 
-def _names_key(names: dict[str, list[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _names_key(names: dict[str, list[str]]) -> Names:
     return tuple((k, tuple(v)) for k, v in names.items())
 
 
 # V1 and the drafts share the note's evidence and (mostly) its claim and entities: each
 # text is ranked once for them all
 @functools.lru_cache(maxsize=16)
-def _ranking(
-    text: str, names: tuple[tuple[str, tuple[str, ...]], ...]
-) -> frozenset[tuple[str, str]]:
+def _ranking(text: str, names: Names) -> frozenset[tuple[str, str]]:
     return ranking(text, {key: list(known) for key, known in names})
 
 
@@ -119,8 +134,8 @@ def line_with(version: ClaimVersion, needle: str) -> int:
     return version.claim.line
 
 
-def _label(names: dict[str, list[str]], key: str) -> str:
-    return names[key][0]
+def _label(names: Names, key: str) -> str:
+    return dict(names)[key][0]
 
 
 # --- a comparison turned round -----------------------------------------------------
@@ -140,7 +155,7 @@ def _reversed_comparison(
     claimed = claim_ranking(version, names)
     if not claimed:
         return []
-    said = _ranking(evidence, _names_key(names))
+    said = _ranking(evidence, names)
     for upper, lower in sorted(claimed):
         if (lower, upper) in said and (upper, lower) not in said:
             a, b = _label(names, lower), _label(names, upper)

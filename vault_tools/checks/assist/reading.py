@@ -29,6 +29,7 @@ from vault_tools.checks.assist.cues import (
     THAN,
     cues,
     lowered,
+    trie_pattern,
 )
 from vault_tools.checks.assist.wording import ascii_digits, number_value, stem, text_words
 
@@ -325,9 +326,8 @@ _COMPARE_EN = re.compile(
 # as B", "A 的吞吐量是 B 的 3 倍" set A above B (below it when the multiple is under one).
 # The English pattern starts at the multiplier's word, which the regex engine skips
 # ahead to; the number before "x", "times" or "fold" is read back from there
-_MULTIPLE_EN = re.compile(
-    r"(x|×|times|fold|twice|double|triple|thrice|half)\s+(?:the|as|that\s+of)(?![a-z0-9])"
-)
+_MULTIPLIERS = "x × times fold twice double triple thrice half".split()
+_MULTIPLE_EN = re.compile(rf"({trie_pattern(_MULTIPLIERS)})\s+(?:the|as|that\s+of)(?![a-z0-9])")
 _SAYS_ITS_MULTIPLE = {"twice": 2, "double": 2, "triple": 3, "thrice": 3, "half": 0}
 _MULTIPLE_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
 _MULTIPLE_ZH = re.compile(
@@ -378,14 +378,35 @@ def _multiple_before(text: str, at: int) -> tuple[int, Decimal] | None:
     return start, value
 
 
-# every match of _COMPARE_EN holds one of these: a few substring searches spare its scan
-# of a Chinese claim that compares with 比
+# every match of _COMPARE_EN holds one of these: a search for them (their trie, which
+# the regex engine skips through a Chinese claim with) spares its scan of a claim that
+# compares with 比
 _COMPARE_EN_WORDS = "than outperform underperform exceed surpass beat above below trail".split()
+_COMPARE_EN_WORD = re.compile(trie_pattern(_COMPARE_EN_WORDS))
 # a text without one of these words sets nothing above anything
-_COMPARE_HINT = re.compile(
-    r"than|outperform|exceed|surpass|beat|above|below|trail|比|於|于|過|过|超越|領先|领先|"
-    r"不如|落後|落后"
+_HINTS = (
+    "than outperform exceed surpass beat above below trail 比 於 于 過 过 超越 領先 领先 不如 "
+    "落後 落后".split()
 )
+_COMPARE_HINT = re.compile(trie_pattern(_HINTS))
+
+
+def _latin_hint(text: str) -> bool:
+    """`_COMPARE_HINT.search(text)` of an ASCII text (only _HINTS' Latin words can be in
+    it), by substring searches in C: the pattern tries its trie at each of English's
+    many t, a, e, o, s and b."""
+    return (
+        "than" in text
+        or "outperform" in text
+        or "exceed" in text
+        or "surpass" in text
+        or "beat" in text
+        or "above" in text
+        or "below" in text
+        or "trail" in text
+    )
+
+
 # Chinese: 比 … 更/較 X puts the subject above when X rises, below when it falls
 _UP_ZH = (
     "優於|优于|勝過|胜过|高於|高于|大於|大于|多於|多于|超過|超过|超越|領先|领先|強於|强于|"
@@ -396,7 +417,13 @@ _DOWN_ZH = (
     "低於|低于|小於|小于|少於|少于|劣於|劣于|遜於|逊于|不如|落後|落后|弱於|弱于|"
     "更低|更慢|更差|更少|更小|更弱|較低|较低|較慢|较慢|較差|较差|較少|较少|較小|较小"
 )
-_COMPARE_ZH = re.compile(f"(?P<up>{_UP_ZH})|(?P<down>{_DOWN_ZH})")
+# each list as its trie (cues.trie_pattern): the regex engine tries one branch per
+# character, not every word at each of a Chinese claim's many 更, 大, 高, 不 … The plain
+# alternation of the words in the order above is the rule (a longer word before any
+# word it begins, so at each place the trie's longest word is the one it would find)
+_COMPARE_ZH = re.compile(
+    f"(?P<up>{trie_pattern(_UP_ZH.split('|'))})|(?P<down>{trie_pattern(_DOWN_ZH.split('|'))})"
+)
 _THAN_ZH = re.compile("比|相比|相較|相较")
 
 
@@ -404,11 +431,11 @@ def comparatives(text: str) -> list[tuple[int, str]]:
     """(position, UP or DOWN) of each comparison of lowered `text` that sets a subject
     against what follows ("A outperforms B", "A 比 B 更快", "A 優於 B")."""
     multiples = _multiples(text)
-    if not _COMPARE_HINT.search(text):
+    if not (_latin_hint(text) if text.isascii() else _COMPARE_HINT.search(text)):
         return multiples
     found = multiples + (
         [(m.start(), UP if m.group("up") else DOWN) for m in every(_COMPARE_EN, text)]
-        if any(word in text for word in _COMPARE_EN_WORDS)
+        if _COMPARE_EN_WORD.search(text)
         else []
     )
     if text.isascii():
@@ -500,6 +527,16 @@ def name_mentioned(name: str, texts: tuple[str, ...]) -> bool | None:
     )
 
 
+def distinct_names(names: list[str]) -> list[str]:
+    """`names` in order, without one of the same shape (`_name_shape`) as an earlier one
+    ("kv cache" after "KV Cache", "KV-Cache" after "KV Cache"): name_position and `_named`
+    find the same for the two."""
+    kept: dict[object, str] = {}
+    for name in names:
+        kept.setdefault(_name_shape(name), name)
+    return list(kept.values())
+
+
 def name_position(names: list[str], text: str) -> int | None:
     """Where in lowered `text` the first of `names` (a label, a title, aliases) is
     written, ignoring case, width, hyphens and spacing, and a plural ending."""
@@ -564,47 +601,57 @@ def _name_at(name: str, text: str) -> int | None:
     at = text.find(first)
     while at >= 0:
         if not (edge_start and at and text[at - 1] in _LOWER_ALNUM):
-            end = _rest_of_name(text, at + len(first), rest)
-            if end >= 0 and (not edge_end or _name_ends(text, end)):
+            end = _rest_of_name(text, at + len(first), rest, len(text))
+            if end >= 0 and (not edge_end or _name_ends(text, end, len(text))):
                 return at
         at = text.find(first, at + 1)
     return None
 
 
-def _rest_of_name(text: str, end: int, parts: tuple[str, ...]) -> int:
-    """Where the name's other `parts` end after `end`, each after any separators; -1
-    when one is not there."""
+def _rest_of_name(text: str, at: int, parts: tuple[str, ...], end: int) -> int:
+    """Where the name's other `parts` end after `at`, each after any separators, in
+    text[:end]; -1 when one is not there."""
     for part in parts:
-        while end < len(text) and (text[end] in "-_:·" or text[end].isspace()):
-            end += 1
-        if not text.startswith(part, end):
+        while at < end and (text[at] in "-_:·" or text[at].isspace()):
+            at += 1
+        if not text.startswith(part, at, end):
             return -1
-        end += len(part)
-    return end
+        at += len(part)
+    return at
 
 
-def _name_ends(text: str, end: int) -> bool:
-    """`(?:e?s)?(?![a-z0-9])` at `end`: a plural ending or none, then no letter or digit."""
+def _name_ends(text: str, at: int, end: int) -> bool:
+    """`(?:e?s)?(?![a-z0-9])` at `at` in text[:end]: a plural ending or none, then no
+    letter or digit."""
     for ending in ("", "s", "es"):
-        if text.startswith(ending, end):
-            after = end + len(ending)
-            if after == len(text) or text[after] not in _LOWER_ALNUM:
+        if text.startswith(ending, at, end):
+            after = at + len(ending)
+            if after == end or text[after] not in _LOWER_ALNUM:
                 return True
     return False
 
 
 def _named(names: list[str], text: str, start: int, end: int) -> bool:
-    """`name_position(names, text[start:end]) is not None`, the slice made only for a
-    name whose first part is there."""
-    piece = None
+    """`name_position(names, text[start:end]) is not None`, searched in place: the
+    bounds of str.find and startswith stand for the slice's ends (a name may start at
+    `start` and end at `end` as at a text's ends)."""
     for name in names:
         shape = _name_shape(name)
-        if shape is None or (shape[0] and text.find(shape[0][0], start, end) < 0):
+        if shape is None:
             continue
-        if piece is None:
-            piece = text[start:end]
-        if _name_at(name, piece) is not None:
-            return True
+        parts, edge_start, edge_end = shape
+        if not parts:  # separators alone: the pattern's rule, on the slice
+            if _name_at(name, text[start:end]) is not None:
+                return True
+            continue
+        head, rest = parts[0], parts[1:]
+        at = text.find(head, start, end)
+        while at >= 0:
+            if not (edge_start and at > start and text[at - 1] in _LOWER_ALNUM):
+                stop = _rest_of_name(text, at + len(head), rest, end)
+                if stop >= 0 and (not edge_end or _name_ends(text, stop, end)):
+                    return True
+            at = text.find(head, at + 1, end)
     return False
 
 
@@ -627,14 +674,14 @@ def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, s
         for index, (position, direction) in enumerate(marks):
             start = marks[index - 1][0] if index else 0
             end = marks[index + 1][0] if index + 1 < len(marks) else len(piece)
-            left = _named_in(piece, start, position, entities)
-            right = _named_in(piece, position, end, entities)
-            for a in left - right:
-                for b in right - left:
-                    pairs.add((a, b) if direction == UP else (b, a))
+            left, right = [], []  # the entities named on each side
+            for key, names in entities.items():
+                if _named(names, piece, start, position):
+                    left.append(key)
+                if _named(names, piece, position, end):
+                    right.append(key)
+            for a in left:
+                for b in right:
+                    if a not in right and b not in left:
+                        pairs.add((a, b) if direction == UP else (b, a))
     return frozenset(pairs)
-
-
-def _named_in(text: str, start: int, end: int, entities: dict[str, list[str]]) -> set[str]:
-    """The entities named in text[start:end]."""
-    return {key for key, names in entities.items() if _named(names, text, start, end)}
