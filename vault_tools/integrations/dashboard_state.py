@@ -244,7 +244,7 @@ def _gathered(
 
     listing = list_vault(settings.vault) if listing is None else listing
     asker = make_context(settings, listing, assist=False)
-    tap, facts, read = _tap(settings, asker)  # one read and parse of a note for all
+    tap, facts, tapped = _tap(settings, asker)  # one read and parse of a note for all
     by_path: dict[str, list[Finding]] = defaultdict(list)
     for finding in validate(settings, progress=progress, tap=tap, listing=listing).findings:
         by_path[finding.path].append(finding)
@@ -256,12 +256,12 @@ def _gathered(
     state.entries = {i.path: e for i, e in zip(infos, entries, strict=True)}
     state.findings = dict(by_path)
     to_record = [i.path for i, e in zip(infos, entries, strict=True) if e.to_record]
-    state.verdicts = _verdicts(settings, asker, to_record, read.answers)
+    state.verdicts = _verdicts(settings, asker, to_record, tapped.answers)
     kb = kbmod.KnowledgeBase(listing, settings.kb_dir)
     state.edges = _edges(store, kb)
     state.entities = _entities(state.edges, kb)
     state.decisions = store.decision_counts()
-    state.quality = quality_lines(settings, read.stats)
+    state.quality = quality_lines(settings, tapped.stats)
     return state
 
 
@@ -294,7 +294,7 @@ def _tap(settings: Settings, asker: CheckContext) -> tuple[Tap, NoteFacts, _Tapp
     from vault_tools.review.candidates import judge as judged
 
     status, facts = status_tap(settings)
-    read = _Tapped()
+    tapped = _Tapped()
     judge = partial(judged, explicit=False, assist=False)
 
     def make(relative: str, raw: bytes, note: Note | None) -> tuple:
@@ -314,11 +314,11 @@ def _tap(settings: Settings, asker: CheckContext) -> tuple[Tap, NoteFacts, _Tapp
         fact, asked, answer, stats = made
         status.keep(relative, signature, digest, fact)
         if asked:
-            read.answers[relative] = answer
+            tapped.answers[relative] = answer
         if stats is not None:
-            read.stats[relative] = (signature, stats)
+            tapped.stats[relative] = (signature, stats)
 
-    return Tap(make, keep), facts, read
+    return Tap(make, keep), facts, tapped
 
 
 def _verdicts(
