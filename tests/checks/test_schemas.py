@@ -263,3 +263,23 @@ def test_the_fast_validator_agrees_with_python_jsonschema(data: st.DataObject) -
     fast = SCHEMAS._fast_validator(name).is_valid(value)
     slow = SCHEMAS._slow_validator(name).is_valid(value)
     assert fast == slow, (name, value)
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\n\n"])
+def test_a_pattern_s_end_is_the_end_of_the_text_on_both_paths(ending: str) -> None:
+    """JSON Schema patterns are ECMA-262's: `$` ends the text. Python's `$` also matches
+    before a last newline, so python-jsonschema alone let a claim_id ending in one pass."""
+    valid = next(v for v in VALID["properties"] if v.get("claim_id"))
+    value = dict(valid, claim_id="A1" + ending)
+    assert not SCHEMAS._fast_validator("properties").is_valid(value)
+    assert not SCHEMAS._slow_validator("properties").is_valid(value)
+    (error,) = SCHEMAS.check("properties", value)
+    assert error.path == ("claim_id",) and "does not match" in error.message
+    # an escaped `$` and one in a character class stay literal dollars
+    assert SCHEMAS._slow_validator("properties").is_valid(dict(valid, claim_id="A1"))
+    literal = {"type": "string", "pattern": "^[$]\\$x$"}
+    checker = Schemas()
+    checker.documents["literal"] = literal
+    for text, ok in (("$$x", True), ("$$x\n", False), ("ab", False)):
+        fast = checker._fast_validator("literal").is_valid(text)
+        assert fast == checker._slow_validator("literal").is_valid(text) == ok, text

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,8 +95,45 @@ class Schemas:
             # lazy: at start-up it adds 30% to the CPU time of a warm 10k-note run
             import jsonschema
 
-            self._slow[name] = jsonschema.Draft202012Validator(self.documents[name])
+            ecma = jsonschema.validators.extend(
+                jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
+            )
+            self._slow[name] = ecma(self.documents[name])
         return self._slow[name]
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[Any]:
+    """The `pattern` keyword as JSON Schema (ECMA-262) reads it, as jsonschema-rs does.
+    python-jsonschema searches with Python's `re`, whose `$` also matches before a last
+    newline: "A1\n" passed `^[A-Za-z0-9]+$` there and failed the fast validator, so the
+    two disagreed on what is valid."""
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not re.search(_ecma(pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _ecma(pattern: str) -> str:
+    """`pattern` for Python's `re` with ECMA-262's `$`: the end of the text only (`\\Z`),
+    wherever it is an anchor (not escaped, not inside a character class)."""
+    out: list[str] = []
+    in_class = False
+    at = 0
+    while at < len(pattern):
+        ch = pattern[at]
+        if ch == "\\":
+            out.append(pattern[at : at + 2])
+            at += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "$":
+            ch = "\\Z"
+        out.append(ch)
+        at += 1
+    return "".join(out)
 
 
 def _load_schema(extra_dir: Path | None, filename: str) -> dict | None:
