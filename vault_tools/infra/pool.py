@@ -192,6 +192,12 @@ class _Pool:
         try:
             pid = os.fork()
             if pid == 0:  # the worker: never returns
+                # Ctrl-C and SIGTERM end a worker at once and quietly (the parent reports),
+                # not through the handlers it inherited (Python's KeyboardInterrupt, `vt
+                # watch`'s): one that came while they were blocked must not run the
+                # parent's code (its cleanup would kill this worker's siblings)
+                for number in _STOPPING:
+                    signal.signal(number, signal.SIG_DFL)
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 os.close(task_write)
                 os.close(answer_read)
@@ -316,10 +322,6 @@ def _serve(tasks: int, answers: int) -> NoReturn:
     cleanup, atexit handlers and buffered output are the parent's alone)."""
     code = 1
     try:
-        # Ctrl-C and SIGTERM end a worker at once and quietly (the parent reports), not
-        # through handlers it inherited (such as `vt watch`'s, which would go on)
-        for number in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(number, signal.SIG_DFL)
         _prepare()
         while (data := _read(tasks)) is not None:
             index, chunk = pickle.loads(data)
