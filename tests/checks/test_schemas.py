@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import IX2_NOTE, REPO, SEED_NOTE, TEMPLATE_NOTE, render_note, validate_vault
 from vault_tools.bundled import schema_dir
-from vault_tools.checks.schemas import SCHEMA_FILES, Schemas
+from vault_tools.checks.schemas import SCHEMA_FILES, Schemas, _ecma
 from vault_tools.errors import UsageError
 from vault_tools.notes.note import parse_note
 
@@ -283,3 +284,20 @@ def test_a_pattern_s_end_is_the_end_of_the_text_on_both_paths(ending: str) -> No
     for text, ok in (("$$x", True), ("$$x\n", False), ("ab", False)):
         fast = checker._fast_validator("literal").is_valid(text)
         assert fast == checker._slow_validator("literal").is_valid(text) == ok, text
+
+
+@pytest.mark.parametrize(
+    "pattern,text,matches",
+    [
+        ("^a$", "a\n", False),
+        ("^\\$x$", "$x", True),
+        ("^[$]$", "$", True),
+        ("^[]$]$", "$", True),  # `]` first in a class is a literal to Python: `$` inside
+        ("^[^]$]$", "a", True),
+        ("^[^]$]$", "a\n", False),
+    ],
+)
+def test_only_a_dollar_that_anchors_becomes_the_end_of_the_text(
+    pattern: str, text: str, matches: bool
+) -> None:
+    assert bool(re.search(_ecma(pattern), text)) is matches

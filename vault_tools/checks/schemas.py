@@ -129,6 +129,12 @@ def _ecma(pattern: str) -> str:
             in_class = ch != "]"
         elif ch == "[":
             in_class = True
+            # a `]` first in a class (after its `^`) is a literal to Python, not the end
+            first = at + 2 if pattern.startswith("^", at + 1) else at + 1
+            if pattern.startswith("]", first):
+                out.append(pattern[at : first + 1])
+                at = first + 1
+                continue
         elif ch == "$":
             ch = "\\Z"
         out.append(ch)
