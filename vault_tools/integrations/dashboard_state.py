@@ -71,7 +71,7 @@ from vault_tools.review.status import (
     NoteEntries,
     NoteInfo,
     assemble,
-    from_fact,
+    fact_of,
     info_of,
     note_entries,
     recorder_of,
@@ -298,8 +298,8 @@ def _tap(settings: Settings, asker: CheckContext) -> tuple[Tap, NoteFacts, _Tapp
     judge = partial(judged, explicit=False, assist=False)
 
     def make(relative: str, raw: bytes, note: Note | None) -> tuple:
-        fact = status.make(relative, raw, note)
-        info = from_fact(fact)
+        info = info_of(relative, raw, note)
+        fact = fact_of(info)
         if note is None or not isinstance(info, NoteInfo):
             return fact, False, None, None
         # what to_record asks first of a note (see `note_entries`); any other note apply

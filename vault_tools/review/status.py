@@ -389,7 +389,11 @@ def _run(
 
 def status_fact(relative: str, raw: bytes, note: Note | None = None) -> tuple | None:
     """`info_of` as plain data, to be kept (see `from_fact`)."""
-    info = info_of(relative, raw, note)
+    return fact_of(info_of(relative, raw, note))
+
+
+def fact_of(info: NoteInfo | Finding | None) -> tuple | None:
+    """What `info_of` gave, as plain data (see `from_fact`)."""
     if info is None:
         return None
     if isinstance(info, Finding):
