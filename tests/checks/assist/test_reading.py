@@ -81,14 +81,27 @@ _PLAIN_MULTIPLE_EN = re.compile(
     r"(x|×|times|fold|twice|double|triple|thrice|half)\s+(?:the|as|that\s+of)(?![a-z0-9])"
 )
 _PLAIN_HINT = re.compile(
-    r"than|outperform|exceed|surpass|beat|above|below|trail|比|於|于|過|过|超越|領先|领先|"
-    r"不如|落後|落后"
+    r"than|outperform|underperform|exceed|surpass|beat|above|below|trail|比|相較|相较|於|于|"
+    r"過|过|超越|領先|领先|不如|落後|落后"
 )
 _COMPARISON_PIECES = sorted(
     {*_UP, *_DOWN, *(w[:-1] for w in _UP + _DOWN), "比", "相比", "的", "率", "a", " ", "\t"}
     | {*reading._MULTIPLIERS, *reading._HINTS, *reading._COMPARE_EN_WORDS}
     | {"the", "as", "that", " of", "3", "th", "t", "b", "e", "underperform", "beats", "z"}
 )
+
+
+def test_every_word_that_compares_holds_a_hint() -> None:
+    """`comparatives` reads no further in a text without a hint: each word that places a
+    subject on its own, and each word before a 更/較 comparative (比, 相較), must hold one,
+    or a claim saying only that word ("A underperforms B", "A 相較 B 更快") compares
+    nothing."""
+    alone = [w for w in _UP + _DOWN if not w.startswith(("更", "較", "较"))]
+    than_zh = reading._THAN_ZH.pattern.split("|")
+    for word in [*reading._COMPARE_EN_WORDS, *alone, *than_zh]:
+        assert reading._COMPARE_HINT.search(word), word
+        if word.isascii():
+            assert reading._latin_hint(word), word
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int, str | None]]:

@@ -385,8 +385,8 @@ _COMPARE_EN_WORDS = "than outperform underperform exceed surpass beat above belo
 _COMPARE_EN_WORD = re.compile(trie_pattern(_COMPARE_EN_WORDS))
 # a text without one of these words sets nothing above anything
 _HINTS = (
-    "than outperform exceed surpass beat above below trail 比 於 于 過 过 超越 領先 领先 不如 "
-    "落後 落后".split()
+    "than outperform underperform exceed surpass beat above below trail 比 相較 相较 於 于 過 "
+    "过 超越 領先 领先 不如 落後 落后".split()
 )
 _COMPARE_HINT = re.compile(trie_pattern(_HINTS))
 
@@ -398,6 +398,7 @@ def _latin_hint(text: str) -> bool:
     return (
         "than" in text
         or "outperform" in text
+        or "underperform" in text
         or "exceed" in text
         or "surpass" in text
         or "beat" in text
