@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Mapping
 from decimal import Decimal
 from types import MappingProxyType
@@ -96,11 +97,72 @@ def claim_numbers(claim: str) -> tuple[tuple[ClaimNumber, ...], tuple[ClaimQuant
     unit (`quantities` of each line)."""
     numbers: list[ClaimNumber] = []
     quantified: list[ClaimQuantity] = []
+    # a claim without a digit has no quantity (NFKC's ① or ５ count as numbers, not as
+    # quantities: the unit check reads the claim as it is written)
+    digits = _DIGIT.search(claim) is not None
     for offset, line in enumerate(claim.split("\n")):
-        numbers += [(offset, token, value) for token, value in numbers_in(line)]
-        if _DIGIT.search(line) is not None:  # a line without a digit has no quantity
-            quantified += [(offset, *quantity) for quantity in quantities(line)]
+        if not digits or not _read_line(line, offset, numbers, quantified):
+            numbers += [(offset, token, value) for token, value in numbers_in(line)]
+            if digits:
+                quantified += [(offset, *quantity) for quantity in quantities(line)]
     return tuple(numbers), tuple(quantified)
+
+
+# numbers_in's rule for a name's number (FP4, H100, R1-0528, EAGLE-3, v1.5): a number
+# right after one of these, or after a hyphen right after a letter or digit, is a name's
+_NAME_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_COMMA_IN_NUMBER = re.compile(r"\d，\d")
+
+
+def _read_line(
+    line: str, offset: int, numbers: list[ClaimNumber], quantified: list[ClaimQuantity]
+) -> bool:
+    """A line's `numbers_in` and `quantities` from the quantities' one scan of its lower
+    case, added to `numbers` and `quantified`; False (nothing added) for a line where
+    that scan would not meet `numbers_in`'s numbers.
+
+    `numbers_in` reads the NFKC form, the quantities the lower case (NFKC only where a
+    full-width letter or digit is). They meet when NFKC changes no more than a
+    full-width comma (a Chinese sentence's ，), one that no number runs on across: then
+    each holds the same digits in the same places, and lower case keeps a character's
+    class (a letter stays a letter, a non-ASCII one non-ASCII)."""
+    low = lowered(line)
+    if not line.isascii():
+        plain = line.replace("，", ",") if "，" in line else line
+        if not unicodedata.is_normalized("NFKC", plain):
+            return False
+        if plain is not line and _COMMA_IN_NUMBER.search(line) is not None:
+            return False  # 1，000: one number in NFKC, two in the lower case
+    stated: list[ClaimNumber] = []
+    units: list[ClaimQuantity] = []
+    for match in (_QUANTITY_ASCII if low.isascii() else _QUANTITY).finditer(low):
+        at = match.start()
+        unit = _UNIT_OF.get(match.lastgroup or "")
+        if (
+            unit is not None
+            and at
+            and low[at - 1 if low[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS
+        ):
+            unit = None  # a name's number: no quantity
+        if match.group("more"):
+            tokens = [(m.group(), m.start()) for m in _NUMBER_IN.finditer(low, at, match.end(1))]
+        else:
+            tokens = [(match.group(1), at)]
+        for token, start in tokens:
+            if start and (
+                low[start - 1] in _NAME_BEFORE
+                or (low[start - 1] == "-" and start > 1 and low[start - 2] in _ALNUM)
+            ):
+                if "," in token:
+                    return False  # numbers_in's scan goes on inside it from the comma
+            elif (value := number_value(token)) is not None:
+                stated.append((offset, token, value))
+            if unit is not None and (value := number_value(token)) is not None:
+                units.append((offset, token, value, unit))
+    numbers += stated
+    quantified += units
+    return True
 
 
 @functools.lru_cache(maxsize=64)  # an evidence serves V1 and its drafts, and every mention
