@@ -154,7 +154,8 @@ def _mention_found(
         # once for all the claims drawn from it, and it is where a mention comes from
         if said is None:
             said = evidence_numbers(evidence)[0]
-        return all(
+        # mentions_number(evidence, value) holds for each of the evidence's own values
+        return said.issuperset(values) or all(
             states_number(evidence, said, value) or mentions_number(claim, value)
             for value in values
         )
