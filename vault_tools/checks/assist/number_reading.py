@@ -97,14 +97,18 @@ def claim_numbers(claim: str) -> tuple[tuple[ClaimNumber, ...], tuple[ClaimQuant
     unit (`quantities` of each line)."""
     numbers: list[ClaimNumber] = []
     quantified: list[ClaimQuantity] = []
-    # a claim without a digit has no quantity (NFKC's ① or ５ count as numbers, not as
-    # quantities: the unit check reads the claim as it is written)
-    digits = _DIGIT.search(claim) is not None
+    digits: bool | None = None
     for offset, line in enumerate(claim.split("\n")):
-        if not digits or not _read_line(line, offset, numbers, quantified):
-            numbers += [(offset, token, value) for token, value in numbers_in(line)]
-            if digits:
-                quantified += [(offset, *quantity) for quantity in quantities(line)]
+        if _read_line(line, offset, numbers, quantified):
+            continue
+        numbers += [(offset, token, value) for token, value in numbers_in(line)]
+        # a claim without a digit has no quantity (NFKC's ① or ５ count as numbers, not
+        # as quantities: the unit check reads the claim as it is written); a line that
+        # _read_line reads holds the digits of its lower case, and needs no such test
+        if digits is None:
+            digits = _DIGIT.search(claim) is not None
+        if digits:
+            quantified += [(offset, *quantity) for quantity in quantities(line)]
     return tuple(numbers), tuple(quantified)
 
 
@@ -156,9 +160,10 @@ def _read_line(
             ):
                 if "," in token:
                     return False  # numbers_in's scan goes on inside it from the comma
+                value = None if unit is None else number_value(token)
             elif (value := number_value(token)) is not None:
                 stated.append((offset, token, value))
-            if unit is not None and (value := number_value(token)) is not None:
+            if unit is not None and value is not None:
                 units.append((offset, token, value, unit))
     numbers += stated
     quantified += units
