@@ -1,7 +1,7 @@
 """How the review-assist checks of a claim's meaning read a sentence: which evidence
 sentence a claim restates, and the words that carry a comparison's direction, a
-condition, a negation, a unit or a metric, in English (the evidence) and Chinese or
-English (the claim).
+condition, a negation or a metric, in English (the evidence) and Chinese or English (the
+claim). A number's unit is read with the numbers, in number_reading.py.
 
 Every list errs towards silence: a word that may or may not carry the meaning is counted
 where counting it keeps a check quiet (a claim "keeps" a condition on any condition
