@@ -252,7 +252,7 @@ def _shares_a_term(phrase: str, text: str) -> bool:
 
 def _changed_unit(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     # the claim's quantities first: most claims state none with a unit, and the
-    # evidence's are read only for those that do
+    # evidence's units are asked only for those that do
     claimed = claim_numbers(version.claim.value)[1]
     units_of = evidence_numbers(evidence)[1] if claimed else None
     if not units_of:

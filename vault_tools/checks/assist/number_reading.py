@@ -6,7 +6,9 @@ mentions, the claim's numbers, the units), a numeric mention's values.
 Each reading gives what the plain rules give (wording.py's `numbers_in` and
 `mentions_number`, `quantities` below), gathered into one immutable answer per text: a
 check asks a set or a mapping instead of calling through a memo per number and per line,
-and an ASCII evidence is scanned once for its values and its units.
+and a claim's line or an ASCII evidence is scanned once for its numbers and its units
+where the two rules scan it twice (wherever one scan could differ from them, they read
+it).
 tests/checks/assist/test_number_reading.py holds each reading to its plain rule.
 """
 
