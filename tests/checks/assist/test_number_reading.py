@@ -131,6 +131,8 @@ def test_the_evidence_reading_is_its_numbers_and_its_quantities(text: str) -> No
 @example("ａ ① ms\n5 s")
 @example("percent1,0001")
 @example("t1,0001,000 ms")
+@example("1,000٣1")
+@example("_߁٣ 個新x٣1٣ ms")
 @example("v1.5 to 2 tokens, H100-8 GB, _-3 ms, 2,0005 s, 7.5.1 x")
 def test_the_claim_reading_is_each_line_s_numbers_and_quantities(text: str) -> None:
     numbers, quantified = claim_numbers.__wrapped__(text)

@@ -160,8 +160,10 @@ def _read_line(
                 low[start - 1] in _NAME_BEFORE
                 or (low[start - 1] == "-" and start > 1 and low[start - 2] in _ALNUM)
             ):
-                if "," in token:
-                    return False  # numbers_in's scan goes on inside it from the comma
+                if "," in token or not token.isascii():
+                    # numbers_in's scan goes on inside it, and meets a number again after
+                    # a thousands comma (A1,000: 000) or a digit it takes for no name's (٣)
+                    return False
                 value = None if unit is None else number_value(token)
             elif (value := number_value(token)) is not None:
                 stated.append((offset, token, value))
