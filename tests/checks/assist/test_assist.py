@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from tests.conftest import EXAMPLE_KB, EXAMPLE_VAULT, render_note, validate_vault
 from vault_tools.checks.assist import claim as assist_claim
 from vault_tools.checks.assist import cues as assist_cues
+from vault_tools.checks.assist import number_reading, wording
 from vault_tools.checks.assist import reading as assist_reading
 from vault_tools.checks.assist import run as assist
-from vault_tools.checks.assist import wording
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
@@ -777,7 +777,7 @@ def test_a_number_after_a_name_character_is_part_of_the_name() -> None:
                 name_before.match(low, at - 1 if low[at - 1] != "-" else max(at - 2, 0))
             )
             expected = () if named else (("5", wording.number_value("5"), "ms"),)
-            assert assist_reading.quantities.__wrapped__(text) == expected, text
+            assert number_reading.quantities.__wrapped__(text) == expected, text
 
 
 def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
@@ -861,10 +861,10 @@ _QUANTITY_PIECES = [
 def test_the_look_ahead_before_the_units_never_turns_one_away(text: str) -> None:
     """The quantity pattern with the set of characters a unit begins with, against the
     same pattern without it: the same matches, the same unit."""
-    without = re.compile(assist_reading._QUANTITY.pattern.replace(assist_reading._UNIT_STARTS, ""))
-    assert without.pattern != assist_reading._QUANTITY.pattern
+    without = re.compile(number_reading._QUANTITY.pattern.replace(number_reading._UNIT_STARTS, ""))
+    assert without.pattern != number_reading._QUANTITY.pattern
     folded = assist_reading.lowered(text)
-    for fast, full in ((assist_reading._QUANTITY, without), (assist_reading._QUANTITY_ASCII, None)):
+    for fast, full in ((number_reading._QUANTITY, without), (number_reading._QUANTITY_ASCII, None)):
         if full is None:
             if not folded.isascii():
                 continue
@@ -875,15 +875,15 @@ def test_the_look_ahead_before_the_units_never_turns_one_away(text: str) -> None
 
 def test_the_quantities_of_both_languages_keep_their_units() -> None:
     value = wording.number_value
-    assert assist_reading.quantities("提升 1.5 到 2 倍") == (
+    assert number_reading.quantities("提升 1.5 到 2 倍") == (
         ("1.5", value("1.5"), "times"),
         ("2", value("2"), "times"),
     )
-    assert assist_reading.quantities("by ５ ｍｓ, H100 at 3 GB") == (
+    assert number_reading.quantities("by ５ ｍｓ, H100 at 3 GB") == (
         ("5", value("5"), "ms"),
         ("3", value("3"), "GB"),
     )
-    assert assist_reading.quantities("H100 and 2 drafts, 5 layers") == ()
+    assert number_reading.quantities("H100 and 2 drafts, 5 layers") == ()
 
 
 _CUE_PIECES = [

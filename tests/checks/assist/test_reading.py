@@ -23,7 +23,6 @@ MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
     "evidence_negation": (one_text, numbered),
     "evidence_denies": (one_text, numbered),
     "evidence_conditions": (one_text, numbered),
-    "quantities": (one_text, numbered),
     "name_words": (one_text, numbered),
     "text_prefixes": (one_text, numbered),
     "_name_pattern": (one_text, numbered),

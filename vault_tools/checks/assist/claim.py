@@ -8,6 +8,12 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from vault_tools.checks.assist.number_reading import (
+    claim_numbers,
+    evidence_numbers,
+    mention_values,
+    states_number,
+)
 from vault_tools.checks.assist.wording import (
     cjk_characters,
     claim_evidence_doubt,
@@ -19,7 +25,6 @@ from vault_tools.checks.assist.wording import (
     nfkc,
     nfkc_casefold,
     number_value,
-    numbers_in,
     occurs,
     text_occurs,
     text_words,
@@ -116,11 +121,12 @@ def _numeric_mention_checks(note: Note, version: ClaimVersion, evidence: str) ->
         return []
     findings = []
     claim = version.claim.value
+    said = evidence_numbers(evidence)[0]
     for index, mention in enumerate(mentions):
         if (
             not isinstance(mention, str)
             or not mention.strip()
-            or _mention_found(mention, claim, evidence)
+            or _mention_found(mention, claim, evidence, said)
         ):
             continue
         line = block_line(version.frame, ("qualifiers", "numeric_mentions", index))
@@ -136,16 +142,22 @@ def _numeric_mention_checks(note: Note, version: ClaimVersion, evidence: str) ->
     return findings
 
 
-def _mention_found(mention: str, claim: str, evidence: str) -> bool:
-    """Whether the mention occurs in the claim and evidence (as one text, a line apart)."""
-    numbers = numbers_in(mention, names_too=True)
-    if numbers:
+def _mention_found(
+    mention: str, claim: str, evidence: str, said: frozenset[Decimal] | None = None
+) -> bool:
+    """Whether the mention occurs in the claim and evidence (as one text, a line apart);
+    `said` is the evidence's values (`evidence_numbers`), read here when not given."""
+    values = mention_values(mention)
+    if values:
         # a number (or number word) never spans the newline, and NFKC and casefolding of
-        # the two joined are those of each. The evidence first: its numbers are found
+        # the two joined are those of each. The evidence first: its numbers are read
         # once for all the claims drawn from it, and it is where a mention comes from
-        return all(
-            mentions_number(evidence, value) or mentions_number(claim, value)
-            for _, value in numbers
+        if said is None:
+            said = evidence_numbers(evidence)[0]
+        # mentions_number(evidence, value) holds for each of the evidence's own values
+        return said.issuperset(values) or all(
+            states_number(evidence, said, value) or mentions_number(claim, value)
+            for value in values
         )
     # NFKC and casefolding of the two joined by the newline are those of each joined by
     # it, and fold drops the newline: each side is worked on alone, the evidence's once
@@ -166,21 +178,24 @@ def _mention_found(mention: str, claim: str, evidence: str) -> bool:
 def claim_number_checks(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     if not evidence:
         return []
+    numbers = claim_numbers(version.claim.value)[0]
+    if not numbers:
+        return []
     findings = []
+    said = evidence_numbers(evidence)[0]
     reported: set[Decimal] = set()
-    for offset, line_text in enumerate(version.claim.value.split("\n")):
-        for token, value in numbers_in(line_text):
-            if value in reported or mentions_number(evidence, value):
-                continue
-            reported.add(value)
-            findings.append(
-                warning(
-                    note.path,
-                    version.claim.line + offset,
-                    "assist-claim-number",
-                    f"{version.label}the claim's number {token} is not in the evidence",
-                )
+    for offset, token, value in numbers:
+        if value in reported or states_number(evidence, said, value):
+            continue
+        reported.add(value)
+        findings.append(
+            warning(
+                note.path,
+                version.claim.line + offset,
+                "assist-claim-number",
+                f"{version.label}the claim's number {token} is not in the evidence",
             )
+        )
     return findings
 
 

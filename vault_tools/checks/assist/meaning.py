@@ -10,10 +10,9 @@ warning on a faithful note, which teaches reviewers to skip warnings.
 from __future__ import annotations
 
 import functools
-import re
-from decimal import Decimal
 
 from vault_tools.checks.assist.cues import CONCESSIVE, cues, lowered
+from vault_tools.checks.assist.number_reading import claim_numbers, evidence_numbers
 from vault_tools.checks.assist.reading import (
     claim_compares,
     claim_denial,
@@ -26,7 +25,6 @@ from vault_tools.checks.assist.reading import (
     evidence_negation,
     name_mentioned,
     negation_en,
-    quantities,
     ranking,
     restated_sentence,
     shared_words,
@@ -252,22 +250,19 @@ def _shares_a_term(phrase: str, text: str) -> bool:
 # --- a unit changed ----------------------------------------------------------------
 
 
-_DIGIT = re.compile(r"\d")
-
-
 def _changed_unit(note: Note, version: ClaimVersion, evidence: str) -> list[Finding]:
     # the claim's quantities first: most claims state none with a unit, and the
-    # evidence's (a scan of the whole paragraph) are needed only for those that do
-    claimed = _claimed_quantities(version.claim.value)
-    said = quantities(evidence) if claimed else ()
-    if not said:
+    # evidence's units are asked only for those that do
+    claimed = claim_numbers(version.claim.value)[1]
+    units_of = evidence_numbers(evidence)[1] if claimed else None
+    if not units_of:
         return []
     findings = []
     reported: set[int] = set()
     for offset, token, value, unit in claimed:
         if offset in reported:
             continue  # one warning per line of the claim
-        units = {u for _, v, u in said if v == value}
+        units = units_of.get(value)
         if not units or unit in units:
             continue
         reported.add(offset)
@@ -281,17 +276,6 @@ def _changed_unit(note: Note, version: ClaimVersion, evidence: str) -> list[Find
             )
         )
     return findings
-
-
-def _claimed_quantities(claim: str) -> list[tuple[int, str, Decimal, str]]:
-    """(line offset, number, value, unit) of each number of the claim with a unit."""
-    if _DIGIT.search(claim) is None:
-        return []
-    return [
-        (offset, token, value, unit)
-        for offset, line_text in enumerate(claim.split("\n"))
-        for token, value, unit in quantities(line_text)
-    ]
 
 
 # --- a negation lost or added ------------------------------------------------------

@@ -1,7 +1,7 @@
 """How the review-assist checks of a claim's meaning read a sentence: which evidence
 sentence a claim restates, and the words that carry a comparison's direction, a
-condition, a negation, a unit or a metric, in English (the evidence) and Chinese or
-English (the claim).
+condition, a negation or a metric, in English (the evidence) and Chinese or English (the
+claim). A number's unit is read with the numbers, in number_reading.py.
 
 Every list errs towards silence: a word that may or may not carry the meaning is counted
 where counting it keeps a check quiet (a claim "keeps" a condition on any condition
@@ -31,7 +31,7 @@ from vault_tools.checks.assist.cues import (
     lowered,
     trie_pattern,
 )
-from vault_tools.checks.assist.wording import ascii_digits, number_value, stem, text_words
+from vault_tools.checks.assist.wording import number_value, stem, text_words
 
 # --- scanning lowered text ---------------------------------------------------------
 
@@ -256,60 +256,6 @@ def condition_phrase(sentence: str) -> str | None:
 
 def states_a_condition(text: str) -> bool:
     return CONDITION in cues(text) or _UNDER.search(text) is not None
-
-
-# --- units --------------------------------------------------------------------------
-
-_UNITS = (
-    ("tokens", r"(?:個|个)?\s*(?:新的?|額外的?|额外的?|output\s+)?tokens?\b"),
-    ("%", r"%|percent\b|個百分點|个百分点|百分點|百分点|percentage\s+points?\b"),
-    ("times", r"x\b|×|times\b|倍|-?fold\b"),
-    ("ms", r"ms\b|milliseconds?\b|毫秒"),
-    ("s", r"s\b|secs?\b|seconds?\b|秒"),
-    ("GB", r"gb\b|gib\b|gigabytes?\b"),
-    ("per million", r"per\s+million\b|/\s*m\b|每百萬|每百万"),
-)
-# `\d\d*`, not `\d+`: a pattern that starts with a character class lets the regex engine
-# skip ahead to a digit, where one that starts with a repeat is tried at every position
-_NUMBER = r"\d\d*(?:,\d{3})*(?:\.\d+)?"
-_JOINER = r"\s*(?:to|and|or|-|–|~|到|至|和|或)\s*"
-# a number, or a range or list of them (`more`), then its unit if one follows: one match
-# per quantity, the unit named by `lastgroup` (its group closes after the numbers'). The
-# unit's group is optional, so a quantity without one never backtracks into the numbers.
-# The look-ahead holds the characters a unit can begin with: most numbers have no unit,
-# and one set lookup turns them away before the units are tried one by one
-_UNIT_STARTS = r"(?=[\s個个新額额ot%p百x×倍\-fm毫s秒g/每])"
-_UNIT = "|".join(f"(?P<u{i}>{pattern})" for i, (_, pattern) in enumerate(_UNITS))
-_QUANTITY = re.compile(
-    rf"({_NUMBER}(?P<more>(?:{_JOINER}{_NUMBER})*))\s*(?:{_UNIT_STARTS}(?:{_UNIT}))?"
-)
-_UNIT_OF = {f"u{i}": unit for i, (unit, _) in enumerate(_UNITS)}
-_NUMBER_IN = re.compile(_NUMBER)
-# what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5): one
-# of these right before it, or before a hyphen right before it (a set lookup per number)
-_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
-_QUANTITY_ASCII = ascii_digits(_QUANTITY)
-
-
-@functools.lru_cache(maxsize=64)
-def quantities(text: str) -> tuple[tuple[str, Decimal, str], ...]:
-    """(number, its value, its unit) for each number of `text` followed by a unit; a range
-    or list ("1.5 to 2 tokens") gives each of its numbers the unit after the last."""
-    folded = lowered(text)
-    found = []
-    for match in (_QUANTITY_ASCII if folded.isascii() else _QUANTITY).finditer(folded):
-        unit = _UNIT_OF.get(match.lastgroup or "")
-        if unit is None:
-            continue  # the unit check compares units only: no value for a bare number
-        at = match.start()
-        if at and folded[at - 1 if folded[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
-            continue
-        numbers = match.group(1)
-        for token in _NUMBER_IN.findall(numbers) if match.group("more") else (numbers,):
-            value = number_value(token)
-            if value is not None:
-                found.append((token, value, unit))
-    return tuple(found)
 
 
 # --- comparisons --------------------------------------------------------------------

@@ -5,7 +5,8 @@ mapping, the epistemic mode). Each check looks for one kind of slip in one of th
 the mapping in mapping.py, the claim's numbers, wording and tone in
 claim.py, what the claim means against its evidence in meaning.py, how far it
 reaches (quantifier, a condition's sense, who says it) in scope.py, the
-frame's operator and metric in terms.py; all read text as wording.py folds it.
+frame's operator and metric in terms.py; all read text as wording.py folds it, and a
+text's numbers as number_reading.py reads them once for the checks that ask.
 They are heuristics, tuned for precision: when in doubt a check stays silent, because a
 warning on every note teaches reviewers to ignore warnings.
 
