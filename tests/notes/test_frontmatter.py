@@ -370,3 +370,43 @@ def test_a_long_line_is_read_under_the_digit_limit_of_the_moment() -> None:
         assert frontmatter.simple_properties(line) is None  # for PyYAML's reading to refuse
     finally:
         sys.set_int_max_str_digits(limit)
+
+
+def read_closing_first(lines: list[str], path: str) -> frontmatter.FrontMatter:
+    """The rule `read`'s shortcut stands for: the closing line found first, by looking at
+    each line before the first bare `---`, then the lines before it loaded."""
+    fm = frontmatter.FrontMatter()
+    if not lines or lines[0].rstrip() != "---":
+        return fm
+    fm.present = True
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+    if close is None:
+        return frontmatter.read(lines, path)  # unclosed: no shortcut to hold to anything
+    fm.body_index = fm.end_line = close + 1
+    frontmatter._load(lines[1:close], path, fm)
+    return fm
+
+
+_HEAD_LINES = st.sampled_from(
+    ["---", "--- ", "...", "... ", "----", "---x", "claim_id: A-1", "tags: [a, b]", "x: 'y'",
+     "key:", "- item", "a: b: c", "claim_id: A-1", "", " k: v", "_k: 1", "k: no"]
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_HEAD_LINES, max_size=8))
+def test_the_frontmatter_read_without_looking_for_an_earlier_close_is_the_same(
+    body: list[str],
+) -> None:
+    lines = ["---", *body, "# body"]
+    fm, plain = frontmatter.read(lines, "n.md"), read_closing_first(lines, "n.md")
+    assert (fm.present, fm.properties, fm.lines, fm.body_index, fm.end_line) == (
+        plain.present,
+        plain.properties,
+        plain.lines,
+        plain.body_index,
+        plain.end_line,
+    )
+    assert [(f.code, f.line, f.message) for f in fm.findings] == [
+        (f.code, f.line, f.message) for f in plain.findings
+    ]

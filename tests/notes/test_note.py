@@ -30,12 +30,19 @@ from vault_tools.checks.rules import check_note
 from vault_tools.findings import CODES
 from vault_tools.notes import note as note_module
 from vault_tools.notes.note import (
+    _JSON,
     Note,
+    Text,
+    _decoded,
+    _field,
+    _field_of,
     _pipe_in_wikilink,
+    _text_of,
     parse_note,
     parse_text,
     split_table_row,
 )
+from vault_tools.notes.sections import Part
 
 # --- the seeds, read from the flattened reading-view text ------------------------------
 
@@ -549,3 +556,90 @@ MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
 def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> None:
     args, fill = MEMO_ARGS[name]
     check_memo(getattr(note_module, name), data.draw(st.lists(args, min_size=1, max_size=6)), fill)
+
+
+# --- the shortcuts of notes/note.py against the plain rules they stand for ---------------
+
+# blanks as str.strip and the regex's \s read them: ASCII, Unicode spaces, separators
+_BLANKS = [" ", "\t", "\u3000", "\xa0", "\x1c", "\x85", "\u2028", "\x0b"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*_BLANKS, "-", "*", "Mode", ":", "：", "原文", "x", ""]), max_size=7
+    ).map("".join)
+    | _FIELD_LINES
+)
+def test_a_line_passed_over_before_the_memo_is_no_field(line: str) -> None:
+    assert _field_of(line) == _field(line)
+
+
+def _text_of_line_by_line(parts: list[Part]) -> Text | None:
+    """The rule `_text_of` stands for: each part's lines looked at one by one for the
+    first that is not blank, the blank lines at the end dropped, then joined."""
+    kept: list[str] = []
+    first = 0
+    for part in parts:
+        if part.kind != "text":
+            continue
+        if kept:
+            kept.extend(part.lines)
+            continue
+        for offset, line in enumerate(part.lines):
+            if line.strip():
+                first = part.line + offset
+                kept.extend(part.lines[offset:])
+                break
+    if not kept:
+        return None
+    while not kept[-1].strip():
+        kept.pop()
+    return Text("\n".join(kept).strip(), first)
+
+
+_TEXT_LINES = st.lists(
+    st.lists(st.sampled_from([*_BLANKS, "a", "原文", " b ", "-"]), max_size=4).map("".join),
+    max_size=4,
+)
+_PARTS = st.lists(
+    st.builds(
+        Part, st.sampled_from(["text", "text", "code", "heading"]), st.integers(1, 9), _TEXT_LINES
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_PARTS)
+def test_a_text_is_joined_as_line_by_line(parts: list[Part]) -> None:
+    assert _text_of(parts) == _text_of_line_by_line(parts)
+
+
+def _outcome(decode: Any, text: str) -> object:
+    try:
+        return ("value", decode(text))
+    except (ValueError, RecursionError) as exc:
+        return (type(exc), str(exc))
+
+
+_JSON_PIECES = st.sampled_from(
+    ["{", "}", "[", "]", ",", ":", '"a"', '"\\u0001"', "1", "-0.5", "1e999", "NaN",
+     "Infinity", "true", "null", " ", "\n", "\t", "\r", "x", '"原文"', "", "\f"]
+)  # fmt: skip
+_JSON_TEXTS = st.lists(_JSON_PIECES, max_size=10).map("".join) | st.builds(
+    "{}{}{}".format,
+    st.sampled_from(["", " ", "\n  ", "\t"]),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_leaves=6,
+    ).map(lambda value: json.dumps(value, ensure_ascii=False, indent=2)),
+    st.sampled_from(["", "\n", " x", "\n\n", "]"]),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_JSON_TEXTS)
+def test_a_block_is_decoded_as_the_decoder_s_decode_decodes_it(text: str) -> None:
+    assert _outcome(_decoded, text) == _outcome(_JSON.decode, text)

@@ -41,7 +41,9 @@ def conflict_blocks(lines: list[str]) -> list[list[int]]:
 
 def conflict_findings(text: str, lines: list[str], path: str) -> list[Finding]:
     """One `git-conflict` error per block of conflict markers in the note."""
-    if "<<<<<<<" not in text:
+    # a search for one character is several times quicker than for the seven of a
+    # marker, and most notes hold no `<` at all
+    if "<" not in text or "<<<<<<<" not in text:
         return []
     return [
         error(

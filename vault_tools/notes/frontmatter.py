@@ -46,6 +46,16 @@ def read(lines: list[str], path: str) -> FrontMatter:
     if not lines or lines[0].rstrip() != "---":
         return fm
     fm.present = True
+    try:
+        close: int | None = lines.index("---", 1)
+    except ValueError:
+        close = None
+    if close is not None and (simple := _simple_properties(lines[1:close])) is not None:
+        # a simple line starts with a letter or `_`: no line before `close` can close the
+        # frontmatter (`---`, `...`), so `_closing_line` need not look at each
+        fm.body_index = fm.end_line = close + 1
+        fm.properties, fm.lines = simple
+        return fm
     close = _closing_line(lines)
     if close is None:
         fm.findings.append(

@@ -78,7 +78,14 @@ def level2_sections(body: Body) -> list[Section]:
             if fence_closes(line, fence):
                 fence = None
             continue
-        headings[k] = heading = heading_of(line)
+        first = line[:1]
+        if first == "#" and line[1:2] == " ":
+            # a level-1 heading (`# ` opens no other line): its title, the note's own
+            # title as a rule and so a line no memo has seen, is read by `parts_of` if
+            # a section holds it
+            continue
+        # a line that starts with its fence or marker is no heading
+        headings[k] = heading = heading_of(line) if first == "#" or first == " " else None
         if heading is not None:
             if heading[0] == 2:
                 if sections:
