@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from vault_tools.checks.assist.cues import (
@@ -417,13 +418,16 @@ _DOWN_ZH = (
     "低於|低于|小於|小于|少於|少于|劣於|劣于|遜於|逊于|不如|落後|落后|弱於|弱于|"
     "更低|更慢|更差|更少|更小|更弱|較低|较低|較慢|较慢|較差|较差|較少|较少|較小|较小"
 )
-# each list as its trie (cues.trie_pattern): the regex engine tries one branch per
-# character, not every word at each of a Chinese claim's many 更, 大, 高, 不 … The plain
-# alternation of the words in the order above is the rule (a longer word before any
-# word it begins, so at each place the trie's longest word is the one it would find)
-_COMPARE_ZH = re.compile(
-    f"(?P<up>{trie_pattern(_UP_ZH.split('|'))})|(?P<down>{trie_pattern(_DOWN_ZH.split('|'))})"
-)
+# both lists as one trie (cues.trie_pattern), the direction looked up by the word found:
+# the regex engine tries one branch per character, not every word at each of a Chinese
+# claim's many 更, 大, 高, 不 … and, with no group around each list, skips ahead to the
+# characters a word can begin with (two groups had it try every place). The plain
+# alternation `(?P<up>…)|(?P<down>…)` of the words in the order above is the rule: a
+# longer word comes before any word it begins, and no word of one list begins a word of
+# the other, so at each place the trie's longest word is the one it would find
+_UP_WORDS_ZH = frozenset(_UP_ZH.split("|"))
+_DOWN_WORDS_ZH = frozenset(_DOWN_ZH.split("|"))
+_COMPARE_ZH = re.compile(trie_pattern(sorted(_UP_WORDS_ZH | _DOWN_WORDS_ZH)))
 _THAN_ZH = re.compile("比|相比|相較|相较")
 
 
@@ -441,7 +445,7 @@ def comparatives(text: str) -> list[tuple[int, str]]:
     if text.isascii():
         return sorted(found)
     for match in _COMPARE_ZH.finditer(text):
-        direction = UP if match.group("up") else DOWN
+        direction = UP if match.group() in _UP_WORDS_ZH else DOWN
         # "A 比 B 更快": the subject stands before 比, not before 更快
         than = next(reversed(list(_THAN_ZH.finditer(text, 0, match.start()))), None)
         if than is not None and match.start() - than.end() <= 40:
@@ -635,11 +639,20 @@ def _named(names: list[str], text: str, start: int, end: int) -> bool:
     """`name_position(names, text[start:end]) is not None`, searched in place: the
     bounds of str.find and startswith stand for the slice's ends (a name may start at
     `start` and end at `end` as at a text's ends)."""
-    for name in names:
-        shape = _name_shape(name)
-        if shape is None:
-            continue
-        parts, edge_start, edge_end = shape
+    return _named_by(_shapes(names), text, start, end)
+
+
+Shapes = tuple[tuple[str, tuple[tuple[str, ...], bool, bool]], ...]
+
+
+def _shapes(names: Sequence[str]) -> Shapes:
+    """Each of `names` that has something to look for, with its shape (`_name_shape`)."""
+    return tuple((name, shape) for name in names if (shape := _name_shape(name)) is not None)
+
+
+def _named_by(shapes: Shapes, text: str, start: int, end: int) -> bool:
+    """`_named` of the names whose `_shapes` these are."""
+    for name, (parts, edge_start, edge_end) in shapes:
         if not parts:  # separators alone: the pattern's rule, on the slice
             if _name_at(name, text[start:end]) is not None:
                 return True
@@ -668,17 +681,28 @@ def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, s
     `entities` maps an entity's key to its names. Each sentence is cut at its
     comparisons; an entity written on both sides of one is left out of it.
     """
+    return ranking_of(text, tuple(entities.items()))
+
+
+def ranking_of(
+    text: str, entities: Iterable[tuple[str, Sequence[str]]]
+) -> frozenset[tuple[str, str]]:
+    """`ranking` of `entities` given as (key, names) pairs, in the order a dict's items
+    would be (the checks keep them so, without a dict built for each text)."""
     pairs: set[tuple[str, str]] = set()
+    shaped: list[tuple[str, Shapes]] | None = None  # at the text's first comparison
     for piece in _PIECES.split(lowered(text)):
         marks = comparatives(piece) if piece else ()  # (a text's end leaves an empty one)
+        if marks and shaped is None:
+            shaped = [(key, _shapes(names)) for key, names in entities]
         for index, (position, direction) in enumerate(marks):
             start = marks[index - 1][0] if index else 0
             end = marks[index + 1][0] if index + 1 < len(marks) else len(piece)
             left, right = [], []  # the entities named on each side
-            for key, names in entities.items():
-                if _named(names, piece, start, position):
+            for key, shapes in shaped or ():
+                if _named_by(shapes, piece, start, position):
                     left.append(key)
-                if _named(names, piece, position, end):
+                if _named_by(shapes, piece, position, end):
                     right.append(key)
             for a in left:
                 for b in right:
