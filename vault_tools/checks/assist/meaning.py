@@ -27,7 +27,7 @@ from vault_tools.checks.assist.reading import (
     name_mentioned,
     negation_en,
     quantities,
-    ranking_of,
+    ranking,
     restated_sentence,
     shared_words,
     states_a_condition,
@@ -123,7 +123,7 @@ def _names_key(names: dict[str, list[str]]) -> Names:
 # text is ranked once for them all
 @functools.lru_cache(maxsize=16)
 def _ranking(text: str, names: Names) -> frozenset[tuple[str, str]]:
-    return ranking_of(text, names)
+    return ranking(text, dict(names))
 
 
 def line_with(version: ClaimVersion, needle: str) -> int:

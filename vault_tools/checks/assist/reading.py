@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from vault_tools.checks.assist.cues import (
@@ -419,12 +419,10 @@ _DOWN_ZH = (
     "更低|更慢|更差|更少|更小|更弱|較低|较低|較慢|较慢|較差|较差|較少|较少|較小|较小"
 )
 # both lists as one trie (cues.trie_pattern), the direction looked up by the word found:
-# the regex engine tries one branch per character, not every word at each of a Chinese
-# claim's many 更, 大, 高, 不 … and, with no group around each list, skips ahead to the
-# characters a word can begin with (two groups had it try every place). The plain
-# alternation `(?P<up>…)|(?P<down>…)` of the words in the order above is the rule: a
-# longer word comes before any word it begins, and no word of one list begins a word of
-# the other, so at each place the trie's longest word is the one it would find
+# the regex engine skips ahead to a word's first characters (a group around each list
+# had it try every place) and tries one branch per character. The rule: the plain
+# alternation `(?P<up>…)|(?P<down>…)` of the words above (a longer word first; no word
+# of one list begins one of the other, so at each place the trie finds the same word)
 _UP_WORDS_ZH = frozenset(_UP_ZH.split("|"))
 _DOWN_WORDS_ZH = frozenset(_DOWN_ZH.split("|"))
 _COMPARE_ZH = re.compile(trie_pattern(sorted(_UP_WORDS_ZH | _DOWN_WORDS_ZH)))
@@ -635,24 +633,15 @@ def _name_ends(text: str, at: int, end: int) -> bool:
     return False
 
 
-def _named(names: list[str], text: str, start: int, end: int) -> bool:
+def _named(names: Sequence[str], text: str, start: int, end: int) -> bool:
     """`name_position(names, text[start:end]) is not None`, searched in place: the
     bounds of str.find and startswith stand for the slice's ends (a name may start at
     `start` and end at `end` as at a text's ends)."""
-    return _named_by(_shapes(names), text, start, end)
-
-
-Shapes = tuple[tuple[str, tuple[tuple[str, ...], bool, bool]], ...]
-
-
-def _shapes(names: Sequence[str]) -> Shapes:
-    """Each of `names` that has something to look for, with its shape (`_name_shape`)."""
-    return tuple((name, shape) for name in names if (shape := _name_shape(name)) is not None)
-
-
-def _named_by(shapes: Shapes, text: str, start: int, end: int) -> bool:
-    """`_named` of the names whose `_shapes` these are."""
-    for name, (parts, edge_start, edge_end) in shapes:
+    for name in names:
+        shape = _name_shape(name)
+        if shape is None:
+            continue
+        parts, edge_start, edge_end = shape
         if not parts:  # separators alone: the pattern's rule, on the slice
             if _name_at(name, text[start:end]) is not None:
                 return True
@@ -674,35 +663,24 @@ def _named_by(shapes: Shapes, text: str, start: int, end: int) -> bool:
 _PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
 
 
-def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
+def ranking(text: str, entities: Mapping[str, Sequence[str]]) -> frozenset[tuple[str, str]]:
     """(upper, lower) for every pair of entities that a comparison of `text` sets one
     above the other: "A outperforms B", "A 比 B 更有效率", "B 不如 A" each give (A, B).
 
     `entities` maps an entity's key to its names. Each sentence is cut at its
     comparisons; an entity written on both sides of one is left out of it.
     """
-    return ranking_of(text, tuple(entities.items()))
-
-
-def ranking_of(
-    text: str, entities: Iterable[tuple[str, Sequence[str]]]
-) -> frozenset[tuple[str, str]]:
-    """`ranking` of `entities` given as (key, names) pairs, in the order a dict's items
-    would be (the checks keep them so, without a dict built for each text)."""
     pairs: set[tuple[str, str]] = set()
-    shaped: list[tuple[str, Shapes]] | None = None  # at the text's first comparison
     for piece in _PIECES.split(lowered(text)):
         marks = comparatives(piece) if piece else ()  # (a text's end leaves an empty one)
-        if marks and shaped is None:
-            shaped = [(key, _shapes(names)) for key, names in entities]
         for index, (position, direction) in enumerate(marks):
             start = marks[index - 1][0] if index else 0
             end = marks[index + 1][0] if index + 1 < len(marks) else len(piece)
             left, right = [], []  # the entities named on each side
-            for key, shapes in shaped or ():
-                if _named_by(shapes, piece, start, position):
+            for key, names in entities.items():
+                if _named(names, piece, start, position):
                     left.append(key)
-                if _named_by(shapes, piece, position, end):
+                if _named(names, piece, position, end):
                     right.append(key)
             for a in left:
                 for b in right:
