@@ -78,19 +78,27 @@ def entity_names(version: ClaimVersion, ctx: CheckContext) -> Names:
     return _entity_names(kb, tuple((e["id"], e["label"]) for _, e in version.entities))
 
 
-# asked by the reversed-comparison and the operator checks of V1 and each draft, and the
-# same entities recur note after note
-@functools.lru_cache(maxsize=1024)
 def _entity_names(kb: kbmod.KnowledgeBase | None, entities: tuple[tuple[str, str], ...]) -> Names:
+    if len({key for key, _ in entities}) == len(entities):  # each key once: most frames
+        return tuple((key, _label_names(kb, key, label)) for key, label in entities)
     names: dict[str, list[str]] = {}
     for key, label in entities:
         known = names.setdefault(key, [])
         known.append(label)
         known.extend(_target_names(kb, key) if kb is not None else ())
-    # a title is most often the label again, or it in other case: each name of the same
-    # shape as another finds what that one finds, and the ranking looks each name up on
-    # both sides of every comparison
     return tuple((key, tuple(distinct_names(known))) for key, known in names.items())
+
+
+# asked by the reversed-comparison and the operator checks of V1 and each draft; each
+# entity recurs note after note, where a frame's set of entities seldom does
+@functools.lru_cache(maxsize=4096)
+def _label_names(kb: kbmod.KnowledgeBase | None, key: str, label: str) -> tuple[str, ...]:
+    """The label, then the title and aliases of the note `key` maps to, each name once.
+    A title is most often the label again, or it in other case: each name of the same
+    shape as another finds what that one finds, and the ranking looks each name up on
+    both sides of every comparison."""
+    known = [label, *(_target_names(kb, key) if kb is not None else ())]
+    return tuple(distinct_names(known))
 
 
 def target_names(ctx: CheckContext, target: str) -> tuple[str, ...]:
