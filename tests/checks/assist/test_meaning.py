@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from tests.checks.assist.kbs import TARGETS, kb_calls, knowledge_bases
 from tests.memo_oracle import check_memo, memo_test, numbered, one_text, pieces, texts
 from vault_tools.checks.assist import meaning
+from vault_tools.checks.assist.cues import lowered
+from vault_tools.checks.assist.reading import name_mentioned
 from vault_tools.notes.kb import KnowledgeBase
 
 names = st.lists(
@@ -79,3 +81,28 @@ def test_each_entity_named_on_its_own_names_the_frame_as_the_rule(
         st.lists(st.tuples(st.sampled_from(TARGETS) | texts, pieces | texts), max_size=4).map(tuple)
     )
     assert meaning._entity_names(kb, entities) == _plain_entity_names(kb, entities)
+
+
+def _plain_mentioned(names: list[str], texts: tuple[str, ...]) -> bool:
+    """The rule: each name lowered, looked for in the lowered texts joined (one apart
+    when it holds the joint), then by its words."""
+    lows = [lowered(text) for text in texts]
+    joined = meaning._SEPARATOR.join(lows)
+    for name in map(lowered, names):
+        if name in joined if meaning._SEPARATOR not in name else any(name in t for t in lows):
+            return True
+    seen = [name_mentioned(name, texts) for name in names]
+    return any(seen) or all(s is None for s in seen)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(
+        pieces | texts | st.sampled_from(["KV Cache", "kv", "Ｋｖ", "İ", "Σ", "ß"]), max_size=3
+    ),
+    st.lists(texts | st.sampled_from(["KV Cache ΑΣ", "kv cache", "ＫＶ Cache", "İs"]), max_size=3),
+)
+def test_an_entity_is_mentioned_as_the_rule_finds_it(names: list[str], texts: list[str]) -> None:
+    """A name written as is in an ASCII text is found without lowering the texts; any
+    other name, or text, takes the rule's way."""
+    assert meaning._mentioned(names, tuple(texts)) == _plain_mentioned(names, tuple(texts))

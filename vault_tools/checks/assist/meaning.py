@@ -344,6 +344,13 @@ def _negation_warning(note: Note, version: ClaimVersion, said: str, claimed: str
 def _mentioned(names: list[str], texts: tuple[str, ...]) -> bool:
     """Whether one of `texts` names the entity under one of `names`; True when no name
     has a Latin word to look for (a Chinese name beside English evidence proves nothing)."""
+    # a name written as is in an ASCII text is in it lowered too: the usual case, found
+    # without lowering the texts
+    for text in texts:
+        if text.isascii():
+            for name in names:
+                if name in text:
+                    return True
     joined, lows = _lowered_texts(texts)
     for name in names:
         low = _lowered_name(name)
@@ -375,14 +382,16 @@ def _invented_entities(
     claim = version.claim.value
     for _, entity in version.entities:
         label, key = entity["label"], entity["id"]
-        # a label written in the claim as is spares folding the claim
-        if not folded_part_of(label, claim) and fold(label) not in fold_text(claim):
-            continue  # not in the claim as written (assist-frame-label's)
         names = target_names(ctx, key)
         if ctx.kb.root is not None and not names:
             continue  # no note to take its names from: kb-target-missing says so
+        # the source naming it first: nearly every entity is, and then whether the claim
+        # writes its label needs no folding of the claim
         if _mentioned([label, *names], texts):
             continue
+        # a label written in the claim as is spares folding the claim
+        if not folded_part_of(label, claim) and fold(label) not in fold_text(claim):
+            continue  # not in the claim as written (assist-frame-label's)
         if any(has_cjk(text) for text in texts):
             return []  # Chinese evidence: the entity may be written in a way not looked for
         findings.append(
