@@ -31,6 +31,7 @@ from vault_tools.checks.assist.cues import (
     cues,
     lowered,
     trie_pattern,
+    whole_word_pattern,
 )
 from vault_tools.checks.assist.wording import ascii_digits, number_value, stem, text_words
 
@@ -199,15 +200,15 @@ _NEGATION_WORDS = frozenset(
 )
 
 
-# a whole word of _NEGATION_WORDS (`first` checks its start): whether one of the text's
-# Latin runs is one, found by a scan that skips to the letters the words begin with
-_NEGATION_WORD = re.compile(f"(?:{'|'.join(sorted(_NEGATION_WORDS))})(?![a-z0-9])")
+# a whole word of _NEGATION_WORDS: whether one of the text's Latin runs is one, found
+# by a scan that skips to the letters the words begin with
+_NEGATION_WORD = whole_word_pattern(_NEGATION_WORDS)
 
 
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_negation(evidence: str) -> str | None:
     low = lowered(evidence)
-    if "'t" not in low and first(_NEGATION_WORD, low) is None:
+    if "'t" not in low and _NEGATION_WORD.search(low) is None:
         return None
     return negation_en(evidence)
 
@@ -229,7 +230,7 @@ _CONDITION_WORDS = frozenset(
     "small higher lower larger smaller short heavy light".split()
 )
 # a whole word of _CONDITION_WORDS (see _NEGATION_WORD)
-_CONDITION_WORD = re.compile(f"(?:{'|'.join(sorted(_CONDITION_WORDS))})(?![a-z0-9])")
+_CONDITION_WORD = whole_word_pattern(_CONDITION_WORDS)
 # 在 … 下 ("at high batch sizes"): a condition the cue words cannot see
 _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 
@@ -237,7 +238,7 @@ _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_conditions(evidence: str) -> tuple[str, ...]:
     """The conditions the evidence's sentences state (condition_phrase of each)."""
-    if first(_CONDITION_WORD, lowered(evidence)) is None:
+    if _CONDITION_WORD.search(lowered(evidence)) is None:
         return ()
     if first(CONDITION_EN, lowered(evidence)) is None:
         return ()
