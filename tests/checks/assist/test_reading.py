@@ -125,3 +125,21 @@ def test_the_comparison_tries_match_as_their_plain_alternations(text: str) -> No
         assert reading._latin_hint(text) == hinted
     said = any(word in text for word in reading._COMPARE_EN_WORDS)
     assert (reading._COMPARE_EN_WORD.search(text) is not None) == said
+
+
+_MULTIPLE_PIECES = [
+    *["是", "為", "只", "的", "的 ", "3", "3.5", "0.5", "倍", "兩倍", "一半", "，", "A", " "],
+    *["3x the", "twice as", " half the", "times", "x", "B"],
+]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_joined(_MULTIPLE_PIECES, 10))
+@example("A 是 B 的 3 倍")
+@example("A 的 throughput 是 B 的 0.5 倍")
+def test_a_claim_multiplies_as_its_multiples_say(claim: str) -> None:
+    """The rule: the claim's cue words or a "3x" let it be asked, and then it multiplies
+    when `_multiples` finds a comparison said with a multiplier."""
+    low = reading.lowered(claim)
+    asked = reading.MULTIPLE in reading.cues(claim) or reading._TIMES_X.search(low) is not None
+    assert reading.claim_multiplies(claim) == (asked and bool(reading._multiples(low)))

@@ -479,9 +479,12 @@ def claim_multiplies(claim: str) -> bool:
     """Whether the claim sets one thing against another by a multiplier ("3x the recall
     of", "是 B 的 3 倍"): its cue words first (倍, twice, times), or the "3x" they cannot
     hold; most claims with a multiple say one of a quantity ("提升 1.5 到 2 倍")."""
-    if MULTIPLE not in cues(claim) and _TIMES_X.search(lowered(claim)) is None:
+    low = lowered(claim)
+    if MULTIPLE not in cues(claim) and _TIMES_X.search(low) is None:
         return False
-    return bool(_multiples(lowered(claim)))
+    if ("倍" in low or "一半" in low) and _MULTIPLE_ZH.search(low):
+        return True  # _multiples keeps each of these: no need to read them all
+    return bool(_multiples(low))
 
 
 # --- metrics ------------------------------------------------------------------------
