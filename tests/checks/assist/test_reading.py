@@ -143,3 +143,12 @@ def test_a_claim_multiplies_as_its_multiples_say(claim: str) -> None:
     low = reading.lowered(claim)
     asked = reading.MULTIPLE in reading.cues(claim) or reading._TIMES_X.search(low) is not None
     assert reading.claim_multiplies(claim) == (asked and bool(reading._multiples(low)))
+
+
+_PLAIN_PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_joined([".", "。", ";", "！", "?", "3", " ", "\n", "a", "中", ". 3", ".3"], 12))
+def test_a_text_is_cut_into_pieces_as_the_plain_pattern_cuts_it(text: str) -> None:
+    assert reading._PIECES.split(text) == _PLAIN_PIECES.split(text)

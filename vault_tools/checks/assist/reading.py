@@ -663,8 +663,9 @@ def _named(names: Sequence[str], text: str, start: int, end: int) -> bool:
 
 # --- who is above whom ----------------------------------------------------------------
 
-# a full stop between digits (3.3 times) ends no sentence
-_PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
+# a full stop between digits (3.3 times) ends no sentence; one class first lets the
+# regex engine skip ahead to the marks (`(?:[;!?。；！？]|\.(?![0-9]))` tried every place)
+_PIECES = re.compile(r"[.;!?。；！？](?:(?<!\.)|(?![0-9]))\s*")
 
 
 def ranking(text: str, entities: Mapping[str, Sequence[str]]) -> frozenset[tuple[str, str]]:
