@@ -152,3 +152,17 @@ _PLAIN_PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
 @given(_joined([".", "。", ";", "！", "?", "3", " ", "\n", "a", "中", ". 3", ".3"], 12))
 def test_a_text_is_cut_into_pieces_as_the_plain_pattern_cuts_it(text: str) -> None:
     assert reading._PIECES.split(text) == _PLAIN_PIECES.split(text)
+
+
+_PLAIN_NEGATION_EN = re.compile(
+    r"(?:not|no|never|cannot|without|neither|nor|none|nothing|unable|fails?\s+to|"
+    r"failed\s+to|(?:can|won|don|doesn|isn|aren|wasn|weren|didn|hasn|haven|wouldn|"
+    r"couldn|shouldn)'t)\b"
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_joined(["not", "no", "n", "can", "cannot", "'t", "won", "fail", "s", " ", "to", "e"], 10))
+def test_the_negation_words_written_out_match_as_the_grouped_pattern(text: str) -> None:
+    spans = [(m.span(), m.group()) for m in reading._NEGATION_EN.finditer(text)]
+    assert spans == [(m.span(), m.group()) for m in _PLAIN_NEGATION_EN.finditer(text)]
