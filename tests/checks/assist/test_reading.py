@@ -107,12 +107,28 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int, str | No
     return [(m.start(), m.end(), m.lastgroup) for m in pattern.finditer(text)]
 
 
+def _directed(text: str) -> list[tuple[int, int, str]]:
+    """`_COMPARE_ZH`'s words in `text`, each with its direction as comparatives reads it."""
+    return [
+        (m.start(), m.end(), "up" if m.group() in reading._UP_WORDS_ZH else "down")
+        for m in reading._COMPARE_ZH.finditer(text)
+    ]
+
+
+def test_no_word_that_compares_begins_a_word_of_the_other_direction() -> None:
+    """What lets one trie stand for the two groups: at a place where a word of one list
+    is written, no word of the other can be (a shorter one would begin the longer)."""
+    for up in _UP:
+        for down in _DOWN:
+            assert not up.startswith(down) and not down.startswith(up), (up, down)
+
+
 @settings(max_examples=3000, deadline=None)
 @given(_joined(_COMPARISON_PIECES, 12))
 @example("更有效率的 比 更有效")
 @example("3x the 比 beats below 落後")
 def test_the_comparison_tries_match_as_their_plain_alternations(text: str) -> None:
-    assert _spans(reading._COMPARE_ZH, text) == _spans(_PLAIN_COMPARE_ZH, text)
+    assert _directed(text) == _spans(_PLAIN_COMPARE_ZH, text)
     multiples = [(m.start(), m.group(1)) for m in reading._MULTIPLE_EN.finditer(text)]
     assert multiples == [(m.start(), m.group(1)) for m in _PLAIN_MULTIPLE_EN.finditer(text)]
     hinted = _PLAIN_HINT.search(text) is not None
@@ -121,3 +137,44 @@ def test_the_comparison_tries_match_as_their_plain_alternations(text: str) -> No
         assert reading._latin_hint(text) == hinted
     said = any(word in text for word in reading._COMPARE_EN_WORDS)
     assert (reading._COMPARE_EN_WORD.search(text) is not None) == said
+
+
+_MULTIPLE_PIECES = [
+    *["是", "為", "只", "的", "的 ", "3", "3.5", "0.5", "倍", "兩倍", "一半", "，", "A", " "],
+    *["3x the", "twice as", " half the", "times", "x", "B"],
+]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_joined(_MULTIPLE_PIECES, 10))
+@example("A 是 B 的 3 倍")
+@example("A 的 throughput 是 B 的 0.5 倍")
+def test_a_claim_multiplies_as_its_multiples_say(claim: str) -> None:
+    """The rule: the claim's cue words or a "3x" let it be asked, and then it multiplies
+    when `_multiples` finds a comparison said with a multiplier."""
+    low = reading.lowered(claim)
+    asked = reading.MULTIPLE in reading.cues(claim) or reading._TIMES_X.search(low) is not None
+    assert reading.claim_multiplies(claim) == (asked and bool(reading._multiples(low)))
+
+
+_PLAIN_PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_joined([".", "。", ";", "！", "?", "3", " ", "\n", "a", "中", ". 3", ".3"], 12))
+def test_a_text_is_cut_into_pieces_as_the_plain_pattern_cuts_it(text: str) -> None:
+    assert reading._PIECES.split(text) == _PLAIN_PIECES.split(text)
+
+
+_PLAIN_NEGATION_EN = re.compile(
+    r"(?:not|no|never|cannot|without|neither|nor|none|nothing|unable|fails?\s+to|"
+    r"failed\s+to|(?:can|won|don|doesn|isn|aren|wasn|weren|didn|hasn|haven|wouldn|"
+    r"couldn|shouldn)'t)\b"
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_joined(["not", "no", "n", "can", "cannot", "'t", "won", "fail", "s", " ", "to", "e"], 10))
+def test_the_negation_words_written_out_match_as_the_grouped_pattern(text: str) -> None:
+    spans = [(m.span(), m.group()) for m in reading._NEGATION_EN.finditer(text)]
+    assert spans == [(m.span(), m.group()) for m in _PLAIN_NEGATION_EN.finditer(text)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from vault_tools.checks.assist.wording import nfkc
@@ -238,6 +238,21 @@ def trie_pattern(words: list[str]) -> str:
 
 def _group(pattern: str) -> str:
     return f"(?:{pattern})" if "|" in pattern else pattern
+
+
+def whole_word_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    """A pattern that matches the Latin `words` (lower case) only where one is a whole
+    word of lowered text: not after or before a letter or digit. The test of the start
+    follows each word's first letter, so the regex engine still skips ahead to the
+    letters the words begin with (one put first is tried at every place)."""
+    by_first: dict[str, list[str]] = {}
+    for word in sorted(words):
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = [
+        f"{re.escape(char)}(?<![a-z0-9].){_group(trie_pattern(rests))}"
+        for char, rests in by_first.items()
+    ]
+    return re.compile(f"(?:{'|'.join(branches)})(?![a-z0-9])")
 
 
 _PREFIX = re.compile(trie_pattern(sorted(_PREFIXES)))

@@ -76,19 +76,27 @@ def entity_names(version: ClaimVersion, ctx: CheckContext) -> Names:
     return _entity_names(kb, tuple((e["id"], e["label"]) for _, e in version.entities))
 
 
-# asked by the reversed-comparison and the operator checks of V1 and each draft, and the
-# same entities recur note after note
-@functools.lru_cache(maxsize=1024)
 def _entity_names(kb: kbmod.KnowledgeBase | None, entities: tuple[tuple[str, str], ...]) -> Names:
+    if len({key for key, _ in entities}) == len(entities):  # each key once: most frames
+        return tuple((key, _label_names(kb, key, label)) for key, label in entities)
     names: dict[str, list[str]] = {}
     for key, label in entities:
         known = names.setdefault(key, [])
         known.append(label)
         known.extend(_target_names(kb, key) if kb is not None else ())
-    # a title is most often the label again, or it in other case: each name of the same
-    # shape as another finds what that one finds, and the ranking looks each name up on
-    # both sides of every comparison
     return tuple((key, tuple(distinct_names(known))) for key, known in names.items())
+
+
+# asked by the reversed-comparison and the operator checks of V1 and each draft; each
+# entity recurs note after note, where a frame's set of entities seldom does
+@functools.lru_cache(maxsize=4096)
+def _label_names(kb: kbmod.KnowledgeBase | None, key: str, label: str) -> tuple[str, ...]:
+    """The label, then the title and aliases of the note `key` maps to, each name once.
+    A title is most often the label again, or it in other case: each name of the same
+    shape as another finds what that one finds, and the ranking looks each name up on
+    both sides of every comparison."""
+    known = [label, *(_target_names(kb, key) if kb is not None else ())]
+    return tuple(distinct_names(known))
 
 
 def target_names(ctx: CheckContext, target: str) -> tuple[str, ...]:
@@ -121,7 +129,7 @@ def _names_key(names: dict[str, list[str]]) -> Names:
 # text is ranked once for them all
 @functools.lru_cache(maxsize=16)
 def _ranking(text: str, names: Names) -> frozenset[tuple[str, str]]:
-    return ranking(text, {key: list(known) for key, known in names})
+    return ranking(text, dict(names))
 
 
 def line_with(version: ClaimVersion, needle: str) -> int:
@@ -320,6 +328,13 @@ def _negation_warning(note: Note, version: ClaimVersion, said: str, claimed: str
 def _mentioned(names: list[str], texts: tuple[str, ...]) -> bool:
     """Whether one of `texts` names the entity under one of `names`; True when no name
     has a Latin word to look for (a Chinese name beside English evidence proves nothing)."""
+    # a name written as is in an ASCII text is in it lowered too: the usual case, found
+    # without lowering the texts
+    for text in texts:
+        if text.isascii():
+            for name in names:
+                if name in text:
+                    return True
     joined, lows = _lowered_texts(texts)
     for name in names:
         low = _lowered_name(name)
@@ -351,14 +366,16 @@ def _invented_entities(
     claim = version.claim.value
     for _, entity in version.entities:
         label, key = entity["label"], entity["id"]
-        # a label written in the claim as is spares folding the claim
-        if not folded_part_of(label, claim) and fold(label) not in fold_text(claim):
-            continue  # not in the claim as written (assist-frame-label's)
         names = target_names(ctx, key)
         if ctx.kb.root is not None and not names:
             continue  # no note to take its names from: kb-target-missing says so
+        # the source naming it first: nearly every entity is, and then whether the claim
+        # writes its label needs no folding of the claim
         if _mentioned([label, *names], texts):
             continue
+        # a label written in the claim as is spares folding the claim
+        if not folded_part_of(label, claim) and fold(label) not in fold_text(claim):
+            continue  # not in the claim as written (assist-frame-label's)
         if any(has_cjk(text) for text in texts):
             return []  # Chinese evidence: the entity may be written in a way not looked for
         findings.append(

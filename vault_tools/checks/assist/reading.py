@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 from vault_tools.checks.assist.cues import (
@@ -30,6 +31,7 @@ from vault_tools.checks.assist.cues import (
     cues,
     lowered,
     trie_pattern,
+    whole_word_pattern,
 )
 from vault_tools.checks.assist.wording import number_value, stem, text_words
 
@@ -148,10 +150,12 @@ def shared_words(text: str, claim: str) -> int:
 
 # --- negation -----------------------------------------------------------------------
 
+# "can't" … written out: a group among the words hid the letters they begin with
+_CONTRACTED = "can won don doesn isn aren wasn weren didn hasn haven wouldn couldn shouldn"
 _NEGATION_EN = re.compile(
-    r"(?:not|no|never|cannot|without|neither|nor|none|nothing|unable|fails?\s+to|"
-    r"failed\s+to|(?:can|won|don|doesn|isn|aren|wasn|weren|didn|hasn|haven|wouldn|"
-    r"couldn|shouldn)'t)\b"
+    r"(?:not|no|never|cannot|without|neither|nor|none|nothing|unable|fails?\s+to|failed\s+to|"
+    + "|".join(f"{word}'t" for word in _CONTRACTED.split())
+    + r")\b"
 )
 # idioms with a negation word that deny nothing: "not only", "no matter", "no more than"
 _NOT_A_NEGATION = re.compile(r"\s+(?:only|just|matter|more\s+than|less\s+than)\b")
@@ -198,15 +202,15 @@ _NEGATION_WORDS = frozenset(
 )
 
 
-# a whole word of _NEGATION_WORDS (`first` checks its start): whether one of the text's
-# Latin runs is one, found by a scan that skips to the letters the words begin with
-_NEGATION_WORD = re.compile(f"(?:{'|'.join(sorted(_NEGATION_WORDS))})(?![a-z0-9])")
+# a whole word of _NEGATION_WORDS: whether one of the text's Latin runs is one, found
+# by a scan that skips to the letters the words begin with
+_NEGATION_WORD = whole_word_pattern(_NEGATION_WORDS)
 
 
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_negation(evidence: str) -> str | None:
     low = lowered(evidence)
-    if "'t" not in low and first(_NEGATION_WORD, low) is None:
+    if "'t" not in low and _NEGATION_WORD.search(low) is None:
         return None
     return negation_en(evidence)
 
@@ -228,7 +232,7 @@ _CONDITION_WORDS = frozenset(
     "small higher lower larger smaller short heavy light".split()
 )
 # a whole word of _CONDITION_WORDS (see _NEGATION_WORD)
-_CONDITION_WORD = re.compile(f"(?:{'|'.join(sorted(_CONDITION_WORDS))})(?![a-z0-9])")
+_CONDITION_WORD = whole_word_pattern(_CONDITION_WORDS)
 # 在 … 下 ("at high batch sizes"): a condition the cue words cannot see
 _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 
@@ -236,7 +240,7 @@ _UNDER = re.compile("在[^，。；,;]{0,30}?下")
 @functools.lru_cache(maxsize=64)  # several claims are drawn from one evidence paragraph
 def evidence_conditions(evidence: str) -> tuple[str, ...]:
     """The conditions the evidence's sentences state (condition_phrase of each)."""
-    if first(_CONDITION_WORD, lowered(evidence)) is None:
+    if _CONDITION_WORD.search(lowered(evidence)) is None:
         return ()
     if first(CONDITION_EN, lowered(evidence)) is None:
         return ()
@@ -364,13 +368,14 @@ _DOWN_ZH = (
     "低於|低于|小於|小于|少於|少于|劣於|劣于|遜於|逊于|不如|落後|落后|弱於|弱于|"
     "更低|更慢|更差|更少|更小|更弱|較低|较低|較慢|较慢|較差|较差|較少|较少|較小|较小"
 )
-# each list as its trie (cues.trie_pattern): the regex engine tries one branch per
-# character, not every word at each of a Chinese claim's many 更, 大, 高, 不 … The plain
-# alternation of the words in the order above is the rule (a longer word before any
-# word it begins, so at each place the trie's longest word is the one it would find)
-_COMPARE_ZH = re.compile(
-    f"(?P<up>{trie_pattern(_UP_ZH.split('|'))})|(?P<down>{trie_pattern(_DOWN_ZH.split('|'))})"
-)
+# both lists as one trie (cues.trie_pattern), the direction looked up by the word found:
+# the regex engine skips ahead to a word's first characters (a group around each list
+# had it try every place) and tries one branch per character. The rule: the plain
+# alternation `(?P<up>…)|(?P<down>…)` of the words above (a longer word first; no word
+# of one list begins one of the other, so at each place the trie finds the same word)
+_UP_WORDS_ZH = frozenset(_UP_ZH.split("|"))
+_DOWN_WORDS_ZH = frozenset(_DOWN_ZH.split("|"))
+_COMPARE_ZH = re.compile(trie_pattern(sorted(_UP_WORDS_ZH | _DOWN_WORDS_ZH)))
 _THAN_ZH = re.compile("比|相比|相較|相较")
 
 
@@ -388,7 +393,7 @@ def comparatives(text: str) -> list[tuple[int, str]]:
     if text.isascii():
         return sorted(found)
     for match in _COMPARE_ZH.finditer(text):
-        direction = UP if match.group("up") else DOWN
+        direction = UP if match.group() in _UP_WORDS_ZH else DOWN
         # "A 比 B 更快": the subject stands before 比, not before 更快
         than = next(reversed(list(_THAN_ZH.finditer(text, 0, match.start()))), None)
         if than is not None and match.start() - than.end() <= 40:
@@ -423,9 +428,12 @@ def claim_multiplies(claim: str) -> bool:
     """Whether the claim sets one thing against another by a multiplier ("3x the recall
     of", "是 B 的 3 倍"): its cue words first (倍, twice, times), or the "3x" they cannot
     hold; most claims with a multiple say one of a quantity ("提升 1.5 到 2 倍")."""
-    if MULTIPLE not in cues(claim) and _TIMES_X.search(lowered(claim)) is None:
+    low = lowered(claim)
+    if MULTIPLE not in cues(claim) and _TIMES_X.search(low) is None:
         return False
-    return bool(_multiples(lowered(claim)))
+    if ("倍" in low or "一半" in low) and _MULTIPLE_ZH.search(low):
+        return True  # _multiples keeps each of these: no need to read them all
+    return bool(_multiples(low))
 
 
 # --- metrics ------------------------------------------------------------------------
@@ -578,7 +586,7 @@ def _name_ends(text: str, at: int, end: int) -> bool:
     return False
 
 
-def _named(names: list[str], text: str, start: int, end: int) -> bool:
+def _named(names: Sequence[str], text: str, start: int, end: int) -> bool:
     """`name_position(names, text[start:end]) is not None`, searched in place: the
     bounds of str.find and startswith stand for the slice's ends (a name may start at
     `start` and end at `end` as at a text's ends)."""
@@ -604,11 +612,11 @@ def _named(names: list[str], text: str, start: int, end: int) -> bool:
 
 # --- who is above whom ----------------------------------------------------------------
 
-# a full stop between digits (3.3 times) ends no sentence
-_PIECES = re.compile(r"(?:[;!?。；！？]|\.(?![0-9]))\s*")
+# a full stop between digits (3.3 times) ends no sentence; a class first, skipped to
+_PIECES = re.compile(r"[.;!?。；！？](?:(?<!\.)|(?![0-9]))\s*")
 
 
-def ranking(text: str, entities: dict[str, list[str]]) -> frozenset[tuple[str, str]]:
+def ranking(text: str, entities: Mapping[str, Sequence[str]]) -> frozenset[tuple[str, str]]:
     """(upper, lower) for every pair of entities that a comparison of `text` sets one
     above the other: "A outperforms B", "A 比 B 更有效率", "B 不如 A" each give (A, B).
 

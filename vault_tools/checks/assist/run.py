@@ -24,7 +24,7 @@ from vault_tools.checks.assist.terms import term_checks
 from vault_tools.checks.claim_versions import ClaimVersion, claim_versions
 from vault_tools.checks.context import CheckContext
 from vault_tools.findings import Finding
-from vault_tools.notes.note import Note
+from vault_tools.notes.note import Note, Text
 from vault_tools.vocabulary import ASSIST_IGNORE
 
 
@@ -50,11 +50,7 @@ def ignored_codes(value: object) -> frozenset[str]:
 def _check_version(note: Note, version: ClaimVersion, ctx: CheckContext) -> list[Finding]:
     source = note.source
     evidence = source.evidence.value if source and source.evidence else ""
-    context = (
-        " ".join(t.value for t in (source.context_before, source.context_after) if t is not None)
-        if source
-        else ""
-    )
+    context = _context(source.context_before, source.context_after) if source else ""
     return [
         *mapping_checks(note, version, ctx, evidence, context),
         *frame_checks(note, version, evidence),
@@ -64,3 +60,10 @@ def _check_version(note: Note, version: ClaimVersion, ctx: CheckContext) -> list
         *scope_checks(note, version, evidence),
         *term_checks(note, version, ctx),
     ]
+
+
+def _context(before: Text | None, after: Text | None) -> str:
+    """The context before and after the evidence, joined by a space (each only if there)."""
+    if before is None:
+        return after.value if after is not None else ""
+    return before.value if after is None else f"{before.value} {after.value}"

@@ -5,7 +5,7 @@ not about.
 
 from __future__ import annotations
 
-from vault_tools.checks.assist.cues import ALIKE, FALL, RISE
+from vault_tools.checks.assist.cues import ALIKE, FALL, RISE, cues
 from vault_tools.checks.assist.meaning import claim_ranking, entity_names
 from vault_tools.checks.assist.reading import (
     claim_compares,
@@ -57,15 +57,16 @@ def _expected(
     if len(directions) != 1:
         return None, ""
     [(kind, word)] = directions.items()
-    keys = list(dict.fromkeys(entity["id"] for _, entity in version.entities))
-    if kind != ALIKE and len(keys) >= 2 and claim_compares(version.claim.value):
-        # the frame compares its first entity with its second: "B 比 A 高" is LESS_THAN
-        order = claim_ranking(version, entity_names(version, ctx))
-        first, second = keys[0], keys[1]
-        if (first, second) in order and (second, first) not in order:
-            return "GREATER_THAN", word
-        if (second, first) in order and (first, second) not in order:
-            return "LESS_THAN", word
+    if kind != ALIKE and claim_compares(version.claim.value):
+        keys = list(dict.fromkeys(entity["id"] for _, entity in version.entities))
+        if len(keys) >= 2:
+            # the frame compares its first entity with its second: "B 比 A 高" is LESS_THAN
+            order = claim_ranking(version, entity_names(version, ctx))
+            first, second = keys[0], keys[1]
+            if (first, second) in order and (second, first) not in order:
+                return "GREATER_THAN", word
+            if (second, first) in order and (first, second) not in order:
+                return "LESS_THAN", word
     return _OPERATOR_OF[kind], word
 
 
@@ -81,8 +82,8 @@ def _member_line(version: ClaimVersion, key: str, value: str) -> int:
 
 def _metric(note: Note, version: ClaimVersion) -> list[Finding]:
     metric = version.frame.data.get("metric")
-    if metric not in _METRICS:
-        return []
+    if metric not in _METRICS or metric in cues(version.claim.value):
+        return []  # a claim that names the metric itself is about it: no dict built
     named = claim_metrics(version.claim.value)
     if not named or metric in named:
         return []
