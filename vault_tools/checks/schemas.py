@@ -6,21 +6,20 @@ extend them without touching the package through the `schemas_dir` of its
 `enums.json` (`{"metric": ["POWER"], …}`) adds values to the enum of that name in
 every schema's `$defs`.
 
-Valid instances take the fast path (jsonschema-rs, compiled); only invalid ones
-pay for python-jsonschema, whose error messages and paths are the best we have.
+jsonschema-rs (compiled) decides what is valid and reports each error of an invalid
+instance, its place and its kind; schema_messages.py words it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vault_tools.bundled import schema_dir
+from vault_tools.checks.schema_messages import message_of
 from vault_tools.errors import UsageError
 
 SCHEMA_FILES = {
@@ -62,14 +61,17 @@ class Schemas:
         canonical = json.dumps(self.documents, sort_keys=True, ensure_ascii=False)
         self.digest = hashlib.sha256(canonical.encode()).hexdigest()
         self._fast: dict[str, Any] = {}
-        self._slow: dict[str, Any] = {}
 
     def check(self, name: str, instance: Any) -> list[SchemaError]:
         """Every way `instance` breaks schema `name`, sorted by path; [] when valid."""
-        if self._fast_validator(name).is_valid(instance):
+        validator = self._fast_validator(name)
+        if validator.is_valid(instance):
             return []
-        errors = self._slow_validator(name).iter_errors(instance)
-        found = [SchemaError(tuple(e.absolute_path), _message(e)) for e in errors]
+        document = self.documents[name]
+        found = [
+            SchemaError(tuple(e.instance_path), message_of(e, document, instance))
+            for e in validator.iter_errors(instance)
+        ]
         return sorted(found, key=lambda e: (tuple(map(str, e.path)), e.message))
 
     def compile(self, names: tuple[str, ...]) -> None:
@@ -89,57 +91,6 @@ class Schemas:
 
             self._fast[name] = jsonschema_rs.validator_for(self.documents[name])
         return self._fast[name]
-
-    def _slow_validator(self, name: str) -> Any:
-        if name not in self._slow:
-            # lazy: at start-up it adds 30% to the CPU time of a warm 10k-note run
-            import jsonschema
-
-            ecma = jsonschema.validators.extend(
-                jsonschema.Draft202012Validator, {"pattern": _ecma_pattern}
-            )
-            self._slow[name] = ecma(self.documents[name])
-        return self._slow[name]
-
-
-def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[Any]:
-    """The `pattern` keyword as JSON Schema (ECMA-262) reads it, as jsonschema-rs does.
-    python-jsonschema searches with Python's `re`, whose `$` also matches before a last
-    newline: "A1\n" passed `^[A-Za-z0-9]+$` there and failed the fast validator, so the
-    two disagreed on what is valid."""
-    from jsonschema.exceptions import ValidationError
-
-    if validator.is_type(instance, "string") and not re.search(_ecma(pattern), instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _ecma(pattern: str) -> str:
-    """`pattern` for Python's `re` with ECMA-262's `$`: the end of the text only (`\\Z`),
-    wherever it is an anchor (not escaped, not inside a character class)."""
-    out: list[str] = []
-    in_class = False
-    at = 0
-    while at < len(pattern):
-        ch = pattern[at]
-        if ch == "\\":
-            out.append(pattern[at : at + 2])
-            at += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            # a `]` first in a class (after its `^`) is a literal to Python, not the end
-            first = at + 2 if pattern.startswith("^", at + 1) else at + 1
-            if pattern.startswith("]", first):
-                out.append(pattern[at : first + 1])
-                at = first + 1
-                continue
-        elif ch == "$":
-            ch = "\\Z"
-        out.append(ch)
-        at += 1
-    return "".join(out)
 
 
 def _load_schema(extra_dir: Path | None, filename: str) -> dict | None:
@@ -170,10 +121,3 @@ def _extend_enums(documents: dict[str, dict], enums_path: Path) -> None:
                 definition["enum"] = definition["enum"] + [
                     v for v in extra if v not in definition["enum"]
                 ]
-
-
-def _message(error: Any) -> str:
-    if error.validator == "enum":
-        allowed = ", ".join(json.dumps(v, ensure_ascii=False) for v in error.validator_value)
-        return f"{json.dumps(error.instance, ensure_ascii=False)} is not one of {allowed}"
-    return error.message
