@@ -34,7 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure import Measured, load_text, run_measured  # bench/measure.py
+from measure import Measured, folder, load_text, run_measured  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 LEDGER = "05_ledger/decision_ledger.jsonl"
@@ -151,7 +151,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--notes", type=int, nargs="+", default=[10000], help="vault sizes")
     ap.add_argument("--no-floor", action="store_true", help="memory only: skip the floor")
-    ap.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
+    ap.add_argument("--dir", type=folder, default=None, help="work folder (default: a temp dir)")
     ap.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
     ap.add_argument(
         "--floor", nargs=3, metavar=("NOTES_DIR", "BYTES", "LINES"), help=argparse.SUPPRESS

@@ -39,6 +39,7 @@ from bench_apply import make_approved_vault  # noqa: E402
 from measure import (  # noqa: E402  (bench/measure.py)
     Measured,
     Rounds,
+    folder,
     interleaved,
     phase_clock,
     run_checked,
@@ -138,7 +139,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     parser.add_argument("--before", type=Path, default=None)
     parser.add_argument("--child", nargs=2, metavar=("MODE", "VAULT"))
     args = parser.parse_args()

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import interleaved, run_checked  # noqa: E402  (bench/measure.py)
+from measure import folder, interleaved, run_checked  # noqa: E402  (bench/measure.py)
 
 from vault_tools.ledger.events import GENESIS, canonical, decision_id, line_hash  # noqa: E402
 
@@ -144,7 +144,7 @@ def main() -> None:
     parser.add_argument("--commits", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--merge-every", type=int, default=10)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--dir", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--dir", type=folder, default=ROOT / "bench" / "out")
     args = parser.parse_args()
     vt = [sys.executable, "-m", "vault_tools", "ledger", "audit", "--vault", "."]
     since = [*vt, "--since", "HEAD~10"]

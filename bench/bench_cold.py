@@ -30,7 +30,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from measure import Measured, interleaved, run_measured, spread, vt_of  # bench/measure.py
+from measure import Measured, folder, interleaved, run_measured, spread, vt_of  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--defects", type=float, default=0.05)
     parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--out", type=folder, default=ROOT / "bench" / "out")
     args = parser.parse_args()
     sides = {"A baseline": vt_of(args.baseline), "B this": vt_of(Path(sys.prefix))}
     vault = the_vault(args.out, args.notes, args.seed, args.defects)

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ledger import build, decision  # noqa: E402
-from measure import load_text, phase_clock  # noqa: E402  (bench/measure.py)
+from measure import folder, load_text, phase_clock  # noqa: E402  (bench/measure.py)
 
 from vault_tools.infra import filestat  # noqa: E402
 from vault_tools.ledger.append import Ledger  # noqa: E402
@@ -67,7 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench_gate_"))
     path, state = root / "decision_ledger.jsonl", root / ".vt"

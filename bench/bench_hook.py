@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from measure import interleaved, run_measured  # bench/measure.py
+from measure import folder, interleaved, run_measured  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--staged", type=int, default=3)
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--dir", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--dir", type=folder, default=ROOT / "bench" / "out")
     args = parser.parse_args()
     vault = (args.dir / f"hook-{args.notes}" / "vault").resolve()
     if not (vault / ".git").is_dir():

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from measure import (  # noqa: E402  (bench/measure.py)
     ROOT,
     Measured,
+    folder,
     interleaved,
     phase_clock,
     run_checked,
@@ -146,7 +147,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     parser.add_argument("--child", nargs=3, metavar=("STEP", "LEDGER", "STATE"))
     parser.add_argument("--memory", nargs=2, metavar=("LEDGER", "STATE"))
     args = parser.parse_args()

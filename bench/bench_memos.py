@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import Measured, interleaved, phase_clock, run_checked  # noqa: E402
+from measure import Measured, folder, interleaved, phase_clock, run_checked  # noqa: E402
 from synthetic import make_vault  # noqa: E402
 
 
@@ -64,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

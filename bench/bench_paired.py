@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from bench_apply import make_approved_vault  # bench/bench_apply.py
-from measure import Measured, interleaved, run_checked, spread, tree_env  # bench/measure.py
+from measure import Measured, folder, interleaved, run_checked, spread, tree_env  # bench/measure.py
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--b", type=Path, default=REPO, help="the tree compared with it")
     parser.add_argument("--notes", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dir", type=Path, default=None, help="where to build the vaults")
+    parser.add_argument("--dir", type=folder, default=None, help="where to build the vaults")
     parser.add_argument(
         "--verify",
         type=Path,

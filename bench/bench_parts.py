@@ -26,7 +26,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from measure import Measured, interleaved, run_checked, spread  # bench/measure.py
+from measure import Measured, folder, interleaved, run_checked, spread  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--defects", type=float, default=0.05)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--out", type=folder, default=ROOT / "bench" / "out")
     args = parser.parse_args()
     vault = args.out / f"cold-{args.notes}-{args.seed}-{args.defects}"
     if not (vault / "03_claims").is_dir():

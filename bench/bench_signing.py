@@ -45,6 +45,7 @@ from cryptography.hazmat.primitives.serialization import load_ssh_private_key  #
 from measure import (  # noqa: E402  (bench/measure.py)
     ROOT,
     Measured,
+    folder,
     interleaved,
     phase_clock,
     run_checked,
@@ -190,7 +191,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="rounds, each verifying both")
     parser.add_argument("--floor", type=int, default=10_000, help="events the floor times")
     parser.add_argument("--sign", type=int, default=200)
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench_signing_", dir=args.dir))
     try:

@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import Measured, interleaved, run_checked, spread  # noqa: E402  (bench/measure.py)
+from measure import Measured, folder, interleaved, run_checked, spread  # noqa: E402  (bench/measure.py)
 
 from vault_tools.ledger.append import Ledger  # noqa: E402
 from vault_tools.ledger.events import supersedes_value  # noqa: E402
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--events", type=int, default=100000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="bench-stats-", dir=args.dir))
     vault = base / "vault"

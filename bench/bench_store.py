@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import Measured, interleaved, phase_clock, run_checked, spread  # noqa: E402
+from measure import Measured, folder, interleaved, phase_clock, run_checked, spread  # noqa: E402
 
 from vault_tools.config import Settings  # noqa: E402
 from vault_tools.ledger.append import Ledger  # noqa: E402
@@ -131,7 +131,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--claims", type=int, default=40_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     args = parser.parse_args()
     vault = (args.dir or Path(tempfile.mkdtemp(prefix="bench_store_"))) / "vault"
     took = build(vault, args.events, args.claims)

@@ -33,7 +33,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from measure import Measured, Rounds, interleaved, run_measured  # bench/measure.py
+from measure import Measured, Rounds, folder, interleaved, run_measured  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 from vault_tools.infra.pool import PARALLEL_THRESHOLD
@@ -121,7 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,10000", help="vault sizes, comma-separated")
     parser.add_argument("--runs", type=int, default=3, help="rounds")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--out", type=folder, default=ROOT / "bench" / "out")
     args = parser.parse_args()
     naive = importlib.util.find_spec("frontmatter") is not None
     if not naive:

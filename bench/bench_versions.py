@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from measure import Measured, export, interleaved, run_measured, spread, tree_env
+from measure import Measured, export, folder, interleaved, run_measured, spread, tree_env
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vault", type=Path, help="an existing vault (else one is written)")
     parser.add_argument("--notes", type=int, default=10000)
-    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--dir", type=folder, default=Path(tempfile.gettempdir()))
     parser.add_argument("--base", required=True, help="the commit measured against")
     parser.add_argument("--new", default="HEAD")
     parser.add_argument("--runs", type=int, default=6, help="rounds (each runs both)")
@@ -69,18 +69,18 @@ def main() -> None:
         if not args.vault.exists():
             make_vault(args.vault, args.notes, seed=7, defects=0.05)
     with tempfile.TemporaryDirectory(prefix="vt-versions-") as scratch:
-        folder = Path(scratch)
-        base, new = export(args.base, folder), export(args.new, folder)
+        scratch_dir = Path(scratch)
+        base, new = export(args.base, scratch_dir), export(args.new, scratch_dir)
         trees = {"base": base, "new": new}
         figures = interleaved(
             {
-                name: (lambda t=tree: run(t, args.vault, folder / f"{t.name}.out"))
+                name: (lambda t=tree: run(t, args.vault, scratch_dir / f"{t.name}.out"))
                 for name, tree in trees.items()
             },
             args.runs,
         )
-        base_codes = codes((folder / f"{base.name}.out").read_text("utf-8", "replace"))
-        new_codes = codes((folder / f"{new.name}.out").read_text("utf-8", "replace"))
+        base_codes = codes((scratch_dir / f"{base.name}.out").read_text("utf-8", "replace"))
+        new_codes = codes((scratch_dir / f"{new.name}.out").read_text("utf-8", "replace"))
     print(f"vault {args.vault}, {args.runs} rounds, base {args.base}, new {args.new}")
     print(figures.load())
     for name in trees:

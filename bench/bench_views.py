@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench_watch import Watch, marked_notes, with_new_draft  # the watch benchmark's helpers
-from measure import Measured, interleaved, run_checked, spread  # the one harness
+from measure import Measured, folder, interleaved, run_checked, spread  # the one harness
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,7 +221,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--saves", type=int, default=5)
     parser.add_argument("--quiet", type=float, default=3.5, help="seconds after each save")
-    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--dir", type=folder, default=None)
     parser.add_argument("--parts", default="1234", help="which parts to run, e.g. 4")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="vt-views-", dir=args.dir))

@@ -32,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-from measure import load_text  # bench/measure.py
+from measure import folder, load_text  # bench/measure.py
 from synthetic import make_vault  # the project's own generator, bench/synthetic.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,7 +175,7 @@ def main() -> None:
     parser.add_argument("--latency-notes", type=int, default=300)
     parser.add_argument("--notes", type=int, default=10000)
     parser.add_argument("--idle", type=float, default=30.0)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="for watch.json")
+    parser.add_argument("--out", type=folder, default=ROOT / "bench" / "out", help="for watch.json")
     args = parser.parse_args()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as tmp:

@@ -78,6 +78,14 @@ class Measured:
         return float(wall), float(cpu)
 
 
+def folder(text: str) -> Path:
+    """An argparse type for a folder a benchmark writes into: made when missing (with its
+    parents), so that `--dir` or `--out` naming a new folder works as written."""
+    path = Path(text)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _pids() -> set[int]:
     return {int(name) for name in os.listdir(PROC) if name.isdigit()}
 
