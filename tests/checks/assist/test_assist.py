@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from tests.conftest import EXAMPLE_KB, EXAMPLE_VAULT, render_note, validate_vault
 from vault_tools.checks.assist import claim as assist_claim
 from vault_tools.checks.assist import cues as assist_cues
-from vault_tools.checks.assist import number_reading, wording
 from vault_tools.checks.assist import reading as assist_reading
 from vault_tools.checks.assist import run as assist
+from vault_tools.checks.assist import wording
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
@@ -764,22 +764,6 @@ def test_every_hedging_word_holds_one_of_the_stems_searched_first() -> None:
         assert any(stem in word.replace("?", "") for stem in wording._HEDGE_STEMS), word
 
 
-def test_a_number_after_a_name_character_is_part_of_the_name() -> None:
-    """The set lookup before a quantity, against the pattern it replaced."""
-    name_before = re.compile(r"[a-z0-9_.]|[a-z0-9]-")
-    alphabet = ["", "a", "Z", "_", ".", "-", " ", "中", "é", "x-", "--", "-a", "K"]
-    for first in alphabet:
-        for second in alphabet:
-            text = f"{first}{second}5 ms"
-            low = text.lower()
-            at = len(low) - 4
-            named = bool(at) and bool(
-                name_before.match(low, at - 1 if low[at - 1] != "-" else max(at - 2, 0))
-            )
-            expected = () if named else (("5", wording.number_value("5"), "ms"),)
-            assert number_reading.quantities.__wrapped__(text) == expected, text
-
-
 def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
     """The large caches hold labels and names, which recur from note to note; each note's
     claim and comparison expression (unique, even when short) must stay out of them, or
@@ -798,92 +782,6 @@ def test_a_notes_own_texts_never_fill_the_caches_of_recurring_names() -> None:
     for number in range(20, 80):
         check(number)
     assert [cache.cache_info().currsize for cache in caches] == sizes
-
-
-_QUANTITY_PIECES = [
-    "1",
-    "5",
-    "1.5",
-    "2",
-    "1,000",
-    "０",
-    "５",
-    "②",
-    "²",
-    " ",
-    "\n",
-    " to ",
-    "到",
-    "-",
-    "~",
-    "tokens",
-    "Tokens",
-    "個新",
-    "%",
-    "％",
-    "percent",
-    "個百分點",
-    "x",
-    "×",
-    "times",
-    "倍",
-    "-fold",
-    "ms",
-    "ｍｓ",
-    "毫秒",
-    "s",
-    "sec",
-    "秒",
-    "GB",
-    "gib",
-    "per million",
-    "/m",
-    "每百萬",
-    "H100",
-    "FP",
-    "v",
-    "EAGLE-",
-    "a",
-    ".",
-    "提升",
-    "faster",
-    "İ",
-    "K",
-    "s\u0301",
-]
-
-
-@settings(max_examples=3000, deadline=None)
-@given(joined(_QUANTITY_PIECES, max_size=10))
-@example("提升 1.5 到 2 倍")
-@example("by 1.5 to 2 tokens")
-@example("５ｍｓ and H100 2-fold")
-def test_the_look_ahead_before_the_units_never_turns_one_away(text: str) -> None:
-    """The quantity pattern with the set of characters a unit begins with, against the
-    same pattern without it: the same matches, the same unit."""
-    without = re.compile(number_reading._QUANTITY.pattern.replace(number_reading._UNIT_STARTS, ""))
-    assert without.pattern != number_reading._QUANTITY.pattern
-    folded = assist_reading.lowered(text)
-    for fast, full in ((number_reading._QUANTITY, without), (number_reading._QUANTITY_ASCII, None)):
-        if full is None:
-            if not folded.isascii():
-                continue
-            full = wording.ascii_digits(without)
-        spans = [(m.span(), m.lastgroup, m.group(1)) for m in fast.finditer(folded)]
-        assert spans == [(m.span(), m.lastgroup, m.group(1)) for m in full.finditer(folded)]
-
-
-def test_the_quantities_of_both_languages_keep_their_units() -> None:
-    value = wording.number_value
-    assert number_reading.quantities("提升 1.5 到 2 倍") == (
-        ("1.5", value("1.5"), "times"),
-        ("2", value("2"), "times"),
-    )
-    assert number_reading.quantities("by ５ ｍｓ, H100 at 3 GB") == (
-        ("5", value("5"), "ms"),
-        ("3", value("3"), "GB"),
-    )
-    assert number_reading.quantities("H100 and 2 drafts, 5 layers") == ()
 
 
 _CUE_PIECES = [

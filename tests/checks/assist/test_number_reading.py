@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tests.memo_oracle import check_memo, memo_test, numbered, one_text, texts
 from vault_tools.checks.assist import number_reading
+from vault_tools.checks.assist.cues import lowered
 from vault_tools.checks.assist.number_reading import (
     claim_numbers,
     evidence_numbers,
@@ -21,7 +22,12 @@ from vault_tools.checks.assist.number_reading import (
     quantities,
     states_number,
 )
-from vault_tools.checks.assist.wording import mentions_number, numbers_in
+from vault_tools.checks.assist.wording import (
+    ascii_digits,
+    mentions_number,
+    number_value,
+    numbers_in,
+)
 
 MEMO_ARGS: dict[str, tuple[st.SearchStrategy[tuple[Any, ...]], Any]] = {
     "quantities": (one_text, numbered),
@@ -41,39 +47,29 @@ def test_each_memo_answers_as_its_function(name: str, data: st.DataObject) -> No
     )
 
 
-# what a number, a range, a unit and a name are made of, in both scripts and the forms
-# NFKC and lower case change (full-width, superscripts, İ, the Kelvin sign, a ligature)
-_PIECES = [
+_QUANTITY_PIECES = [
     "1",
     "5",
-    "12",
     "1.5",
+    "2",
     "1,000",
-    "1,000,000",
-    "0.50",
     "０",
     "５",
-    "，",
     "②",
     "²",
     " ",
     "\n",
     " to ",
-    "to",
-    " and ",
     "到",
     "-",
-    "–",
     "~",
-    ",",
-    ".",
-    "_",
     "tokens",
     "Tokens",
     "個新",
     "%",
     "％",
     "percent",
+    "個百分點",
     "x",
     "×",
     "times",
@@ -81,23 +77,85 @@ _PIECES = [
     "-fold",
     "ms",
     "ｍｓ",
+    "毫秒",
     "s",
+    "sec",
     "秒",
     "GB",
+    "gib",
+    "per million",
     "/m",
+    "每百萬",
     "H100",
     "FP",
     "v",
     "EAGLE-",
     "a",
+    ".",
     "提升",
+    "faster",
     "İ",
-    "\u212a",
-    "ﬁ",
-    "٣",
-    "one",
-    "two",
-    "三",
+    "K",
+    "s\u0301",
+]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_QUANTITY_PIECES), max_size=10).map("".join))
+@example("提升 1.5 到 2 倍")
+@example("by 1.5 to 2 tokens")
+@example("５ｍｓ and H100 2-fold")
+def test_the_look_ahead_before_the_units_never_turns_one_away(text: str) -> None:
+    """The quantity pattern with the set of characters a unit begins with, against the
+    same pattern without it: the same matches, the same unit."""
+    without = re.compile(number_reading._QUANTITY.pattern.replace(number_reading._UNIT_STARTS, ""))
+    assert without.pattern != number_reading._QUANTITY.pattern
+    folded = lowered(text)
+    for fast, full in ((number_reading._QUANTITY, without), (number_reading._QUANTITY_ASCII, None)):
+        if full is None:
+            if not folded.isascii():
+                continue
+            full = ascii_digits(without)
+        spans = [(m.span(), m.lastgroup, m.group(1)) for m in fast.finditer(folded)]
+        assert spans == [(m.span(), m.lastgroup, m.group(1)) for m in full.finditer(folded)]
+
+
+def test_the_quantities_of_both_languages_keep_their_units() -> None:
+    value = number_value
+    assert number_reading.quantities("提升 1.5 到 2 倍") == (
+        ("1.5", value("1.5"), "times"),
+        ("2", value("2"), "times"),
+    )
+    assert number_reading.quantities("by ５ ｍｓ, H100 at 3 GB") == (
+        ("5", value("5"), "ms"),
+        ("3", value("3"), "GB"),
+    )
+    assert number_reading.quantities("H100 and 2 drafts, 5 layers") == ()
+
+
+def test_a_number_after_a_name_character_is_part_of_the_name() -> None:
+    """The set lookup before a quantity, against the pattern it replaced."""
+    name_before = re.compile(r"[a-z0-9_.]|[a-z0-9]-")
+    alphabet = ["", "a", "Z", "_", ".", "-", " ", "中", "é", "x-", "--", "-a", "K"]
+    for first in alphabet:
+        for second in alphabet:
+            text = f"{first}{second}5 ms"
+            low = text.lower()
+            at = len(low) - 4
+            named = bool(at) and bool(
+                name_before.match(low, at - 1 if low[at - 1] != "-" else max(at - 2, 0))
+            )
+            expected = () if named else (("5", number_value("5"), "ms"),)
+            assert number_reading.quantities.__wrapped__(text) == expected, text
+
+
+# what a number, a range, a unit and a name are made of, in both scripts and the forms
+# NFKC and lower case change: the quantity pattern's pieces, and more numbers and joiners,
+# a full-width comma, the Kelvin sign, a ligature, a name's digit beyond ASCII
+_PIECES = [
+    *_QUANTITY_PIECES,
+    *("12", "1,000,000", "0.50", "，", "to", " and ", "–", ",", "_", "\u212a", "ﬁ", "٣"),
+    *("one", "two", "三"),
 ]
 _TEXTS = st.lists(st.sampled_from(_PIECES), max_size=14).map("".join) | texts
 
