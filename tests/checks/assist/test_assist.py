@@ -77,6 +77,22 @@ def assist_pairs(raw: bytes, path: str = "03_claims/case.md") -> set[tuple[str, 
     return {(f.code, f.line) for f in findings if f.code in ASSIST}
 
 
+def test_the_cases_make_one_vault_without_an_error() -> None:
+    """The cases copied into one vault beside their knowledge base validate without an
+    error (each claim_id its own), so `vt validate` over them shows only their warnings."""
+    vault = Path(tempfile.mkdtemp(prefix="vt-assist-all-"))
+    try:
+        shutil.copytree(CASES_VAULT / "04_knowledge_base", vault / "04_knowledge_base")
+        (vault / "03_claims").mkdir()
+        for case in CASES:
+            shutil.copyfile(case, vault / "03_claims" / case.name)
+        report = validate_vault(vault, assist=True)
+        assert [f for f in report.findings if f.severity != WARNING] == []
+        assert len({f.path for f in report.findings}) > len(CASES) // 2  # warnings seen
+    finally:
+        shutil.rmtree(vault)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_case_gives_exactly_its_warnings(case: Path) -> None:
     raw = case.read_bytes()
