@@ -56,10 +56,16 @@ _QUANTITY = re.compile(
 )
 _UNIT_OF = {f"u{i}": unit for i, (unit, _) in enumerate(_UNITS)}
 _NUMBER_IN = re.compile(_NUMBER)
-# what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5): one
-# of these right before it, or before a hyphen right before it (a set lookup per number)
-_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
 _QUANTITY_ASCII = ascii_digits(_QUANTITY)
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+# what before a number makes it part of a name (FP4, H100, R1-0528, EAGLE-3, v1.5)
+_NAME_CHARACTERS = _ALNUM | {"_", "."}
+
+
+def _in_a_name(low: str, at: int) -> bool:
+    """Whether the quantity at `at` of lowered `low` is a name's number: a name character
+    right before it, or before a hyphen right before it (a set lookup per quantity)."""
+    return bool(at) and low[at - 1 if low[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS
 
 
 @functools.lru_cache(maxsize=64)
@@ -72,8 +78,7 @@ def quantities(text: str) -> tuple[tuple[str, Decimal, str], ...]:
         unit = _UNIT_OF.get(match.lastgroup or "")
         if unit is None:
             continue  # the unit check compares units only: no value for a bare number
-        at = match.start()
-        if at and folded[at - 1 if folded[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
+        if _in_a_name(folded, match.start()):
             continue
         numbers = match.group(1)
         for token in _NUMBER_IN.findall(numbers) if match.group("more") else (numbers,):
@@ -114,10 +119,6 @@ def claim_numbers(claim: str) -> tuple[tuple[ClaimNumber, ...], tuple[ClaimQuant
     return tuple(numbers), tuple(quantified)
 
 
-# numbers_in's rule for a name's number (FP4, H100, R1-0528, EAGLE-3, v1.5): a number
-# right after one of these, or after a hyphen right after a letter or digit, is a name's
-_NAME_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.")
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _COMMA_IN_NUMBER = re.compile(r"\d，\d")
 
 
@@ -145,19 +146,17 @@ def _read_line(
     for match in (_QUANTITY_ASCII if low.isascii() else _QUANTITY).finditer(low):
         at = match.start()
         unit = _UNIT_OF.get(match.lastgroup or "")
-        if (
-            unit is not None
-            and at
-            and low[at - 1 if low[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS
-        ):
+        if unit is not None and _in_a_name(low, at):
             unit = None  # a name's number: no quantity
         if match.group("more"):
             tokens = [(m.group(), m.start()) for m in _NUMBER_IN.finditer(low, at, match.end(1))]
         else:
             tokens = [(match.group(1), at)]
         for token, start in tokens:
+            # numbers_in's rule for a name's number: a name character right before it, or
+            # a hyphen right after a letter or digit
             if start and (
-                low[start - 1] in _NAME_BEFORE
+                low[start - 1] in _NAME_CHARACTERS
                 or (low[start - 1] == "-" and start > 1 and low[start - 2] in _ALNUM)
             ):
                 if "," in token or not token.isascii():
@@ -196,10 +195,8 @@ def evidence_numbers(
         following = _UNIT_OF.get(match.lastgroup or "")
         numbers = match.group(1)
         tokens = _NUMBER_IN.findall(numbers) if match.group("more") else (numbers,)
-        if following is not None:
-            at = match.start()
-            if at and low[at - 1 if low[at - 1] != "-" else max(at - 2, 0)] in _NAME_CHARACTERS:
-                following = None  # a name's number (H100 GB): a value, with no unit
+        if following is not None and _in_a_name(low, match.start()):
+            following = None  # a name's number (H100 GB): a value, with no unit
         for token in tokens:
             number = number_value(token)
             if number is not None:
