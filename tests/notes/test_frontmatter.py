@@ -358,10 +358,10 @@ def test_remembered_lines_read_as_each_line_read_anew(lines: list[str]) -> None:
 
 
 def test_a_long_line_is_read_under_the_digit_limit_of_the_moment() -> None:
-    # a line past SHORT_LINE may hold an integer near Python's limit on digits, which a
+    # a line past MEMO_LINE may hold an integer near Python's limit on digits, which a
     # program can lower: such a line is never remembered
     line = "size: " + "1" * 700
-    assert len(line) > frontmatter.SHORT_LINE
+    assert len(line) > frontmatter.MEMO_LINE
     first = frontmatter.simple_properties(line)
     assert first is not None and first[0]["size"] == int("1" * 700)
     limit = sys.get_int_max_str_digits()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vault_tools.findings import Finding, error
+from vault_tools.notes.lines import MEMO_LINE
 from vault_tools.notes.value_limits import CONTROL, digits_limit
 
 
@@ -131,7 +132,7 @@ def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[st
     properties: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for number, line in enumerate(source_lines, start=2):
-        entry = _short_line(line) if len(line) <= SHORT_LINE else _simple_line(line)
+        entry = _short_line(line) if len(line) <= MEMO_LINE else _simple_line(line)
         if entry is None or entry[0] in properties:
             return None
         key, value = entry
@@ -141,10 +142,9 @@ def _simple_properties(source_lines: list[str]) -> tuple[dict[str, Any], dict[st
 
 
 # Most property lines repeat from note to note (`review_action: APPROVE`, `tags: [...]`,
-# `check_source_claim: true`): each is read once. A short line's reading depends on its
-# text alone (no integer of SHORT_LINE digits comes near Python's least limit on
-# digits, 640), and a list comes out as a tuple, made a list again for each note.
-SHORT_LINE = 200
+# `check_source_claim: true`). A short line's reading depends on its text alone (no
+# integer of MEMO_LINE digits comes near Python's least limit on digits, 640), and a
+# list comes out as a tuple, made a list again for each note.
 
 
 @functools.lru_cache(maxsize=4096)

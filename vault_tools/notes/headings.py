@@ -6,6 +6,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from vault_tools.notes.lines import MEMO_LINE
+
 # a leading circled number ①–⑳, or "N." / "N)"
 _LEADING_NUMBER = re.compile(r"^(?:[\u2460-\u2473]|\d+[.)])\s*")
 
@@ -114,10 +116,7 @@ def atx_heading(line: str) -> tuple[int, str] | None:
     return level, title
 
 
-# The heading lines repeat from note to note (`## ② Atomic Claim`, `### Evidence`): the
-# parser reads each short one once. Longer lines are read each time (the memo's memory
-# stays small).
-MEMO_LINE = 200
+# the heading lines repeat from note to note (`## ② Atomic Claim`, `### Evidence`)
 _atx_heading_memo = lru_cache(maxsize=4096)(atx_heading)
 
 

@@ -10,6 +10,13 @@ BOM_BYTES = BOM.encode("utf-8")
 
 LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 
+# A vault's notes repeat most of their short lines (the properties' `key: value` lines,
+# the headings, the source's and the claim's field lines, the mapping rows): the parser
+# reads each line of at most this many characters once and remembers its reading; a
+# longer one (a claim, an evidence paragraph, unique to its note) is read each time, so
+# the memos stay small.
+MEMO_LINE = 200
+
 
 def split_lines(text: str) -> list[str]:
     """Lines with their endings kept; only `\\n` ends a line (not \\x0b, \\u2028, …).

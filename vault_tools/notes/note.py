@@ -18,6 +18,7 @@ from typing import Any
 from vault_tools.findings import Finding, error
 from vault_tools.notes import frontmatter, value_limits
 from vault_tools.notes.conflicts import conflict_findings
+from vault_tools.notes.lines import MEMO_LINE
 from vault_tools.notes.sections import (
     Body,
     Part,
@@ -267,10 +268,8 @@ def _field(line: str) -> tuple[str, str] | None:
     return (match.group(1).lower(), match.group(2).rstrip()) if match else None
 
 
-# The field lines and the mapping rows repeat from note to note (`- Epistemic Mode:
-# ASSERTED`, `- Section: …`, the rows of the entities a vault keeps naming): the parser
-# reads each short one once. Longer lines are read each time (the memos stay small).
-MEMO_LINE = 200
+# the field lines and the mapping rows repeat from note to note (`- Epistemic Mode:
+# ASSERTED`, `- Section: …`, the rows of the entities a vault keeps naming)
 _field_memo = functools.lru_cache(maxsize=4096)(_field)
 
 
