@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from tests.conftest import EXAMPLE_KB, EXAMPLE_VAULT, render_note, validate_vault
 from vault_tools.checks.assist import claim as assist_claim
 from vault_tools.checks.assist import cues as assist_cues
+from vault_tools.checks.assist import number_reading, wording
 from vault_tools.checks.assist import reading as assist_reading
 from vault_tools.checks.assist import run as assist
-from vault_tools.checks.assist import wording
 from vault_tools.checks.context import CheckContext
 from vault_tools.checks.rules import check_note
 from vault_tools.checks.schemas import Schemas
@@ -528,7 +528,8 @@ def test_a_mention_is_looked_up_in_each_side_as_in_the_two_joined(
     if wording.numbers_in(mention, names_too=True):
         return  # numbers take their own path
     expected = _mention_in_joined_text(mention, claim, evidence)
-    assert assist_claim._mention_found(mention, claim, evidence) == expected
+    said = number_reading.evidence_numbers(evidence)[0]
+    assert assist_claim._mention_found(mention, claim, evidence, said) == expected
 
 
 @settings(max_examples=500, deadline=None)

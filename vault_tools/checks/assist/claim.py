@@ -142,18 +142,14 @@ def _numeric_mention_checks(note: Note, version: ClaimVersion, evidence: str) ->
     return findings
 
 
-def _mention_found(
-    mention: str, claim: str, evidence: str, said: frozenset[Decimal] | None = None
-) -> bool:
+def _mention_found(mention: str, claim: str, evidence: str, said: frozenset[Decimal]) -> bool:
     """Whether the mention occurs in the claim and evidence (as one text, a line apart);
-    `said` is the evidence's values (`evidence_numbers`), read here when not given."""
+    `said` is the evidence's values (`evidence_numbers`)."""
     values = mention_values(mention)
     if values:
         # a number (or number word) never spans the newline, and NFKC and casefolding of
         # the two joined are those of each. The evidence first: its numbers are read
         # once for all the claims drawn from it, and it is where a mention comes from
-        if said is None:
-            said = evidence_numbers(evidence)[0]
         # mentions_number(evidence, value) holds for each of the evidence's own values
         return said.issuperset(values) or all(
             states_number(evidence, said, value) or mentions_number(claim, value)
