@@ -27,8 +27,8 @@ def message_of(error: Any, document: dict, instance: Any) -> str:
     worded = _WORDINGS.get(type(kind).__name__)
     value = _at(instance, error.instance_path)
     path = list(error.schema_path)
-    keyword = _at(document, path)
     schema = _at(document, path[:-1])  # the schema the keyword belongs to
+    keyword = _NOT_FOUND if schema is _NOT_FOUND else _at(schema, path[-1:])
     if worded is None or _NOT_FOUND in (value, keyword, schema) or _elsewhere(error, document):
         return str(error.message)
     try:
